@@ -1,0 +1,1 @@
+//! drivelink-blocks: the block library.

@@ -1,0 +1,312 @@
+//! Results of a run: time vector, logged variables, event log, solver statistics, CSV I/O.
+//!
+//! Every event instant appears twice in the time vector: the left value (before the event
+//! handler ran) and the right value (after it).
+
+use std::io::{self, BufRead, Write};
+
+pub use drivelink_solver::Stats;
+
+use crate::scope::ScopeSpec;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Completed,
+    Stopped,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// The kind of a logged event (`events.csv` column `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventTag {
+    /// A friction element locked (slip reached zero and the holding torque fits).
+    Lock,
+    /// A locked friction element broke away and slides.
+    Unlock,
+    /// A friction element's normal force went to zero.
+    Free,
+    /// A free friction element got a normal force and slides.
+    Engage,
+    /// A signal block changed mode at a located zero crossing.
+    ZeroCrossing,
+    /// A time event (step time, breakpoint, sample hit).
+    TimeEvent,
+    /// The run was stopped by a block.
+    Stop,
+    /// A mechanical projection at a mode change dissipated energy (velocity jump).
+    Impact,
+}
+
+impl EventTag {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EventTag::Lock => "lock",
+            EventTag::Unlock => "unlock",
+            EventTag::Free => "free",
+            EventTag::Engage => "engage",
+            EventTag::ZeroCrossing => "zero_crossing",
+            EventTag::TimeEvent => "time_event",
+            EventTag::Stop => "stop",
+            EventTag::Impact => "impact",
+        }
+    }
+    pub fn parse(s: &str) -> Option<EventTag> {
+        Some(match s {
+            "lock" => EventTag::Lock,
+            "unlock" => EventTag::Unlock,
+            "free" => EventTag::Free,
+            "engage" => EventTag::Engage,
+            "zero_crossing" => EventTag::ZeroCrossing,
+            "time_event" => EventTag::TimeEvent,
+            "stop" => EventTag::Stop,
+            "impact" => EventTag::Impact,
+            _ => return None,
+        })
+    }
+}
+
+/// One row of the event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRecord {
+    pub time: f64,
+    /// Block path (`clutch1`, `gearbox.clutch_a`).
+    pub block: String,
+    pub kind: EventTag,
+    /// Free text (`"w_rel crossed 0, holding torque 12.3 N·m <= 30 N·m"`).
+    pub detail: String,
+}
+
+/// Result of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimResult {
+    pub model: String,
+    pub status: RunStatus,
+    pub end_time: f64,
+    /// Human-readable reason the run ended (error message when failed).
+    pub message: String,
+    pub time: Vec<f64>,
+    /// Logged variable names, in column order.
+    pub names: Vec<String>,
+    /// One vector per name, each as long as `time`.
+    pub columns: Vec<Vec<f64>>,
+    pub events: Vec<EventRecord>,
+    pub stats: Stats,
+    pub wall_time_s: f64,
+    /// Scopes stored with the model, for the plots crate.
+    pub scopes: Vec<ScopeSpec>,
+}
+
+impl SimResult {
+    /// An empty result with the given column names.
+    pub fn new(model: impl Into<String>, names: Vec<String>) -> Self {
+        let columns = vec![Vec::new(); names.len()];
+        SimResult {
+            model: model.into(),
+            status: RunStatus::Completed,
+            end_time: 0.0,
+            message: String::new(),
+            time: Vec::new(),
+            names,
+            columns,
+            events: Vec::new(),
+            stats: Stats::default(),
+            wall_time_s: 0.0,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// Index of a logged variable.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// The samples of a logged variable.
+    pub fn get(&self, name: &str) -> Option<&[f64]> {
+        self.index_of(name).map(|i| self.columns[i].as_slice())
+    }
+
+    /// Linear interpolation of a variable at time `t` (the right value at an event instant).
+    pub fn value_at(&self, name: &str, t: f64) -> Option<f64> {
+        let y = self.get(name)?;
+        if self.time.is_empty() {
+            return None;
+        }
+        let k = self.time.partition_point(|&ti| ti <= t);
+        if k == 0 {
+            return Some(y[0]);
+        }
+        if k >= self.time.len() {
+            return Some(y[y.len() - 1]);
+        }
+        let (t0, t1) = (self.time[k - 1], self.time[k]);
+        if t1 <= t0 {
+            return Some(y[k - 1]);
+        }
+        let s = (t - t0) / (t1 - t0);
+        Some(y[k - 1] + s * (y[k] - y[k - 1]))
+    }
+
+    /// The last sample of a variable.
+    pub fn last(&self, name: &str) -> Option<f64> {
+        self.get(name).and_then(|y| y.last().copied())
+    }
+
+    /// Events of one kind from one block.
+    pub fn events_of<'a>(
+        &'a self,
+        block: &'a str,
+        kind: EventTag,
+    ) -> impl Iterator<Item = &'a EventRecord> + 'a {
+        self.events.iter().filter(move |e| e.block == block && e.kind == kind)
+    }
+
+    /// Append a row (time + one value per column).
+    pub fn push_row(&mut self, t: f64, values: &[f64]) {
+        self.time.push(t);
+        for (c, v) in self.columns.iter_mut().zip(values) {
+            c.push(*v);
+        }
+    }
+
+    /// `results.csv`: `time` then one column per logged variable.
+    pub fn write_csv<W: Write>(&self, w: W) -> io::Result<()> {
+        let mut w = io::BufWriter::new(w);
+        write!(w, "time")?;
+        for n in &self.names {
+            write!(w, ",{n}")?;
+        }
+        writeln!(w)?;
+        for (k, t) in self.time.iter().enumerate() {
+            write!(w, "{t}")?;
+            for c in &self.columns {
+                write!(w, ",{}", c[k])?;
+            }
+            writeln!(w)?;
+        }
+        w.flush()
+    }
+
+    /// `events.csv`: `time,block,kind,detail`.
+    pub fn write_events_csv<W: Write>(&self, w: W) -> io::Result<()> {
+        let mut w = io::BufWriter::new(w);
+        writeln!(w, "time,block,kind,detail")?;
+        for e in &self.events {
+            writeln!(w, "{},{},{},{}", e.time, e.block, e.kind.as_str(), csv_quote(&e.detail))?;
+        }
+        w.flush()
+    }
+
+    /// `summary.json`.
+    pub fn summary_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "model": self.model,
+            "status": self.status.as_str(),
+            "end_time": self.end_time,
+            "message": self.message,
+            "stats": {
+                "steps": self.stats.steps,
+                "rejected_steps": self.stats.rejected_steps,
+                "rhs_evals": self.stats.rhs_evals,
+                "events": self.stats.events,
+            },
+            "wall_time_s": self.wall_time_s,
+        })
+    }
+
+    /// Read a `results.csv` written by [`SimResult::write_csv`] (for re-plotting).
+    pub fn read_csv<R: BufRead>(r: R, model: &str) -> Result<SimResult, CsvError> {
+        let mut lines = r.lines();
+        let header = match lines.next() {
+            Some(l) => l.map_err(|e| CsvError { line: 1, message: e.to_string() })?,
+            None => return Err(CsvError { line: 1, message: "empty file".into() }),
+        };
+        let mut cols = header.trim_end().split(',');
+        if cols.next() != Some("time") {
+            return Err(CsvError { line: 1, message: "first column must be `time`".into() });
+        }
+        let names: Vec<String> = cols.map(str::to_string).collect();
+        let mut res = SimResult::new(model, names);
+        let mut row = vec![0.0; res.names.len()];
+        for (i, line) in lines.enumerate() {
+            let lineno = i + 2;
+            let line = line.map_err(|e| CsvError { line: lineno, message: e.to_string() })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut it = line.trim_end().split(',');
+            let t = parse_cell(it.next(), lineno, "time")?;
+            for (j, slot) in row.iter_mut().enumerate() {
+                *slot = parse_cell(it.next(), lineno, &res.names[j])?;
+            }
+            res.push_row(t, &row);
+        }
+        res.end_time = res.time.last().copied().unwrap_or(0.0);
+        Ok(res)
+    }
+}
+
+fn parse_cell(cell: Option<&str>, line: usize, col: &str) -> Result<f64, CsvError> {
+    let cell = cell.ok_or_else(|| CsvError { line, message: format!("missing column `{col}`") })?;
+    cell.trim().parse::<f64>().map_err(|_| CsvError {
+        line,
+        message: format!("column `{col}`: `{cell}` is not a number"),
+    })
+}
+
+fn csv_quote(s: &str) -> String {
+    if s.contains(',') || s.contains('"') || s.contains('\n') {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A malformed results CSV.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("results CSV line {line}: {message}")]
+pub struct CsvError {
+    pub line: usize,
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_round_trip_keeps_values_and_event_duplicates() {
+        let mut r = SimResult::new("m", vec!["a.y".into(), "b.w".into()]);
+        r.push_row(0.0, &[1.0, 2.5]);
+        r.push_row(0.5, &[1.5, -3.0]);
+        r.push_row(0.5, &[9.0, -3.0]);
+        let mut buf = Vec::new();
+        r.write_csv(&mut buf).unwrap();
+        let back = SimResult::read_csv(io::Cursor::new(buf), "m").unwrap();
+        assert_eq!(back.time, vec![0.0, 0.5, 0.5]);
+        assert_eq!(back.get("a.y").unwrap(), &[1.0, 1.5, 9.0]);
+        assert_eq!(back.get("b.w").unwrap(), &[2.5, -3.0, -3.0]);
+        // Right value wins at an event instant.
+        assert_eq!(back.value_at("a.y", 0.5), Some(9.0));
+        assert_eq!(back.value_at("a.y", 0.25), Some(1.25));
+    }
+
+    #[test]
+    fn csv_reader_names_bad_line_and_column() {
+        let text = "time,x\n0,1\n0.1,abc\n";
+        let err = SimResult::read_csv(io::Cursor::new(text), "m").unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.message.contains("`x`"), "{}", err.message);
+    }
+}

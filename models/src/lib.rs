@@ -1,0 +1,1 @@
+//! drivelink-models: reference models.

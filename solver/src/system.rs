@@ -1,0 +1,111 @@
+//! The `HybridSystem` trait: the only thing the integrator knows about a model.
+//!
+//! A hybrid system has continuous states `x` integrated in time, and discrete *modes* that it
+//! keeps itself (clutch locked, saturation active, ...). Modes change only inside
+//! [`HybridSystem::handle_event`]. Between events the right-hand side is smooth.
+//!
+//! ## Guards (state events)
+//! Every zero-crossing function is written as a *guard*: the current modes are valid while
+//! `g_i(t, x) >= 0`, and a state event fires at the first time any guard becomes negative.
+//! The integrator locates that time on the step's dense output and calls the handler at the
+//! point just past the crossing (the right end of a bracket of relative width ~1e-12), so the
+//! violated guard is strictly negative there and the handler sees an unambiguous situation.
+//! A guard that is exactly zero at the start of a step and moves into the valid side never
+//! fires; one that moves into the negative side fires at the step start.
+//! A guard that is already negative at the start of a step (the handler could not make it
+//! valid) is ignored until it is non-negative again.
+//!
+//! ## Time events
+//! [`HybridSystem::next_time_event`] gives the next instant the integrator must hit exactly
+//! (steps, breakpoints, sample hits). The integrator never steps across it.
+
+/// Why [`HybridSystem::handle_event`] is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The integrator reached a time returned by `next_time_event`.
+    Time,
+    /// One or more guards became negative (their indices are in `EventCause::guards`).
+    State,
+    /// Called again at the same instant because guards were still negative after the last
+    /// handler call (event iteration: a set of modes settling before the restart).
+    Iteration,
+    /// Called once at the start time before integration so the system can set consistent
+    /// initial modes.
+    Initial,
+}
+
+/// What triggered an event call.
+#[derive(Debug, Clone, Copy)]
+pub struct EventCause<'a> {
+    pub kind: EventKind,
+    /// Indices of the guards that are negative at the event instant (empty for pure time events).
+    pub guards: &'a [usize],
+}
+
+/// What the handler wants the integrator to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventAction {
+    /// Restart integration from the (possibly modified) state.
+    Continue,
+    /// End the run at this instant with status "stopped".
+    Stop,
+}
+
+/// Which kind of output point `output` is called for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// The initial point.
+    Initial,
+    /// The end of an accepted step.
+    Step,
+    /// A point interpolated on the dense output (fixed output interval).
+    Interpolated,
+    /// The left-hand value at an event instant (before the handler ran).
+    EventLeft,
+    /// The right-hand value at an event instant (after the handler ran).
+    EventRight,
+    /// The final point of the run.
+    Final,
+}
+
+/// An error raised by the system itself (for example a singular mechanical network after a
+/// mode change). The integrator wraps it in `SolverError::System`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemError {
+    pub message: String,
+}
+
+impl std::fmt::Display for SystemError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A hybrid dynamical system the integrator can drive.
+///
+/// `derivatives` and `guards` are called many times per step and must not allocate.
+pub trait HybridSystem {
+    /// Number of continuous states (constant over a run).
+    fn n_states(&self) -> usize;
+    /// Number of guard functions (constant over a run).
+    fn n_guards(&self) -> usize;
+    /// `dx = f(t, x)` under the current modes.
+    fn derivatives(&mut self, t: f64, x: &[f64], dx: &mut [f64]);
+    /// Guard values under the current modes; see the module docs.
+    fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]);
+    /// The next time event strictly after `t`, or `f64::INFINITY` if there is none.
+    fn next_time_event(&self, t: f64) -> f64;
+    /// Apply the events at `t`. The handler may change modes, reset or project `x`, or ask
+    /// to stop.
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        cause: EventCause<'_>,
+    ) -> Result<EventAction, SystemError>;
+    /// A human-readable name for guard `i` ("clutch1.lock", "sat.upper"), used in error
+    /// messages such as chattering reports.
+    fn guard_name(&self, i: usize) -> String;
+    /// Record an output point. `x` is the state at `t` (interpolated for `Interpolated`).
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind);
+}
