@@ -1,1 +1,24 @@
-//! drivelink-blocks: the block library.
+//! drivelink-blocks: the block library and its registry.
+//!
+//! Categories follow Modelica's layout: `signal` (sources, math, continuous, discrete,
+//! sinks), `mech` (rotational and translational components, friction elements, sensors),
+//! `powertrain` (engine, torque converter, CR-CR 4-speed), `vehicle` (tires, body,
+//! differentials, brakes, ABS). Blocks do no I/O and hold no solver state.
+
+pub mod mech;
+pub mod powertrain;
+pub mod signal;
+pub mod util;
+pub mod vehicle;
+
+use drivelink_core::Registry;
+
+/// The registry of every library block.
+pub fn registry() -> Registry {
+    let mut r = Registry::new();
+    signal::register(&mut r);
+    mech::register(&mut r);
+    powertrain::register(&mut r);
+    vehicle::register(&mut r);
+    r
+}

@@ -1,7 +1,24 @@
 //! drivelink-core: ports, blocks, diagrams, the mechanical network, netlists and results.
 
+pub mod block;
+pub mod compile;
+pub mod diagram;
+pub mod error;
 pub mod expr;
+pub mod model;
+pub mod network;
+pub mod params;
 pub mod result;
 pub mod scope;
 pub mod suggest;
 pub mod units;
+
+pub use block::*;
+pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
+pub use error::{Error, ParamError};
+pub use model::{EnergyAudit, Model};
+pub use params::{BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry};
+pub use result::{EventRecord, EventTag, RunStatus, SimResult};
+pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+pub use drivelink_solver::{Method, Settings};
+pub use compile::compile;

@@ -1,0 +1,5 @@
+//! mech blocks.
+use drivelink_core::Registry;
+
+/// Register the mech blocks.
+pub fn register(_r: &mut Registry) {}

@@ -1,0 +1,62 @@
+//! Shared helpers of the block library: table interpolation.
+
+/// A piecewise-linear table `y(x)` with a strictly increasing axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table1D {
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    /// Extrapolate linearly outside the axis (else hold the end values).
+    pub linear_extrapolation: bool,
+}
+
+impl Table1D {
+    pub fn new(x: Vec<f64>, y: Vec<f64>, linear_extrapolation: bool) -> Self {
+        Table1D { x, y, linear_extrapolation }
+    }
+
+    /// Interpolate at `u`. Allocation-free.
+    pub fn eval(&self, u: f64) -> f64 {
+        let n = self.x.len();
+        if n == 1 {
+            return self.y[0];
+        }
+        let k = self.segment(u);
+        let (x0, x1, y0, y1) = (self.x[k], self.x[k + 1], self.y[k], self.y[k + 1]);
+        if !self.linear_extrapolation {
+            if u <= self.x[0] {
+                return self.y[0];
+            }
+            if u >= self.x[n - 1] {
+                return self.y[n - 1];
+            }
+        }
+        y0 + (y1 - y0) * (u - x0) / (x1 - x0)
+    }
+
+    /// Index `k` of the segment `[x_k, x_{k+1}]` containing `u` (clamped to the ends).
+    pub fn segment(&self, u: f64) -> usize {
+        let n = self.x.len();
+        if n < 2 {
+            return 0;
+        }
+        let k = self.x.partition_point(|&xi| xi <= u);
+        k.saturating_sub(1).min(n - 2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolates_holds_and_extrapolates() {
+        let t = Table1D::new(vec![0.0, 1.0, 3.0], vec![0.0, 10.0, 30.0], false);
+        assert_eq!(t.eval(0.5), 5.0);
+        assert_eq!(t.eval(2.0), 20.0);
+        assert_eq!(t.eval(-1.0), 0.0);
+        assert_eq!(t.eval(4.0), 30.0);
+        let l = Table1D { linear_extrapolation: true, ..t };
+        assert_eq!(l.eval(4.0), 40.0);
+        assert_eq!(l.eval(-1.0), -10.0);
+    }
+}

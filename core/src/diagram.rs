@@ -1,0 +1,187 @@
+//! `Diagram`: a model under construction, in Rust code or loaded from a netlist.
+//!
+//! A diagram is plain data: named block specs (type + raw JSON parameters), connection
+//! lines of `"block.port"` references, model parameters, logged variables, scopes and solver
+//! settings. Subsystems hold an inner diagram. [`crate::compile::compile`] turns a diagram
+//! into a runnable [`crate::model::Model`]; a diagram is saved as a netlist unchanged, so
+//! the Rust and JSON forms of a model are the same thing.
+
+use serde_json::{Map, Value};
+
+use drivelink_solver::Settings;
+
+use crate::scope::ScopeSpec;
+
+/// A typed handle to a block in a [`Diagram`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BlockId(pub usize);
+
+/// A reference to a port: `block.port`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PortRef {
+    pub block: String,
+    pub port: String,
+}
+
+impl PortRef {
+    /// Parse `"block.port"` (the block part may itself contain dots: `sub.block.port`).
+    pub fn parse(s: &str) -> Option<PortRef> {
+        let (b, p) = s.rsplit_once('.')?;
+        if b.is_empty() || p.is_empty() {
+            return None;
+        }
+        Some(PortRef { block: b.to_string(), port: p.to_string() })
+    }
+    pub fn text(&self) -> String {
+        format!("{}.{}", self.block, self.port)
+    }
+}
+
+/// One block in a diagram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSpec {
+    pub name: String,
+    pub type_name: String,
+    /// Raw parameter values: numbers (SI), expression strings with units, booleans,
+    /// choices, arrays.
+    pub params: Map<String, Value>,
+    /// For `type_name == "Subsystem"`: the inner diagram.
+    pub inner: Option<Box<Diagram>>,
+    /// For subsystems loaded from a file: the file name as written (kept for saving).
+    pub file: Option<String>,
+}
+
+/// A model under construction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagram {
+    pub name: String,
+    pub description: String,
+    /// Model parameters in order; values are numbers or expressions over earlier ones.
+    pub parameters: Vec<(String, Value)>,
+    pub blocks: Vec<BlockSpec>,
+    /// Connection lines, each a list of `"block.port"` references.
+    pub connections: Vec<Vec<String>>,
+    /// Variables to record (`"block.var"`, or `"all"`).
+    pub log: Vec<String>,
+    pub scopes: Vec<ScopeSpec>,
+    pub settings: Settings,
+    /// Whether the netlist gave a `solver` section (kept for saving).
+    pub settings_given: bool,
+    /// Exported ports of a subsystem: (exported name, inner `"block.port"`).
+    pub ports: Vec<(String, String)>,
+    /// Exported variable aliases of a composite block: (alias, inner `"block.var"`).
+    pub aliases: Vec<(String, String)>,
+}
+
+impl Diagram {
+    pub fn new(name: impl Into<String>) -> Self {
+        Diagram {
+            name: name.into(),
+            description: String::new(),
+            parameters: Vec::new(),
+            blocks: Vec::new(),
+            connections: Vec::new(),
+            log: Vec::new(),
+            scopes: Vec::new(),
+            settings: Settings::default(),
+            settings_given: false,
+            ports: Vec::new(),
+            aliases: Vec::new(),
+        }
+    }
+
+    /// Add a block of a registered type with raw parameters (a JSON object; numbers are SI,
+    /// strings are expressions such as `"4500 rpm"`).
+    pub fn add(&mut self, name: &str, type_name: &str, params: Value) -> BlockId {
+        let params = match params {
+            Value::Object(m) => m,
+            Value::Null => Map::new(),
+            other => {
+                let mut m = Map::new();
+                m.insert("value".into(), other);
+                m
+            }
+        };
+        self.blocks.push(BlockSpec {
+            name: name.to_string(),
+            type_name: type_name.to_string(),
+            params,
+            inner: None,
+            file: None,
+        });
+        BlockId(self.blocks.len() - 1)
+    }
+
+    /// Add a subsystem: an inner diagram with exported `ports`, whose `parameters` are
+    /// overridden by `params` (a masked subsystem).
+    pub fn add_subsystem(&mut self, name: &str, inner: Diagram, params: Value) -> BlockId {
+        let id = self.add(name, "Subsystem", params);
+        self.blocks[id.0].inner = Some(Box::new(inner));
+        id
+    }
+
+    /// Set a model parameter (value or expression).
+    pub fn param(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
+        let value = value.into();
+        if let Some(p) = self.parameters.iter_mut().find(|(n, _)| n == name) {
+            p.1 = value;
+        } else {
+            self.parameters.push((name.to_string(), value));
+        }
+        self
+    }
+
+    /// The name of a block.
+    pub fn name_of(&self, id: BlockId) -> &str {
+        &self.blocks[id.0].name
+    }
+
+    /// `"block.port"` for a handle.
+    pub fn port(&self, id: BlockId, port: &str) -> String {
+        format!("{}.{}", self.blocks[id.0].name, port)
+    }
+
+    /// Connect two or more ports (`"block.port"`).
+    pub fn connect<S: AsRef<str>>(&mut self, ports: &[S]) -> &mut Self {
+        self.connections.push(ports.iter().map(|s| s.as_ref().to_string()).collect());
+        self
+    }
+
+    /// Record variables (`"block.var"`).
+    pub fn log<S: AsRef<str>>(&mut self, vars: &[S]) -> &mut Self {
+        for v in vars {
+            let v = v.as_ref().to_string();
+            if !self.log.contains(&v) {
+                self.log.push(v);
+            }
+        }
+        self
+    }
+
+    pub fn scope(&mut self, scope: ScopeSpec) -> &mut Self {
+        self.scopes.push(scope);
+        self
+    }
+
+    /// Export an inner port of this diagram under `name` (for use as a subsystem).
+    pub fn export_port(&mut self, name: &str, inner: &str) -> &mut Self {
+        self.ports.push((name.to_string(), inner.to_string()));
+        self
+    }
+
+    /// Export an inner variable under `alias` (for composite blocks).
+    pub fn alias(&mut self, alias: &str, inner: &str) -> &mut Self {
+        self.aliases.push((alias.to_string(), inner.to_string()));
+        self
+    }
+
+    /// Find a block by name.
+    pub fn find(&self, name: &str) -> Option<BlockId> {
+        self.blocks.iter().position(|b| b.name == name).map(BlockId)
+    }
+
+    /// Mutable raw parameters of a block (to tweak a loaded model).
+    pub fn params_mut(&mut self, id: BlockId) -> &mut Map<String, Value> {
+        &mut self.blocks[id.0].params
+    }
+}

@@ -1,0 +1,399 @@
+//! The mechanical network: rigid nodes, inertias, kinematic constraints and friction joints.
+//!
+//! Each mechanical connection line is a node with a speed `v_i` and a position `x_i`. Blocks
+//! add inertia to nodes (diagonal `M`), forces `f`, and linear constraint rows `G·v = 0`
+//! (gears, grounds, rolling wheels, locked friction joints). Every derivative evaluation
+//! solves
+//!
+//! ```text
+//!   M·a = f + Gᵀλ,   G·a = b
+//! ```
+//!
+//! in reduced coordinates: with `N` a basis of the null space of `G`,
+//! `a = S·f + C·b`, `S = N (NᵀMN)⁻¹ Nᵀ`, `C = (I − S·M)·G⁺`, and the minimum-norm constraint
+//! forces `λ = (G⁺)ᵀ (M·a − f)`. The matrices are factorized once per mode (when the set of
+//! locked joints changes); an evaluation is three small dense mat-vecs and allocates
+//! nothing. The null-space form makes massless nodes fine whenever `NᵀMN` is positive
+//! definite, and redundant but consistent constraints (a lock that closes a loop) harmless.
+//! `b` is non-zero only for tracking rows (prescribed speed with a time constant).
+//!
+//! At a mode change the speeds are projected onto the new constraints in the mass metric,
+//! `v ← S_v·M·v`, which conserves momentum.
+
+use nalgebra::{DMatrix, SymmetricEigen};
+
+use crate::block::{FrictionMode, PortKind};
+
+/// A constraint row over nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRow {
+    /// (node, coefficient), nodes unique.
+    pub terms: Vec<(usize, f64)>,
+    /// `Some((tc))` for a tracking row (acceleration level), `None` for a velocity row.
+    pub tracking: Option<f64>,
+}
+
+impl NodeRow {
+    /// `Σ c·v`.
+    #[inline]
+    pub fn dot(&self, v: &[f64]) -> f64 {
+        self.terms.iter().map(|&(i, c)| c * v[i]).sum()
+    }
+    /// Build from (node, coef) pairs, merging duplicate nodes.
+    pub fn new(pairs: impl IntoIterator<Item = (usize, f64)>, tracking: Option<f64>) -> Self {
+        let mut terms: Vec<(usize, f64)> = Vec::new();
+        for (n, c) in pairs {
+            if let Some(t) = terms.iter_mut().find(|t| t.0 == n) {
+                t.1 += c;
+            } else {
+                terms.push((n, c));
+            }
+        }
+        terms.retain(|t| t.1 != 0.0);
+        NodeRow { terms, tracking }
+    }
+}
+
+/// The factorization of one mode.
+#[derive(Debug, Clone)]
+struct Factor {
+    /// n×n, column-major.
+    s: Vec<f64>,
+    /// n×m (only when tracking rows are active), column-major.
+    c: Vec<f64>,
+    /// n×m pseudo-inverse of G, column-major.
+    p: Vec<f64>,
+    /// n×n velocity projection `S_v·M`, column-major.
+    proj: Vec<f64>,
+    has_tracking: bool,
+}
+
+/// The mechanical network of a compiled model.
+#[derive(Debug, Clone)]
+pub struct Network {
+    pub n: usize,
+    pub node_names: Vec<String>,
+    pub node_kinds: Vec<PortKind>,
+    pub mass: Vec<f64>,
+    /// Always-active rows.
+    pub rows: Vec<NodeRow>,
+    /// Friction joint rows.
+    pub friction_rows: Vec<NodeRow>,
+    pub modes: Vec<FrictionMode>,
+    /// Indices of active rows: `i < rows.len()` are fixed rows, others friction joints
+    /// `i - rows.len()`.
+    active: Vec<usize>,
+    factor: Option<Factor>,
+    // scratch
+    pub f: Vec<f64>,
+    pub a: Vec<f64>,
+    /// Multipliers of the active rows.
+    lam_active: Vec<f64>,
+    b: Vec<f64>,
+    r: Vec<f64>,
+    /// λ per fixed row (0 when inactive is impossible: fixed rows are always active).
+    pub lambda_rows: Vec<f64>,
+    /// λ per friction joint (0 unless locked).
+    pub lambda_fric: Vec<f64>,
+    tmp: Vec<f64>,
+}
+
+/// Why a factorization failed: the nodes without inertia in a free direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Singular {
+    pub nodes: Vec<usize>,
+}
+
+impl Network {
+    pub fn new(node_names: Vec<String>, node_kinds: Vec<PortKind>, mass: Vec<f64>, rows: Vec<NodeRow>, friction_rows: Vec<NodeRow>) -> Self {
+        let n = node_names.len();
+        let nf = friction_rows.len();
+        let nr = rows.len();
+        Network {
+            n,
+            node_names,
+            node_kinds,
+            mass,
+            rows,
+            friction_rows,
+            modes: vec![FrictionMode::Free; nf],
+            active: Vec::new(),
+            factor: None,
+            f: vec![0.0; n],
+            a: vec![0.0; n],
+            lam_active: Vec::with_capacity(nr + nf),
+            b: Vec::with_capacity(nr + nf),
+            r: vec![0.0; n],
+            lambda_rows: vec![0.0; nr],
+            lambda_fric: vec![0.0; nf],
+            tmp: vec![0.0; n],
+        }
+    }
+
+    fn row(&self, i: usize) -> &NodeRow {
+        if i < self.rows.len() {
+            &self.rows[i]
+        } else {
+            &self.friction_rows[i - self.rows.len()]
+        }
+    }
+
+    /// Recompute the factorization for the current modes.
+    pub fn refactor(&mut self) -> Result<(), Singular> {
+        let n = self.n;
+        self.active.clear();
+        for i in 0..self.rows.len() {
+            self.active.push(i);
+        }
+        for (j, m) in self.modes.iter().enumerate() {
+            if *m == FrictionMode::Locked {
+                self.active.push(self.rows.len() + j);
+            }
+        }
+        let m = self.active.len();
+        let mut g = DMatrix::<f64>::zeros(m, n);
+        let mut has_tracking = false;
+        for (r, &i) in self.active.iter().enumerate() {
+            let row = self.row(i);
+            has_tracking |= row.tracking.is_some();
+            for &(k, c) in &row.terms {
+                g[(r, k)] += c;
+            }
+        }
+        let mdiag = DMatrix::<f64>::from_diagonal(&nalgebra::DVector::from_column_slice(&self.mass));
+        let s = reduced_inverse(&g, &mdiag)?;
+        let p = if m > 0 {
+            g.clone().pseudo_inverse(1e-12).map_err(|_| Singular { nodes: vec![] })?
+        } else {
+            DMatrix::zeros(n, 0)
+        };
+        let c = if has_tracking { (DMatrix::identity(n, n) - &s * &mdiag) * &p } else { DMatrix::zeros(n, m) };
+        let proj = if has_tracking {
+            // Project onto the velocity rows only.
+            let vel: Vec<usize> = (0..m).filter(|&r| self.row(self.active[r]).tracking.is_none()).collect();
+            let mut gv = DMatrix::<f64>::zeros(vel.len(), n);
+            for (rr, &r) in vel.iter().enumerate() {
+                for k in 0..n {
+                    gv[(rr, k)] = g[(r, k)];
+                }
+            }
+            match reduced_inverse(&gv, &mdiag) {
+                Ok(sv) => sv * &mdiag,
+                Err(_) => DMatrix::identity(n, n),
+            }
+        } else {
+            &s * &mdiag
+        };
+        self.lam_active.clear();
+        self.lam_active.resize(m, 0.0);
+        self.b.clear();
+        self.b.resize(m, 0.0);
+        self.factor = Some(Factor {
+            s: s.as_slice().to_vec(),
+            c: c.as_slice().to_vec(),
+            p: p.as_slice().to_vec(),
+            proj: proj.as_slice().to_vec(),
+            has_tracking,
+        });
+        Ok(())
+    }
+
+    /// Number of active constraint rows.
+    pub fn n_active(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Set the tracking right-hand sides: `b_r = (target − row·v)/tc` for tracking rows.
+    /// `targets[i]` is the target of fixed row `i` (ignored for velocity rows).
+    pub fn set_tracking(&mut self, v: &[f64], targets: &[f64]) {
+        for (r, &i) in self.active.iter().enumerate() {
+            let row = if i < self.rows.len() { &self.rows[i] } else { &self.friction_rows[i - self.rows.len()] };
+            self.b[r] = match row.tracking {
+                Some(tc) if i < targets.len() => (targets[i] - row.dot(v)) / tc,
+                _ => 0.0,
+            };
+        }
+    }
+
+    /// Solve for accelerations `a` and constraint forces from the forces in `self.f`.
+    /// Requires a successful `refactor` for the current modes.
+    pub fn solve(&mut self) {
+        let n = self.n;
+        let Some(fac) = self.factor.as_ref() else {
+            return;
+        };
+        let m = self.active.len();
+        // a = S f (+ C b)
+        for i in 0..n {
+            self.a[i] = 0.0;
+        }
+        for j in 0..n {
+            let fj = self.f[j];
+            if fj != 0.0 {
+                let col = &fac.s[j * n..(j + 1) * n];
+                for i in 0..n {
+                    self.a[i] += col[i] * fj;
+                }
+            }
+        }
+        if fac.has_tracking {
+            for r in 0..m {
+                let br = self.b[r];
+                if br != 0.0 {
+                    let col = &fac.c[r * n..(r + 1) * n];
+                    for i in 0..n {
+                        self.a[i] += col[i] * br;
+                    }
+                }
+            }
+        }
+        // λ = Pᵀ (M a − f)
+        for i in 0..n {
+            self.r[i] = self.mass[i] * self.a[i] - self.f[i];
+        }
+        for r in 0..m {
+            let col = &fac.p[r * n..(r + 1) * n];
+            let mut s = 0.0;
+            for i in 0..n {
+                s += col[i] * self.r[i];
+            }
+            self.lam_active[r] = s;
+        }
+        for l in self.lambda_fric.iter_mut() {
+            *l = 0.0;
+        }
+        let nr = self.rows.len();
+        for (r, &i) in self.active.iter().enumerate() {
+            if i < nr {
+                self.lambda_rows[i] = self.lam_active[r];
+            } else {
+                self.lambda_fric[i - nr] = self.lam_active[r];
+            }
+        }
+    }
+
+    /// Project speeds onto the active velocity constraints in the mass metric.
+    pub fn project(&mut self, v: &mut [f64]) {
+        let n = self.n;
+        let Some(fac) = self.factor.as_ref() else {
+            return;
+        };
+        for i in 0..n {
+            self.tmp[i] = 0.0;
+        }
+        for j in 0..n {
+            let vj = v[j];
+            if vj != 0.0 {
+                let col = &fac.proj[j * n..(j + 1) * n];
+                for i in 0..n {
+                    self.tmp[i] += col[i] * vj;
+                }
+            }
+        }
+        v[..n].copy_from_slice(&self.tmp[..n]);
+    }
+
+    /// Kinetic energy `½ Σ M v²`.
+    pub fn kinetic_energy(&self, v: &[f64]) -> f64 {
+        self.mass.iter().zip(v).map(|(m, v)| 0.5 * m * v * v).sum()
+    }
+}
+
+/// `S = N (NᵀMN)⁻¹ Nᵀ` with `N` a null-space basis of `g`.
+fn reduced_inverse(g: &DMatrix<f64>, m: &DMatrix<f64>) -> Result<DMatrix<f64>, Singular> {
+    let n = m.nrows();
+    let basis = null_space(g, n);
+    let k = basis.ncols();
+    if k == 0 {
+        return Ok(DMatrix::zeros(n, n));
+    }
+    let mr = basis.transpose() * m * &basis;
+    let scale = m.diagonal().iter().cloned().fold(0.0_f64, f64::max).max(1e-300);
+    // Positive definiteness check with a relative threshold.
+    let eig = SymmetricEigen::new(mr.clone());
+    let min_idx = (0..k).min_by(|&a, &b| eig.eigenvalues[a].total_cmp(&eig.eigenvalues[b])).unwrap_or(0);
+    if eig.eigenvalues[min_idx] <= 1e-12 * scale {
+        let z = eig.eigenvectors.column(min_idx);
+        let dir = &basis * z;
+        let big = dir.amax();
+        let nodes = (0..n).filter(|&i| dir[i].abs() > 0.1 * big).collect();
+        return Err(Singular { nodes });
+    }
+    let inv = match mr.cholesky() {
+        Some(ch) => ch.inverse(),
+        None => return Err(Singular { nodes: (0..n).filter(|&i| m[(i, i)] == 0.0).collect() }),
+    };
+    Ok(&basis * inv * basis.transpose())
+}
+
+/// An orthonormal basis of the null space of `g` (m×n), as an n×k matrix.
+fn null_space(g: &DMatrix<f64>, n: usize) -> DMatrix<f64> {
+    if g.nrows() == 0 {
+        return DMatrix::identity(n, n);
+    }
+    let gtg = g.transpose() * g;
+    let eig = SymmetricEigen::new(gtg);
+    let max = eig.eigenvalues.iter().cloned().fold(0.0_f64, f64::max);
+    let tol = 1e-10 * max.max(1.0);
+    let cols: Vec<usize> = (0..n).filter(|&i| eig.eigenvalues[i].abs() <= tol).collect();
+    let mut basis = DMatrix::zeros(n, cols.len());
+    for (c, &i) in cols.iter().enumerate() {
+        basis.set_column(c, &eig.eigenvectors.column(i));
+    }
+    basis
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn net(mass: Vec<f64>, rows: Vec<NodeRow>) -> Network {
+        let n = mass.len();
+        Network::new((0..n).map(|i| format!("n{i}")).collect(), vec![PortKind::Rot; n], mass, rows, vec![])
+    }
+
+    #[test]
+    fn gear_pair_reflects_inertia() {
+        // w0 = 2 w1; J0 = 1, J1 = 4; torque 1 on node 0.
+        // Reduced: q = w1, w0 = 2q; J_eq = 1*4 + 4 = 8 on q; torque on q = 2*1 = 2 -> q' = 0.25.
+        let mut nw = net(vec![1.0, 4.0], vec![NodeRow::new([(0, 1.0), (1, -2.0)], None)]);
+        nw.refactor().unwrap();
+        nw.f.copy_from_slice(&[1.0, 0.0]);
+        nw.solve();
+        assert!((nw.a[1] - 0.25).abs() < 1e-12);
+        assert!((nw.a[0] - 0.5).abs() < 1e-12);
+        // λ applies +λ on node 0 and −2λ on node 1: node 0: 1·0.5 = 1 + λ -> λ = −0.5.
+        assert!((nw.lambda_rows[0] + 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn massless_node_between_gears_is_fine_and_free_massless_node_is_singular() {
+        let mut ok = net(vec![1.0, 0.0], vec![NodeRow::new([(0, 1.0), (1, -1.0)], None)]);
+        assert!(ok.refactor().is_ok());
+        let mut bad = net(vec![1.0, 0.0], vec![]);
+        let err = bad.refactor().unwrap_err();
+        assert_eq!(err.nodes, vec![1]);
+    }
+
+    #[test]
+    fn redundant_consistent_rows_and_momentum_projection() {
+        // Three nodes locked in a loop: 0=1, 1=2, 0=2 (redundant).
+        let rows = vec![
+            NodeRow::new([(0, 1.0), (1, -1.0)], None),
+            NodeRow::new([(1, 1.0), (2, -1.0)], None),
+            NodeRow::new([(0, 1.0), (2, -1.0)], None),
+        ];
+        let mut nw = net(vec![1.0, 2.0, 3.0], rows);
+        nw.refactor().unwrap();
+        let mut v = vec![6.0, 0.0, 0.0];
+        nw.project(&mut v);
+        for vi in &v {
+            assert!((vi - 1.0).abs() < 1e-12, "{v:?}");
+        }
+        nw.f.copy_from_slice(&[6.0, 0.0, 0.0]);
+        nw.solve();
+        for ai in &nw.a {
+            assert!((ai - 1.0).abs() < 1e-12);
+        }
+    }
+}
