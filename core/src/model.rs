@@ -142,6 +142,7 @@ pub struct Model {
     last_x: Vec<f64>,
     stopped_by: Option<String>,
     dirty_factor: bool,
+    progress: Option<Box<dyn FnMut(f64) + Send>>,
 }
 
 /// Parts `compile()` assembles a `Model` from.
@@ -215,6 +216,7 @@ impl Model {
             impact_loss: 0.0,
             stopped_by: None,
             dirty_factor: true,
+            progress: None,
         }
     }
 
@@ -738,7 +740,15 @@ impl Model {
         let row = std::mem::take(&mut self.row_buf);
         self.result.push_row(t, &row);
         self.row_buf = row;
+        if let Some(p) = self.progress.as_mut() {
+            p(t);
+        }
         self.last_x.copy_from_slice(x);
+    }
+
+    /// Call `f(t)` at every output point (for progress bars).
+    pub fn set_progress(&mut self, f: Box<dyn FnMut(f64) + Send>) {
+        self.progress = Some(f);
     }
 
     /// Run the model with its settings.
