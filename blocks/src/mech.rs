@@ -1,5 +1,614 @@
-//! mech blocks.
-use drivelink_core::Registry;
+//! Mechanical blocks: rotational and translational components (Modelica layout:
+//! components, sources, sensors), and the friction elements Clutch, Brake, OneWayClutch.
+//!
+//! Units: angles rad, speeds rad/s, torques N·m, positions m, velocities m/s, forces N.
+//! Two-flange elements follow one convention: `w_rel = w_b − w_a`, and `tau` is the torque
+//! transmitted from flange_a to flange_b (it accelerates b by +tau and a by −tau).
 
-/// Register the mech blocks.
-pub fn register(_r: &mut Registry) {}
+use drivelink_core::{
+    BlockBuild, BlockType, Constraint, Cx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
+    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry,
+    Row, RowKind, VarDecl, VarSource,
+};
+use serde_json::json;
+
+use drivelink_core::Block;
+
+use crate::util::Table1D;
+
+fn num(name: &'static str, unit: &'static str, default: f64, doc: &'static str) -> ParamSpec {
+    ParamSpec::number(name, unit, default, doc)
+}
+
+fn req(name: &'static str, unit: &'static str, doc: &'static str) -> ParamSpec {
+    ParamSpec::required(name, unit, doc)
+}
+
+fn reg(
+    r: &mut Registry,
+    name: &'static str,
+    doc: &'static str,
+    ports_doc: &'static str,
+    params: Vec<ParamSpec>,
+    build: fn(&Params) -> Result<Box<dyn Block>, ParamError>,
+) {
+    r.register(BlockType { name, category: "mechanical", doc, params, build: BlockBuild::Primitive(build), ports_doc });
+}
+
+/// Register the mechanical blocks.
+pub fn register(r: &mut Registry) {
+    reg(r, "Inertia", "Rotational inertia J on one flange.", "flange[rot]", vec![
+        req("J", "kg*m^2", "moment of inertia (>= 0)"),
+        num("w0", "rad/s", 0.0, "initial speed"),
+        num("phi0", "rad", 0.0, "initial angle"),
+    ], |p| {
+        Ok(Box::new(Inertia { j: p.non_negative("J")?, w0: p.num("w0")?, phi0: p.num("phi0")? }))
+    });
+    reg(r, "Fixed", "Ground: holds its flange at zero speed.", "flange[rot]", vec![], |_| Ok(Box::new(Fixed)));
+    reg(r, "TorqueSource", "Applies the input torque to the flange (reaction on ground).", "tau[in], flange[rot]", vec![], |_| Ok(Box::new(Source { trans: false })));
+    reg(r, "ForceSource", "Applies the input force to the translational flange (reaction on ground).", "f[in], flange[trans]", vec![], |_| Ok(Box::new(Source { trans: true })));
+    reg(r, "SpeedSource", "Prescribes the flange speed from the input, tracked with time constant tc (like Modelica Speed with exact=false).", "w[in], flange[rot]", vec![
+        num("tc", "s", 1e-3, "tracking time constant of the prescribed speed (> 0)"),
+    ], |p| Ok(Box::new(SpeedSource { tc: p.positive("tc")? })));
+    reg(r, "IdealGear", "Ideal gear w_a = ratio·w_b, lossless.", "flange_a[rot], flange_b[rot]", vec![
+        req("ratio", "1", "gear ratio w_a/w_b (non-zero)"),
+    ], |p| {
+        let ratio = p.num("ratio")?;
+        if ratio == 0.0 {
+            return Err(p.invalid("ratio", "must be non-zero"));
+        }
+        Ok(Box::new(IdealGear { ratio }))
+    });
+    reg(r, "PlanetaryGear", "Ideal planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth.", "sun[rot], ring[rot], carrier[rot]", vec![
+        req("ratio", "1", "ring/sun teeth ratio (> 1)"),
+    ], |p| {
+        let g = p.num("ratio")?;
+        if g <= 1.0 {
+            return Err(p.invalid("ratio", format!("must be > 1 (ring/sun teeth), got {g}")));
+        }
+        Ok(Box::new(PlanetaryGear { g }))
+    });
+    reg(r, "SpringDamper", "Linear torsional spring and damper in parallel: tau = c·(phi_rel − phi_rel0) + d·w_rel.", "flange_a[rot], flange_b[rot]", vec![
+        req("c", "N*m/rad", "spring stiffness (>= 0)"),
+        num("d", "N*m*s/rad", 0.0, "damping (>= 0)"),
+        num("phi_rel0", "rad", 0.0, "unstretched relative angle"),
+    ], |p| Ok(Box::new(SpringDamper { c: p.non_negative("c")?, d: p.non_negative("d")?, phi0: p.num("phi_rel0")? })));
+    reg(r, "Damper", "Linear torsional damper: tau = d·w_rel.", "flange_a[rot], flange_b[rot]", vec![
+        req("d", "N*m*s/rad", "damping (>= 0)"),
+    ], |p| Ok(Box::new(SpringDamper { c: 0.0, d: p.non_negative("d")?, phi0: 0.0 })));
+    reg(r, "Clutch", "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force.", "flange_a[rot], flange_b[rot], f[in]", friction_params(true), |p| {
+        Ok(Box::new(Clutch { law: FrictionParams::from_params(p, true)? }))
+    });
+    reg(r, "Brake", "Friction brake between the flange and ground; f is the normalized normal force.", "flange[rot], f[in]", friction_params(false), |p| {
+        Ok(Box::new(Brake { law: FrictionParams::from_params(p, false)? }))
+    });
+    reg(r, "OneWayClutch", "Freewheel: overruns freely for w_rel > 0, locks when w_rel would become negative.", "flange_a[rot], flange_b[rot]", vec![], |_| Ok(Box::new(OneWayClutch)));
+    reg(r, "TorqueSensor", "Rigid connection that measures the torque transmitted from flange_a to flange_b.", "flange_a[rot], flange_b[rot], tau[out]", vec![], |_| Ok(Box::new(TorqueSensor)));
+    reg(r, "MotionSensor", "Measures the absolute speed, angle and acceleration of a flange.", "flange[rot], w[out], phi[out], a[out]", vec![], |_| Ok(Box::new(MotionSensor)));
+    reg(r, "SpeedRatio", "Measures the speed ratio w_a/w_b of two flanges (NaN while |w_b| < min_speed).", "flange_a[rot], flange_b[rot], ratio[out]", vec![
+        num("min_speed", "rad/s", 1e-3, "below this |w_b| the ratio is undefined (NaN)"),
+    ], |p| Ok(Box::new(SpeedRatio { min: p.non_negative("min_speed")? })));
+    reg(r, "Mass", "Translational mass m.", "flange[trans]", vec![
+        req("m", "kg", "mass (>= 0)"),
+        num("v0", "m/s", 0.0, "initial velocity"),
+        num("s0", "m", 0.0, "initial position"),
+    ], |p| Ok(Box::new(Mass { m: p.non_negative("m")?, v0: p.num("v0")?, s0: p.num("s0")? })));
+    reg(r, "IdealRollingWheel", "Rolling without slip: v_body = radius·w_hub.", "hub[rot], body[trans]", vec![
+        req("radius", "m", "rolling radius (> 0)"),
+    ], |p| Ok(Box::new(RollingWheel { r: p.positive("radius")? })));
+    reg(r, "RoadLoad", "Road load F = −sgn(v)·(A + B|v| + C·v²), the constant part regularized by tanh(v/v_reg) at standstill.", "flange[trans]", vec![
+        num("A", "N", 0.0, "constant (rolling) resistance (>= 0)"),
+        num("B", "N*s/m", 0.0, "linear coefficient (>= 0)"),
+        num("C", "N*s^2/m^2", 0.0, "quadratic (aerodynamic) coefficient (>= 0)"),
+        num("v_reg", "m/s", 1e-3, "regularization speed of the constant part at standstill (> 0)"),
+    ], |p| Ok(Box::new(RoadLoad { a: p.non_negative("A")?, b: p.non_negative("B")?, c: p.non_negative("C")?, v_reg: p.positive("v_reg")? })));
+}
+
+fn friction_params(two_flange: bool) -> Vec<ParamSpec> {
+    let _ = two_flange;
+    vec![
+        ParamSpec::with("mu", ParamKind::NumberOrTable { unit: "1" }, ParamDefault::Value(json!(0.3)), "kinetic friction coefficient, or table [[slip speed rad/s, mu], ...]"),
+        num("peak", "1", 1.1, "static friction peak factor (>= 1): static capacity = peak·cgeo·mu(0)·fn"),
+        num("cgeo", "m", 1.0, "geometry constant: torque = cgeo·mu·normal force (surfaces·radius)"),
+        ParamSpec::optional("surfaces", ParamKind::Number { unit: "1" }, "number of friction surfaces (with radius, sets cgeo = surfaces·radius)"),
+        ParamSpec::optional("radius", ParamKind::Number { unit: "m" }, "effective torque radius (with surfaces)"),
+        num("fn_max", "N", 1000.0, "normal force at input f = 1"),
+        ParamSpec::optional("max_torque", ParamKind::Number { unit: "N*m" }, "kinetic torque at f = 1 (sets mu = 1, cgeo = 1, fn_max = max_torque)"),
+    ]
+}
+
+/// Parameters of a Coulomb friction element.
+#[derive(Debug, Clone)]
+pub struct FrictionParams {
+    /// Kinetic coefficient vs |slip speed|.
+    mu: Table1D,
+    mu0: f64,
+    peak: f64,
+    /// cgeo·fn_max: torque per unit mu and unit input.
+    scale: f64,
+}
+
+impl FrictionParams {
+    pub fn from_params(p: &Params, _two: bool) -> Result<Self, ParamError> {
+        let mut scale;
+        let mu = match p.values.get("mu") {
+            Some(ParamValue::Number(m)) => {
+                if *m < 0.0 {
+                    return Err(p.invalid("mu", format!("must be >= 0, got {m}")));
+                }
+                Table1D::new(vec![0.0], vec![*m], false)
+            }
+            Some(ParamValue::Table(_)) => {
+                let (x, y) = p.xy_table("mu")?;
+                if x[0] < 0.0 {
+                    return Err(p.invalid("mu", "slip speeds in the mu table must be >= 0 (|w_rel|)"));
+                }
+                if y.iter().any(|v| *v < 0.0) {
+                    return Err(p.invalid("mu", "friction coefficients must be >= 0"));
+                }
+                Table1D::new(x, y, false)
+            }
+            _ => return Err(p.invalid("mu", "expected a number or a table [[slip, mu], ...]")),
+        };
+        let peak = p.num("peak")?;
+        if peak < 1.0 {
+            return Err(p.invalid("peak", format!("must be >= 1, got {peak}")));
+        }
+        let mut cgeo = p.non_negative("cgeo")?;
+        match (p.opt_num("surfaces")?, p.opt_num("radius")?) {
+            (Some(n), Some(r)) => {
+                if n <= 0.0 || r <= 0.0 {
+                    return Err(p.invalid("surfaces", "surfaces and radius must be > 0"));
+                }
+                cgeo = n * r;
+            }
+            (Some(_), None) => return Err(p.invalid("radius", "is required when surfaces is given")),
+            (None, Some(_)) => return Err(p.invalid("surfaces", "is required when radius is given")),
+            _ => {}
+        }
+        let fn_max = p.non_negative("fn_max")?;
+        scale = cgeo * fn_max;
+        let mut mu = mu;
+        if let Some(t) = p.opt_num("max_torque")? {
+            if t < 0.0 {
+                return Err(p.invalid("max_torque", format!("must be >= 0, got {t}")));
+            }
+            mu = Table1D::new(vec![0.0], vec![1.0], false);
+            scale = t;
+        }
+        let mu0 = mu.eval(0.0);
+        Ok(FrictionParams { mu, mu0, peak, scale })
+    }
+
+    /// The friction law for normalized normal force `f` at slip `w_rel`.
+    #[inline]
+    pub fn law(&self, f: f64, w_rel: f64) -> FrictionLaw {
+        let fpos = f.max(0.0);
+        let kinetic = self.scale * self.mu.eval(w_rel.abs()) * fpos;
+        let cap = self.peak * self.scale * self.mu0 * fpos;
+        FrictionLaw { kinetic, lo: -cap, hi: cap, engagement: f }
+    }
+}
+
+fn friction_vars(prefix: &str, k: usize) -> Vec<VarDecl> {
+    let p = |n: &str| if prefix.is_empty() { n.to_string() } else { format!("{prefix}_{n}") };
+    vec![
+        VarDecl::new(p("w_rel"), VarSource::Friction(k, FrictionVar::WRel)),
+        VarDecl::new(p("phi_rel"), VarSource::Friction(k, FrictionVar::PhiRel)),
+        VarDecl::new(p("tau"), VarSource::Friction(k, FrictionVar::Tau)),
+        VarDecl::new(p("mode"), VarSource::Friction(k, FrictionVar::Mode)),
+        VarDecl::new(p("power_loss"), VarSource::Friction(k, FrictionVar::PowerLoss)),
+    ]
+}
+
+fn two_flange_row() -> Row {
+    Row(vec![(0, -1.0), (1, 1.0)])
+}
+
+/// Rotational inertia.
+struct Inertia {
+    j: f64,
+    w0: f64,
+    phi0: f64,
+}
+impl Block for Inertia {
+    fn type_name(&self) -> &'static str {
+        "Inertia"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { masses: vec![(0, self.j)], initial: vec![(0, self.w0, self.phi0)], ..Default::default() }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("w", VarSource::Speed(0)),
+            VarDecl::new("phi", VarSource::Position(0)),
+            VarDecl::new("a", VarSource::Accel(0)),
+        ]
+    }
+}
+
+/// Ground.
+struct Fixed;
+impl Block for Fixed {
+    fn type_name(&self) -> &'static str {
+        "Fixed"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { constraints: vec![Constraint { row: Row(vec![(0, 1.0)]), kind: RowKind::Velocity }], ..Default::default() }
+    }
+}
+
+/// Torque or force source.
+struct Source {
+    trans: bool,
+}
+impl Block for Source {
+    fn type_name(&self) -> &'static str {
+        if self.trans {
+            "ForceSource"
+        } else {
+            "TorqueSource"
+        }
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        if self.trans {
+            vec![PortDecl::input("f"), PortDecl::trans("flange")]
+        } else {
+            vec![PortDecl::input("tau"), PortDecl::rot("flange")]
+        }
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { has_forces: true, ..Default::default() }
+    }
+    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+        f[1] = cx.u[0];
+    }
+    fn is_energy_source(&self) -> bool {
+        true
+    }
+}
+
+/// Prescribed speed (tracking constraint).
+struct SpeedSource {
+    tc: f64,
+}
+impl Block for SpeedSource {
+    fn type_name(&self) -> &'static str {
+        "SpeedSource"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("w"), PortDecl::rot("flange")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            constraints: vec![Constraint { row: Row(vec![(1, 1.0)]), kind: RowKind::Tracking { input: 0, tc: self.tc } }],
+            ..Default::default()
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("w", VarSource::Speed(1)), VarDecl::new("tau", VarSource::Custom(0))]
+    }
+    fn var(&self, cx: &Cx, _i: usize) -> f64 {
+        cx.lambda[0]
+    }
+    fn is_energy_source(&self) -> bool {
+        true
+    }
+}
+
+struct IdealGear {
+    ratio: f64,
+}
+impl Block for IdealGear {
+    fn type_name(&self) -> &'static str {
+        "IdealGear"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { constraints: vec![Constraint { row: Row(vec![(0, 1.0), (1, -self.ratio)]), kind: RowKind::Velocity }], ..Default::default() }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("tau_a", VarSource::Custom(0)), VarDecl::new("tau_b", VarSource::Custom(1))]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        // Constraint torque on flange_a is λ, on flange_b −ratio·λ.
+        if i == 0 {
+            cx.lambda[0]
+        } else {
+            -self.ratio * cx.lambda[0]
+        }
+    }
+}
+
+struct PlanetaryGear {
+    g: f64,
+}
+impl Block for PlanetaryGear {
+    fn type_name(&self) -> &'static str {
+        "PlanetaryGear"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("sun"), PortDecl::rot("ring"), PortDecl::rot("carrier")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            constraints: vec![Constraint { row: Row(vec![(2, 1.0 + self.g), (0, -1.0), (1, -self.g)]), kind: RowKind::Velocity }],
+            ..Default::default()
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("tau_sun", VarSource::Custom(0)),
+            VarDecl::new("tau_ring", VarSource::Custom(1)),
+            VarDecl::new("tau_carrier", VarSource::Custom(2)),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let l = cx.lambda[0];
+        [-l, -self.g * l, (1.0 + self.g) * l][i.min(2)]
+    }
+}
+
+struct SpringDamper {
+    c: f64,
+    d: f64,
+    phi0: f64,
+}
+impl SpringDamper {
+    fn tau(&self, cx: &Cx) -> f64 {
+        self.c * (cx.q[1] - cx.q[0] - self.phi0) + self.d * (cx.v[1] - cx.v[0])
+    }
+}
+impl Block for SpringDamper {
+    fn type_name(&self) -> &'static str {
+        if self.c == 0.0 && self.phi0 == 0.0 {
+            "Damper"
+        } else {
+            "SpringDamper"
+        }
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { has_forces: true, ..Default::default() }
+    }
+    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+        // The element pulls b back and a forward: it transmits −tau to b.
+        let tau = self.tau(cx);
+        f[0] = tau;
+        f[1] = -tau;
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("tau", VarSource::Custom(0)),
+            VarDecl::new("phi_rel", VarSource::Custom(1)),
+            VarDecl::new("w_rel", VarSource::Custom(2)),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        match i {
+            0 => -self.tau(cx),
+            1 => cx.q[1] - cx.q[0],
+            _ => cx.v[1] - cx.v[0],
+        }
+    }
+    fn potential_energy(&self, cx: &Cx) -> f64 {
+        let d = cx.q[1] - cx.q[0] - self.phi0;
+        0.5 * self.c * d * d
+    }
+}
+
+/// Friction clutch between two flanges.
+struct Clutch {
+    law: FrictionParams,
+}
+impl Block for Clutch {
+    fn type_name(&self) -> &'static str {
+        "Clutch"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b"), PortDecl::input("f")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { frictions: vec![FrictionDecl { row: two_flange_row(), label: String::new() }], ..Default::default() }
+    }
+    fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
+        self.law.law(cx.u[0], w_rel)
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        friction_vars("", 0)
+    }
+}
+
+/// Friction brake to ground.
+struct Brake {
+    law: FrictionParams,
+}
+impl Block for Brake {
+    fn type_name(&self) -> &'static str {
+        "Brake"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange"), PortDecl::input("f")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { frictions: vec![FrictionDecl { row: Row(vec![(0, 1.0)]), label: String::new() }], ..Default::default() }
+    }
+    fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
+        self.law.law(cx.u[0], w_rel)
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        let mut v = friction_vars("", 0);
+        v.push(VarDecl::new("w", VarSource::Speed(0)));
+        v
+    }
+}
+
+/// Freewheel.
+struct OneWayClutch;
+impl Block for OneWayClutch {
+    fn type_name(&self) -> &'static str {
+        "OneWayClutch"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { frictions: vec![FrictionDecl { row: two_flange_row(), label: String::new() }], ..Default::default() }
+    }
+    fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
+        FrictionLaw { kinetic: 0.0, lo: 0.0, hi: f64::INFINITY, engagement: 1.0 }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        friction_vars("", 0)
+    }
+}
+
+struct TorqueSensor;
+impl Block for TorqueSensor {
+    fn type_name(&self) -> &'static str {
+        "TorqueSensor"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b"), PortDecl::output("tau")]
+    }
+    fn output_needs_network(&self, _o: usize) -> bool {
+        true
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { constraints: vec![Constraint { row: two_flange_row(), kind: RowKind::Velocity }], ..Default::default() }
+    }
+    fn network_outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.lambda[0];
+    }
+}
+
+struct MotionSensor;
+impl Block for MotionSensor {
+    fn type_name(&self) -> &'static str {
+        "MotionSensor"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange"), PortDecl::output("w"), PortDecl::output("phi"), PortDecl::output("a")]
+    }
+    fn output_needs_network(&self, o: usize) -> bool {
+        o == 2
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.v[0];
+        y[1] = cx.q[0];
+    }
+    fn network_outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.v[0];
+        y[1] = cx.q[0];
+        y[2] = cx.a[0];
+    }
+}
+
+struct Mass {
+    m: f64,
+    v0: f64,
+    s0: f64,
+}
+impl Block for Mass {
+    fn type_name(&self) -> &'static str {
+        "Mass"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::trans("flange")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { masses: vec![(0, self.m)], initial: vec![(0, self.v0, self.s0)], ..Default::default() }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("v", VarSource::Speed(0)),
+            VarDecl::new("s", VarSource::Position(0)),
+            VarDecl::new("a", VarSource::Accel(0)),
+        ]
+    }
+}
+
+struct RollingWheel {
+    r: f64,
+}
+impl Block for RollingWheel {
+    fn type_name(&self) -> &'static str {
+        "IdealRollingWheel"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("hub"), PortDecl::trans("body")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { constraints: vec![Constraint { row: Row(vec![(1, 1.0), (0, -self.r)]), kind: RowKind::Velocity }], ..Default::default() }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("f", VarSource::Custom(0))]
+    }
+    fn var(&self, cx: &Cx, _i: usize) -> f64 {
+        // Force the wheel applies to the body.
+        cx.lambda[0]
+    }
+}
+
+struct RoadLoad {
+    a: f64,
+    b: f64,
+    c: f64,
+    v_reg: f64,
+}
+impl RoadLoad {
+    fn force(&self, v: f64) -> f64 {
+        -(self.a * (v / self.v_reg).tanh() + self.b * v + self.c * v * v.abs())
+    }
+}
+impl Block for RoadLoad {
+    fn type_name(&self) -> &'static str {
+        "RoadLoad"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::trans("flange")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { has_forces: true, ..Default::default() }
+    }
+    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+        f[0] = self.force(cx.v[0]);
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("f", VarSource::Custom(0)), VarDecl::new("power", VarSource::Custom(1))]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let f = self.force(cx.v[0]);
+        if i == 0 {
+            f
+        } else {
+            f * cx.v[0]
+        }
+    }
+}
+
+/// Speed ratio sensor (the CR-CR drive ratio).
+struct SpeedRatio {
+    min: f64,
+}
+impl Block for SpeedRatio {
+    fn type_name(&self) -> &'static str {
+        "SpeedRatio"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b"), PortDecl::output("ratio")]
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = if cx.v[1].abs() >= self.min && cx.v[1].abs() > 0.0 { cx.v[0] / cx.v[1] } else { f64::NAN };
+    }
+}

@@ -1,5 +1,357 @@
-//! powertrain blocks.
-use drivelink_core::Registry;
+//! Powertrain blocks: `Engine` (SimDriveline gasoline/diesel power polynomial with a speed
+//! governor), `TorqueConverter` (capacity-factor and torque-ratio tables, coast branch,
+//! optional lag) and `CrCr4Speed` (two planetary gears in the CR-CR arrangement with
+//! clutches A, B, R and brakes C, D, built from library blocks as a composite).
+//!
+//! Equations and default tables: `shared/reference/simdriveline-blocks.md` §2, §3, §5.
+
+use drivelink_core::{
+    BlockBuild, BlockType, Cx, Diagram, MechDecl, ParamDefault, ParamError, ParamKind,
+    ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
+};
+use serde_json::{json, Value};
+
+use drivelink_core::Block;
+
+use crate::util::Table1D;
+
+/// SimDriveline 1.x default converter tables (speed ratio, torque ratio, capacity factor K
+/// in rad/s/√(N·m)).
+pub const DEFAULT_SPEED_RATIO: [f64; 10] = [0.0, 0.5, 0.6, 0.7, 0.8, 0.87, 0.92, 0.94, 0.96, 0.97];
+pub const DEFAULT_TORQUE_RATIO: [f64; 10] = [2.232, 1.5462, 1.4058, 1.2746, 1.1528, 1.0732, 1.0192, 0.9983, 0.9983, 0.9983];
+pub const DEFAULT_CAPACITY: [f64; 10] = [12.2938, 12.8588, 13.1452, 13.6285, 14.6163, 16.2675, 19.3503, 22.1046, 29.9986, 50.0];
 
 /// Register the powertrain blocks.
-pub fn register(_r: &mut Registry) {}
+pub fn register(r: &mut Registry) {
+    r.register(BlockType {
+        name: "Engine",
+        category: "powertrain",
+        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 and above max_speed (smooth governor band).",
+        params: vec![
+            ParamSpec::with("kind", ParamKind::Choice(&["gasoline", "diesel"]), ParamDefault::Value(json!("gasoline")), "power polynomial preset"),
+            ParamSpec::number("max_power", "W", 150e3, "maximum power P_max (> 0)"),
+            ParamSpec::number("speed_at_max_power", "rad/s", 4500.0 * std::f64::consts::PI / 30.0, "speed Ω0 at maximum power (> 0)"),
+            ParamSpec::number("max_speed", "rad/s", 6000.0 * std::f64::consts::PI / 30.0, "maximum speed: no torque above it (> speed_at_max_power)"),
+            ParamSpec::optional("polynomial", ParamKind::Vector { unit: "1" }, "custom [p1, p2, p3] with p1 + p2 − p3 = 1"),
+            ParamSpec::optional("governor_band", ParamKind::Number { unit: "rad/s" }, "width of the governor band below max_speed (default 1% of max_speed)"),
+        ],
+        build: BlockBuild::Primitive(build_engine),
+        ports_doc: "throttle[in], crank[rot]",
+    });
+    let vec_default = |v: &[f64]| ParamDefault::Value(Value::from(v.to_vec()));
+    r.register(BlockType {
+        name: "TorqueConverter",
+        category: "powertrain",
+        doc: "Hydrodynamic torque converter: tau_impeller = (w_i/K(φ))², tau_turbine = TR(φ)·tau_impeller, φ = w_t/w_i; smooth to zero at φ = 1 and a coast branch (TR = 1) beyond.",
+        params: vec![
+            ParamSpec::with("speed_ratio", ParamKind::Vector { unit: "1" }, vec_default(&DEFAULT_SPEED_RATIO), "speed ratio breakpoints φ in [0, 1), increasing"),
+            ParamSpec::with("torque_ratio", ParamKind::Vector { unit: "1" }, vec_default(&DEFAULT_TORQUE_RATIO), "torque ratio TR(φ)"),
+            ParamSpec::with("capacity_factor", ParamKind::Vector { unit: "1" }, vec_default(&DEFAULT_CAPACITY), "capacity factor K(φ) = w_i/√tau_i in rad/s/√(N·m) (> 0)"),
+            ParamSpec::number("time_constant", "s", 0.0, "first-order lag of the impeller torque (0 = none)"),
+        ],
+        build: BlockBuild::Primitive(build_converter),
+        ports_doc: "impeller[rot], turbine[rot]",
+    });
+    r.register(BlockType {
+        name: "CrCr4Speed",
+        category: "powertrain",
+        doc: "CR-CR 4-speed automatic: input planetary (g1) and output planetary (g2); clutches A (input->S_O), B (input->C_I=R_O), R (input->S_I), brakes C (S_I) and D (C_I=R_O). 1st A+D, 2nd A+C, 3rd A+B, 4th B+C, reverse R+D.",
+        params: vec![
+            ParamSpec::number("input_ratio", "1", 2.3, "g1: ring/sun teeth of the input planetary"),
+            ParamSpec::number("output_ratio", "1", 2.0, "g2: ring/sun teeth of the output planetary"),
+            ParamSpec::with("mu", ParamKind::NumberOrTable { unit: "1" }, ParamDefault::Value(json!(0.3)), "clutch kinetic friction coefficient or table [[slip, mu], ...]"),
+            ParamSpec::number("peak", "1", 1.1, "static friction peak factor"),
+            ParamSpec::number("surfaces", "1", 6.0, "friction surfaces per clutch"),
+            ParamSpec::number("radius", "m", 0.1, "effective torque radius"),
+            ParamSpec::number("fn_max", "N", 10000.0, "peak normal force (at pressure 1)"),
+            ParamSpec::number("member_inertia", "kg*m^2", 0.005, "inertia of each planetary member and shaft"),
+        ],
+        build: BlockBuild::Composite(build_crcr),
+        ports_doc: "input[rot], output[rot], A[in], B[in], C[in], D[in], R[in]",
+    });
+}
+
+fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let kind = p.text("kind")?;
+    let poly = match p.values.get("polynomial") {
+        Some(ParamValue::Vector(v)) => {
+            if v.len() != 3 {
+                return Err(p.invalid("polynomial", format!("expected [p1, p2, p3], got {} entries", v.len())));
+            }
+            [v[0], v[1], v[2]]
+        }
+        _ if kind == "diesel" => [0.6526, 1.6948, 1.3474],
+        _ => [1.0, 1.0, 1.0],
+    };
+    let p_max = p.positive("max_power")?;
+    let w0 = p.positive("speed_at_max_power")?;
+    let w_max = p.positive("max_speed")?;
+    if w_max <= w0 {
+        return Err(p.invalid("max_speed", format!("must exceed speed_at_max_power ({w0} rad/s), got {w_max} rad/s")));
+    }
+    let [p1, p2, p3] = poly;
+    // The power polynomial p(w) = p1 w + p2 w² − p3 w³ must stay positive up to max_speed.
+    let w_lim = if p3 > 0.0 { (p2 + (p2 * p2 + 4.0 * p1 * p3).sqrt()) / (2.0 * p3) } else { f64::INFINITY };
+    if w_max / w0 >= w_lim {
+        return Err(p.invalid(
+            "max_speed",
+            format!("{w_max} rad/s is beyond the speed where the power polynomial reaches zero ({:.1} rad/s = {w_lim:.3}·speed_at_max_power)", w_lim * w0),
+        ));
+    }
+    let band = match p.opt_num("governor_band")? {
+        Some(b) if b > 0.0 => b,
+        Some(b) => return Err(p.invalid("governor_band", format!("must be > 0, got {b}"))),
+        None => 0.01 * w_max,
+    };
+    Ok(Box::new(Engine { p1, p2, p3, tq: p_max / w0, w0, w_max, band }))
+}
+
+/// The SimDriveline engine.
+pub struct Engine {
+    p1: f64,
+    p2: f64,
+    p3: f64,
+    /// P_max/Ω0.
+    tq: f64,
+    w0: f64,
+    w_max: f64,
+    band: f64,
+}
+
+impl Engine {
+    /// Full-throttle torque envelope at speed `w` (rad/s), without the governor.
+    pub fn envelope(&self, w: f64) -> f64 {
+        if w <= 0.0 {
+            return 0.0;
+        }
+        let x = w / self.w0;
+        self.tq * (self.p1 + self.p2 * x - self.p3 * x * x)
+    }
+    /// Governor factor in [0, 1]: 1 below the band, 0 at and above max speed, C¹ in between.
+    pub fn governor(&self, w: f64) -> f64 {
+        let xi = ((self.w_max - w) / self.band).clamp(0.0, 1.0);
+        xi * xi * (3.0 - 2.0 * xi)
+    }
+    /// Engine torque for throttle `u` at speed `w`.
+    pub fn torque(&self, u: f64, w: f64) -> f64 {
+        u.clamp(0.0, 1.0) * self.envelope(w) * self.governor(w)
+    }
+}
+
+impl Block for Engine {
+    fn type_name(&self) -> &'static str {
+        "Engine"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("throttle"), PortDecl::rot("crank")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { has_forces: true, ..Default::default() }
+    }
+    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+        f[1] = self.torque(cx.u[0], cx.v[1]);
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("w", VarSource::Speed(1)),
+            VarDecl::new("tau", VarSource::Custom(0)),
+            VarDecl::new("power", VarSource::Custom(1)),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let tau = self.torque(cx.u[0], cx.v[1]);
+        if i == 0 {
+            tau
+        } else {
+            tau * cx.v[1]
+        }
+    }
+    fn is_energy_source(&self) -> bool {
+        true
+    }
+}
+
+fn build_converter(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let sr = p.vector("speed_ratio")?.to_vec();
+    let tr = p.vector("torque_ratio")?.to_vec();
+    let k = p.vector("capacity_factor")?.to_vec();
+    if sr.is_empty() {
+        return Err(p.invalid("speed_ratio", "is empty"));
+    }
+    if tr.len() != sr.len() || k.len() != sr.len() {
+        return Err(p.invalid(
+            "torque_ratio",
+            format!("speed_ratio, torque_ratio and capacity_factor must have equal lengths ({}, {}, {})", sr.len(), tr.len(), k.len()),
+        ));
+    }
+    for w in sr.windows(2) {
+        if w[1] <= w[0] {
+            return Err(p.invalid("speed_ratio", format!("must be strictly increasing ({} after {})", w[1], w[0])));
+        }
+    }
+    if sr[0] < 0.0 || sr[sr.len() - 1] >= 1.0 {
+        return Err(p.invalid("speed_ratio", "breakpoints must lie in [0, 1)"));
+    }
+    if let Some(bad) = k.iter().find(|v| **v <= 0.0) {
+        return Err(p.invalid("capacity_factor", format!("must be > 0, got {bad}")));
+    }
+    let tc = p.non_negative("time_constant")?;
+    // Work with K* = 1/K² (torque per speed²), which goes smoothly to zero at φ = 1.
+    let mut x = sr.clone();
+    let mut kstar: Vec<f64> = k.iter().map(|k| 1.0 / (k * k)).collect();
+    let mut trv = tr.clone();
+    x.push(1.0);
+    kstar.push(0.0);
+    trv.push(1.0);
+    Ok(Box::new(TorqueConverter {
+        kstar: Table1D::new(x.clone(), kstar, false),
+        tr: Table1D::new(x, trv, false),
+        tc,
+    }))
+}
+
+/// Hydrodynamic torque converter.
+pub struct TorqueConverter {
+    kstar: Table1D,
+    tr: Table1D,
+    tc: f64,
+}
+
+impl TorqueConverter {
+    /// Steady-state (impeller load, turbine torque) at impeller speed `wi`, turbine `wt`.
+    /// Drive (φ <= 1): tau_i = K*(φ)·wi², tau_t = TR(φ)·tau_i. Coast (φ > 1): the turbine
+    /// drives, tau_i = −K*(1/φ)·wt², TR = 1. No torque for wi <= 0.
+    pub fn steady(&self, wi: f64, wt: f64) -> (f64, f64) {
+        if wi <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let phi = wt / wi;
+        if phi <= 1.0 {
+            let ti = self.kstar.eval(phi.max(0.0)) * wi * wi;
+            (ti, self.tr.eval(phi.max(0.0)) * ti)
+        } else {
+            let ti = -self.kstar.eval(1.0 / phi) * wt * wt;
+            (ti, ti)
+        }
+    }
+    fn torques(&self, cx: &Cx) -> (f64, f64) {
+        let (ti, tt) = self.steady(cx.v[0], cx.v[1]);
+        if self.tc > 0.0 {
+            // The lagged impeller torque is the state; the turbine keeps the same ratio.
+            let lag = cx.x[0];
+            let ratio = if ti != 0.0 { tt / ti } else { 1.0 };
+            (lag, ratio * lag)
+        } else {
+            (ti, tt)
+        }
+    }
+}
+
+impl Block for TorqueConverter {
+    fn type_name(&self) -> &'static str {
+        "TorqueConverter"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("impeller"), PortDecl::rot("turbine")]
+    }
+    fn n_states(&self) -> usize {
+        usize::from(self.tc > 0.0)
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl { has_forces: true, ..Default::default() }
+    }
+    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+        let (ti, tt) = self.torques(cx);
+        f[0] = -ti;
+        f[1] = tt;
+    }
+    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
+        if self.tc > 0.0 {
+            let (ti, _) = self.steady(cx.v[0], cx.v[1]);
+            dx[0] = (ti - cx.x[0]) / self.tc;
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("speed_ratio", VarSource::Custom(0)),
+            VarDecl::new("tau_impeller", VarSource::Custom(1)),
+            VarDecl::new("tau_turbine", VarSource::Custom(2)),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let (ti, tt) = self.torques(cx);
+        match i {
+            0 => {
+                if cx.v[0].abs() > 1e-9 {
+                    cx.v[1] / cx.v[0]
+                } else {
+                    f64::NAN
+                }
+            }
+            1 => ti,
+            _ => tt,
+        }
+    }
+}
+
+fn build_crcr(p: &Params) -> Result<Diagram, ParamError> {
+    let g1 = p.num("input_ratio")?;
+    let g2 = p.num("output_ratio")?;
+    for (name, g) in [("input_ratio", g1), ("output_ratio", g2)] {
+        if g <= 1.0 {
+            return Err(p.invalid(name, format!("must be > 1 (ring/sun teeth), got {g}")));
+        }
+    }
+    let mu: Value = match p.values.get("mu") {
+        Some(ParamValue::Number(m)) => json!(m),
+        Some(ParamValue::Table(t)) => json!(t),
+        _ => return Err(p.invalid("mu", "expected a number or a table")),
+    };
+    let j = p.positive("member_inertia")?;
+    let fric = json!({
+        "mu": mu,
+        "peak": p.num("peak")?,
+        "surfaces": p.positive("surfaces")?,
+        "radius": p.positive("radius")?,
+        "fn_max": p.non_negative("fn_max")?,
+    });
+    let mut d = Diagram::new("CrCr4Speed");
+    d.add("pg_in", "PlanetaryGear", json!({ "ratio": g1 }));
+    d.add("pg_out", "PlanetaryGear", json!({ "ratio": g2 }));
+    for m in ["input_shaft", "output_shaft", "sun_in", "sun_out", "x_member"] {
+        d.add(m, "Inertia", json!({ "J": j }));
+    }
+    for c in ["A", "B", "R"] {
+        d.add(&format!("clutch_{c}"), "Clutch", fric.clone());
+    }
+    for c in ["C", "D"] {
+        d.add(&format!("brake_{c}"), "Brake", fric.clone());
+    }
+    d.add("ratio_sensor", "SpeedRatio", json!({}));
+    // Input shaft to clutches A, B, R.
+    d.connect(&["input_shaft.flange", "clutch_A.flange_a", "clutch_B.flange_a", "clutch_R.flange_a", "ratio_sensor.flange_a"]);
+    // S_O
+    d.connect(&["pg_out.sun", "clutch_A.flange_b", "sun_out.flange"]);
+    // X = C_I = R_O
+    d.connect(&["pg_in.carrier", "pg_out.ring", "clutch_B.flange_b", "brake_D.flange", "x_member.flange"]);
+    // S_I
+    d.connect(&["pg_in.sun", "clutch_R.flange_b", "brake_C.flange", "sun_in.flange"]);
+    // Y = R_I = C_O (output)
+    d.connect(&["pg_in.ring", "pg_out.carrier", "output_shaft.flange", "ratio_sensor.flange_b"]);
+    d.export_port("input", "input_shaft.flange");
+    d.export_port("output", "output_shaft.flange");
+    for c in ["A", "B", "R"] {
+        d.export_port(c, &format!("clutch_{c}.f"));
+        for v in ["mode", "w_rel", "tau"] {
+            d.alias(&format!("{c}_{v}"), &format!("clutch_{c}.{v}"));
+        }
+    }
+    for c in ["C", "D"] {
+        d.export_port(c, &format!("brake_{c}.f"));
+        for v in ["mode", "w_rel", "tau"] {
+            d.alias(&format!("{c}_{v}"), &format!("brake_{c}.{v}"));
+        }
+    }
+    d.alias("ratio", "ratio_sensor.ratio");
+    Ok(d)
+}

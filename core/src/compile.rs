@@ -708,7 +708,8 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let x_energy = x_off;
     let mut n_energy = 0;
     for l in layout.iter_mut() {
-        if l.has_forces {
+        let tracking = l.rows.clone().any(|r| row_owner[r].1.is_some());
+        if l.has_forces || tracking {
             l.energy_state = Some(x_energy + n_energy);
             n_energy += 1;
         }

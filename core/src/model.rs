@@ -427,8 +427,15 @@ impl Model {
             let l = &self.layout[b];
             if let Some(e) = l.energy_state {
                 let mut p = 0.0;
-                for k in l.p_off..l.p_off + l.ports.len() {
-                    p += self.pf[k] * self.pv[k];
+                if l.has_forces {
+                    for k in l.p_off..l.p_off + l.ports.len() {
+                        p += self.pf[k] * self.pv[k];
+                    }
+                }
+                for (k, r) in l.rows.clone().enumerate() {
+                    if self.net.rows[r].tracking.is_some() {
+                        p += self.plam[l.lam_off + k] * self.net.rows[r].dot(&x[n..2 * n]);
+                    }
                 }
                 dx[e] = p;
             }
@@ -814,10 +821,17 @@ impl Model {
     }
 
     /// The energy audit of the last run (from its final state).
+    ///
+    /// Each force element's mechanical work `W` (integrated power it delivers to its
+    /// flanges) is a state; a source's work is reported as supplied energy, any other
+    /// element's `−W − ΔE_stored` as dissipated. Friction joints integrate `tau·w_rel`.
     pub fn energy_audit(&mut self) -> EnergyAudit {
         let x = self.last_x.clone();
+        let x0 = self.x0.clone();
         let n = self.n_nodes;
-        let t = self.result_end_time();
+        let t = self.settings.stop_time;
+        let pe0 = self.block_potentials(self.settings.start_time, &x0);
+        let pe1 = self.block_potentials(t, &x);
         let mut sources = Vec::new();
         let mut losses = Vec::new();
         for (b, l) in self.layout.iter().enumerate() {
@@ -826,7 +840,7 @@ impl Model {
                 if self.blocks[b].is_energy_source() {
                     sources.push((self.names[b].clone(), w));
                 } else {
-                    losses.push((self.names[b].clone(), -w));
+                    losses.push((self.names[b].clone(), -w - (pe1[b] - pe0[b])));
                 }
             }
         }
@@ -834,11 +848,10 @@ impl Model {
         for j in 0..self.fric_owner.len() {
             losses.push((self.fric_name(j), -x[e0 + j]));
         }
-        let kinetic_initial = self.net.kinetic_energy(&self.x0[n..2 * n]);
+        let kinetic_initial = self.net.kinetic_energy(&x0[n..2 * n]);
         let kinetic_final = self.net.kinetic_energy(&x[n..2 * n]);
-        let x0 = self.x0.clone();
-        let potential_initial = self.potential(t, &x0);
-        let potential_final = self.potential(t, &x);
+        let potential_initial: f64 = pe0.iter().sum();
+        let potential_final: f64 = pe1.iter().sum();
         let src: f64 = sources.iter().map(|s| s.1).sum();
         let loss: f64 = losses.iter().map(|s| s.1).sum();
         let residual = src - loss - self.impact_loss - (kinetic_final - kinetic_initial) - (potential_final - potential_initial);
@@ -862,19 +875,16 @@ impl Model {
         }
     }
 
-    fn result_end_time(&self) -> f64 {
-        self.settings.stop_time
+    fn block_potentials(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
+        self.eval(t, x);
+        (0..self.blocks.len())
+            .map(|b| {
+                let cx = cx!(self, b, t, x);
+                self.blocks[b].potential_energy(&cx)
+            })
+            .collect()
     }
 
-    fn potential(&mut self, t: f64, x: &[f64]) -> f64 {
-        self.eval(t, x);
-        let mut e = 0.0;
-        for b in 0..self.blocks.len() {
-            let cx = cx!(self, b, t, x);
-            e += self.blocks[b].potential_energy(&cx);
-        }
-        e
-    }
 }
 
 impl HybridSystem for Model {

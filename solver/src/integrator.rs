@@ -1,5 +1,580 @@
-//! Placeholder, replaced by the integrator implementation.
-use crate::*;
-pub fn integrate<S: HybridSystem>(_sys: &mut S, _x: &mut [f64], _s: &Settings) -> Result<Outcome, Failure> {
-    unimplemented!()
+//! The hybrid step loop: adaptive (or fixed) Runge–Kutta steps between events, guard
+//! sampling and location on each accepted step's dense output, time events hit exactly,
+//! event handling with event iteration, chattering detection and output.
+//!
+//! ## Why not `ode_solvers::integrate` directly
+//! `ode_solvers`' own `integrate()` runs its loop to the end by itself: it gives no access to
+//! each step's dense output (needed to locate guard crossings inside a step), it cannot reset
+//! the state or restart after an event (the FSAL stage and the step-size history must be
+//! discarded), its `System::system(&self)` is immutable (our systems keep modes and caches
+//! and take `&mut self`), and it allocates nalgebra vectors on every step. So the step loop
+//! is written here, on flat `&[f64]` buffers allocated once; what `ode_solvers` exposes
+//! publicly and fits is reused: [`ode_solvers::controller::Controller`] does the PI step-size
+//! control, and its `Dopri5`/`Dop853`/`Rk4` serve as independent cross-checks in the tests.
+//!
+//! ## Conventions (beyond the contract in `system.rs`)
+//! * Guards are sampled after each accepted step at [`GUARD_SAMPLES`] equally spaced interior
+//!   points of the dense output plus the step end, so a guard that dips below zero and
+//!   back inside one step is still caught when the dip spans a sample.
+//! * The event instant is the right end of a bracket of width
+//!   `<= 1e-12 * max(1, |t|)` around the earliest crossing.
+//! * A step that ends at a time event emits `EventLeft` (not `Step`), a step that ends at
+//!   `stop_time` emits `Final` (not `Step`); the output grid point that coincides with
+//!   `stop_time` (within 1e-12 relative) is replaced by `Final`. Grid points at or before an
+//!   event instant are emitted (as `Interpolated`) before its `EventLeft`.
+//! * Time events at or after `stop_time` are not handled.
+//! * After every event the step size is re-initialised (`initial_step` if given, else
+//!   Hairer's automatic initial step) and the PI controller history is reset.
+//! * If the `Initial` handler call returns `Stop`, the `Initial` point is still emitted and
+//!   the run returns `Stopped` at `start_time` (no `Final`).
+//! * When a state event is located exactly at a pending time event, both are handled at that
+//!   instant (state call first, then the time call) between one `EventLeft`/`EventRight` pair.
+
+use std::collections::VecDeque;
+
+use ode_solvers::controller::Controller;
+
+use crate::locate::{crossed, locate, Bracket};
+use crate::stepper::{Kind, Stepper};
+use crate::{
+    EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome, OutputKind,
+    Settings, SolverError, Stats, Status,
+};
+
+/// Interior dense-output points (equally spaced) at which guards are sampled on every
+/// accepted step, in addition to the step end.
+pub const GUARD_SAMPLES: usize = 4;
+
+/// A step whose end falls within this relative distance of a time event or the stop time
+/// is stretched to end exactly there.
+const SNAP_REL: f64 = 1e-12;
+
+/// Relative width of the final event bracket.
+const LOCATE_REL: f64 = 1e-12;
+
+/// Largest preallocated chattering history (it grows beyond this only if
+/// `chatter_max_events` is larger, and then at most to `chatter_max_events + 1`).
+const CHATTER_PREALLOC: usize = 4096;
+
+/// An error and the last good time.
+type Fail = (SolverError, f64);
+
+/// Integrate `sys` from `settings.start_time` to `settings.stop_time`.
+///
+/// `x` holds the initial state on entry and the final state (at `end_time`) on return, also
+/// on failure (then the last good state). The trajectory goes to [`HybridSystem::output`].
+pub fn integrate<S: HybridSystem>(
+    sys: &mut S,
+    x: &mut [f64],
+    settings: &Settings,
+) -> Result<Outcome, Failure> {
+    if let Err(message) = validate(settings, sys.n_states(), x.len()) {
+        return Err(Failure {
+            error: SolverError::InvalidSettings { message },
+            end_time: settings.start_time,
+            stats: Stats::default(),
+        });
+    }
+    let mut run = Run::new(settings, sys.n_states(), sys.n_guards());
+    let result = run.execute(sys, x);
+    run.stats.rhs_evals = run.stepper.rhs_evals;
+    match result {
+        Ok((status, end_time)) => Ok(Outcome {
+            status,
+            end_time,
+            stats: run.stats,
+        }),
+        Err((error, end_time)) => Err(Failure {
+            error,
+            end_time,
+            stats: run.stats,
+        }),
+    }
+}
+
+fn validate(s: &Settings, n: usize, len: usize) -> Result<(), String> {
+    let pos = |v: f64| v > 0.0 && v.is_finite();
+    if !s.start_time.is_finite() || !s.stop_time.is_finite() {
+        return Err(format!(
+            "start_time ({}) and stop_time ({}) must be finite",
+            s.start_time, s.stop_time
+        ));
+    }
+    if s.stop_time <= s.start_time {
+        return Err(format!(
+            "stop_time ({}) must be greater than start_time ({})",
+            s.stop_time, s.start_time
+        ));
+    }
+    if !pos(s.rtol) || !pos(s.atol) {
+        return Err(format!(
+            "rtol ({}) and atol ({}) must be positive",
+            s.rtol, s.atol
+        ));
+    }
+    if let Method::Rk4 { step } = s.method {
+        if !pos(step) {
+            return Err(format!("rk4 step ({step}) must be positive"));
+        }
+    }
+    if s.max_step.is_nan() || s.max_step <= 0.0 {
+        return Err(format!("max_step ({}) must be positive", s.max_step));
+    }
+    if let Some(h) = s.initial_step {
+        if !pos(h) {
+            return Err(format!("initial_step ({h}) must be positive"));
+        }
+    }
+    if !(s.min_step_rel >= 0.0 && s.min_step_rel.is_finite()) {
+        return Err(format!("min_step_rel ({}) must be >= 0", s.min_step_rel));
+    }
+    if let Some(dt) = s.output_interval {
+        if !pos(dt) {
+            return Err(format!("output_interval ({dt}) must be positive"));
+        }
+    }
+    if s.max_event_iterations == 0 {
+        return Err("max_event_iterations must be at least 1".to_string());
+    }
+    if !(s.chatter_window >= 0.0 && s.chatter_window.is_finite()) {
+        return Err(format!(
+            "chatter_window ({}) must be >= 0",
+            s.chatter_window
+        ));
+    }
+    if s.chatter_max_events == 0 {
+        return Err("chatter_max_events must be at least 1".to_string());
+    }
+    if len != n {
+        return Err(format!(
+            "the state vector has {len} entries but the system has {n} states"
+        ));
+    }
+    Ok(())
+}
+
+/// A fresh PI controller with Hairer's default parameters for the method.
+fn controller(kind: Kind, h_max: f64) -> Controller<f64> {
+    match kind {
+        // DOPRI5: beta = 0.04, alpha = 0.2 - 0.75 beta, step ratio in [0.2, 10].
+        Kind::Dopri5 | Kind::Rk4 => Controller::new(0.17, 0.04, 10.0, 0.2, h_max, 0.9, 1.0),
+        // DOP853: beta = 0, alpha = 1/8, step ratio in [0.333, 6].
+        Kind::Dop853 => Controller::new(0.125, 0.0, 6.0, 0.333, h_max, 0.9, 1.0),
+    }
+}
+
+/// Tolerance scale `max(1, |t|)`.
+fn scale(t: f64) -> f64 {
+    t.abs().max(1.0)
+}
+
+fn first_non_finite(x: &[f64]) -> Option<usize> {
+    x.iter().position(|v| !v.is_finite())
+}
+
+/// All state of one run, allocated once.
+struct Run<'a> {
+    set: &'a Settings,
+    kind: Kind,
+    m: usize,
+    stepper: Stepper,
+    controller: Controller<f64>,
+    /// Guard values at the current step start / event instant.
+    g: Vec<f64>,
+    bracket: Bracket,
+    /// Per guard: non-negative at the step start, so a negative value later is a crossing.
+    armed: Vec<bool>,
+    /// Guard index list handed to the event handler.
+    neg: Vec<usize>,
+    /// Interpolated-state scratch.
+    xs: Vec<f64>,
+    /// Recent state events: (time, guard that triggered it).
+    chatter: VecDeque<(f64, usize)>,
+    stats: Stats,
+    /// Index `k` of the next output grid point `start + k*dt`.
+    next_grid: u64,
+}
+
+impl<'a> Run<'a> {
+    fn new(set: &'a Settings, n: usize, m: usize) -> Self {
+        let kind = match set.method {
+            Method::Dopri5 => Kind::Dopri5,
+            Method::Dop853 => Kind::Dop853,
+            Method::Rk4 { .. } => Kind::Rk4,
+        };
+        let cap = set
+            .chatter_max_events
+            .saturating_add(1)
+            .min(CHATTER_PREALLOC);
+        Run {
+            set,
+            kind,
+            m,
+            stepper: Stepper::new(kind, n, set.rtol, set.atol),
+            controller: controller(kind, Self::h_max(set)),
+            g: vec![0.0; m],
+            bracket: Bracket::new(m),
+            armed: vec![true; m],
+            neg: Vec::with_capacity(m),
+            xs: vec![0.0; n],
+            chatter: VecDeque::with_capacity(cap),
+            stats: Stats::default(),
+            next_grid: 1,
+        }
+    }
+
+    fn h_max(set: &Settings) -> f64 {
+        set.max_step.min(set.stop_time - set.start_time)
+    }
+
+    /// Fill `neg` with the guards negative in `g`.
+    fn collect_negatives(&mut self) {
+        self.neg.clear();
+        for (i, &gi) in self.g.iter().enumerate() {
+            if gi < 0.0 {
+                self.neg.push(i);
+            }
+        }
+    }
+
+    /// Call the handler with `kind` and the guards in `neg`, then iterate while guards are
+    /// negative. `calls` counts handler calls at this instant. On return `g` holds the
+    /// guards at `(t, x)` (unless stopped).
+    fn settle<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        x: &mut [f64],
+        mut kind: EventKind,
+        calls: &mut usize,
+    ) -> Result<EventAction, Fail> {
+        loop {
+            let action = sys
+                .handle_event(
+                    t,
+                    x,
+                    EventCause {
+                        kind,
+                        guards: &self.neg,
+                    },
+                )
+                .map_err(|e| {
+                    (
+                        SolverError::System {
+                            t,
+                            message: e.message,
+                        },
+                        t,
+                    )
+                })?;
+            *calls += 1;
+            if let Some(index) = first_non_finite(x) {
+                return Err((SolverError::NonFinite { t, index }, t));
+            }
+            if action == EventAction::Stop {
+                return Ok(EventAction::Stop);
+            }
+            if self.m > 0 {
+                sys.guards(t, x, &mut self.g);
+                self.stats.guard_evals += 1;
+            }
+            self.collect_negatives();
+            if self.neg.is_empty() {
+                return Ok(EventAction::Continue);
+            }
+            if *calls >= self.set.max_event_iterations {
+                let guards = self.neg.iter().map(|&i| sys.guard_name(i)).collect();
+                return Err((
+                    SolverError::EventIteration {
+                        t,
+                        iterations: *calls,
+                        guards,
+                    },
+                    t,
+                ));
+            }
+            kind = EventKind::Iteration;
+        }
+    }
+
+    /// Restart the integration at `(t, x)`: new `f0`, re-armed guards (from `g`), fresh
+    /// controller history.
+    fn restart<S: HybridSystem>(&mut self, sys: &mut S, t: f64, x: &[f64]) {
+        self.stepper.start(sys, t, x);
+        for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
+            *a = gi >= 0.0;
+        }
+        self.controller = controller(self.kind, Self::h_max(self.set));
+    }
+
+    /// Record a state event at `t` triggered by `guard`; fail if it makes the recent history
+    /// chatter.
+    fn chatter_check<S: HybridSystem>(
+        &mut self,
+        sys: &S,
+        t: f64,
+        guard: usize,
+    ) -> Result<(), Fail> {
+        let limit = self.set.chatter_max_events;
+        if self.chatter.len() > limit {
+            self.chatter.pop_front();
+        }
+        self.chatter.push_back((t, guard));
+        if self.chatter.len() > limit {
+            if let Some(&(t_old, _)) = self.chatter.front() {
+                if t - t_old <= self.set.chatter_window {
+                    let mut counts = vec![0usize; self.m];
+                    for &(_, gi) in &self.chatter {
+                        counts[gi] += 1;
+                    }
+                    let mut most = 0;
+                    for (i, &c) in counts.iter().enumerate() {
+                        if c > counts[most] {
+                            most = i;
+                        }
+                    }
+                    return Err((
+                        SolverError::Chattering {
+                            t,
+                            guard: sys.guard_name(most),
+                            count: self.chatter.len(),
+                            window: self.set.chatter_window,
+                        },
+                        t,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Emit the output grid points in `(step start, upto]` of the last accepted step
+    /// (`y0` = state at its start), except the one at `stop_time`.
+    fn emit_grid<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64], upto: f64) {
+        let Some(dt) = self.set.output_interval else {
+            return;
+        };
+        let stop = self.set.stop_time;
+        let stop_cut = stop - SNAP_REL * scale(stop);
+        loop {
+            let tg = self.set.start_time + self.next_grid as f64 * dt;
+            if tg > upto || tg >= stop_cut {
+                return;
+            }
+            self.stepper.ensure_dense(sys, y0);
+            self.stepper.dense(tg, &mut self.xs);
+            sys.output(tg, &self.xs, OutputKind::Interpolated);
+            self.next_grid += 1;
+        }
+    }
+
+    /// The main loop. Returns the status and end time, or the error and last good time.
+    fn execute<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        x: &mut [f64],
+    ) -> Result<(Status, f64), Fail> {
+        let set = self.set;
+        let stop = set.stop_time;
+        let mut t = set.start_time;
+        if let Some(index) = first_non_finite(x) {
+            return Err((SolverError::NonFinite { t, index }, t));
+        }
+
+        // Initial event call and iteration, then the initial point.
+        if self.m > 0 {
+            sys.guards(t, x, &mut self.g);
+            self.stats.guard_evals += 1;
+        }
+        self.collect_negatives();
+        let mut calls = 0;
+        let action = self.settle(sys, t, x, EventKind::Initial, &mut calls)?;
+        sys.output(t, x, OutputKind::Initial);
+        if action == EventAction::Stop {
+            return Ok((Status::Stopped, t));
+        }
+        self.restart(sys, t, x);
+
+        // Step size for the next attempt; `None` = (re)initialise.
+        let mut h_next: Option<f64> = None;
+        while t < stop {
+            let t_ev = sys.next_time_event(t);
+            if t_ev.is_nan() || t_ev <= t {
+                return Err((
+                    SolverError::System {
+                        t,
+                        message: format!(
+                            "next_time_event({t}) returned {t_ev}, which is not after t"
+                        ),
+                    },
+                    t,
+                ));
+            }
+            let (target, is_time_event) = if t_ev < stop {
+                (t_ev, true)
+            } else {
+                (stop, false)
+            };
+
+            let mut h = match (set.method, h_next) {
+                (Method::Rk4 { step }, _) => step,
+                (_, Some(h)) => h,
+                (_, None) => match set.initial_step {
+                    Some(h0) => h0,
+                    None => {
+                        let hmax = set.max_step.min(target - t);
+                        self.stepper.initial_step(sys, t, x, hmax)
+                    }
+                },
+            };
+            h = h.min(set.max_step);
+            let lands = t + h >= target - SNAP_REL * scale(target);
+            let t_end = if lands { target } else { t + h };
+            let h = t_end - t;
+            if !lands && (h.is_nan() || h < set.min_step_rel * scale(t)) {
+                return Err((SolverError::StepSizeUnderflow { t, h }, t));
+            }
+            if self.stats.steps + self.stats.rejected_steps >= set.max_steps {
+                return Err((
+                    SolverError::MaxSteps {
+                        t,
+                        max_steps: set.max_steps,
+                    },
+                    t,
+                ));
+            }
+
+            let err = self.stepper.attempt(sys, t, t_end, x);
+            if self.kind != Kind::Rk4 {
+                if !err.is_finite() {
+                    // NaN/inf in the trial: shrink hard and retry.
+                    self.stats.rejected_steps += 1;
+                    h_next = Some(0.2 * h);
+                    continue;
+                }
+                let mut h_new = h;
+                if !self.controller.accept(err, h, &mut h_new) {
+                    self.stats.rejected_steps += 1;
+                    h_next = Some(h_new);
+                    continue;
+                }
+                h_next = Some(h_new);
+            }
+            if let Some(index) = first_non_finite(self.stepper.y1()) {
+                return Err((SolverError::NonFinite { t: t_end, index }, t));
+            }
+            self.stats.steps += 1;
+            self.stepper.accepted(sys);
+
+            if self.m > 0 {
+                if let Some(tr) = self.detect(sys, x, t, t_end) {
+                    // ---- state event at tr ----
+                    // Grid points up to tr first (they use `xs` as scratch).
+                    self.emit_grid(sys, x, tr);
+                    self.stepper.dense(tr, &mut self.xs);
+                    self.neg.clear();
+                    for (i, (&gi, &a)) in self.bracket.hi.iter().zip(&self.armed).enumerate() {
+                        if a && gi < 0.0 {
+                            self.neg.push(i);
+                        }
+                    }
+                    let primary = self.neg.first().copied().unwrap_or(0);
+                    x.copy_from_slice(&self.xs);
+                    t = tr;
+                    sys.output(t, x, OutputKind::EventLeft);
+                    self.stats.events += 1;
+                    self.chatter_check(sys, t, primary)?;
+                    self.g.copy_from_slice(&self.bracket.hi);
+                    let mut calls = 0;
+                    let mut action = self.settle(sys, t, x, EventKind::State, &mut calls)?;
+                    if action == EventAction::Continue && is_time_event && t == target {
+                        self.collect_negatives();
+                        action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
+                    }
+                    sys.output(t, x, OutputKind::EventRight);
+                    if action == EventAction::Stop {
+                        return Ok((Status::Stopped, t));
+                    }
+                    self.restart(sys, t, x);
+                    h_next = None;
+                    continue;
+                }
+            }
+
+            // ---- no state event: accept the step as a whole ----
+            self.emit_grid(sys, x, t_end);
+            if set.output_interval.is_none() && !lands {
+                sys.output(t_end, self.stepper.y1(), OutputKind::Step);
+            }
+            x.copy_from_slice(self.stepper.y1());
+            t = t_end;
+            self.stepper.advance();
+            if self.m > 0 {
+                std::mem::swap(&mut self.g, &mut self.bracket.lo);
+                for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
+                    *a = gi >= 0.0;
+                }
+            }
+            if lands && is_time_event {
+                // ---- time event at t (bit-exactly the time returned by next_time_event) ----
+                sys.output(t, x, OutputKind::EventLeft);
+                self.stats.events += 1;
+                self.collect_negatives();
+                let mut calls = 0;
+                let action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
+                sys.output(t, x, OutputKind::EventRight);
+                if action == EventAction::Stop {
+                    return Ok((Status::Stopped, t));
+                }
+                self.restart(sys, t, x);
+                h_next = None;
+            }
+        }
+        sys.output(t, x, OutputKind::Final);
+        Ok((Status::Completed, t))
+    }
+
+    /// Sample the guards on the accepted step `[t0, t1]` (`y0` = state at `t0`) and locate
+    /// the earliest crossing. Returns the event instant; then `bracket.hi` holds the guards
+    /// there. Without a crossing, `bracket.lo` holds the guards at `t1`.
+    fn detect<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        y0: &[f64],
+        t0: f64,
+        t1: f64,
+    ) -> Option<f64> {
+        self.stepper.ensure_dense(sys, y0);
+        let h = t1 - t0;
+        self.bracket.lo.copy_from_slice(&self.g);
+        let mut tl = t0;
+        let mut found = None;
+        for j in 1..=GUARD_SAMPLES + 1 {
+            let tj = if j == GUARD_SAMPLES + 1 {
+                t1
+            } else {
+                t0 + (j as f64 / (GUARD_SAMPLES + 1) as f64) * h
+            };
+            self.stepper.dense(tj, &mut self.xs);
+            sys.guards(tj, &self.xs, &mut self.bracket.hi);
+            self.stats.guard_evals += 1;
+            if crossed(&self.bracket.hi, &self.armed) {
+                found = Some((tl, tj));
+                break;
+            }
+            std::mem::swap(&mut self.bracket.lo, &mut self.bracket.hi);
+            tl = tj;
+        }
+        let (a, b) = found?;
+        let tol = LOCATE_REL * scale(b);
+        let stepper = &self.stepper;
+        let xs = &mut self.xs;
+        let evals = &mut self.stats.guard_evals;
+        let tr = locate(a, b, tol, &mut self.bracket, &self.armed, |tm, g| {
+            stepper.dense(tm, xs);
+            sys.guards(tm, xs, g);
+            *evals += 1;
+        });
+        Some(tr)
+    }
 }

@@ -11,7 +11,10 @@ mod system;
 pub use system::{EventAction, EventCause, EventKind, HybridSystem, OutputKind, SystemError};
 
 mod integrator;
-pub use integrator::integrate;
+mod locate;
+mod stepper;
+mod tableau;
+pub use integrator::{integrate, GUARD_SAMPLES};
 
 /// The time-stepping method.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,9 +129,18 @@ pub enum SolverError {
     #[error("step size underflow at t = {t} s (h = {h:e} s); the model is probably stiff or discontinuous here; loosen rtol/atol, or check for a discontinuity that is not declared as an event")]
     StepSizeUnderflow { t: f64, h: f64 },
     #[error("chattering at t = {t} s: {count} events within {window} s, most from guard '{guard}'; the model switches mode endlessly there")]
-    Chattering { t: f64, guard: String, count: usize, window: f64 },
+    Chattering {
+        t: f64,
+        guard: String,
+        count: usize,
+        window: f64,
+    },
     #[error("event iteration did not settle at t = {t} s after {iterations} handler calls; guards still violated: {}", guards.join(", "))]
-    EventIteration { t: f64, iterations: usize, guards: Vec<String> },
+    EventIteration {
+        t: f64,
+        iterations: usize,
+        guards: Vec<String>,
+    },
     #[error("at t = {t} s: {message}")]
     System { t: f64, message: String },
     #[error("non-finite state at t = {t} s (state index {index}); the model diverged")]

@@ -1,0 +1,435 @@
+//! One-step Runge–Kutta kernels with dense output: DOPRI5, DOP853 and classic RK4.
+//!
+//! A [`Stepper`] owns every stage and scratch buffer (allocated once in [`Stepper::new`]),
+//! so taking a step, building the dense output and interpolating never allocate.
+//!
+//! Protocol used by the integrator, for one step from `(t0, y0)` to `t1 = t0 + h`:
+//! 1. [`Stepper::start`] once after every (re)start: evaluates `f0 = f(t0, y0)`.
+//! 2. [`Stepper::attempt`] computes the candidate `y1` and returns the scaled error
+//!    (Hairer's RMS norm, `sk = atol + rtol*max(|y0|,|y1|)`; `0` for RK4).
+//! 3. After acceptance, [`Stepper::accepted`] computes `f(t1, y1)` where the method does not
+//!    already have it (DOP853, RK4). The dense output is built lazily on first use by
+//!    [`Stepper::ensure_dense`] (DOP853 needs three extra stages for it, which are skipped on
+//!    steps where nobody interpolates) and evaluated with [`Stepper::dense`].
+//! 4. [`Stepper::advance`] makes `f(t1, y1)` the `f0` of the next step (FSAL).
+
+// The kernels index several parallel arrays (y0, y1, stages, coefficients) by component;
+// explicit index loops read like the formulas.
+#![allow(clippy::needless_range_loop)]
+
+use crate::system::HybridSystem;
+use crate::tableau::{dop853, dopri5};
+
+/// Which kernel a [`Stepper`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dopri5,
+    Dop853,
+    Rk4,
+}
+
+impl Kind {
+    /// Number of stage vectors kept.
+    fn stages(self) -> usize {
+        match self {
+            Kind::Dopri5 => dopri5::STAGES,
+            Kind::Dop853 => dop853::STAGES,
+            // k1..k4 plus f(t1, y1) for the Hermite dense output / next k1.
+            Kind::Rk4 => 5,
+        }
+    }
+
+    /// Number of dense-output coefficient vectors.
+    fn dense_coeffs(self) -> usize {
+        match self {
+            Kind::Dopri5 => 5,
+            Kind::Dop853 => 8,
+            Kind::Rk4 => 4,
+        }
+    }
+
+    /// Index of the stage holding `f(t1, y1)` after an accepted step.
+    fn end_stage(self) -> usize {
+        match self {
+            Kind::Dopri5 => dopri5::STAGES - 1,
+            Kind::Dop853 => dop853::END,
+            Kind::Rk4 => 4,
+        }
+    }
+
+    /// Order used by the initial-step heuristic.
+    pub(crate) fn order(self) -> i32 {
+        match self {
+            Kind::Dopri5 => 5,
+            Kind::Dop853 => 8,
+            Kind::Rk4 => 4,
+        }
+    }
+}
+
+/// Stage buffers, candidate state and dense output of one method.
+pub(crate) struct Stepper {
+    kind: Kind,
+    n: usize,
+    rtol: f64,
+    atol: f64,
+    /// Stage derivatives, flat: stage `s` is `k[s*n..(s+1)*n]`; stage 0 is `f(t0, y0)`.
+    k: Vec<f64>,
+    /// Stage argument scratch.
+    ytmp: Vec<f64>,
+    /// Candidate (after acceptance: accepted) state at `t1`.
+    y1: Vec<f64>,
+    /// Dense-output coefficients, flat, `dense_coeffs()` vectors of length `n`.
+    cont: Vec<f64>,
+    t0: f64,
+    t1: f64,
+    h: f64,
+    dense_ready: bool,
+    /// Right-hand-side evaluations made by this stepper.
+    pub(crate) rhs_evals: u64,
+}
+
+fn rhs<S: HybridSystem>(sys: &mut S, evals: &mut u64, t: f64, y: &[f64], dy: &mut [f64]) {
+    *evals += 1;
+    sys.derivatives(t, y, dy);
+}
+
+impl Stepper {
+    pub(crate) fn new(kind: Kind, n: usize, rtol: f64, atol: f64) -> Self {
+        Stepper {
+            kind,
+            n,
+            rtol,
+            atol,
+            k: vec![0.0; kind.stages() * n],
+            ytmp: vec![0.0; n],
+            y1: vec![0.0; n],
+            cont: vec![0.0; kind.dense_coeffs() * n],
+            t0: 0.0,
+            t1: 0.0,
+            h: 0.0,
+            dense_ready: false,
+            rhs_evals: 0,
+        }
+    }
+
+    /// The state at the end of the last attempted step.
+    pub(crate) fn y1(&self) -> &[f64] {
+        &self.y1
+    }
+
+    /// (Re)start at `(t, y)`: evaluate `f0`.
+    pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
+        let n = self.n;
+        rhs(sys, &mut self.rhs_evals, t, y, &mut self.k[..n]);
+        self.dense_ready = false;
+    }
+
+    /// Hairer's `HINIT`: a first step from `(t, y)` with `f0` already evaluated, at most `hmax`.
+    pub(crate) fn initial_step<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        hmax: f64,
+    ) -> f64 {
+        let n = self.n;
+        let (mut dnf, mut dny) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            let sk = self.atol + self.rtol * y[i].abs();
+            dnf += (self.k[i] / sk).powi(2);
+            dny += (y[i] / sk).powi(2);
+        }
+        let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
+            1e-6
+        } else {
+            (dny / dnf).sqrt() * 0.01
+        };
+        h = h.min(hmax);
+        // One explicit Euler step to estimate the second derivative.
+        for i in 0..n {
+            self.ytmp[i] = y[i] + h * self.k[i];
+        }
+        // Use the dense coefficient storage as scratch for f(t+h, ytmp): it is rebuilt
+        // before any interpolation.
+        let (f1, _) = self.cont.split_at_mut(n);
+        rhs(sys, &mut self.rhs_evals, t + h, &self.ytmp, f1);
+        self.dense_ready = false;
+        let mut der2 = 0.0f64;
+        for i in 0..n {
+            let sk = self.atol + self.rtol * y[i].abs();
+            der2 += ((f1[i] - self.k[i]) / sk).powi(2);
+        }
+        der2 = der2.sqrt() / h;
+        let der12 = der2.abs().max(dnf.sqrt());
+        let h1 = if der12 <= 1e-15 || !der12.is_finite() {
+            1e-6f64.max(h * 1e-3)
+        } else {
+            (0.01 / der12).powf(1.0 / f64::from(self.kind.order()))
+        };
+        (100.0 * h).min(h1).min(hmax)
+    }
+
+    /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the first `a.len()` stages.
+    fn combine(ytmp: &mut [f64], y0: &[f64], k: &[f64], n: usize, h: f64, a: &[f64]) {
+        ytmp.copy_from_slice(y0);
+        for (j, &aj) in a.iter().enumerate() {
+            if aj == 0.0 {
+                continue;
+            }
+            let c = h * aj;
+            let kj = &k[j * n..(j + 1) * n];
+            for (yi, &ki) in ytmp.iter_mut().zip(kj) {
+                *yi += c * ki;
+            }
+        }
+    }
+
+    /// Attempt a step from `(t0, y0)` to `t1` (`h = t1 - t0`). Returns the scaled error
+    /// norm (`<= 1` acceptable; `0` for RK4, which has no estimate).
+    pub(crate) fn attempt<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t0: f64,
+        t1: f64,
+        y0: &[f64],
+    ) -> f64 {
+        let n = self.n;
+        let h = t1 - t0;
+        self.t0 = t0;
+        self.t1 = t1;
+        self.h = h;
+        self.dense_ready = false;
+        match self.kind {
+            Kind::Dopri5 => {
+                for s in 1..dopri5::STAGES {
+                    let ts = if dopri5::C[s] == 1.0 {
+                        t1
+                    } else {
+                        t0 + dopri5::C[s] * h
+                    };
+                    let (done, rest) = self.k.split_at_mut(s * n);
+                    let arg: &mut Vec<f64> = if s == dopri5::STAGES - 1 {
+                        &mut self.y1
+                    } else {
+                        &mut self.ytmp
+                    };
+                    Self::combine(arg, y0, done, n, h, &dopri5::A[s][..s]);
+                    rhs(sys, &mut self.rhs_evals, ts, arg, &mut rest[..n]);
+                }
+                if n == 0 {
+                    return 0.0;
+                }
+                let mut err = 0.0f64;
+                for i in 0..n {
+                    let mut e = 0.0;
+                    for (s, &es) in dopri5::E.iter().enumerate() {
+                        if es != 0.0 {
+                            e += es * self.k[s * n + i];
+                        }
+                    }
+                    let sk = self.atol + self.rtol * y0[i].abs().max(self.y1[i].abs());
+                    err += (h * e / sk).powi(2);
+                }
+                (err / n as f64).sqrt()
+            }
+            Kind::Dop853 => {
+                for s in 1..dop853::STEP_STAGES {
+                    let ts = if s == dop853::STEP_STAGES - 1 {
+                        t1
+                    } else {
+                        t0 + dop853::C[s] * h
+                    };
+                    let (done, rest) = self.k.split_at_mut(s * n);
+                    Self::combine(&mut self.ytmp, y0, done, n, h, &dop853::A[s][..s]);
+                    rhs(sys, &mut self.rhs_evals, ts, &self.ytmp, &mut rest[..n]);
+                }
+                Self::combine(&mut self.y1, y0, &self.k, n, h, &dop853::B);
+                if n == 0 {
+                    return 0.0;
+                }
+                let (mut err5, mut err3) = (0.0f64, 0.0f64);
+                for i in 0..n {
+                    let k = |s: usize| self.k[s * n + i];
+                    let mut bsum = 0.0;
+                    let mut e5 = 0.0;
+                    for s in 0..dop853::STEP_STAGES {
+                        bsum += dop853::B[s] * k(s);
+                        e5 += dop853::ER[s] * k(s);
+                    }
+                    let e3 = bsum
+                        - dop853::BHH[0] * k(0)
+                        - dop853::BHH[1] * k(8)
+                        - dop853::BHH[2] * k(11);
+                    let sk = self.atol + self.rtol * y0[i].abs().max(self.y1[i].abs());
+                    err5 += (e5 / sk).powi(2);
+                    err3 += (e3 / sk).powi(2);
+                }
+                let mut deno = err5 + 0.01 * err3;
+                if deno <= 0.0 {
+                    deno = 1.0;
+                }
+                h.abs() * err5 * (1.0 / (n as f64 * deno)).sqrt()
+            }
+            Kind::Rk4 => {
+                let tm = t0 + 0.5 * h;
+                let (k0, rest) = self.k.split_at_mut(n);
+                let (k1, rest) = rest.split_at_mut(n);
+                let (k2, rest) = rest.split_at_mut(n);
+                let k3 = &mut rest[..n];
+                for i in 0..n {
+                    self.ytmp[i] = y0[i] + 0.5 * h * k0[i];
+                }
+                rhs(sys, &mut self.rhs_evals, tm, &self.ytmp, k1);
+                for i in 0..n {
+                    self.ytmp[i] = y0[i] + 0.5 * h * k1[i];
+                }
+                rhs(sys, &mut self.rhs_evals, tm, &self.ytmp, k2);
+                for i in 0..n {
+                    self.ytmp[i] = y0[i] + h * k2[i];
+                }
+                rhs(sys, &mut self.rhs_evals, t1, &self.ytmp, k3);
+                for i in 0..n {
+                    self.y1[i] = y0[i] + h / 6.0 * (k0[i] + 2.0 * k1[i] + 2.0 * k2[i] + k3[i]);
+                }
+                0.0
+            }
+        }
+    }
+
+    /// Finish an accepted step: make sure `f(t1, y1)` is available.
+    pub(crate) fn accepted<S: HybridSystem>(&mut self, sys: &mut S) {
+        let n = self.n;
+        match self.kind {
+            Kind::Dopri5 => {} // FSAL: stage 7 already is f(t1, y1).
+            Kind::Dop853 | Kind::Rk4 => {
+                let e = self.kind.end_stage();
+                rhs(
+                    sys,
+                    &mut self.rhs_evals,
+                    self.t1,
+                    &self.y1,
+                    &mut self.k[e * n..(e + 1) * n],
+                );
+            }
+        }
+    }
+
+    /// Build the dense output of the last accepted step (idempotent; `y0` is the state at
+    /// the step start).
+    pub(crate) fn ensure_dense<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
+        if self.dense_ready {
+            return;
+        }
+        self.dense_ready = true;
+        let n = self.n;
+        let h = self.h;
+        let e = self.kind.end_stage();
+        match self.kind {
+            Kind::Dopri5 => {
+                for i in 0..n {
+                    let ydiff = self.y1[i] - y0[i];
+                    let bspl = h * self.k[i] - ydiff;
+                    self.cont[i] = y0[i];
+                    self.cont[n + i] = ydiff;
+                    self.cont[2 * n + i] = bspl;
+                    self.cont[3 * n + i] = ydiff - h * self.k[e * n + i] - bspl;
+                    let mut d = 0.0;
+                    for (s, &ds) in dopri5::D.iter().enumerate() {
+                        if ds != 0.0 {
+                            d += ds * self.k[s * n + i];
+                        }
+                    }
+                    self.cont[4 * n + i] = h * d;
+                }
+            }
+            Kind::Dop853 => {
+                // Three extra stages (14..16 in Hairer's numbering).
+                for s in dop853::END + 1..dop853::STAGES {
+                    let ts = self.t0 + dop853::C[s] * h;
+                    let (done, rest) = self.k.split_at_mut(s * n);
+                    Self::combine(&mut self.ytmp, y0, done, n, h, &dop853::A[s][..s]);
+                    rhs(sys, &mut self.rhs_evals, ts, &self.ytmp, &mut rest[..n]);
+                }
+                for i in 0..n {
+                    let ydiff = self.y1[i] - y0[i];
+                    let bspl = h * self.k[i] - ydiff;
+                    self.cont[i] = y0[i];
+                    self.cont[n + i] = ydiff;
+                    self.cont[2 * n + i] = bspl;
+                    self.cont[3 * n + i] = ydiff - h * self.k[e * n + i] - bspl;
+                    for (r, drow) in dop853::D.iter().enumerate() {
+                        let mut d = 0.0;
+                        for (s, &ds) in drow.iter().enumerate() {
+                            if ds != 0.0 {
+                                d += ds * self.k[s * n + i];
+                            }
+                        }
+                        self.cont[(4 + r) * n + i] = h * d;
+                    }
+                }
+            }
+            Kind::Rk4 => {
+                for i in 0..n {
+                    self.cont[i] = y0[i];
+                    self.cont[n + i] = h * self.k[i];
+                    self.cont[2 * n + i] = self.y1[i];
+                    self.cont[3 * n + i] = h * self.k[e * n + i];
+                }
+            }
+        }
+    }
+
+    /// The dense output at `t` inside the last accepted step (built by `ensure_dense`).
+    /// The end point itself returns `y1` bit-exactly.
+    pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
+        debug_assert!(self.dense_ready);
+        if t == self.t1 {
+            out.copy_from_slice(&self.y1);
+            return;
+        }
+        let n = self.n;
+        let th = (t - self.t0) / self.h;
+        let th1 = 1.0 - th;
+        let c = &self.cont;
+        match self.kind {
+            Kind::Dopri5 => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = c[i]
+                        + th * (c[n + i]
+                            + th1 * (c[2 * n + i] + th * (c[3 * n + i] + th1 * c[4 * n + i])));
+                }
+            }
+            Kind::Dop853 => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let conpar = c[4 * n + i]
+                        + th * (c[5 * n + i] + th1 * (c[6 * n + i] + th * c[7 * n + i]));
+                    *o = c[i]
+                        + th * (c[n + i]
+                            + th1 * (c[2 * n + i] + th * (c[3 * n + i] + th1 * conpar)));
+                }
+            }
+            Kind::Rk4 => {
+                // Cubic Hermite on (y0, h f0, y1, h f1).
+                let th2 = th * th;
+                let th3 = th2 * th;
+                let h00 = 2.0 * th3 - 3.0 * th2 + 1.0;
+                let h10 = th3 - 2.0 * th2 + th;
+                let h01 = -2.0 * th3 + 3.0 * th2;
+                let h11 = th3 - th2;
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = h00 * c[i] + h10 * c[n + i] + h01 * c[2 * n + i] + h11 * c[3 * n + i];
+                }
+            }
+        }
+    }
+
+    /// Move to the next step: `f(t1, y1)` becomes `f0`.
+    pub(crate) fn advance(&mut self) {
+        let n = self.n;
+        let e = self.kind.end_stage();
+        let (k0, rest) = self.k.split_at_mut(n);
+        k0.copy_from_slice(&rest[(e - 1) * n..e * n]);
+        self.dense_ready = false;
+    }
+}

@@ -1,0 +1,412 @@
+//! Shared test problems (small `HybridSystem` impls with analytic reference solutions) and
+//! the harness that runs them and records every output point.
+#![allow(dead_code)]
+
+use drivelink_solver::{
+    integrate, EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome,
+    OutputKind, Settings, SystemError,
+};
+
+/// Every output point of a run.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Recorder {
+    pub t: Vec<f64>,
+    pub x: Vec<Vec<f64>>,
+    pub kind: Vec<OutputKind>,
+}
+
+impl Recorder {
+    pub fn push(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.t.push(t);
+        self.x.push(x.to_vec());
+        self.kind.push(kind);
+    }
+    /// Bit patterns of all times and states (for determinism checks).
+    pub fn bits(&self) -> Vec<u64> {
+        let mut b: Vec<u64> = self.t.iter().map(|v| v.to_bits()).collect();
+        for x in &self.x {
+            b.extend(x.iter().map(|v| v.to_bits()));
+        }
+        b
+    }
+    /// Indices of outputs of `kind`.
+    pub fn of(&self, kind: OutputKind) -> Vec<usize> {
+        (0..self.kind.len())
+            .filter(|&i| self.kind[i] == kind)
+            .collect()
+    }
+}
+
+/// The three methods with the RK4 step used throughout the tests.
+pub fn methods() -> [Method; 3] {
+    [Method::Dopri5, Method::Dop853, Method::Rk4 { step: 1e-2 }]
+}
+
+/// One handler call: time, kind, guards, state on entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub t: f64,
+    pub kind: EventKind,
+    pub guards: Vec<usize>,
+    pub x: Vec<f64>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Smooth problems with analytic solutions (no guards, no events).
+
+pub struct Ode {
+    pub name: &'static str,
+    pub n: usize,
+    pub f: fn(f64, &[f64], &mut [f64]),
+    pub exact: fn(f64) -> Vec<f64>,
+    pub rec: Recorder,
+}
+
+impl HybridSystem for Ode {
+    fn n_states(&self) -> usize {
+        self.n
+    }
+    fn n_guards(&self) -> usize {
+        0
+    }
+    fn derivatives(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
+        (self.f)(t, x, dx)
+    }
+    fn guards(&mut self, _t: f64, _x: &[f64], _g: &mut [f64]) {}
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        _t: f64,
+        _x: &mut [f64],
+        _c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        format!("g{i}")
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+/// x' = -x/2, x(0) = 1.
+pub fn decay() -> Ode {
+    Ode {
+        name: "decay",
+        n: 1,
+        f: |_t, x, dx| dx[0] = -0.5 * x[0],
+        exact: |t| vec![(-0.5 * t).exp()],
+        rec: Recorder::default(),
+    }
+}
+
+/// x'' = -4 x, x(0) = 1, x'(0) = 0 (omega = 2).
+pub fn oscillator() -> Ode {
+    Ode {
+        name: "oscillator",
+        n: 2,
+        f: |_t, x, dx| {
+            dx[0] = x[1];
+            dx[1] = -4.0 * x[0];
+        },
+        exact: |t| vec![(2.0 * t).cos(), -2.0 * (2.0 * t).sin()],
+        rec: Recorder::default(),
+    }
+}
+
+pub fn smooth_problems() -> Vec<Ode> {
+    vec![decay(), oscillator()]
+}
+
+impl Ode {
+    /// Largest error over all recorded points against the analytic solution.
+    pub fn max_error(&self) -> f64 {
+        let mut e = 0.0f64;
+        for (t, x) in self.rec.t.iter().zip(&self.rec.x) {
+            let ex = (self.exact)(*t);
+            for (a, b) in x.iter().zip(&ex) {
+                e = e.max((a - b).abs());
+            }
+        }
+        e
+    }
+    pub fn x0(&self) -> Vec<f64> {
+        (self.exact)(0.0)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bouncing ball: x = [height, velocity], guard = height, restitution e.
+
+pub struct Ball {
+    pub g: f64,
+    pub e: f64,
+    pub stop_at_first: bool,
+    pub impacts: Vec<f64>,
+    pub rec: Recorder,
+}
+
+impl Ball {
+    pub fn new(e: f64) -> Self {
+        Ball {
+            g: 9.81,
+            e,
+            stop_at_first: false,
+            impacts: vec![],
+            rec: Recorder::default(),
+        }
+    }
+    /// Closed-form impact times from rest at height `h0`, the first `k` of them.
+    pub fn exact_impacts(&self, h0: f64, k: usize) -> Vec<f64> {
+        let t1 = (2.0 * h0 / self.g).sqrt();
+        let v1 = self.g * t1;
+        let mut out = vec![t1];
+        let mut v = v1 * self.e;
+        while out.len() < k {
+            let last = out[out.len() - 1];
+            out.push(last + 2.0 * v / self.g);
+            v *= self.e;
+        }
+        out
+    }
+}
+
+impl HybridSystem for Ball {
+    fn n_states(&self) -> usize {
+        2
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        dx[0] = x[1];
+        dx[1] = -self.g;
+    }
+    fn guards(&mut self, _t: f64, x: &[f64], g: &mut [f64]) {
+        g[0] = x[0];
+    }
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if c.kind == EventKind::State {
+            self.impacts.push(t);
+            if self.stop_at_first {
+                return Ok(EventAction::Stop);
+            }
+            // Project onto the floor (the event point is just below it) and bounce.
+            x[0] = 0.0;
+            x[1] *= -self.e;
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "ball.floor".into()
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Time events on x' = -x, with a list of event times.
+
+pub struct Timed {
+    pub times: Vec<f64>,
+    pub calls: Vec<Call>,
+    pub stop_at: Option<f64>,
+    pub rec: Recorder,
+}
+
+impl HybridSystem for Timed {
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn n_guards(&self) -> usize {
+        0
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        dx[0] = -x[0];
+    }
+    fn guards(&mut self, _t: f64, _x: &[f64], _g: &mut [f64]) {}
+    fn next_time_event(&self, t: f64) -> f64 {
+        self.times
+            .iter()
+            .copied()
+            .find(|&te| te > t)
+            .unwrap_or(f64::INFINITY)
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        self.calls.push(Call {
+            t,
+            kind: c.kind,
+            guards: c.guards.to_vec(),
+            x: x.to_vec(),
+        });
+        if c.kind == EventKind::Time {
+            x[0] += 1.0; // a state reset
+        }
+        if self.stop_at == Some(t) {
+            return Ok(EventAction::Stop);
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        format!("g{i}")
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A configurable system: rhs and guards by function pointer; the handler records the call
+// and returns `action` (it changes nothing).
+
+pub struct Custom {
+    pub n: usize,
+    pub m: usize,
+    pub f: fn(f64, &[f64], &mut [f64]),
+    pub guard: fn(f64, &[f64], &mut [f64]),
+    pub action: EventAction,
+    pub calls: Vec<Call>,
+    pub rec: Recorder,
+}
+
+impl Custom {
+    pub fn new(
+        n: usize,
+        m: usize,
+        f: fn(f64, &[f64], &mut [f64]),
+        guard: fn(f64, &[f64], &mut [f64]),
+        action: EventAction,
+    ) -> Self {
+        Custom {
+            n,
+            m,
+            f,
+            guard,
+            action,
+            calls: vec![],
+            rec: Recorder::default(),
+        }
+    }
+}
+
+impl HybridSystem for Custom {
+    fn n_states(&self) -> usize {
+        self.n
+    }
+    fn n_guards(&self) -> usize {
+        self.m
+    }
+    fn derivatives(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
+        (self.f)(t, x, dx)
+    }
+    fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
+        (self.guard)(t, x, g)
+    }
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        self.calls.push(Call {
+            t,
+            kind: c.kind,
+            guards: c.guards.to_vec(),
+            x: x.to_vec(),
+        });
+        if c.kind == EventKind::Initial {
+            return Ok(EventAction::Continue);
+        }
+        Ok(self.action)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        format!("custom.g{i}")
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Relay without hysteresis: x' = -mode, guard mode*x >= 0, the handler flips the mode.
+
+pub struct Relay {
+    pub mode: f64,
+    pub rec: Recorder,
+}
+
+impl HybridSystem for Relay {
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn derivatives(&mut self, _t: f64, _x: &[f64], dx: &mut [f64]) {
+        dx[0] = -self.mode;
+    }
+    fn guards(&mut self, _t: f64, x: &[f64], g: &mut [f64]) {
+        g[0] = self.mode * x[0];
+    }
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        _t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if c.kind == EventKind::Initial {
+            self.mode = if x[0] >= 0.0 { 1.0 } else { -1.0 };
+        } else if !c.guards.is_empty() {
+            self.mode = -self.mode;
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "relay.sign".into()
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+/// Run `sys` from `x0` with `settings`, returning the result and the final state.
+pub fn run<S: HybridSystem>(
+    sys: &mut S,
+    x0: &[f64],
+    settings: &Settings,
+) -> (Result<Outcome, Failure>, Vec<f64>) {
+    let mut x = x0.to_vec();
+    let r = integrate(sys, &mut x, settings);
+    (r, x)
+}
+
+pub fn settings(method: Method, stop: f64) -> Settings {
+    Settings {
+        method,
+        stop_time: stop,
+        ..Settings::default()
+    }
+}

@@ -1,0 +1,323 @@
+//! State events, time events, stops, grid output around events, determinism.
+
+mod common;
+use common::*;
+use drivelink_solver::{EventAction, EventKind, Method, OutputKind, Settings, Status};
+
+#[test]
+fn bouncing_ball_impacts_match_closed_form() {
+    for method in methods() {
+        for interval in [None, Some(0.01)] {
+            let mut b = Ball::new(0.8);
+            let s = Settings {
+                output_interval: interval,
+                ..settings(method, 3.0)
+            };
+            let (r, _) = run(&mut b, &[1.0, 0.0], &s);
+            let out = r.unwrap_or_else(|f| panic!("{method:?}: {}", f.error));
+            assert_eq!(out.status, Status::Completed);
+            let exact = b.exact_impacts(1.0, 6);
+            assert_eq!(b.impacts.len(), 6, "{method:?}: {:?}", b.impacts);
+            assert_eq!(out.stats.events, 6);
+            for (t, te) in b.impacts.iter().zip(&exact) {
+                assert!((t - te).abs() < 1e-10, "{method:?}: impact {t} vs {te}");
+                // The event instant is just past the crossing.
+                assert!(*t >= te - 1e-12);
+            }
+            // Each impact is an EventLeft/EventRight pair: height just below 0 on the left,
+            // projected to 0 with reversed velocity on the right.
+            let left = b.rec.of(OutputKind::EventLeft);
+            assert_eq!(left.len(), 6);
+            for &i in &left {
+                assert_eq!(b.rec.kind[i + 1], OutputKind::EventRight);
+                assert_eq!(b.rec.t[i], b.rec.t[i + 1]);
+                assert!(b.rec.x[i][0] < 0.0 && b.rec.x[i][0] > -1e-10);
+                assert_eq!(b.rec.x[i + 1][0], 0.0);
+                assert!(b.rec.x[i + 1][1] > 0.0);
+            }
+            // Outputs are in non-decreasing time order.
+            assert!(b.rec.t.windows(2).all(|w| w[0] <= w[1]));
+            // The height never goes (noticeably) below the floor at any output point.
+            assert!(b.rec.x.iter().all(|x| x[0] > -1e-10));
+        }
+    }
+}
+
+#[test]
+fn time_events_hit_bit_exactly() {
+    let times = vec![0.1 * 3.0, 1.0 / 3.0, 0.7, 2.0f64.sqrt(), 2.5];
+    for method in methods() {
+        for interval in [None, Some(0.1)] {
+            let mut sys = Timed {
+                times: times.clone(),
+                calls: vec![],
+                stop_at: None,
+                rec: Recorder::default(),
+            };
+            let s = Settings {
+                output_interval: interval,
+                ..settings(method, 2.5)
+            };
+            let (r, _) = run(&mut sys, &[1.0], &s);
+            let out = r.unwrap_or_else(|f| panic!("{method:?}: {}", f.error));
+            assert_eq!(out.status, Status::Completed);
+            let seen: Vec<f64> = sys
+                .calls
+                .iter()
+                .filter(|c| c.kind == EventKind::Time)
+                .map(|c| c.t)
+                .collect();
+            // The event at stop_time itself is not handled.
+            assert_eq!(seen, times[..4].to_vec(), "{method:?}");
+            assert_eq!(out.stats.events, 4);
+            for &te in &times[..4] {
+                let i = sys
+                    .rec
+                    .t
+                    .iter()
+                    .zip(&sys.rec.kind)
+                    .position(|(&t, &k)| t == te && k == OutputKind::EventLeft)
+                    .expect("EventLeft at the event time");
+                assert_eq!(sys.rec.kind[i + 1], OutputKind::EventRight);
+                assert_eq!(sys.rec.t[i + 1], te);
+                // The reset is visible on the right.
+                assert!((sys.rec.x[i + 1][0] - sys.rec.x[i][0] - 1.0).abs() < 1e-15);
+            }
+            // The solution with resets against the analytic piecewise solution.
+            let mut x = 1.0f64;
+            let mut t0 = 0.0;
+            for &te in &times[..4] {
+                x = x * (-(te - t0)).exp() + 1.0;
+                t0 = te;
+            }
+            let exact_end = x * (-(2.5 - t0)).exp();
+            let got = sys.rec.x.last().unwrap().clone();
+            let tol = if matches!(method, Method::Rk4 { .. }) {
+                1e-8
+            } else {
+                1e-5
+            };
+            assert!(
+                (got[0] - exact_end).abs() < tol,
+                "{method:?}: {} vs {exact_end}",
+                got[0]
+            );
+            assert_eq!(*sys.rec.kind.last().unwrap(), OutputKind::Final);
+            assert_eq!(*sys.rec.t.last().unwrap(), 2.5);
+        }
+    }
+}
+
+#[test]
+fn grid_points_around_events() {
+    // A time event on a grid point: the grid point is emitted (left value) before the pair.
+    let mut sys = Timed {
+        times: vec![0.5],
+        calls: vec![],
+        stop_at: None,
+        rec: Recorder::default(),
+    };
+    let s = Settings {
+        output_interval: Some(0.25),
+        ..settings(Method::Dopri5, 1.0)
+    };
+    let (r, _) = run(&mut sys, &[1.0], &s);
+    r.expect("run");
+    let kinds: Vec<(f64, OutputKind)> = sys
+        .rec
+        .t
+        .iter()
+        .copied()
+        .zip(sys.rec.kind.iter().copied())
+        .collect();
+    use OutputKind::*;
+    assert_eq!(
+        kinds,
+        vec![
+            (0.0, Initial),
+            (0.25, Interpolated),
+            (0.5, Interpolated),
+            (0.5, EventLeft),
+            (0.5, EventRight),
+            (0.75, Interpolated),
+            (1.0, Final)
+        ]
+    );
+    // State events with a grid: all grid points before the impact precede its EventLeft.
+    let mut b = Ball::new(0.5);
+    let s = Settings {
+        output_interval: Some(0.05),
+        ..settings(Method::Dop853, 1.0)
+    };
+    let (r, _) = run(&mut b, &[1.0, 0.0], &s);
+    r.expect("run");
+    let grid = b.rec.of(Interpolated);
+    assert_eq!(grid.len(), 19);
+    for (k, &i) in grid.iter().enumerate() {
+        assert_eq!(b.rec.t[i], (k + 1) as f64 * 0.05);
+    }
+    assert!(b.rec.t.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn guard_starting_at_zero() {
+    for method in methods() {
+        // x' = 1 from 0: guard x moves into the valid side -> never fires.
+        let mut sys = Custom::new(
+            1,
+            1,
+            |_, _, dx| dx[0] = 1.0,
+            |_, x, g| g[0] = x[0],
+            EventAction::Stop,
+        );
+        let (r, _) = run(&mut sys, &[0.0], &settings(method, 1.0));
+        let out = r.expect("run");
+        assert_eq!(out.status, Status::Completed);
+        assert_eq!(sys.calls.len(), 1);
+        assert_eq!(sys.calls[0].kind, EventKind::Initial);
+        assert!(sys.calls[0].guards.is_empty());
+        // Guard -x moves into the negative side -> fires immediately after t0.
+        let mut sys = Custom::new(
+            1,
+            1,
+            |_, _, dx| dx[0] = 1.0,
+            |_, x, g| g[0] = -x[0],
+            EventAction::Stop,
+        );
+        let (r, _) = run(&mut sys, &[0.0], &settings(method, 1.0));
+        let out = r.expect("run");
+        assert_eq!(out.status, Status::Stopped);
+        assert_eq!(sys.calls.len(), 2);
+        assert_eq!(sys.calls[1].kind, EventKind::State);
+        assert_eq!(sys.calls[1].guards, vec![0]);
+        assert!(
+            sys.calls[1].t > 0.0 && sys.calls[1].t <= 2e-12,
+            "{method:?}: {}",
+            sys.calls[1].t
+        );
+        assert_eq!(out.end_time, sys.calls[1].t);
+    }
+}
+
+#[test]
+fn double_crossing_inside_one_step_is_caught() {
+    // x' = 1 (integrated exactly, so the step grows x10 per step up to max_step = 8):
+    // steps [0, 1], [1, 9]. The guard (x-4.5)^2 - 1 is negative on (3.5, 5.5), entirely
+    // inside the second step: positive at both its ends, caught by an interior sample.
+    for method in [Method::Dopri5, Method::Dop853] {
+        let mut sys = Custom::new(
+            1,
+            1,
+            |_, _, dx| dx[0] = 1.0,
+            |_, x, g| g[0] = (x[0] - 4.5).powi(2) - 1.0,
+            EventAction::Stop,
+        );
+        let s = Settings {
+            initial_step: Some(1.0),
+            max_step: 8.0,
+            ..settings(method, 20.0)
+        };
+        let (r, _) = run(&mut sys, &[0.0], &s);
+        let out = r.expect("run");
+        assert_eq!(out.status, Status::Stopped);
+        assert_eq!(
+            out.stats.steps, 2,
+            "{method:?}: the crossing must be inside one big step"
+        );
+        assert_eq!(sys.calls.len(), 2);
+        assert_eq!(sys.calls[1].kind, EventKind::State);
+        assert!(
+            (sys.calls[1].t - 3.5).abs() < 1e-11,
+            "{method:?}: {}",
+            sys.calls[1].t
+        );
+    }
+}
+
+#[test]
+fn earliest_of_several_guards_is_located() {
+    // Three guards crossing at 0.9, 0.3 (twice: a symmetric pair) and 0.6 in the same step.
+    let mut sys = Custom::new(
+        1,
+        4,
+        |_, _, dx| dx[0] = 1.0,
+        |_, x, g| {
+            g[0] = 0.9 - x[0];
+            g[1] = 0.3 - x[0];
+            g[2] = 0.6 - x[0];
+            g[3] = (0.3 - x[0]) * 2.0;
+        },
+        EventAction::Stop,
+    );
+    let s = Settings {
+        initial_step: Some(2.0),
+        ..settings(Method::Dopri5, 2.0)
+    };
+    let (r, _) = run(&mut sys, &[0.0], &s);
+    let out = r.expect("run");
+    assert_eq!(out.status, Status::Stopped);
+    assert_eq!(sys.calls[1].guards, vec![1, 3]);
+    assert!((out.end_time - 0.3).abs() < 1e-12);
+}
+
+#[test]
+fn stop_from_handler_at_located_time() {
+    for method in methods() {
+        for interval in [None, Some(0.1)] {
+            let mut b = Ball::new(0.8);
+            b.stop_at_first = true;
+            let s = Settings {
+                output_interval: interval,
+                ..settings(method, 10.0)
+            };
+            let (r, x) = run(&mut b, &[1.0, 0.0], &s);
+            let out = r.expect("run");
+            let exact = (2.0 / 9.81f64).sqrt();
+            assert_eq!(out.status, Status::Stopped);
+            assert!(
+                (out.end_time - exact).abs() < 1e-9,
+                "{method:?}: {}",
+                out.end_time
+            );
+            // The run ends with the EventRight point at the stop instant; no Final.
+            assert_eq!(*b.rec.kind.last().unwrap(), OutputKind::EventRight);
+            assert_eq!(*b.rec.t.last().unwrap(), out.end_time);
+            assert!(b.rec.of(OutputKind::Final).is_empty());
+            assert_eq!(x, *b.rec.x.last().unwrap());
+        }
+    }
+    // A stop at a time event.
+    let mut sys = Timed {
+        times: vec![0.5, 0.75],
+        calls: vec![],
+        stop_at: Some(0.75),
+        rec: Recorder::default(),
+    };
+    let (r, _) = run(&mut sys, &[1.0], &settings(Method::Dopri5, 2.0));
+    let out = r.expect("run");
+    assert_eq!((out.status, out.end_time), (Status::Stopped, 0.75));
+    assert_eq!(*sys.rec.kind.last().unwrap(), OutputKind::EventRight);
+}
+
+#[test]
+fn identical_runs_are_bit_identical() {
+    for method in methods() {
+        for interval in [None, Some(0.01)] {
+            let go = || {
+                let mut b = Ball::new(0.7);
+                let s = Settings {
+                    output_interval: interval,
+                    ..settings(method, 2.0)
+                };
+                let (r, x) = run(&mut b, &[1.0, 0.3], &s);
+                let out = r.expect("run");
+                (
+                    b.rec.bits(),
+                    x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    out.stats,
+                )
+            };
+            assert_eq!(go(), go());
+        }
+    }
+}
