@@ -449,7 +449,12 @@ impl Block for Brake {
     fn variables(&self) -> Vec<VarDecl> {
         let mut v = friction_vars("", 0);
         v.push(VarDecl::new("w", VarSource::Speed(0)));
+        v.push(VarDecl::new("power", VarSource::Custom(0)));
         v
+    }
+    fn var(&self, cx: &Cx, _i: usize) -> f64 {
+        // Power of the brake torque on the shaft (negative while braking).
+        cx.lambda[0] * cx.v[0]
     }
 }
 
