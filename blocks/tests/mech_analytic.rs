@@ -172,9 +172,9 @@ fn gear_and_planetary_kinematics_and_torque_ratios() {
     let i = 2.0 * (1.0 + g);
     let jeq = 0.01 + 4.0 / (i * i);
     assert!((ws - 10.0 / jeq).abs() < 1e-6 * ws);
-    // Torque through the sensor (carrier -> gear) = Jout·a_out·2 = carrier torque.
+    // Torque through the sensor (carrier -> gear input): Jout·a_out / ratio (power balance).
     let a_out = 10.0 / jeq / i;
-    let tau_c = 4.0 * a_out * 2.0;
+    let tau_c = 4.0 * a_out / 2.0;
     assert!((r.last("ts.tau").unwrap() - tau_c).abs() < 1e-6 * tau_c);
     // Sun : ring : carrier torques on the gear set = 1 : g : -(1+g).
     let (s, rg, c) = (r.last("ps.tau_sun").unwrap(), r.last("ps.tau_ring").unwrap(), r.last("ps.tau_carrier").unwrap());

@@ -26,6 +26,12 @@ use crate::scope::ScopeSpec;
 const SLIP_EPS: f64 = 1e-10;
 /// Relative slack on locked-torque guards.
 const TORQUE_EPS: f64 = 1e-9;
+/// A free friction joint engages when its engagement (normalized normal force) rises above
+/// `ENGAGE_ON`, and an engaged one becomes free when it falls below `ENGAGE_OFF`. The
+/// hysteresis keeps a pressure that decays towards zero (a first-order filter) from
+/// toggling free/engaged on integration noise.
+pub const ENGAGE_ON: f64 = 1e-6;
+pub const ENGAGE_OFF: f64 = 5e-7;
 
 /// One evaluation stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,17 +475,17 @@ impl Model {
                     let lam = self.net.lambda_fric[j];
                     gj[0] = lam - law.lo + torque_slack(&law);
                     gj[1] = law.hi - lam + torque_slack(&law);
-                    gj[2] = law.engagement;
+                    gj[2] = law.engagement - ENGAGE_OFF;
                 }
                 FrictionMode::Free => {
                     gj[0] = 1.0;
                     gj[1] = 1.0;
-                    gj[2] = -law.engagement;
+                    gj[2] = ENGAGE_ON - law.engagement;
                 }
                 m => {
                     gj[0] = sliding_sign(m) * w_rel + SLIP_EPS;
                     gj[1] = 1.0;
-                    gj[2] = law.engagement;
+                    gj[2] = law.engagement - ENGAGE_OFF;
                 }
             }
         }
@@ -535,7 +541,8 @@ impl Model {
         for j in 0..nf {
             let w = self.fric_wrel[j];
             let law = self.law(j, t, x, w);
-            cand[j] = if law.engagement <= 0.0 {
+            let engaged = if old[j] == FrictionMode::Free { law.engagement > ENGAGE_ON } else { law.engagement >= ENGAGE_OFF };
+            cand[j] = if !engaged {
                 FrictionMode::Free
             } else {
                 match old[j] {

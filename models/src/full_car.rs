@@ -132,13 +132,18 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.add("drive_power", "Product", json!({ "ops": "**" }));
     d.connect(&["drive_torque.tau", "drive_power.u1"]);
     d.connect(&["axle_speed.w", "drive_power.u2"]);
-    // Stop when the axle comes to rest.
+    // Stop when the brakes have brought the axle to rest.
     d.add("rest_level", "Constant", json!({ "value": 0.0 }));
     d.add("at_rest", "Relational", json!({ "op": "<=" }));
+    d.add("braking", "Relational", json!({ "op": ">" }));
+    d.add("stopped", "Product", json!({ "ops": "**" }));
     d.add("stop", "StopSimulation", json!({}));
     d.connect(&["axle_speed.w", "at_rest.u1"]);
-    d.connect(&["rest_level.y", "at_rest.u2"]);
-    d.connect(&["at_rest.y", "stop.u"]);
+    d.connect(&["rest_level.y", "at_rest.u2", "braking.u2"]);
+    d.connect(&["brake_torque.y", "braking.u1"]);
+    d.connect(&["at_rest.y", "stopped.u1"]);
+    d.connect(&["braking.y", "stopped.u2"]);
+    d.connect(&["stopped.y", "stop.u"]);
 
     d.log(&[
         "engine.w", "engine.tau", "engine.power", "vehicle.v", "vehicle.s", "brake.tau", "brake.mode", "lockup.mode",

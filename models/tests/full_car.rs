@@ -1,0 +1,113 @@
+//! The full-car demo: the behaviour the SimDriveline documentation describes.
+
+use drivelink_core::{compile, EventTag, Model, RunStatus, SimResult};
+use drivelink_models::{full_car, FullCarParams};
+
+fn run() -> (Model, SimResult) {
+    let d = full_car(&FullCarParams::default());
+    let mut m = compile(&d, &drivelink_blocks::registry()).unwrap_or_else(|e| panic!("{e}"));
+    let r = m.run();
+    (m, r)
+}
+
+#[test]
+fn full_car_shifts_through_four_gears_and_neutral_then_brakes_to_a_stop() {
+    let (mut m, r) = run();
+    assert_eq!(r.status, RunStatus::Stopped, "{}", r.message);
+    // Braking from 44 s stops the vehicle at 47.5 s (±0.2 s).
+    assert!((r.end_time - 47.5).abs() < 0.2, "stopped at {}", r.end_time);
+    assert!(r.last("vehicle.v").unwrap().abs() < 1e-9);
+
+    // Drive-ratio plateaus equal the analytic CR-CR ratios (g1 = 2.3, g2 = 2.0).
+    let (g1, g2) = (2.3, 2.0);
+    let plateaus = [
+        (5.0, 1.0 + g2),
+        (15.0, (1.0 + g1 + g2) / (1.0 + g1)),
+        (25.0, 1.0),
+        (35.0, g1 / (1.0 + g1)),
+    ];
+    for (t, ratio) in plateaus {
+        let got = r.value_at("gearbox.ratio", t).unwrap();
+        assert!((got - ratio).abs() < 1e-6, "ratio at {t} s: {got}, expected {ratio}");
+    }
+
+    // Shifts are visible as clutch events in the right order and time window.
+    let first = |block: &str, kind: EventTag, after: f64| {
+        r.events
+            .iter()
+            .find(|e| e.block == block && e.kind == kind && e.time >= after)
+            .map(|e| e.time)
+            .unwrap_or_else(|| panic!("no {} event of {block} after {after}", kind.as_str()))
+    };
+    let within = |t: f64, a: f64, b: f64| assert!(t > a && t < b, "{t} not in ({a}, {b})");
+    // 1st: A and D lock right after the start.
+    within(first("gearbox.clutch_A", EventTag::Lock, 0.0), 0.0, 1.0);
+    within(first("gearbox.brake_D", EventTag::Lock, 0.0), 0.0, 1.0);
+    // 1->2: D breaks away, C locks.
+    within(first("gearbox.brake_D", EventTag::Unlock, 10.0), 10.0, 11.0);
+    within(first("gearbox.brake_C", EventTag::Lock, 10.0), 10.0, 11.0);
+    // 2->3: C breaks away, B locks.
+    within(first("gearbox.brake_C", EventTag::Unlock, 20.0), 20.0, 21.0);
+    within(first("gearbox.clutch_B", EventTag::Lock, 20.0), 20.0, 21.0);
+    // 3->4: A breaks away, C locks.
+    within(first("gearbox.clutch_A", EventTag::Unlock, 30.0), 30.0, 31.0);
+    within(first("gearbox.brake_C", EventTag::Lock, 30.0), 30.0, 31.0);
+    // 4->N: lock-up locks, B and C break away.
+    within(first("lockup", EventTag::Lock, 40.0), 40.0, 41.0);
+    within(first("gearbox.clutch_B", EventTag::Unlock, 40.0), 40.0, 44.0);
+    within(first("gearbox.brake_C", EventTag::Unlock, 40.0), 40.0, 44.0);
+    // The brake locks exactly when the run stops.
+    let lock = first("brake", EventTag::Lock, 44.0);
+    assert_eq!(lock, r.end_time);
+
+    // In neutral with the lock-up clutch locked the engine runs up to its 6000 rpm limit and
+    // its torque falls to about zero with the throttle still applied.
+    let rpm = r.value_at("engine.w", 43.5).unwrap() * 30.0 / std::f64::consts::PI;
+    assert!(rpm > 5900.0 && rpm <= 6000.0, "engine at {rpm} rpm");
+    assert!(r.value_at("engine.tau", 43.5).unwrap().abs() < 1.0);
+    assert_eq!(r.value_at("lockup.mode", 43.5), Some(0.0));
+
+    // Braking power is zero before 44 s, negative while braking, zero at rest.
+    let bp = r.get("brake.power").unwrap();
+    for (k, &t) in r.time.iter().enumerate() {
+        if t < 44.0 {
+            assert_eq!(bp[k], 0.0, "braking power at {t}");
+        } else {
+            // At the stop instant the left value carries the event-location overshoot
+            // (speed ~1e-12 past zero), hence the small tolerance.
+            assert!(bp[k] <= 1e-6, "braking power {} at {t}", bp[k]);
+        }
+    }
+    assert!(r.value_at("brake.power", 46.0).unwrap() < -1e4);
+    assert!(bp.last().unwrap().abs() < 1e-9);
+
+    // Energy audit: engine work = kinetic energy + converter, clutch, brake and road losses.
+    let a = m.energy_audit();
+    assert!(a.relative_residual.abs() < 1e-4, "{a:#?}");
+    let loss = |name: &str| a.losses.iter().find(|l| l.0 == name).map(|l| l.1).unwrap();
+    assert!(loss("brake") > 0.0 && loss("converter") > 0.0 && loss("road") > 0.0);
+}
+
+#[test]
+fn full_car_solver_statistics_snapshot() {
+    // A snapshot of the solver work for the default settings. If this changes, the
+    // numerics changed: check BENCHMARKS.md and update the numbers deliberately.
+    let (_, r) = run();
+    let s = r.stats;
+    assert!(s.steps > 500 && s.steps < 1500, "{s:?}");
+    assert!(s.rhs_evals < 10_000, "{s:?}");
+    assert!(s.events >= 20 && s.events <= 40, "{s:?}");
+}
+
+#[test]
+fn full_car_is_deterministic() {
+    let (_, a) = run();
+    let (_, b) = run();
+    assert_eq!(a.time.len(), b.time.len(), "different number of samples");
+    assert!(a.time == b.time, "time vectors differ");
+    for (k, name) in a.names.iter().enumerate() {
+        let same = a.columns[k].iter().zip(&b.columns[k]).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(same, "column {name} differs between two runs");
+    }
+    assert!(a.events == b.events, "event logs differ");
+}
