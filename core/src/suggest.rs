@@ -1,25 +1,34 @@
 //! "Did you mean …?" suggestions for misspelt names.
 //!
-//! [`did_you_mean`] picks the candidate with the smallest case-insensitive Levenshtein
-//! distance to the misspelt name, provided that distance is at most `max(1, len / 3)`
+//! [`did_you_mean`] picks the candidate with the smallest case-insensitive edit
+//! distance (with transpositions) to the misspelt name, provided that distance is at most `max(1, len / 3)`
 //! (`len` = number of characters of the misspelt name). Ties go to the candidate that
 //! comes first. [`hint`] formats the result as a suffix for error messages.
 
-/// Case-insensitive Levenshtein (edit) distance between `a` and `b`, counted in chars.
+/// Case-insensitive edit distance between `a` and `b`, counted in chars: insertions,
+/// deletions, substitutions and transpositions of two adjacent chars each cost 1 (the
+/// optimal-string-alignment variant of Damerau–Levenshtein, so `Gian` is one edit from
+/// `Gain`).
 pub fn levenshtein(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
     let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
-    // One-row dynamic programme: prev[j] = distance(a[..i], b[..j]).
+    // Three rows: pp = distance row i-1, prev = row i, cur = row i+1.
+    let mut pp: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0usize; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
+    for i in 0..a.len() {
         cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let subst = prev[j] + usize::from(ca != cb);
+        for j in 0..b.len() {
+            let subst = prev[j] + usize::from(a[i] != b[j]);
             let delete = prev[j + 1] + 1;
             let insert = cur[j] + 1;
-            cur[j + 1] = subst.min(delete).min(insert);
+            let mut best = subst.min(delete).min(insert);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                best = best.min(pp[j - 1] + 1);
+            }
+            cur[j + 1] = best;
         }
+        std::mem::swap(&mut pp, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
