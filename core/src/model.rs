@@ -41,6 +41,13 @@ pub enum Stage {
     Post(usize),
 }
 
+/// What an entry of the per-block constraint-force buffer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LamSrc {
+    Row(usize),
+    Fric(usize),
+}
+
 /// Where an input slot reads from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum InputSrc {
@@ -149,6 +156,16 @@ pub struct Model {
     stopped_by: Option<String>,
     dirty_factor: bool,
     progress: Option<Box<dyn FnMut(f64) + Send>>,
+    /// Flat (port buffer index, node) pairs of every mechanical port.
+    port_map: Vec<(usize, usize)>,
+    /// Blocks that take part in the network solve (forces, friction joints or rows).
+    net_blocks: Vec<usize>,
+    /// Fixed-row / friction-joint source of each entry of `plam`.
+    lam_src: Vec<LamSrc>,
+    /// (t, x) of the last evaluation done through `eval_cached`, valid until an event.
+    cache_t: f64,
+    cache_x: Vec<f64>,
+    cache_valid: bool,
 }
 
 /// Parts `compile()` assembles a `Model` from.
@@ -185,6 +202,17 @@ impl Model {
         let n_log = names.len();
         let mut result = SimResult::new(p.name.clone(), names);
         result.scopes = p.scopes.clone();
+        let port_map: Vec<(usize, usize)> = p
+                .layout
+                .iter()
+                .flat_map(|l| l.port_node.iter().enumerate().filter(|(_, &n)| n != usize::MAX).map(move |(k, &n)| (l.p_off + k, n)))
+                .collect();
+        let net_blocks: Vec<usize> = (0..p.layout.len()).filter(|&b| p.layout[b].has_forces || !p.layout[b].fric.is_empty() || !p.layout[b].rows.is_empty()).collect();
+        let lam_src: Vec<LamSrc> = p
+                .layout
+                .iter()
+                .flat_map(|l| l.rows.clone().map(LamSrc::Row).chain(l.fric.clone().map(LamSrc::Fric)))
+                .collect();
         Model {
             name: p.name,
             settings: p.settings,
@@ -223,6 +251,12 @@ impl Model {
             stopped_by: None,
             dirty_factor: true,
             progress: None,
+            port_map,
+            net_blocks,
+            lam_src,
+            cache_t: f64::NAN,
+            cache_x: vec![0.0; p.n_states],
+            cache_valid: false,
         }
     }
 
@@ -279,27 +313,34 @@ fn sliding_sign(m: FrictionMode) -> f64 {
 }
 
 impl Model {
+    /// `eval` unless the last cached evaluation was at the same (t, x) with the same modes
+    /// (the solver asks for derivatives, guards and output at a step end in a row).
+    fn eval_cached(&mut self, t: f64, x: &[f64]) {
+        if self.cache_valid && t.to_bits() == self.cache_t.to_bits() && x == self.cache_x.as_slice() {
+            return;
+        }
+        self.eval(t, x);
+        self.cache_t = t;
+        self.cache_x.copy_from_slice(x);
+        self.cache_valid = true;
+    }
+
     /// Evaluate every signal and the network at (t, x) under the current modes.
     pub fn eval(&mut self, t: f64, x: &[f64]) {
+        self.cache_valid = false;
         let n = self.n_nodes;
-        {
-            let (q, v) = (&x[..n], &x[n..2 * n]);
-            for l in &self.layout {
-                if l.is_mech {
-                    for (p, &node) in l.port_node.iter().enumerate() {
-                        if node != usize::MAX {
-                            self.pv[l.p_off + p] = v[node];
-                            self.pq[l.p_off + p] = q[node];
-                        }
-                    }
-                }
-            }
+        for &(k, node) in &self.port_map {
+            self.pv[k] = x[n + node];
+            self.pq[k] = x[node];
         }
         for si in 0..self.order.len() {
             match self.order[si] {
                 Stage::Pre(b) => {
-                    gather_u!(self, b);
                     let (y0, ny) = (self.layout[b].y_off, self.layout[b].n_y);
+                    if ny == 0 {
+                        continue;
+                    }
+                    gather_u!(self, b);
                     let cx = cx!(self, b, t, x);
                     self.blocks[b].outputs(&cx, &mut self.signals[y0..y0 + ny]);
                 }
@@ -322,10 +363,8 @@ impl Model {
         for fi in self.net.f.iter_mut() {
             *fi = 0.0;
         }
-        for b in 0..self.blocks.len() {
-            if !self.layout[b].is_mech {
-                continue;
-            }
+        for bi in 0..self.net_blocks.len() {
+            let b = self.net_blocks[bi];
             gather_u!(self, b);
             if self.layout[b].has_forces {
                 let (p0, np) = (self.layout[b].p_off, self.layout[b].ports.len());
@@ -378,28 +417,18 @@ impl Model {
         }
         self.net.set_tracking(v, &self.targets);
         self.net.solve();
-        for l in &self.layout {
-            if !l.is_mech {
-                continue;
-            }
-            for (p, &node) in l.port_node.iter().enumerate() {
-                if node != usize::MAX {
-                    self.pa[l.p_off + p] = self.net.a[node];
-                }
-            }
-            let mut o = l.lam_off;
-            for r in l.rows.clone() {
-                self.plam[o] = self.net.lambda_rows[r];
-                o += 1;
-            }
-            for j in l.fric.clone() {
-                self.plam[o] = match self.net.modes[j] {
+        for &(k, node) in &self.port_map {
+            self.pa[k] = self.net.a[node];
+        }
+        for (o, src) in self.lam_src.iter().enumerate() {
+            self.plam[o] = match *src {
+                LamSrc::Row(r) => self.net.lambda_rows[r],
+                LamSrc::Fric(j) => match self.net.modes[j] {
                     FrictionMode::Locked => self.net.lambda_fric[j],
                     FrictionMode::Free => 0.0,
                     _ => self.fric_tau[j],
-                };
-                o += 1;
-            }
+                },
+            };
         }
     }
 
@@ -419,7 +448,7 @@ impl Model {
     }
 
     fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
-        self.eval(t, x);
+        self.eval_cached(t, x);
         let n = self.n_nodes;
         dx[..n].copy_from_slice(&x[n..2 * n]);
         dx[n..2 * n].copy_from_slice(&self.net.a[..n]);
@@ -453,7 +482,7 @@ impl Model {
     }
 
     fn all_guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
-        self.eval(t, x);
+        self.eval_cached(t, x);
         for b in 0..self.blocks.len() {
             let l = &self.layout[b];
             if l.n_g > 0 {
@@ -639,6 +668,7 @@ impl Model {
     /// Event handling at `t`: time events of blocks, block mode updates, friction mode
     /// iteration, repeated until nothing changes.
     fn handle(&mut self, t: f64, x: &mut [f64], cause: EventCause<'_>) -> Result<EventAction, SystemError> {
+        self.cache_valid = false;
         let mut stop = false;
         let mut log: Vec<(EventTag, String)> = Vec::new();
         self.eval(t, x);
@@ -747,7 +777,7 @@ impl Model {
     }
 
     fn record(&mut self, t: f64, x: &[f64]) {
-        self.eval(t, x);
+        self.eval_cached(t, x);
         for k in 0..self.log.len() {
             self.row_buf[k] = self.var_value(self.log[k].1, t, x);
         }
@@ -784,6 +814,7 @@ impl Model {
             *m = FrictionMode::Free;
         }
         self.dirty_factor = true;
+        self.cache_valid = false;
         let mut x = self.x0.clone();
         self.reset_blocks();
         let start = Instant::now();
