@@ -13,6 +13,9 @@
 use drivelink_core::{Diagram, ScopeSignal, ScopeSpec};
 use serde_json::json;
 
+/// rad/s per rpm (the same factor the netlist unit `rpm` uses, so both forms agree bit for bit).
+pub const RPM: f64 = 2.0 * std::f64::consts::PI / 60.0;
+
 /// Tunable values of the full-car model (SI units).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FullCarParams {
@@ -38,7 +41,7 @@ impl Default for FullCarParams {
         FullCarParams {
             throttle: 0.21,
             engine_inertia: 0.25,
-            idle_speed: 800.0 * std::f64::consts::PI / 30.0,
+            idle_speed: 800.0 * RPM,
             turbine_inertia: 0.05,
             clutch_rise: 0.2,
             lockup_rise: 0.2,
@@ -98,7 +101,7 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.connect(&["sched_lockup.y", "hyd_lockup.u"]);
     d.connect(&["hyd_lockup.y", "lockup.f"]);
     // Engine and converter.
-    d.add("engine", "Engine", json!({ "kind": "gasoline", "max_power": 150e3, "speed_at_max_power": 4500.0 * std::f64::consts::PI / 30.0, "max_speed": 6000.0 * std::f64::consts::PI / 30.0 }));
+    d.add("engine", "Engine", json!({ "kind": "gasoline", "max_power": 150e3, "speed_at_max_power": 4500.0 * RPM, "max_speed": 6000.0 * RPM }));
     d.add("engine_inertia", "Inertia", json!({ "J": p.engine_inertia, "w0": p.idle_speed }));
     d.add("converter", "TorqueConverter", json!({}));
     d.add("turbine", "Inertia", json!({ "J": p.turbine_inertia }));
