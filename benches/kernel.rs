@@ -83,14 +83,26 @@ fn benches(c: &mut Criterion) {
     let mut m = compiled(&chain);
     let x = m.initial_state().to_vec();
     let mut dx = vec![0.0; m.n_states()];
-    c.bench_function("tf_chain_1000/rhs_eval", |b| b.iter(|| m.derivatives(0.5, &x, &mut dx)));
+    // Alternate the time so the model's step-end evaluation cache never hits.
+    let mut k = 0u64;
+    c.bench_function("tf_chain_1000/rhs_eval", |b| {
+        b.iter(|| {
+            k += 1;
+            m.derivatives(0.5 + (k & 1) as f64 * 1e-3, &x, &mut dx)
+        })
+    });
     c.bench_function("tf_chain_1000/run_10s", |b| b.iter(|| compiled(&chain).run()));
 
     let dl = driveline20();
     let mut m = compiled(&dl);
     let x = m.initial_state().to_vec();
     let mut dx = vec![0.0; m.n_states()];
-    c.bench_function("driveline20/rhs_eval", |b| b.iter(|| m.derivatives(0.5, &x, &mut dx)));
+    c.bench_function("driveline20/rhs_eval", |b| {
+        b.iter(|| {
+            k += 1;
+            m.derivatives(0.5 + (k & 1) as f64 * 1e-3, &x, &mut dx)
+        })
+    });
     c.bench_function("driveline20/run_10s", |b| b.iter(|| compiled(&dl).run()));
 
     let car = drivelink_models::full_car(&drivelink_models::FullCarParams::default());
