@@ -1,1 +1,468 @@
-fn main() {}
+//! The `drivelink` command line: run, validate, blocks, schema, plot.
+//!
+//! Exit codes: 0 success (run completed or stopped), 1 the simulation failed (partial
+//! results are still written) or an output could not be written, 2 invalid input (model,
+//! arguments, results file); nothing is simulated then.
+
+mod catalogue;
+mod schema;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+use drivelink_core::expr;
+use drivelink_core::netlist;
+use drivelink_core::units::Dim;
+use drivelink_core::{Diagram, Error, Model, RunStatus, SimResult};
+
+#[derive(Parser)]
+#[command(
+    name = "drivelink",
+    version,
+    about = "Simulink-style block-diagram simulation of drivelines and vehicles",
+    long_about = "Simulink-style block-diagram simulation of drivelines and vehicles.\n\nExit codes: 0 ok (run completed or stopped), 1 simulation failed (partial results written), 2 invalid model or arguments."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a netlist and write results.csv, events.csv, summary.json and one PNG per scope.
+    Run {
+        /// The model netlist (JSON).
+        model: PathBuf,
+        /// Output directory (default: out/<model name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override solver.stop_time (seconds, or an expression such as "2 min").
+        #[arg(long, value_name = "T", allow_hyphen_values = true)]
+        stop_time: Option<String>,
+        /// Override a top-level parameter: name=value (a JSON number, boolean or array, else an expression string such as "4500 rpm").
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Also write an SVG per scope.
+        #[arg(long)]
+        svg: bool,
+        /// Do not render the scopes.
+        #[arg(long)]
+        no_plots: bool,
+    },
+    /// Check a netlist (load and compile) without simulating.
+    Validate {
+        /// The model netlist (JSON).
+        model: PathBuf,
+        /// Override a top-level parameter (as for `run`).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
+    /// The block catalogue: ports, parameters, units and defaults (one TYPE or all).
+    Blocks {
+        /// A block type, for example Clutch.
+        #[arg(value_name = "TYPE")]
+        type_name: Option<String>,
+    },
+    /// Print the JSON Schema (draft 2020-12) of the netlist format.
+    Schema,
+    /// Re-plot saved results (a results.csv of `drivelink run`).
+    Plot {
+        /// The results file.
+        results: PathBuf,
+        /// Comma-separated signal names (columns of the CSV).
+        #[arg(long, value_delimiter = ',', required = true)]
+        signals: Vec<String>,
+        /// Display unit of every signal (rpm, km/h, deg, ...).
+        #[arg(long)]
+        unit: Option<String>,
+        /// Output image (.png, or .svg for SVG).
+        #[arg(long)]
+        out: PathBuf,
+        /// Title of the plot.
+        #[arg(long)]
+        title: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run {
+            model,
+            out,
+            stop_time,
+            set,
+            svg,
+            no_plots,
+        } => run(&model, out, stop_time.as_deref(), &set, svg, no_plots),
+        Command::Validate { model, set } => validate(&model, &set),
+        Command::Blocks { type_name } => catalogue::blocks(type_name.as_deref()),
+        Command::Schema => {
+            let reg = drivelink_blocks::registry();
+            match serde_json::to_string_pretty(&schema::schema(&reg)) {
+                Ok(s) => {
+                    println!("{s}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            }
+        }
+        Command::Plot {
+            results,
+            signals,
+            unit,
+            out,
+            title,
+        } => plot(&results, &signals, unit.as_deref(), &out, title.as_deref()),
+    };
+    ExitCode::from(code)
+}
+
+/// Print every individual error on its own line, naming the file when the error does not.
+fn report(file: &str, e: &Error) {
+    for e in e.flatten() {
+        match e {
+            Error::Netlist { .. } | Error::Io { .. } => eprintln!("error: {e}"),
+            other => eprintln!("error: {file}: {other}"),
+        }
+    }
+}
+
+/// Read a netlist, apply `--set` overrides and load it.
+fn load(model: &Path, set: &[String]) -> Result<Diagram, Error> {
+    let origin = model.display().to_string();
+    let text = std::fs::read_to_string(model).map_err(|e| Error::Io {
+        path: origin.clone(),
+        message: e.to_string(),
+    })?;
+    let mut v = netlist::parse_text(&text, &origin)?;
+    apply_sets(&mut v, set, &origin)?;
+    let base = model.parent().map(Path::to_path_buf).unwrap_or_default();
+    netlist::load_value(&v, &origin, &base)
+}
+
+/// `--set name=value`: replace a top-level parameter in the netlist JSON.
+fn apply_sets(v: &mut Value, set: &[String], origin: &str) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    for s in set {
+        let bad = |message: String| Error::Netlist {
+            file: origin.to_string(),
+            path: format!("--set {s}"),
+            message,
+        };
+        let Some((name, value)) = s.split_once('=') else {
+            errors.push(bad("expected name=value".into()));
+            continue;
+        };
+        let name = name.trim();
+        let parsed = match serde_json::from_str::<Value>(value.trim()) {
+            Ok(j @ (Value::Number(_) | Value::Bool(_) | Value::Array(_) | Value::String(_))) => j,
+            _ => Value::String(value.trim().to_string()),
+        };
+        let params = v
+            .as_object_mut()
+            .and_then(|m| m.get_mut("parameters"))
+            .and_then(Value::as_object_mut);
+        match params {
+            Some(p) if p.contains_key(name) => {
+                p.insert(name.to_string(), parsed);
+            }
+            Some(p) => {
+                let known: Vec<&str> = p.keys().map(String::as_str).collect();
+                errors.push(bad(format!(
+                    "unknown parameter '{name}'{}; the model's parameters are: {}",
+                    drivelink_core::suggest::hint(name, known.iter().copied()),
+                    if known.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+            None => errors.push(bad(format!(
+                "unknown parameter '{name}': the model has no \"parameters\""
+            ))),
+        }
+    }
+    Error::from_list(errors)
+}
+
+fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model, Error> {
+    let origin = model.display().to_string();
+    let mut d = load(model, set)?;
+    if let Some(t) = stop_time {
+        let bad = |message: String| Error::Netlist {
+            file: origin.clone(),
+            path: "--stop-time".into(),
+            message,
+        };
+        let q = expr::eval(t, &|_| None).map_err(|e| {
+            bad(format!(
+                "\"{t}\": {e}; expected a time such as 5 or \"5 s\""
+            ))
+        })?;
+        let x = expr::check_dim(&q, Dim::TIME, "s").map_err(|e| bad(format!("\"{t}\": {e}")))?;
+        if !x.is_finite() || x <= d.settings.start_time {
+            return Err(bad(format!(
+                "must be a finite time greater than the start time ({} s), got {x}",
+                d.settings.start_time
+            )));
+        }
+        d.settings.stop_time = x;
+    }
+    netlist::compile_located(&d, &drivelink_blocks::registry(), &origin)
+}
+
+fn validate(model: &Path, set: &[String]) -> u8 {
+    let origin = model.display().to_string();
+    match build(model, set, None) {
+        Ok(m) => {
+            println!(
+                "ok: {} ({} blocks, {} states)",
+                m.name,
+                m.names.len(),
+                m.n_states
+            );
+            0
+        }
+        Err(e) => {
+            report(&origin, &e);
+            2
+        }
+    }
+}
+
+/// A directory name from a model name (path separators and control characters replaced).
+fn dir_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    match s.as_str() {
+        "" | "." | ".." => "model".to_string(),
+        _ => s,
+    }
+}
+
+fn run(
+    model: &Path,
+    out: Option<PathBuf>,
+    stop_time: Option<&str>,
+    set: &[String],
+    svg: bool,
+    no_plots: bool,
+) -> u8 {
+    let origin = model.display().to_string();
+    let mut m = match build(model, set, stop_time) {
+        Ok(m) => m,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(&m.name)));
+    let bar = progress_bar(&mut m);
+    let res = m.run();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut code = match res.status {
+        RunStatus::Completed | RunStatus::Stopped => 0,
+        RunStatus::Failed => 1,
+    };
+    if let Err(msg) = write_outputs(&res, &dir, svg, no_plots) {
+        eprintln!("error: {msg}");
+        code = 1;
+    }
+    if res.status == RunStatus::Failed {
+        eprintln!("error: {origin}: simulation failed: {}", res.message);
+    }
+    println!(
+        "{}: {} at t = {} s ({} steps, {} events, {:.3} s wall) -> {}",
+        res.model,
+        res.status.as_str(),
+        res.end_time,
+        res.stats.steps,
+        res.stats.events,
+        res.wall_time_s,
+        dir.display()
+    );
+    code
+}
+
+/// A progress bar on stderr, shown only on a terminal and only once a run has taken ~1 s.
+fn progress_bar(m: &mut Model) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let (t0, t1) = (m.settings.start_time, m.settings.stop_time);
+    let span = t1 - t0;
+    if !(span > 0.0 && span.is_finite()) {
+        return None;
+    }
+    const TICKS: u64 = 1000;
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(TICKS),
+        indicatif::ProgressDrawTarget::hidden(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {percent:>3}% t = {msg} s",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let handle = bar.clone();
+    let start = Instant::now();
+    let mut shown = false;
+    let mut calls: u64 = 0;
+    m.set_progress(Box::new(move |t| {
+        calls += 1;
+        if calls % 64 != 0 {
+            return;
+        }
+        if !shown {
+            if start.elapsed() < Duration::from_secs(1) {
+                return;
+            }
+            handle.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        let f = ((t - t0) / span).clamp(0.0, 1.0);
+        handle.set_position((f * TICKS as f64) as u64);
+        handle.set_message(format!("{t:.3}"));
+    }));
+    Some(bar)
+}
+
+fn write_outputs(res: &SimResult, dir: &Path, svg: bool, no_plots: bool) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
+    let create = |name: &str| {
+        let p = dir.join(name);
+        std::fs::File::create(&p)
+            .map_err(|e| format!("cannot write {}: {e}", p.display()))
+            .map(|f| (f, p))
+    };
+    let (f, p) = create("results.csv")?;
+    res.write_csv(f)
+        .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    let (f, p) = create("events.csv")?;
+    res.write_events_csv(f)
+        .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    let p = dir.join("summary.json");
+    let mut text = serde_json::to_string_pretty(&res.summary_json()).map_err(|e| e.to_string())?;
+    text.push('\n');
+    std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    if !no_plots && !res.scopes.is_empty() {
+        if res.time.is_empty() {
+            eprintln!("warning: no samples were recorded; scopes not drawn");
+        } else {
+            drivelink_plots::write_scopes(res, &res.scopes, dir, svg).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn plot(
+    results: &Path,
+    signals: &[String],
+    unit: Option<&str>,
+    out: &Path,
+    title: Option<&str>,
+) -> u8 {
+    let file = match std::fs::File::open(results) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", results.display());
+            return 2;
+        }
+    };
+    let res = match SimResult::read_csv(std::io::BufReader::new(file), "results") {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {}: {e}", results.display());
+            return 2;
+        }
+    };
+    let names: Vec<&str> = signals
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        eprintln!("error: --signals: expected one or more comma-separated signal names");
+        return 2;
+    }
+    let mut bad = false;
+    for n in &names {
+        if res.index_of(n).is_none() {
+            eprintln!(
+                "error: {}: no column '{n}'{}; columns are: {}",
+                results.display(),
+                drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
+                res.names.join(", ")
+            );
+            bad = true;
+        }
+    }
+    if let Some(u) = unit {
+        if drivelink_core::DisplayUnit::parse(u).is_none() {
+            let known = drivelink_core::DisplayUnit::names();
+            eprintln!(
+                "error: --unit: unknown display unit '{u}'{}; expected one of: {}",
+                drivelink_core::suggest::hint(u, known.iter().copied()),
+                known.join(", ")
+            );
+            bad = true;
+        }
+    }
+    if bad {
+        return 2;
+    }
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plot".into());
+    let mut scope = drivelink_plots::quick_scope(&stem, &names, unit);
+    scope.title = title.map(str::to_string);
+    let is_svg = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    let bytes = if is_svg {
+        drivelink_plots::render_scope_svg(&res, &scope).map(String::into_bytes)
+    } else {
+        drivelink_plots::render_scope_png(&res, &scope)
+    };
+    let bytes = match bytes {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Err(e) = std::fs::create_dir_all(parent) {
+            eprintln!("error: cannot create {}: {e}", parent.display());
+            return 1;
+        }
+    }
+    if let Err(e) = std::fs::write(out, bytes) {
+        eprintln!("error: cannot write {}: {e}", out.display());
+        return 1;
+    }
+    println!("wrote {}", out.display());
+    0
+}

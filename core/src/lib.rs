@@ -6,6 +6,7 @@ pub mod diagram;
 pub mod error;
 pub mod expr;
 pub mod model;
+pub mod netlist;
 pub mod network;
 pub mod params;
 pub mod result;

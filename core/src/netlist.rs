@@ -1,0 +1,1504 @@
+//! JSON netlists: load and save [`Diagram`]s (format described in `NETLIST.md`).
+//!
+//! The loader checks the *structure* of a netlist: keys, value types, the format version,
+//! solver settings, connection and port reference syntax, block names, scopes, subsystem
+//! files (relative to the including file, cycles detected). Everything that needs the
+//! block registry (block types, parameters, ports, units of block parameters) is checked by
+//! [`crate::compile::compile`]. Every loader error is an [`Error::Netlist`] naming the file,
+//! the JSON path (`blocks[3].params.J`, `solver.rtol`) and what was expected; several
+//! errors of one file are reported together ([`Error::Many`]).
+//!
+//! Raw parameter values are kept as JSON in the diagram, so `to_json(load(x))` loads back
+//! to an equal diagram, and a diagram built in Rust saves and loads back equal.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use drivelink_solver::{Method, Settings};
+
+use crate::compile::{resolve_parameters, Scope, ScopeVal};
+use crate::diagram::{BlockSpec, Diagram, PortRef};
+use crate::error::Error;
+use crate::expr;
+use crate::params::{BlockBuild, Registry};
+use crate::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+use crate::suggest;
+use crate::units::Dim;
+
+/// The netlist format version this crate reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Top-level keys of a netlist.
+pub const TOP_KEYS: &[&str] = &[
+    "drivelink",
+    "name",
+    "description",
+    "parameters",
+    "solver",
+    "blocks",
+    "connections",
+    "log",
+    "scopes",
+    "ports",
+    "aliases",
+];
+/// Keys of a block entry.
+pub const BLOCK_KEYS: &[&str] = &["name", "type", "params", "file", "diagram"];
+/// Keys of the `solver` section.
+pub const SOLVER_KEYS: &[&str] = &[
+    "method",
+    "start_time",
+    "stop_time",
+    "rtol",
+    "atol",
+    "max_step",
+    "output_interval",
+    "step",
+    "initial_step",
+    "max_steps",
+    "min_step_rel",
+    "max_event_iterations",
+    "chatter_window",
+    "chatter_max_events",
+];
+/// Solver methods.
+pub const METHODS: &[&str] = &["dopri5", "dop853", "rk4"];
+/// Keys of a scope.
+pub const SCOPE_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "signals",
+    "panels",
+    "unit",
+    "width",
+    "height",
+    "event_markers",
+];
+/// Keys of a scope signal object.
+pub const SIGNAL_KEYS: &[&str] = &["signal", "unit", "label"];
+/// Default scope image size.
+pub const DEFAULT_WIDTH: u32 = 1200;
+pub const DEFAULT_HEIGHT: u32 = 800;
+/// Accepted scope image sizes (pixels, each side).
+pub const SIZE_RANGE: (u64, u64) = (100, 10_000);
+/// Deepest subsystem nesting accepted.
+pub const MAX_DEPTH: usize = 64;
+
+/// Load a netlist file (subsystem files are resolved relative to it).
+pub fn load_file(path: &Path) -> Result<Diagram, Error> {
+    let mut stack = Vec::new();
+    load_file_inner(path, &mut stack, 0)
+}
+
+/// Load a netlist from text. `origin` names it in messages (usually the file path);
+/// subsystem `file`s are resolved relative to `base_dir`.
+pub fn load_str(text: &str, origin: &str, base_dir: &Path) -> Result<Diagram, Error> {
+    let v = parse_text(text, origin)?;
+    load_value(&v, origin, base_dir)
+}
+
+/// Load a netlist from an already parsed JSON value (for tools that edit the JSON first,
+/// such as `drivelink run --set`).
+pub fn load_value(v: &Value, origin: &str, base_dir: &Path) -> Result<Diagram, Error> {
+    let mut stack = Vec::new();
+    load_value_inner(v, origin, base_dir, &mut stack, "", 0)
+}
+
+/// Parse JSON text; a syntax error names the line and column.
+pub fn parse_text(text: &str, origin: &str) -> Result<Value, Error> {
+    serde_json::from_str::<Value>(text).map_err(|e| {
+        let msg = e.to_string();
+        // serde_json appends " at line L column C"; we report those in the path.
+        let msg = match msg.rfind(" at line ") {
+            Some(i) => msg[..i].to_string(),
+            None => msg,
+        };
+        Error::Netlist {
+            file: origin.to_string(),
+            path: format!("line {}, column {}", e.line(), e.column()),
+            message: format!("malformed JSON: {msg}"),
+        }
+    })
+}
+
+/// Save a diagram as a netlist file (pretty-printed JSON). Subsystems loaded from a `file`
+/// keep referring to it (the file itself is not written); others are written inline.
+pub fn save_file(d: &Diagram, path: &Path) -> Result<(), Error> {
+    let mut text = serde_json::to_string_pretty(&to_json(d)).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// The netlist JSON of a diagram.
+pub fn to_json(d: &Diagram) -> Value {
+    let mut m = Map::new();
+    m.insert("drivelink".into(), Value::from(FORMAT_VERSION));
+    m.insert("name".into(), Value::from(d.name.clone()));
+    if !d.description.is_empty() {
+        m.insert("description".into(), Value::from(d.description.clone()));
+    }
+    if !d.parameters.is_empty() {
+        let p: Map<String, Value> = d
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        m.insert("parameters".into(), Value::Object(p));
+    }
+    if d.settings_given || d.settings != Settings::default() {
+        m.insert("solver".into(), settings_json(&d.settings));
+    }
+    let blocks: Vec<Value> = d.blocks.iter().map(block_json).collect();
+    m.insert("blocks".into(), Value::Array(blocks));
+    let conns: Vec<Value> = d
+        .connections
+        .iter()
+        .map(|c| Value::Array(c.iter().map(|s| Value::from(s.clone())).collect()))
+        .collect();
+    m.insert("connections".into(), Value::Array(conns));
+    if !d.log.is_empty() {
+        m.insert(
+            "log".into(),
+            Value::Array(d.log.iter().map(|s| Value::from(s.clone())).collect()),
+        );
+    }
+    if !d.scopes.is_empty() {
+        m.insert(
+            "scopes".into(),
+            Value::Array(d.scopes.iter().map(scope_json).collect()),
+        );
+    }
+    if !d.ports.is_empty() {
+        let p: Map<String, Value> = d
+            .ports
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+            .collect();
+        m.insert("ports".into(), Value::Object(p));
+    }
+    if !d.aliases.is_empty() {
+        let p: Map<String, Value> = d
+            .aliases
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+            .collect();
+        m.insert("aliases".into(), Value::Object(p));
+    }
+    Value::Object(m)
+}
+
+fn num(x: f64) -> Value {
+    // Integral values are written as integers when exact (1 rather than 1.0) for
+    // readability; serde_json reads both back to the same f64.
+    if x.is_finite() && x.fract() == 0.0 && x.abs() < 9.0e15 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
+fn settings_json(s: &Settings) -> Value {
+    let def = Settings::default();
+    let mut m = Map::new();
+    m.insert("method".into(), Value::from(s.method.name()));
+    if let Method::Rk4 { step } = s.method {
+        m.insert("step".into(), num(step));
+    }
+    m.insert("start_time".into(), num(s.start_time));
+    m.insert("stop_time".into(), num(s.stop_time));
+    if s.rtol != def.rtol {
+        m.insert("rtol".into(), num(s.rtol));
+    }
+    if s.atol != def.atol {
+        m.insert("atol".into(), num(s.atol));
+    }
+    if s.max_step.is_finite() {
+        m.insert("max_step".into(), num(s.max_step));
+    }
+    if let Some(dt) = s.output_interval {
+        m.insert("output_interval".into(), num(dt));
+    }
+    if let Some(h) = s.initial_step {
+        m.insert("initial_step".into(), num(h));
+    }
+    if s.max_steps != def.max_steps {
+        m.insert("max_steps".into(), Value::from(s.max_steps));
+    }
+    if s.min_step_rel != def.min_step_rel {
+        m.insert("min_step_rel".into(), num(s.min_step_rel));
+    }
+    if s.max_event_iterations != def.max_event_iterations {
+        m.insert(
+            "max_event_iterations".into(),
+            Value::from(s.max_event_iterations as u64),
+        );
+    }
+    if s.chatter_window != def.chatter_window {
+        m.insert("chatter_window".into(), num(s.chatter_window));
+    }
+    if s.chatter_max_events != def.chatter_max_events {
+        m.insert(
+            "chatter_max_events".into(),
+            Value::from(s.chatter_max_events as u64),
+        );
+    }
+    Value::Object(m)
+}
+
+fn block_json(b: &BlockSpec) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::from(b.name.clone()));
+    m.insert("type".into(), Value::from(b.type_name.clone()));
+    if !b.params.is_empty() {
+        m.insert("params".into(), Value::Object(b.params.clone()));
+    }
+    if let Some(f) = &b.file {
+        m.insert("file".into(), Value::from(f.clone()));
+    } else if let Some(inner) = &b.inner {
+        m.insert("diagram".into(), to_json(inner));
+    }
+    Value::Object(m)
+}
+
+fn signal_json(s: &ScopeSignal) -> Value {
+    if s.unit.is_none() && s.label.is_none() {
+        return Value::from(s.signal.clone());
+    }
+    let mut m = Map::new();
+    m.insert("signal".into(), Value::from(s.signal.clone()));
+    if let Some(u) = &s.unit {
+        m.insert("unit".into(), Value::from(u.clone()));
+    }
+    if let Some(l) = &s.label {
+        m.insert("label".into(), Value::from(l.clone()));
+    }
+    Value::Object(m)
+}
+
+fn scope_json(s: &ScopeSpec) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::from(s.name.clone()));
+    if let Some(t) = &s.title {
+        m.insert("title".into(), Value::from(t.clone()));
+    }
+    if s.panels.len() == 1 {
+        m.insert(
+            "signals".into(),
+            Value::Array(s.panels[0].iter().map(signal_json).collect()),
+        );
+    } else {
+        let panels = s
+            .panels
+            .iter()
+            .map(|p| Value::Array(p.iter().map(signal_json).collect()))
+            .collect();
+        m.insert("panels".into(), Value::Array(panels));
+    }
+    if let Some(u) = &s.unit {
+        m.insert("unit".into(), Value::from(u.clone()));
+    }
+    if s.width != DEFAULT_WIDTH {
+        m.insert("width".into(), Value::from(s.width));
+    }
+    if s.height != DEFAULT_HEIGHT {
+        m.insert("height".into(), Value::from(s.height));
+    }
+    if s.event_markers {
+        m.insert("event_markers".into(), Value::Bool(true));
+    }
+    Value::Object(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// Compile errors located in the netlist
+// ---------------------------------------------------------------------------------------
+
+/// Load and compile a netlist file; every error is located (see [`locate_error`]).
+pub fn compile_file(path: &Path, reg: &Registry) -> Result<crate::model::Model, Error> {
+    let d = load_file(path)?;
+    compile_located(&d, reg, &path.display().to_string())
+}
+
+/// [`crate::compile::compile`] with errors located in the netlist `origin`.
+pub fn compile_located(
+    d: &Diagram,
+    reg: &Registry,
+    origin: &str,
+) -> Result<crate::model::Model, Error> {
+    crate::compile::compile(d, reg).map_err(|e| locate_error(d, reg, origin, e))
+}
+
+/// The JSON path of a (flattened) block name: `blocks[2]`, `blocks[2].diagram.blocks[0]`,
+/// or `blocks[2] -> crcr4.json: blocks[0]` across a subsystem file.
+pub fn block_path(d: &Diagram, name: &str) -> Option<String> {
+    let (first, rest) = match name.split_once('.') {
+        Some((a, b)) => (a, Some(b)),
+        None => (name, None),
+    };
+    let i = d.blocks.iter().position(|b| b.name == first)?;
+    let here = format!("blocks[{i}]");
+    let b = &d.blocks[i];
+    match (rest, &b.inner) {
+        (Some(rest), Some(inner)) => {
+            let sub = block_path(inner, rest)?;
+            Some(match &b.file {
+                Some(f) => format!("{here} -> {f}: {sub}"),
+                None => format!("{here}.diagram.{sub}"),
+            })
+        }
+        _ => Some(here),
+    }
+}
+
+/// Whether flattened connection indices equal the netlist's (no subsystems, no composites).
+fn flat_connections(d: &Diagram, reg: &Registry) -> bool {
+    d.blocks.iter().all(|b| {
+        b.inner.is_none()
+            && b.type_name != "Subsystem"
+            && !matches!(
+                reg.get(&b.type_name).map(|t| &t.build),
+                Some(BlockBuild::Composite(_))
+            )
+    })
+}
+
+/// Turn a compile error into an [`Error::Netlist`] naming `origin` and the JSON path of the
+/// offending block, parameter, connection or variable (the message is the compile
+/// error's). Loader errors pass through unchanged; several errors stay [`Error::Many`].
+pub fn locate_error(d: &Diagram, reg: &Registry, origin: &str, e: Error) -> Error {
+    let conn = |ci: usize| -> String {
+        if flat_connections(d, reg) && ci < d.connections.len() {
+            format!("connections[{ci}]")
+        } else {
+            "connections".to_string()
+        }
+    };
+    let blk = |name: &str, tail: &str| -> String {
+        match block_path(d, name) {
+            Some(p) => format!("{p}{tail}"),
+            None => "blocks".to_string(),
+        }
+    };
+    let path = match &e {
+        Error::Many(v) => {
+            return Error::Many(
+                v.iter()
+                    .cloned()
+                    .map(|x| locate_error(d, reg, origin, x))
+                    .collect(),
+            )
+        }
+        Error::Io { .. } => return e,
+        Error::Netlist {
+            file,
+            path,
+            message,
+        } => {
+            if file == origin || Path::new(file).is_file() {
+                return e;
+            }
+            let p = if file == &d.name {
+                path.clone()
+            } else {
+                blk(file, &format!(".{path}"))
+            };
+            return Error::Netlist {
+                file: origin.to_string(),
+                path: p,
+                message: message.clone(),
+            };
+        }
+        Error::Param(pe) => blk(&pe.block, &format!(".params.{}", pe.param)),
+        Error::UnknownParam { block, param, .. } => blk(block, &format!(".params.{param}")),
+        Error::UnknownType { block, .. } => blk(block, ".type"),
+        Error::DuplicateName { name } | Error::InvalidName { name } => blk(name, ".name"),
+        Error::UnknownBlock { connection, .. }
+        | Error::UnknownPort { connection, .. }
+        | Error::BadPortRef { connection, .. }
+        | Error::KindMismatch { connection, .. }
+        | Error::ShortConnection { connection, .. }
+        | Error::SignalDrivers { connection, .. } => conn(*connection),
+        Error::TwoDrivers { second, .. } => conn(*second),
+        Error::UndrivenInput { block, .. } => blk(block, ""),
+        Error::AlgebraicLoop { .. } => "connections".to_string(),
+        Error::SingularNetwork { .. } | Error::ConflictingInitial { .. } => "blocks".to_string(),
+        Error::UnknownVariable { name, .. } => {
+            if let Some(i) = d.log.iter().position(|l| l == name) {
+                format!("log[{i}]")
+            } else if let Some(i) = d
+                .scopes
+                .iter()
+                .position(|s| s.signal_names().any(|n| n == name))
+            {
+                format!("scopes[{i}]")
+            } else {
+                "log".to_string()
+            }
+        }
+    };
+    Error::Netlist {
+        file: origin.to_string(),
+        path,
+        message: e.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------
+
+fn io_netlist(file: &str, path: &str, message: String) -> Error {
+    Error::Netlist {
+        file: file.to_string(),
+        path: path.to_string(),
+        message,
+    }
+}
+
+fn load_file_inner(path: &Path, stack: &mut Vec<PathBuf>, depth: usize) -> Result<Diagram, Error> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: origin.clone(),
+        message: e.to_string(),
+    })?;
+    let v = parse_text(&text, &origin)?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    stack.push(canon);
+    let r = load_value_inner(&v, &origin, &base, stack, "", depth);
+    stack.pop();
+    r
+}
+
+/// Loader state for one netlist (file or inline diagram).
+struct Ctx<'a> {
+    file: &'a str,
+    /// JSON path of this (inline) diagram inside the file, "" or "blocks[2].diagram".
+    prefix: String,
+    base: &'a Path,
+    errors: Vec<Error>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        let path = path.into();
+        let path = if self.prefix.is_empty() {
+            path
+        } else if path.starts_with('[') {
+            format!("{}{path}", self.prefix)
+        } else {
+            format!("{}.{path}", self.prefix)
+        };
+        self.errors.push(Error::Netlist {
+            file: self.file.to_string(),
+            path,
+            message: message.into(),
+        });
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        let cut: String = s.chars().take(37).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+fn got(v: &Value) -> String {
+    format!("got {} {}", kind_of(v), short(v))
+}
+
+fn join(base: &str, key: &str) -> String {
+    if base.is_empty() {
+        key.to_string()
+    } else {
+        format!("{base}.{key}")
+    }
+}
+
+fn check_keys(cx: &mut Ctx, path: &str, m: &Map<String, Value>, known: &[&str], what: &str) {
+    for k in m.keys() {
+        if !known.contains(&k.as_str()) {
+            cx.err(
+                join(path, k),
+                format!(
+                    "unknown {what} key '{k}'{}; expected one of: {}",
+                    suggest::hint(k, known.iter().copied()),
+                    known.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+fn valid_ident(n: &str) -> bool {
+    let mut c = n.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+fn load_value_inner(
+    v: &Value,
+    origin: &str,
+    base: &Path,
+    stack: &mut Vec<PathBuf>,
+    prefix: &str,
+    depth: usize,
+) -> Result<Diagram, Error> {
+    let root = if prefix.is_empty() { "(root)" } else { prefix };
+    let Value::Object(top) = v else {
+        return Err(io_netlist(
+            origin,
+            root,
+            format!(
+                "expected a JSON object netlist {{\"drivelink\": 1, ...}}, {}",
+                got(v)
+            ),
+        ));
+    };
+    if depth > MAX_DEPTH {
+        return Err(io_netlist(
+            origin,
+            root,
+            format!("subsystems nested deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    let require_version = prefix.is_empty();
+    let mut cx = Ctx {
+        file: origin,
+        prefix: prefix.to_string(),
+        base,
+        errors: Vec::new(),
+    };
+    check_keys(&mut cx, "", top, TOP_KEYS, "top-level");
+
+    // version
+    match top.get("drivelink") {
+        None if require_version => cx.err(
+            "drivelink",
+            format!(
+                "missing format version; expected \"drivelink\": {FORMAT_VERSION} as the first key"
+            ),
+        ),
+        None => {}
+        Some(Value::Number(n))
+            if n.as_u64() == Some(FORMAT_VERSION) || n.as_f64() == Some(FORMAT_VERSION as f64) => {}
+        Some(other) => cx.err(
+            "drivelink",
+            format!(
+                "unsupported format version {}; this drivelink reads version {FORMAT_VERSION}",
+                short(other)
+            ),
+        ),
+    }
+
+    let mut d = Diagram::new("");
+    // name, description
+    match top.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() => d.name = s.clone(),
+        Some(other) => cx.err(
+            "name",
+            format!("expected a non-empty string, {}", got(other)),
+        ),
+        None => {
+            d.name = Path::new(origin)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "model".to_string())
+        }
+    }
+    match top.get("description") {
+        Some(Value::String(s)) => d.description = s.clone(),
+        Some(other) => cx.err("description", format!("expected a string, {}", got(other))),
+        None => {}
+    }
+
+    // parameters
+    match top.get("parameters") {
+        Some(Value::Object(p)) => {
+            for (k, val) in p {
+                let path = format!("parameters.{k}");
+                if !valid_ident(k) {
+                    cx.err(
+                        &path,
+                        format!(
+                            "invalid parameter name '{k}'; names must match [A-Za-z_][A-Za-z0-9_]*"
+                        ),
+                    );
+                }
+                match val {
+                    Value::Number(_) | Value::String(_) | Value::Bool(_) | Value::Array(_) => {}
+                    other => cx.err(
+                        &path,
+                        format!(
+                            "expected a number, an expression string, a boolean or an array, {}",
+                            got(other)
+                        ),
+                    ),
+                }
+                d.parameters.push((k.clone(), val.clone()));
+            }
+        }
+        Some(other) => cx.err(
+            "parameters",
+            format!(
+                "expected an object {{\"name\": value, ...}}, {}",
+                got(other)
+            ),
+        ),
+        None => {}
+    }
+    // Evaluate the parameters once here so their errors name this file (compile evaluates
+    // them again, with subsystem overrides).
+    let scope = if cx.errors.is_empty() {
+        match resolve_parameters(&d.parameters, &Scope::new(), origin) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                cx.errors.push(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    // solver
+    match top.get("solver") {
+        Some(Value::Object(s)) => {
+            d.settings_given = true;
+            d.settings = load_settings(&mut cx, s, scope.as_ref());
+        }
+        Some(other) => cx.err(
+            "solver",
+            format!(
+                "expected an object {{\"method\": \"dopri5\", \"stop_time\": ...}}, {}",
+                got(other)
+            ),
+        ),
+        None => {}
+    }
+
+    // blocks
+    match top.get("blocks") {
+        Some(Value::Array(bs)) => {
+            for (i, b) in bs.iter().enumerate() {
+                if let Some(spec) = load_block(&mut cx, i, b, stack, depth) {
+                    d.blocks.push(spec);
+                }
+            }
+        }
+        Some(other) => cx.err(
+            "blocks",
+            format!(
+                "expected an array of blocks [{{\"name\": ..., \"type\": ...}}, ...], {}",
+                got(other)
+            ),
+        ),
+        None => cx.err(
+            "blocks",
+            "missing; expected an array of blocks [{\"name\": ..., \"type\": ...}, ...]",
+        ),
+    }
+    // duplicate names
+    let names: Vec<&str> = d.blocks.iter().map(|b| b.name.as_str()).collect();
+    for (i, n) in names.iter().enumerate() {
+        if let Some(j) = names[..i].iter().position(|m| m == n) {
+            cx.err(format!("blocks[{i}].name"), format!("duplicate block name '{n}' (already used by blocks[{j}]); block names must be unique"));
+        }
+    }
+
+    // connections
+    match top.get("connections") {
+        Some(Value::Array(cs)) => {
+            for (i, c) in cs.iter().enumerate() {
+                let path = format!("connections[{i}]");
+                let Value::Array(items) = c else {
+                    cx.err(
+                        &path,
+                        format!(
+                            "expected an array of two or more \"block.port\" strings, {}",
+                            got(c)
+                        ),
+                    );
+                    continue;
+                };
+                if items.len() < 2 {
+                    cx.err(
+                        &path,
+                        format!(
+                            "a connection needs at least two \"block.port\" references, it has {}",
+                            items.len()
+                        ),
+                    );
+                }
+                let mut refs = Vec::with_capacity(items.len());
+                for (j, it) in items.iter().enumerate() {
+                    let p = format!("{path}[{j}]");
+                    match it {
+                        Value::String(s) => {
+                            check_ref(&mut cx, &p, s, &names, "port", "block.port");
+                            refs.push(s.clone());
+                        }
+                        other => cx.err(
+                            &p,
+                            format!("expected a \"block.port\" string, {}", got(other)),
+                        ),
+                    }
+                }
+                d.connections.push(refs);
+            }
+        }
+        Some(other) => cx.err(
+            "connections",
+            format!(
+                "expected an array of connections [[\"a.y\", \"b.u\"], ...], {}",
+                got(other)
+            ),
+        ),
+        None => {}
+    }
+
+    // log
+    match top.get("log") {
+        Some(Value::String(s)) if s == "all" => d.log.push("all".into()),
+        Some(Value::Array(items)) => {
+            for (i, it) in items.iter().enumerate() {
+                let p = format!("log[{i}]");
+                match it {
+                    Value::String(s) => {
+                        if s != "all" {
+                            check_ref(&mut cx, &p, s, &names, "variable", "block.var");
+                        }
+                        d.log.push(s.clone());
+                    }
+                    other => cx.err(
+                        &p,
+                        format!("expected a \"block.var\" string, {}", got(other)),
+                    ),
+                }
+            }
+        }
+        Some(other) => cx.err(
+            "log",
+            format!(
+                "expected an array of \"block.var\" strings or \"all\", {}",
+                got(other)
+            ),
+        ),
+        None => {}
+    }
+
+    // scopes
+    match top.get("scopes") {
+        Some(Value::Array(items)) => {
+            for (i, it) in items.iter().enumerate() {
+                if let Some(s) = load_scope(&mut cx, i, it, &names) {
+                    if let Some(j) = d.scopes.iter().position(|o| o.name == s.name) {
+                        cx.err(format!("scopes[{i}].name"), format!("duplicate scope name '{}' (already used by scopes[{j}]); scope names are file names and must be unique", s.name));
+                    }
+                    d.scopes.push(s);
+                }
+            }
+        }
+        Some(other) => cx.err(
+            "scopes",
+            format!(
+                "expected an array of scopes [{{\"name\": ..., \"signals\": [...]}}, ...], {}",
+                got(other)
+            ),
+        ),
+        None => {}
+    }
+
+    // ports, aliases
+    for (key, what, shape) in [
+        ("ports", "port", "block.port"),
+        ("aliases", "variable", "block.var"),
+    ] {
+        match top.get(key) {
+            Some(Value::Object(m)) => {
+                let mut out = Vec::new();
+                for (k, val) in m {
+                    let p = format!("{key}.{k}");
+                    if !valid_ident(k) {
+                        cx.err(&p, format!("invalid exported name '{k}'; names must match [A-Za-z_][A-Za-z0-9_]*"));
+                    }
+                    match val {
+                        Value::String(s) => {
+                            check_ref(&mut cx, &p, s, &names, what, shape);
+                            out.push((k.clone(), s.clone()));
+                        }
+                        other => {
+                            cx.err(&p, format!("expected a \"{shape}\" string, {}", got(other)))
+                        }
+                    }
+                }
+                if key == "ports" {
+                    d.ports = out;
+                } else {
+                    d.aliases = out;
+                }
+            }
+            Some(other) => cx.err(
+                key,
+                format!(
+                    "expected an object {{\"exported_name\": \"{shape}\", ...}}, {}",
+                    got(other)
+                ),
+            ),
+            None => {}
+        }
+    }
+
+    Error::from_list(cx.errors)?;
+    Ok(d)
+}
+
+/// Check a `"block.port"` / `"block.var"` reference: syntax and that the first segment is a
+/// block of this diagram.
+fn check_ref(cx: &mut Ctx, path: &str, s: &str, names: &[&str], what: &str, shape: &str) {
+    if PortRef::parse(s).is_none() {
+        cx.err(
+            path,
+            format!("'{s}' is not a {what} reference; expected \"{shape}\""),
+        );
+        return;
+    }
+    let first = s.split('.').next().unwrap_or("");
+    if !names.contains(&first) {
+        cx.err(
+            path,
+            format!("'{s}': unknown block '{first}'{}; expected \"{shape}\" with a block of this netlist", suggest::hint(first, names.iter().copied())),
+        );
+    }
+}
+
+fn load_block(
+    cx: &mut Ctx,
+    i: usize,
+    b: &Value,
+    stack: &mut Vec<PathBuf>,
+    depth: usize,
+) -> Option<BlockSpec> {
+    let path = format!("blocks[{i}]");
+    let Value::Object(m) = b else {
+        cx.err(
+            &path,
+            format!(
+                "expected a block object {{\"name\": ..., \"type\": ..., \"params\": {{...}}}}, {}",
+                got(b)
+            ),
+        );
+        return None;
+    };
+    check_keys(cx, &path, m, BLOCK_KEYS, "block");
+    let name = match m.get("name") {
+        Some(Value::String(s)) => {
+            if !valid_ident(s) {
+                cx.err(
+                    format!("{path}.name"),
+                    format!("invalid block name '{s}'; names must match [A-Za-z_][A-Za-z0-9_]*"),
+                );
+            }
+            s.clone()
+        }
+        Some(other) => {
+            cx.err(
+                format!("{path}.name"),
+                format!("expected a block name string, {}", got(other)),
+            );
+            return None;
+        }
+        None => {
+            cx.err(
+                format!("{path}.name"),
+                "missing block name; expected \"name\": \"...\"",
+            );
+            return None;
+        }
+    };
+    let type_name = match m.get("type") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            cx.err(
+                format!("{path}.type"),
+                format!(
+                    "block '{name}': expected a block type string, {}",
+                    got(other)
+                ),
+            );
+            return None;
+        }
+        None => {
+            cx.err(
+                format!("{path}.type"),
+                format!("block '{name}': missing block type; expected \"type\": \"Gain\", ..."),
+            );
+            return None;
+        }
+    };
+    let params = match m.get("params") {
+        Some(Value::Object(p)) => {
+            for (k, val) in p {
+                if val.is_null() || val.is_object() {
+                    cx.err(
+                        format!("{path}.params.{k}"),
+                        format!("block '{name}': expected a number, an expression string, a boolean, a string choice or an array, {}", got(val)),
+                    );
+                }
+            }
+            p.clone()
+        }
+        Some(other) => {
+            cx.err(
+                format!("{path}.params"),
+                format!(
+                    "block '{name}': expected an object {{\"param\": value, ...}}, {}",
+                    got(other)
+                ),
+            );
+            Map::new()
+        }
+        None => Map::new(),
+    };
+    let mut spec = BlockSpec {
+        name: name.clone(),
+        type_name: type_name.clone(),
+        params,
+        inner: None,
+        file: None,
+    };
+    let is_sub = type_name == "Subsystem";
+    let (file, diagram) = (m.get("file"), m.get("diagram"));
+    if !is_sub {
+        for (k, v) in [("file", file), ("diagram", diagram)] {
+            if v.is_some() {
+                cx.err(
+                    format!("{path}.{k}"),
+                    format!("block '{name}' ({type_name}): only Subsystem blocks take '{k}'"),
+                );
+            }
+        }
+        return Some(spec);
+    }
+    match (file, diagram) {
+        (Some(_), Some(_)) => cx.err(&path, format!("subsystem '{name}': give either \"file\" or \"diagram\", not both")),
+        (None, None) => cx.err(&path, format!("subsystem '{name}': missing its netlist; expected \"file\": \"inner.json\" or an inline \"diagram\": {{...}}")),
+        (Some(Value::String(f)), None) => {
+            let full = cx.base.join(f);
+            let canon = std::fs::canonicalize(&full).ok();
+            if let Some(c) = &canon {
+                if let Some(k) = stack.iter().position(|s| s == c) {
+                    let chain: Vec<String> = stack[k..].iter().map(|p| p.display().to_string()).chain(std::iter::once(c.display().to_string())).collect();
+                    cx.err(format!("{path}.file"), format!("subsystem '{name}': subsystem files include each other (a cycle): {}", chain.join(" -> ")));
+                    return Some(spec);
+                }
+            }
+            if canon.is_none() || !full.is_file() {
+                cx.err(
+                    format!("{path}.file"),
+                    format!("subsystem '{name}': subsystem file '{f}' not found (looked for {}); expected a netlist path relative to this file", full.display()),
+                );
+                return Some(spec);
+            }
+            match load_file_inner(&full, stack, depth + 1) {
+                Ok(inner) => spec.inner = Some(Box::new(inner)),
+                Err(Error::Io { path: p, message }) => cx.err(format!("{path}.file"), format!("subsystem '{name}': cannot read '{p}': {message}")),
+                Err(e) => cx.errors.push(e),
+            }
+            spec.file = Some(f.clone());
+        }
+        (Some(other), None) => cx.err(format!("{path}.file"), format!("subsystem '{name}': expected a file name string, {}", got(other))),
+        (None, Some(inner)) => {
+            let p = if cx.prefix.is_empty() { format!("{path}.diagram") } else { format!("{}.{path}.diagram", cx.prefix) };
+            match load_value_inner(inner, cx.file, cx.base, stack, &p, depth + 1) {
+                Ok(d) => spec.inner = Some(Box::new(d)),
+                Err(e) => cx.errors.push(e),
+            }
+        }
+    }
+    Some(spec)
+}
+
+/// A solver value: a number or an expression (with units) over the model parameters.
+fn solver_number(
+    cx: &mut Ctx,
+    key: &str,
+    v: &Value,
+    scope: Option<&Scope>,
+    dim: Dim,
+    unit: &str,
+) -> Option<f64> {
+    let path = format!("solver.{key}");
+    let x = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => {
+            let Some(scope) = scope else {
+                // The parameters themselves are broken (already reported).
+                return None;
+            };
+            let look = |n: &str| match scope.get(n) {
+                Some(ScopeVal::Q(q)) => Some(*q),
+                _ => None,
+            };
+            let names: Vec<&str> = scope.keys().map(String::as_str).collect();
+            let q = match expr::eval_with_names(s, &look, &names) {
+                Ok(q) => q,
+                Err(e) => {
+                    cx.err(path, format!("\"{s}\": {e}"));
+                    return None;
+                }
+            };
+            match expr::check_dim(&q, dim, unit) {
+                Ok(x) => x,
+                Err(e) => {
+                    cx.err(path, format!("\"{s}\": {e}"));
+                    return None;
+                }
+            }
+        }
+        other => {
+            let u = if unit == "1" {
+                String::new()
+            } else {
+                format!(" (SI {unit}) or an expression such as \"0.5 {unit}\"")
+            };
+            cx.err(path, format!("expected a number{u}, {}", got(other)));
+            return None;
+        }
+    };
+    if !x.is_finite() {
+        cx.err(path, format!("must be finite, got {x}"));
+        return None;
+    }
+    Some(x)
+}
+
+fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) -> Settings {
+    check_keys(cx, "solver", s, SOLVER_KEYS, "solver");
+    let mut st = Settings::default();
+    let get = |cx: &mut Ctx, key: &str, dim: Dim, unit: &str| -> Option<f64> {
+        s.get(key)
+            .and_then(|v| solver_number(cx, key, v, scope, dim, unit))
+    };
+    let start = get(cx, "start_time", Dim::TIME, "s");
+    let stop = get(cx, "stop_time", Dim::TIME, "s");
+    let rtol = get(cx, "rtol", Dim::ONE, "1");
+    let atol = get(cx, "atol", Dim::ONE, "1");
+    let max_step = get(cx, "max_step", Dim::TIME, "s");
+    let step = get(cx, "step", Dim::TIME, "s");
+    let initial_step = get(cx, "initial_step", Dim::TIME, "s");
+    let min_step_rel = get(cx, "min_step_rel", Dim::ONE, "1");
+    let chatter_window = get(cx, "chatter_window", Dim::TIME, "s");
+    let output_interval = match s.get("output_interval") {
+        Some(Value::Null) => None,
+        Some(v) => solver_number(cx, "output_interval", v, scope, Dim::TIME, "s"),
+        None => None,
+    };
+    let positive = |cx: &mut Ctx, key: &str, v: Option<f64>| -> Option<f64> {
+        match v {
+            Some(x) if x <= 0.0 => {
+                cx.err(format!("solver.{key}"), format!("must be > 0, got {x}"));
+                None
+            }
+            o => o,
+        }
+    };
+    let rtol = positive(cx, "rtol", rtol);
+    let atol = positive(cx, "atol", atol);
+    let max_step = positive(cx, "max_step", max_step);
+    let step = positive(cx, "step", step);
+    let initial_step = positive(cx, "initial_step", initial_step);
+    let min_step_rel = positive(cx, "min_step_rel", min_step_rel);
+    let chatter_window = positive(cx, "chatter_window", chatter_window);
+    let output_interval = positive(cx, "output_interval", output_interval);
+    let int = |cx: &mut Ctx, key: &str| -> Option<u64> {
+        match s.get(key) {
+            None => None,
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|k| k >= 1) => n.as_u64(),
+            Some(other) => {
+                cx.err(
+                    format!("solver.{key}"),
+                    format!("expected an integer >= 1, {}", got(other)),
+                );
+                None
+            }
+        }
+    };
+    let max_steps = int(cx, "max_steps");
+    let max_iter = int(cx, "max_event_iterations");
+    let chatter_max = int(cx, "chatter_max_events");
+
+    let method = match s.get("method") {
+        None => "dopri5".to_string(),
+        Some(Value::String(m)) if METHODS.contains(&m.as_str()) => m.clone(),
+        Some(Value::String(m)) => {
+            cx.err(
+                "solver.method",
+                format!(
+                    "unknown method '{m}'{}; expected one of: {}",
+                    suggest::hint(m, METHODS.iter().copied()),
+                    METHODS.join(", ")
+                ),
+            );
+            "dopri5".to_string()
+        }
+        Some(other) => {
+            cx.err(
+                "solver.method",
+                format!(
+                    "expected one of \"dopri5\", \"dop853\", \"rk4\", {}",
+                    got(other)
+                ),
+            );
+            "dopri5".to_string()
+        }
+    };
+    st.method = match method.as_str() {
+        "dop853" => Method::Dop853,
+        "rk4" => match step {
+            Some(h) => Method::Rk4 { step: h },
+            None => {
+                if !s.contains_key("step") {
+                    cx.err(
+                        "solver.step",
+                        "method \"rk4\" is fixed-step: give \"step\" (the step size, s)",
+                    );
+                }
+                Method::Rk4 { step: 1e-3 }
+            }
+        },
+        _ => {
+            if s.contains_key("step") {
+                cx.err("solver.step", format!("\"step\" is the fixed step of method \"rk4\"; method \"{method}\" is adaptive (use max_step / initial_step)"));
+            }
+            if method == "dop853" {
+                Method::Dop853
+            } else {
+                Method::Dopri5
+            }
+        }
+    };
+    if let Some(x) = start {
+        st.start_time = x;
+    }
+    if let Some(x) = stop {
+        st.stop_time = x;
+    }
+    if start.is_some() || stop.is_some() {
+        if st.stop_time <= st.start_time {
+            cx.err(
+                "solver.stop_time",
+                format!(
+                    "must be greater than start_time ({} s), got {} s",
+                    st.start_time, st.stop_time
+                ),
+            );
+        }
+    }
+    if let Some(x) = rtol {
+        st.rtol = x;
+    }
+    if let Some(x) = atol {
+        st.atol = x;
+    }
+    if let Some(x) = max_step {
+        st.max_step = x;
+    }
+    st.initial_step = initial_step;
+    st.output_interval = output_interval;
+    if let Some(x) = min_step_rel {
+        st.min_step_rel = x;
+    }
+    if let Some(x) = chatter_window {
+        st.chatter_window = x;
+    }
+    if let Some(x) = max_steps {
+        st.max_steps = x;
+    }
+    if let Some(x) = max_iter {
+        st.max_event_iterations = x as usize;
+    }
+    if let Some(x) = chatter_max {
+        st.chatter_max_events = x as usize;
+    }
+    st
+}
+
+fn load_signal(cx: &mut Ctx, path: &str, v: &Value, names: &[&str]) -> Option<ScopeSignal> {
+    match v {
+        Value::String(s) => {
+            check_ref(cx, path, s, names, "variable", "block.var");
+            Some(ScopeSignal::new(s.clone()))
+        }
+        Value::Object(m) => {
+            check_keys(cx, path, m, SIGNAL_KEYS, "scope signal");
+            let signal = match m.get("signal") {
+                Some(Value::String(s)) => {
+                    check_ref(
+                        cx,
+                        &format!("{path}.signal"),
+                        s,
+                        names,
+                        "variable",
+                        "block.var",
+                    );
+                    s.clone()
+                }
+                Some(other) => {
+                    cx.err(
+                        format!("{path}.signal"),
+                        format!("expected a \"block.var\" string, {}", got(other)),
+                    );
+                    return None;
+                }
+                None => {
+                    cx.err(
+                        format!("{path}.signal"),
+                        "missing; expected \"signal\": \"block.var\"",
+                    );
+                    return None;
+                }
+            };
+            let mut s = ScopeSignal::new(signal);
+            s.unit = display_unit(cx, &format!("{path}.unit"), m.get("unit"));
+            match m.get("label") {
+                Some(Value::String(l)) => s.label = Some(l.clone()),
+                Some(other) => cx.err(
+                    format!("{path}.label"),
+                    format!("expected a string, {}", got(other)),
+                ),
+                None => {}
+            }
+            Some(s)
+        }
+        other => {
+            cx.err(path, format!("expected a \"block.var\" string or {{\"signal\": ..., \"unit\": ..., \"label\": ...}}, {}", got(other)));
+            None
+        }
+    }
+}
+
+fn display_unit(cx: &mut Ctx, path: &str, v: Option<&Value>) -> Option<String> {
+    match v {
+        None => None,
+        Some(Value::String(u)) => {
+            if DisplayUnit::parse(u).is_none() {
+                let names = DisplayUnit::names();
+                cx.err(
+                    path,
+                    format!(
+                        "unknown display unit '{u}'{}; expected one of: {}",
+                        suggest::hint(u, names.iter().copied()),
+                        names.join(", ")
+                    ),
+                );
+            }
+            Some(u.clone())
+        }
+        Some(other) => {
+            cx.err(
+                path,
+                format!(
+                    "expected a display unit string such as \"rpm\", {}",
+                    got(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+fn load_scope(cx: &mut Ctx, i: usize, v: &Value, names: &[&str]) -> Option<ScopeSpec> {
+    let path = format!("scopes[{i}]");
+    let Value::Object(m) = v else {
+        cx.err(
+            &path,
+            format!(
+                "expected a scope object {{\"name\": ..., \"signals\": [...]}}, {}",
+                got(v)
+            ),
+        );
+        return None;
+    };
+    check_keys(cx, &path, m, SCOPE_KEYS, "scope");
+    let name = match m.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(other) => {
+            cx.err(
+                format!("{path}.name"),
+                format!(
+                    "expected a non-empty string (the image file stem), {}",
+                    got(other)
+                ),
+            );
+            return None;
+        }
+        None => {
+            cx.err(
+                format!("{path}.name"),
+                "missing scope name; expected \"name\": \"speeds\" (written as speeds.png)",
+            );
+            return None;
+        }
+    };
+    let mut s = ScopeSpec::new(name, Vec::new());
+    s.panels.clear();
+    let sig_list = |cx: &mut Ctx, p: &str, v: &Value| -> Vec<ScopeSignal> {
+        match v {
+            Value::Array(items) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .filter_map(|(j, it)| load_signal(cx, &format!("{p}[{j}]"), it, names))
+                .collect(),
+            Value::Array(_) => {
+                cx.err(p, "empty; expected at least one signal");
+                Vec::new()
+            }
+            other => {
+                cx.err(p, format!("expected an array of signals, {}", got(other)));
+                Vec::new()
+            }
+        }
+    };
+    match (m.get("signals"), m.get("panels")) {
+        (Some(_), Some(_)) => cx.err(
+            &path,
+            "give either \"signals\" (one panel) or \"panels\" (stacked), not both",
+        ),
+        (None, None) => cx.err(
+            &path,
+            "missing \"signals\": [\"block.var\", ...] (or \"panels\": [[...], [...]])",
+        ),
+        (Some(sig), None) => {
+            let p = format!("{path}.signals");
+            s.panels.push(sig_list(cx, &p, sig));
+        }
+        (None, Some(Value::Array(ps))) if !ps.is_empty() => {
+            for (j, pv) in ps.iter().enumerate() {
+                let p = format!("{path}.panels[{j}]");
+                s.panels.push(sig_list(cx, &p, pv));
+            }
+        }
+        (None, Some(other)) => cx.err(
+            format!("{path}.panels"),
+            format!(
+                "expected a non-empty array of signal arrays [[...], [...]], {}",
+                got(other)
+            ),
+        ),
+    }
+    match m.get("title") {
+        Some(Value::String(t)) => s.title = Some(t.clone()),
+        Some(other) => cx.err(
+            format!("{path}.title"),
+            format!("expected a string, {}", got(other)),
+        ),
+        None => {}
+    }
+    s.unit = display_unit(cx, &format!("{path}.unit"), m.get("unit"));
+    for (key, slot) in [("width", &mut s.width), ("height", &mut s.height)] {
+        match m.get(key) {
+            None => {}
+            Some(Value::Number(n))
+                if n.as_u64()
+                    .is_some_and(|k| (SIZE_RANGE.0..=SIZE_RANGE.1).contains(&k)) =>
+            {
+                *slot = n.as_u64().unwrap_or(0) as u32
+            }
+            Some(other) => cx.err(
+                format!("{path}.{key}"),
+                format!(
+                    "expected an integer number of pixels in {}..={}, {}",
+                    SIZE_RANGE.0,
+                    SIZE_RANGE.1,
+                    got(other)
+                ),
+            ),
+        }
+    }
+    match m.get("event_markers") {
+        Some(Value::Bool(b)) => s.event_markers = *b,
+        Some(other) => cx.err(
+            format!("{path}.event_markers"),
+            format!("expected true or false, {}", got(other)),
+        ),
+        None => {}
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn load(v: Value) -> Result<Diagram, Error> {
+        load_value(&v, "t.json", Path::new("."))
+    }
+
+    #[test]
+    fn minimal_and_round_trip() {
+        let v = json!({
+            "drivelink": 1, "name": "m",
+            "parameters": {"a": 2, "b": "2*a", "tab": [[0, 1], [1, 2]]},
+            "solver": {"method": "rk4", "step": 0.01, "stop_time": "5*a", "max_step": "10 ms"},
+            "blocks": [{"name": "c", "type": "Constant", "params": {"value": "b"}},
+                       {"name": "g", "type": "Gain", "params": {"k": 3}}],
+            "connections": [["c.y", "g.u"]],
+            "log": ["g.y"],
+            "scopes": [{"name": "s", "signals": ["g.y", {"signal": "c.y", "unit": "rpm"}]},
+                       {"name": "p", "panels": [["g.y"], ["c.y"]], "width": 640, "event_markers": true}]
+        });
+        let d = load(v).unwrap();
+        assert_eq!(d.settings.stop_time, 10.0);
+        assert!((d.settings.max_step - 0.01).abs() < 1e-15);
+        assert_eq!(d.settings.method, Method::Rk4 { step: 0.01 });
+        let back = load(to_json(&d)).unwrap();
+        assert_eq!(d, back);
+    }
+
+    #[test]
+    fn errors_have_paths() {
+        let e = load(json!({"drivelink": 2, "blocks": {}}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.json: drivelink"), "{e}");
+        assert!(e.contains("t.json: blocks: expected an array"), "{e}");
+        let e = load(json!({"drivelink": 1, "blokcs": []}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean 'blocks'"), "{e}");
+        let e = load(json!({"drivelink": 1, "blocks": [], "solver": {"rtol": -1, "mehtod": "x"}}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("solver.rtol: must be > 0"), "{e}");
+        assert!(e.contains("did you mean 'method'"), "{e}");
+        let e = parse_text("{\n  \"drivelink\": 1,\n  ]", "x.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.json: line 3, column 3"), "{e}");
+    }
+}

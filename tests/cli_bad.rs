@@ -1,0 +1,74 @@
+//! `drivelink validate` on every bad fixture: exit code 2, the located message on stderr.
+
+#[path = "netlist_cases.rs"]
+mod cases;
+
+use std::process::Command;
+
+fn drivelink() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelink"))
+}
+
+#[test]
+fn validate_rejects_every_bad_fixture_with_exit_2() {
+    cases::check_table_covers_fixtures();
+    for (stem, expected) in cases::CASES {
+        let path = cases::fixture_dir().join(format!("{stem}.json"));
+        let out = drivelink()
+            .arg("validate")
+            .arg(&path)
+            .output()
+            .expect("run drivelink");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{stem}: exit code; stderr:\n{stderr}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{stem}: nothing on stdout expected: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for line in stderr.lines() {
+            assert!(
+                line.starts_with("error: ") && line.contains(&format!("{stem}.json")),
+                "{stem}: line does not name the file: {line}"
+            );
+        }
+        for want in *expected {
+            assert!(
+                stderr.contains(want),
+                "{stem}: stderr lacks {want:?}:\n{stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn run_rejects_a_bad_fixture_without_simulating() {
+    let path = cases::fixture_dir().join("wrong_unit.json");
+    let dir = std::env::temp_dir().join(format!("drivelink_cli_bad_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = drivelink()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected s but got kg"));
+    assert!(!dir.exists(), "nothing may be written for an invalid model");
+}
+
+#[test]
+fn missing_model_file_is_exit_2() {
+    let out = drivelink()
+        .args(["validate", "/nonexistent/model.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("/nonexistent/model.json"), "{e}");
+}
