@@ -101,9 +101,8 @@ fn first_order_step_response_matches_the_analytic_solution() {
     assert!(checked > 250);
     // The step instant is recorded twice (left and right value).
     let at_t0: Vec<&Vec<f64>> = rows.iter().filter(|r| r[0] == t0).collect();
-    // (The output grid also hits t0 here, so the core currently writes it a third time,
-    // before the left/right pair; see the report.)
-    assert!(at_t0.len() >= 2, "event instant at least twice");
+    // The output grid also hits t0; the left/right pair stands for that grid point.
+    assert_eq!(at_t0.len(), 2, "event instant exactly twice");
     let n = at_t0.len();
     assert_eq!(
         (at_t0[n - 2][1], at_t0[n - 1][1]),

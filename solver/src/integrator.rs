@@ -21,7 +21,8 @@
 //! * A step that ends at a time event emits `EventLeft` (not `Step`), a step that ends at
 //!   `stop_time` emits `Final` (not `Step`); the output grid point that coincides with
 //!   `stop_time` (within 1e-12 relative) is replaced by `Final`. Grid points at or before an
-//!   event instant are emitted (as `Interpolated`) before its `EventLeft`.
+//!   event instant are emitted (as `Interpolated`) before its `EventLeft`; a grid point
+//!   that coincides with an event instant is not emitted (the instant's pair stands for it).
 //! * Time events at or after `stop_time` are not handled.
 //! * After every event the step size is re-initialised (`initial_step` if given, else
 //!   Hairer's automatic initial step) and the PI controller history is reset.
@@ -349,8 +350,10 @@ impl<'a> Run<'a> {
     }
 
     /// Emit the output grid points in `(step start, upto]` of the last accepted step
-    /// (`y0` = state at its start), except the one at `stop_time`.
-    fn emit_grid<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64], upto: f64) {
+    /// (`y0` = state at its start), except the one at `stop_time`. When `upto` is an event
+    /// instant, a grid point falling on it is skipped: the instant's EventLeft/EventRight
+    /// pair is its output (so every instant appears at most twice).
+    fn emit_grid<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64], upto: f64, event: bool) {
         let Some(dt) = self.set.output_interval else {
             return;
         };
@@ -359,6 +362,10 @@ impl<'a> Run<'a> {
         loop {
             let tg = self.set.start_time + self.next_grid as f64 * dt;
             if tg > upto || tg >= stop_cut {
+                return;
+            }
+            if event && tg >= upto - SNAP_REL * scale(upto) {
+                self.next_grid += 1;
                 return;
             }
             self.stepper.ensure_dense(sys, y0);
@@ -470,7 +477,7 @@ impl<'a> Run<'a> {
                 if let Some(tr) = self.detect(sys, x, t, t_end) {
                     // ---- state event at tr ----
                     // Grid points up to tr first (they use `xs` as scratch).
-                    self.emit_grid(sys, x, tr);
+                    self.emit_grid(sys, x, tr, true);
                     self.stepper.dense(tr, &mut self.xs);
                     self.neg.clear();
                     for (i, (&gi, &a)) in self.bracket.hi.iter().zip(&self.armed).enumerate() {
@@ -502,7 +509,7 @@ impl<'a> Run<'a> {
             }
 
             // ---- no state event: accept the step as a whole ----
-            self.emit_grid(sys, x, t_end);
+            self.emit_grid(sys, x, t_end, lands && is_time_event);
             if set.output_interval.is_none() && !lands {
                 sys.output(t_end, self.stepper.y1(), OutputKind::Step);
             }
