@@ -281,6 +281,9 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
         errors.push(Error::Netlist { file: d.name.clone(), path: prefix.to_string(), message: "subsystems nested deeper than 64 levels (a cycle?)".into() });
         return;
     }
+    // This diagram's own connections go first in its segment of the flat list, so at the top
+    // level connection `i` of the error messages is `connections[i]` of the netlist.
+    let conn_start = out.connections.len();
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for b in &d.blocks {
         if !valid_name(&b.name) {
@@ -371,16 +374,19 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
             }
         }
     }
-    for c in &d.connections {
-        let mapped: Vec<String> = c
-            .iter()
-            .map(|r| {
-                let full = format!("{prefix}{r}");
-                out.port_map.get(&full).cloned().unwrap_or(full)
-            })
-            .collect();
-        out.connections.push(mapped);
-    }
+    let own: Vec<Vec<String>> = d
+        .connections
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|r| {
+                    let full = format!("{prefix}{r}");
+                    out.port_map.get(&full).cloned().unwrap_or(full)
+                })
+                .collect()
+        })
+        .collect();
+    out.connections.splice(conn_start..conn_start, own);
     for l in &d.log {
         if l == "all" {
             out.log.push("all".into());

@@ -21,7 +21,7 @@ use crate::compile::{resolve_parameters, Scope, ScopeVal};
 use crate::diagram::{BlockSpec, Diagram, PortRef};
 use crate::error::Error;
 use crate::expr;
-use crate::params::{BlockBuild, Registry};
+use crate::params::Registry;
 use crate::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
 use crate::suggest;
 use crate::units::Dim;
@@ -357,24 +357,13 @@ pub fn block_path(d: &Diagram, name: &str) -> Option<String> {
     }
 }
 
-/// Whether flattened connection indices equal the netlist's (no subsystems, no composites).
-fn flat_connections(d: &Diagram, reg: &Registry) -> bool {
-    d.blocks.iter().all(|b| {
-        b.inner.is_none()
-            && b.type_name != "Subsystem"
-            && !matches!(
-                reg.get(&b.type_name).map(|t| &t.build),
-                Some(BlockBuild::Composite(_))
-            )
-    })
-}
-
 /// Turn a compile error into an [`Error::Netlist`] naming `origin` and the JSON path of the
 /// offending block, parameter, connection or variable (the message is the compile
 /// error's). Loader errors pass through unchanged; several errors stay [`Error::Many`].
 pub fn locate_error(d: &Diagram, reg: &Registry, origin: &str, e: Error) -> Error {
     let conn = |ci: usize| -> String {
-        if flat_connections(d, reg) && ci < d.connections.len() {
+        // `compile` puts the top-level connections first in its flat list.
+        if ci < d.connections.len() {
             format!("connections[{ci}]")
         } else {
             "connections".to_string()
