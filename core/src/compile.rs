@@ -27,6 +27,10 @@ use crate::params::{BlockBuild, ParamDefault, ParamKind, ParamSpec, ParamValue, 
 use crate::suggest;
 use crate::units;
 
+/// Declared unit of a parameter that takes a value of any dimension (signal levels such as
+/// `Constant.value` or `Step.after`, which carry whatever the signal means).
+pub const ANY_UNIT: &str = "*";
+
 /// A resolved model parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScopeVal {
@@ -178,10 +182,14 @@ fn number(raw: &Value, unit: &str, scope: &Scope) -> Result<f64, String> {
         Value::String(s) => {
             let names: Vec<&str> = scope.keys().map(String::as_str).collect();
             let q = expr::eval_with_names(s, &quantity_lookup(scope), &names).map_err(|e| format!("\"{s}\": {e}"))?;
-            let want = units::parse_unit(unit).map_err(|e| format!("bad declared unit '{unit}': {e}"))?;
-            let si = expr::check_dim(&q, want.dim, unit).map_err(|e| format!("\"{s}\": {e}"))?;
-            // A bare number is SI; a dimensioned one is already converted to SI.
-            si
+            if unit == ANY_UNIT {
+                // Signal values of any dimension: the SI value ("10000 N*m" -> 10000).
+                q.value
+            } else {
+                let want = units::parse_unit(unit).map_err(|e| format!("bad declared unit '{unit}': {e}"))?;
+                // A bare number is SI; a dimensioned one is already converted to SI.
+                expr::check_dim(&q, want.dim, unit).map_err(|e| format!("\"{s}\": {e}"))?
+            }
         }
         Value::Bool(_) => return Err("expected a number, got a boolean".into()),
         other => return Err(format!("expected a number, got {}", short(other))),
