@@ -277,6 +277,7 @@ fn run(
     let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(&m.name)));
     let bar = progress_bar(&mut m);
     let res = m.run();
+    let energy = energy_json(&m.energy_audit());
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -284,7 +285,7 @@ fn run(
         RunStatus::Completed | RunStatus::Stopped => 0,
         RunStatus::Failed => 1,
     };
-    if let Err(msg) = write_outputs(&res, &dir, svg, no_plots) {
+    if let Err(msg) = write_outputs(&res, &dir, svg, no_plots, Some(energy)) {
         eprintln!("error: {msg}");
         code = 1;
     }
@@ -347,7 +348,31 @@ fn progress_bar(m: &mut Model) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-fn write_outputs(res: &SimResult, dir: &Path, svg: bool, no_plots: bool) -> Result<(), String> {
+/// The energy audit as it appears in `summary.json` (J).
+fn energy_json(a: &drivelink_core::EnergyAudit) -> Value {
+    let list = |v: &[(String, f64)]| -> Value {
+        Value::Object(v.iter().map(|(n, e)| (n.clone(), Value::from(*e))).collect())
+    };
+    serde_json::json!({
+        "sources": list(&a.sources),
+        "losses": list(&a.losses),
+        "kinetic_initial": a.kinetic_initial,
+        "kinetic_final": a.kinetic_final,
+        "potential_initial": a.potential_initial,
+        "potential_final": a.potential_final,
+        "impact_loss": a.impact_loss,
+        "residual": a.residual,
+        "relative_residual": a.relative_residual,
+    })
+}
+
+fn write_outputs(
+    res: &SimResult,
+    dir: &Path,
+    svg: bool,
+    no_plots: bool,
+    energy: Option<Value>,
+) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
     let create = |name: &str| {
@@ -363,7 +388,11 @@ fn write_outputs(res: &SimResult, dir: &Path, svg: bool, no_plots: bool) -> Resu
     res.write_events_csv(f)
         .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     let p = dir.join("summary.json");
-    let mut text = serde_json::to_string_pretty(&res.summary_json()).map_err(|e| e.to_string())?;
+    let mut summary = res.summary_json();
+    if let (Some(e), Value::Object(map)) = (energy, &mut summary) {
+        map.insert("energy".into(), e);
+    }
+    let mut text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
     text.push('\n');
     std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     if !no_plots && !res.scopes.is_empty() {
