@@ -1,0 +1,259 @@
+//! `Abs`: anti-lock brake modulator (Vehicle Physics Pro ABS settings) as a discrete-time
+//! controller.
+//!
+//! Ports: `demand[in]` (requested brake torque, N·m), `slip[in]` (tire slip velocity, m/s,
+//! e.g. `Tire.slip`) -> `torque[out]` = `demand·ratio`. Variables: `ratio` (held pressure
+//! ratio), `active` (1 while `ratio < 1`).
+//!
+//! At every cycle instant `t_k = k·cycle_time` (a time event; `k as f64 * cycle_time`) the
+//! controller samples `s = |slip|` and sets the valve ratio, held until the next cycle:
+//!
+//! ```text
+//! trigger peak_slip_offset: s_min = peak_slip + min_slip_offset, s_max = peak_slip + max_slip_offset
+//! trigger custom_slip:      s_min = min_slip,                    s_max = max_slip
+//! x = (s − s_min)/(s_max − s_min)
+//! simple:          ratio = min_pressure_ratio if s > s_min else 1
+//! multi_position:  ratio = 1 if s <= s_min; else 1 − (ceil(x·N)/N)·(1 − min_pressure_ratio),
+//!                  N = valve_positions, min_pressure_ratio beyond s_max
+//! continuous:      ratio = 1 − clamp(x, 0, 1)·(1 − min_pressure_ratio)
+//! ```
+//!
+//! Disabled (`enabled = false`) the torque is the demand. The demand passes through (it is
+//! feedthrough), the slip only acts at the cycle instants (no feedthrough), so a tire ->
+//! ABS -> brake loop has no algebraic loop and the modulator cycles at its own rate instead
+//! of chattering on the slip threshold; the number of ABS events is at most one per cycle.
+//! The slip is taken as a magnitude, so the ABS works braking forwards and backwards.
+
+use drivelink_core::{
+    Block, Cx, EventCx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry,
+    VarDecl, VarSource,
+};
+use serde_json::json;
+
+use super::{finite, reg};
+use crate::signal::{next_sample_hit, RunClock};
+
+/// ABS operation modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbsMode {
+    Simple,
+    MultiPosition,
+    Continuous,
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "Abs",
+        "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio.",
+        "demand[in], slip[in] -> torque[out]",
+        vec![
+            ParamSpec::with("enabled", ParamKind::Bool, ParamDefault::Value(json!(false)), "whether the ABS modulates the brake torque"),
+            ParamSpec::with("mode", ParamKind::Choice(&["simple", "multi_position", "continuous"]), ParamDefault::Value(json!("simple")), "relief valve operation mode"),
+            ParamSpec::with("trigger", ParamKind::Choice(&["peak_slip_offset", "custom_slip"]), ParamDefault::Value(json!("peak_slip_offset")), "how the slip band is given"),
+            ParamSpec::number("min_slip_offset", "m/s", 0.3, "peak_slip_offset: ABS triggers beyond peak_slip + this"),
+            ParamSpec::number("max_slip_offset", "m/s", 1.5, "peak_slip_offset: maximum relief beyond peak_slip + this"),
+            ParamSpec::number("min_slip", "m/s", 0.5, "custom_slip: ABS triggers beyond this slip (>= 0)"),
+            ParamSpec::number("max_slip", "m/s", 5.0, "custom_slip: maximum relief beyond this slip (> min_slip for multi_position/continuous)"),
+            ParamSpec::number("min_pressure_ratio", "1", 0.25, "pressure ratio with the ABS in full effect, in [0, 1]"),
+            ParamSpec::number("valve_positions", "1", 2.0, "multi_position: number of valve ratios, integer in [2, 8]"),
+            ParamSpec::number("peak_slip", "m/s", super::tire::DEFAULT_EXTREMUM_SLIP, "slip of the tire's peak grip (its extremum_slip, >= 0)"),
+            ParamSpec::number("cycle_time", "s", 0.01, "controller cycle (sample) time (> 0)"),
+        ],
+        build,
+    );
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let enabled = p.bool("enabled")?;
+    let mode = match p.text("mode")? {
+        "simple" => AbsMode::Simple,
+        "multi_position" => AbsMode::MultiPosition,
+        "continuous" => AbsMode::Continuous,
+        o => {
+            return Err(p.invalid(
+                "mode",
+                format!("unknown mode '{o}' (simple, multi_position, continuous)"),
+            ))
+        }
+    };
+    let (s_min, s_max, min_name, max_name) = match p.text("trigger")? {
+        "peak_slip_offset" => {
+            let peak = finite(p, "peak_slip")?;
+            if peak < 0.0 {
+                return Err(p.invalid("peak_slip", format!("must be >= 0, got {peak}")));
+            }
+            (
+                peak + finite(p, "min_slip_offset")?,
+                peak + finite(p, "max_slip_offset")?,
+                "min_slip_offset",
+                "max_slip_offset",
+            )
+        }
+        "custom_slip" => (
+            finite(p, "min_slip")?,
+            finite(p, "max_slip")?,
+            "min_slip",
+            "max_slip",
+        ),
+        o => {
+            return Err(p.invalid(
+                "trigger",
+                format!("unknown trigger '{o}' (peak_slip_offset, custom_slip)"),
+            ))
+        }
+    };
+    if s_min < 0.0 {
+        return Err(p.invalid(
+            min_name,
+            format!("gives a negative trigger slip {s_min} m/s"),
+        ));
+    }
+    if mode != AbsMode::Simple && !(s_max > s_min) {
+        return Err(p.invalid(max_name, format!("the maximum-relief slip ({s_max} m/s) must be above the trigger slip ({s_min} m/s)")));
+    }
+    let min_ratio = finite(p, "min_pressure_ratio")?;
+    if !(0.0..=1.0).contains(&min_ratio) {
+        return Err(p.invalid(
+            "min_pressure_ratio",
+            format!("must be in [0, 1], got {min_ratio}"),
+        ));
+    }
+    let vp = finite(p, "valve_positions")?;
+    if vp.fract() != 0.0 || !(2.0..=8.0).contains(&vp) {
+        return Err(p.invalid(
+            "valve_positions",
+            format!("must be an integer in [2, 8], got {vp}"),
+        ));
+    }
+    let ts = p.positive("cycle_time")?;
+    if !ts.is_finite() {
+        return Err(p.invalid("cycle_time", "must be finite"));
+    }
+    Ok(Box::new(Abs {
+        enabled,
+        mode,
+        s_min,
+        s_max,
+        min_ratio,
+        positions: vp,
+        ts,
+        ratio: 1.0,
+        hit_t: f64::NAN,
+        clock: RunClock::new(),
+    }))
+}
+
+/// The ABS block.
+#[derive(Debug, Clone)]
+pub struct Abs {
+    enabled: bool,
+    mode: AbsMode,
+    s_min: f64,
+    s_max: f64,
+    min_ratio: f64,
+    positions: f64,
+    ts: f64,
+    ratio: f64,
+    hit_t: f64,
+    clock: RunClock,
+}
+
+impl Abs {
+    /// The valve ratio for a sampled slip.
+    pub fn ratio_for(&self, slip: f64) -> f64 {
+        if !self.enabled || slip.is_nan() {
+            return 1.0;
+        }
+        let s = slip.abs();
+        let span = self.s_max - self.s_min;
+        match self.mode {
+            AbsMode::Simple => {
+                if s > self.s_min {
+                    self.min_ratio
+                } else {
+                    1.0
+                }
+            }
+            AbsMode::MultiPosition => {
+                if s <= self.s_min {
+                    1.0
+                } else if s >= self.s_max {
+                    self.min_ratio
+                } else {
+                    let k = ((s - self.s_min) / span * self.positions)
+                        .ceil()
+                        .clamp(1.0, self.positions);
+                    1.0 - k / self.positions * (1.0 - self.min_ratio)
+                }
+            }
+            AbsMode::Continuous => {
+                let x = ((s - self.s_min) / span).clamp(0.0, 1.0);
+                1.0 - x * (1.0 - self.min_ratio)
+            }
+        }
+    }
+}
+
+impl Block for Abs {
+    fn type_name(&self) -> &'static str {
+        "Abs"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::input("demand"),
+            PortDecl::input("slip"),
+            PortDecl::output("torque"),
+        ]
+    }
+    fn feedthrough(&self, input: usize) -> bool {
+        input == 0
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.u[0] * self.ratio;
+    }
+    fn next_time_event(&self, t: f64) -> f64 {
+        if self.enabled {
+            next_sample_hit(t, self.ts)
+        } else {
+            f64::INFINITY
+        }
+    }
+    fn time_event(&mut self, cx: &mut EventCx) {
+        self.ratio = self.ratio_for(cx.u[1]);
+        self.hit_t = cx.t;
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        if self.clock.fresh(cx.t) {
+            self.hit_t = cx.t;
+            let r = self.ratio_for(cx.u[1]);
+            let changed = r != self.ratio;
+            self.ratio = r;
+            return changed;
+        }
+        if cx.t == self.hit_t {
+            // Resample the right-hand slip value at the cycle instant.
+            let r = self.ratio_for(cx.u[1]);
+            if r != self.ratio {
+                self.ratio = r;
+                return true;
+            }
+        }
+        false
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("ratio", VarSource::Custom(0)),
+            VarDecl::new("active", VarSource::Custom(1)),
+        ]
+    }
+    fn var(&self, _cx: &Cx, i: usize) -> f64 {
+        if i == 0 {
+            self.ratio
+        } else if self.ratio < 1.0 {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}

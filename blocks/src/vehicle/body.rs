@@ -1,0 +1,196 @@
+//! `VehicleBody`: longitudinal vehicle dynamics with aerodynamic drag, grade and per-axle
+//! normal loads with load transfer.
+//!
+//! Ports: `body[trans]` -> `normal_front[out]`, `normal_rear[out]` (N per axle).
+//! Variables: `v`, `s`, `a` (body acceleration), `a_lagged`, `drag` (N, resisting force).
+//!
+//! ```text
+//! m·dv/dt = F_x − F_d − m·g·sin θ,       F_d = ½·ρ·drag_area·v·|v|
+//! N_front = [ b·m·g·cos θ − h·(F_d + m·g·sin θ + m·a_lag) ] / (a + b)
+//! N_rear  = [ a·m·g·cos θ + h·(F_d + m·g·sin θ + m·a_lag) ] / (a + b)
+//! τ_a·d(a_lag)/dt = a_body − a_lag
+//! ```
+//!
+//! `F_x` is the sum of the forces the tires apply to the `body` node; the mass `m` is on that
+//! node. `a`, `b` are the distances of the centre of gravity to the front and rear axle, `h`
+//! its height, θ the grade (positive uphill). Normal loads are clamped at 0 (an axle lifts).
+//!
+//! Load transfer without an algebraic loop: the normal loads feed the tires' grip, which
+//! sets the acceleration. Instead of solving that loop, the measured acceleration (`cx.a`
+//! after the network solve) drives a first-order lag `a_lag` with time constant
+//! `load_transfer_lag` (default 0.02 s, of the order of a car's pitch response). The
+//! outputs are functions of states only (no feedthrough, no network output).
+
+use drivelink_core::{
+    Block, Cx, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+};
+
+use super::{finite, reg};
+
+/// Standard gravity (m/s²).
+pub const G: f64 = 9.80665;
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "VehicleBody",
+        "Longitudinal vehicle body: mass m with drag ½ρ·drag_area·v|v| and grade m·g·sin θ; per-axle normal loads with load transfer from a lagged acceleration.",
+        "body[trans] -> normal_front[out], normal_rear[out]",
+        vec![
+            ParamSpec::number("m", "kg", 1200.0, "vehicle mass (> 0)"),
+            ParamSpec::number("a", "m", 1.4, "distance from the centre of gravity to the front axle (>= 0)"),
+            ParamSpec::number("b", "m", 1.6, "distance from the centre of gravity to the rear axle (>= 0, a + b > 0)"),
+            ParamSpec::number("h", "m", 0.5, "height of the centre of gravity (>= 0)"),
+            ParamSpec::number("drag_area", "m^2", 0.8, "drag coefficient times frontal area Cd·A (>= 0)"),
+            ParamSpec::number("air_density", "kg/m^3", 1.2, "air density ρ (>= 0)"),
+            ParamSpec::number("grade", "rad", 0.0, "road grade angle θ, positive uphill (|θ| < π/2; write \"5 deg\")"),
+            ParamSpec::number("g", "m/s^2", G, "gravitational acceleration (>= 0)"),
+            ParamSpec::number("v0", "m/s", 0.0, "initial velocity"),
+            ParamSpec::number("s0", "m", 0.0, "initial position"),
+            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0)"),
+        ],
+        build,
+    );
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let m = p.positive("m")?;
+    let a = p.non_negative("a")?;
+    let b = p.non_negative("b")?;
+    if !(a + b > 0.0) {
+        return Err(p.invalid("b", "a + b (the wheelbase) must be > 0"));
+    }
+    let h = p.non_negative("h")?;
+    let cda = p.non_negative("drag_area")?;
+    let rho = p.non_negative("air_density")?;
+    let grade = finite(p, "grade")?;
+    if grade.abs() >= std::f64::consts::FRAC_PI_2 {
+        return Err(p.invalid("grade", format!("must be an angle in rad with |grade| < π/2, got {grade} (write \"5 deg\" for degrees)")));
+    }
+    let g = p.non_negative("g")?;
+    let tau = p.positive("load_transfer_lag")?;
+    for (n, v) in [
+        ("m", m),
+        ("a", a),
+        ("b", b),
+        ("h", h),
+        ("drag_area", cda),
+        ("air_density", rho),
+        ("g", g),
+        ("load_transfer_lag", tau),
+    ] {
+        if !v.is_finite() {
+            return Err(p.invalid(n, format!("must be finite, got {v}")));
+        }
+    }
+    Ok(Box::new(VehicleBody {
+        m,
+        a,
+        b,
+        h,
+        k_drag: 0.5 * rho * cda,
+        sin: grade.sin(),
+        cos: grade.cos(),
+        g,
+        v0: finite(p, "v0")?,
+        s0: finite(p, "s0")?,
+        tau,
+    }))
+}
+
+/// The vehicle body block.
+#[derive(Debug, Clone)]
+pub struct VehicleBody {
+    m: f64,
+    a: f64,
+    b: f64,
+    h: f64,
+    /// ½ρ·Cd·A.
+    k_drag: f64,
+    sin: f64,
+    cos: f64,
+    g: f64,
+    v0: f64,
+    s0: f64,
+    tau: f64,
+}
+
+impl VehicleBody {
+    #[inline]
+    fn drag(&self, v: f64) -> f64 {
+        self.k_drag * v * v.abs()
+    }
+    /// (front, rear) axle loads for speed `v` and lagged acceleration `al`.
+    #[inline]
+    pub fn loads(&self, v: f64, al: f64) -> (f64, f64) {
+        let w = self.m * self.g;
+        let pitch = self.h * (self.drag(v) + w * self.sin + self.m * al);
+        let l = self.a + self.b;
+        (
+            ((self.b * w * self.cos - pitch) / l).max(0.0),
+            ((self.a * w * self.cos + pitch) / l).max(0.0),
+        )
+    }
+}
+
+impl Block for VehicleBody {
+    fn type_name(&self) -> &'static str {
+        "VehicleBody"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::trans("body"),
+            PortDecl::output("normal_front"),
+            PortDecl::output("normal_rear"),
+        ]
+    }
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn initial_states(&self, x: &mut [f64]) {
+        x[0] = 0.0;
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            masses: vec![(0, self.m)],
+            initial: vec![(0, self.v0, self.s0)],
+            has_forces: true,
+            ..Default::default()
+        }
+    }
+    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+        f[0] = -self.drag(cx.v[0]) - self.m * self.g * self.sin;
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        let (nf, nr) = self.loads(cx.v[0], cx.x[0]);
+        y[0] = nf;
+        y[1] = nr;
+    }
+    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
+        let a = cx.a[0];
+        dx[0] = if a.is_finite() {
+            (a - cx.x[0]) / self.tau
+        } else {
+            0.0
+        };
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("v", VarSource::Speed(0)),
+            VarDecl::new("s", VarSource::Position(0)),
+            VarDecl::new("a", VarSource::Accel(0)),
+            VarDecl::new("a_lagged", VarSource::Custom(0)),
+            VarDecl::new("drag", VarSource::Custom(1)),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        match i {
+            0 => cx.x[0],
+            _ => self.drag(cx.v[0]),
+        }
+    }
+    fn potential_energy(&self, cx: &Cx) -> f64 {
+        // Height gained along the grade.
+        self.m * self.g * self.sin * cx.q[0]
+    }
+}

@@ -1,0 +1,374 @@
+//! `Differential`: final drive with open, locked, viscous, clutch-pack and torque-bias
+//! output coupling (Vehicle Physics Pro differential settings).
+//!
+//! Ports: `input[rot]`, `left[rot]`, `right[rot]`. Variables: `w_left`, `w_right`,
+//! `tau_left`, `tau_right` (torque the differential applies to each output), `mode` (of the
+//! coupling: −1/+1 slipping, 0 locked, 2 free/open), `tau_input` (torque the input shaft
+//! delivers), `tau_sensed` (its lagged value), `transfer` (coupling torque, see below),
+//! `w_rel` (`w_right − w_left`), `power_mode` (1 power, 0 coast).
+//!
+//! # Kinematics and torque split
+//!
+//! A constraint row `gear_ratio·(w_left + w_right)/2 − w_input = 0` (carrier = mean of the
+//! outputs). Its force `λ` is the input torque `T_in`; each output receives
+//! `gear_ratio·T_in/2` (the 50/50 split). A coupling between the outputs (a friction joint
+//! of the network on `w_rel = w_right − w_left`) then transfers a torque `τ` from left to
+//! right: `tau_left = g·T_in/2 − τ`, `tau_right = g·T_in/2 + τ`. Locking is the network's
+//! exact stuck/slip event machine (as for clutches): the coupling locks when `w_rel`
+//! reaches zero and stays locked while the needed `|τ|` is within its capacity `C`;
+//! slipping, it transmits a kinetic torque `K` opposing `w_rel`.
+//!
+//! # Power and coast
+//!
+//! The input power `P = T_sensed·w_input` selects the power (`P >= 0`) or coast (`P < 0`)
+//! settings. The choice is a discrete mode switched at a located zero crossing of `P` (small
+//! hysteresis `1e-6 W`), so the right-hand side stays smooth between events.
+//!
+//! # Torque sensing (no algebraic loop)
+//!
+//! `T_in` is a constraint force of the same network solve that the coupling torque enters.
+//! Capacities that depend on it use `T_sensed`, a state following `λ` through a first-order
+//! lag with time constant `torque_sense_time` (default 5 ms):
+//! `τ_s·dT_sensed/dt = T_in − T_sensed`. With `T_c = gear_ratio·|T_sensed|` the carrier
+//! torque (sum of the output torques):
+//!
+//! | type | capacity `C` (static) | kinetic `K` while slipping | engaged when |
+//! |---|---|---|---|
+//! | open | — | — | never (mode 2) |
+//! | locked | ∞ | `c_v·100·|w_rel|` (only to merge unequal initial speeds) | always |
+//! | viscous | `preload` (∞ if stiffness >= 1) | `preload + c_v·s/(1−s)·|w_rel|` | `preload > 0` or `s > 0` |
+//! | clutch_pack | `clutch_preload + clutch_friction·T_c/tan(angle)` | same as `C` | `C > 0` |
+//! | torque_bias | `torque_preload + T_c·(n−1)/(2(n+1))` | same as `C` | `C > 0` |
+//!
+//! with `s` = power/coast stiffness, `angle` = power/coast ramp angle, `n` = power/coast
+//! ratio, `c_v` = `viscous_coefficient`. Properties:
+//! - viscous with 0 preload and 0 stiffness is open; stiffness 1 is locked; the coupling
+//!   torque grows with the stiffness and with the speed difference.
+//! - clutch pack: with one wheel lifted the locked coupling would have to carry about
+//!   `T_c/2`; it holds only if `clutch_friction/tan(angle) >= 1/2` (beyond the preload): the
+//!   defaults (0.4, 45°) let the lifted wheel spin as with an open differential, while
+//!   friction above 0.5 with ramp angles below 45° lock even then (the seed's warning).
+//!   With no input torque only the preload couples the outputs.
+//! - torque bias: slipping, the outputs get `T_c/2 ± C`, so `tau_high/tau_low = n` (plus
+//!   preload); a lifted wheel or no input torque gives (nearly) open behaviour; a 4:1
+//!   Torsen is `torque_preload = 0, power_ratio = coast_ratio = 4`.
+//!
+//! Angles are in rad (`"45 deg"` in netlists); stiffness in [0, 1]; ratios >= 1.
+
+use drivelink_core::{
+    Block, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault,
+    ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
+};
+use serde_json::json;
+
+use super::{finite, in_range, reg};
+
+/// Hysteresis of the power/coast switch (W).
+const POWER_EPS: f64 = 1e-6;
+
+/// Differential types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffType {
+    Open,
+    Locked,
+    Viscous,
+    ClutchPack,
+    TorqueBias,
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    let deg = |d: f64| d * std::f64::consts::PI / 180.0;
+    reg(
+        r,
+        "Differential",
+        "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine.",
+        "input[rot], left[rot], right[rot]",
+        vec![
+            ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
+            ParamSpec::number("gear_ratio", "1", 3.7, "input to output reduction ratio (final ratio, > 0)"),
+            ParamSpec::number("preload", "N*m", 0.0, "viscous: minimum torque coupling the outputs (>= 0)"),
+            ParamSpec::number("power_stiffness", "1", 0.2, "viscous: coupling stiffness in power, 0 = open, 1 = locked"),
+            ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: coupling stiffness in coast, 0 = open, 1 = locked"),
+            ParamSpec::number("viscous_coefficient", "N*m*s/rad", 100.0, "viscous: coupling rate at stiffness 0.5; rate = c·s/(1−s) (> 0)"),
+            ParamSpec::number("clutch_preload", "N*m", 50.0, "clutch pack: minimum torque transfer (>= 0)"),
+            ParamSpec::number("clutch_friction", "1", 0.4, "clutch pack: friction coefficient of the pack (>= 0)"),
+            ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power, in (0, 90 deg]"),
+            ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast, in (0, 90 deg]"),
+            ParamSpec::number("torque_preload", "N*m", 0.0, "torque bias: minimum torque coupling the outputs (>= 0)"),
+            ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (>= 1)"),
+            ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (>= 1)"),
+            ParamSpec::number("torque_sense_time", "s", 0.005, "time constant of the input-torque lag used by torque-sensing capacities (> 0)"),
+        ],
+        build,
+    );
+}
+
+fn angle(p: &Params, name: &str) -> Result<f64, ParamError> {
+    let a = finite(p, name)?;
+    if !(a > 0.0 && a <= std::f64::consts::FRAC_PI_2 + 1e-12) {
+        return Err(p.invalid(
+            name,
+            format!("must be an angle in (0, π/2] rad, got {a} (write \"45 deg\" for degrees)"),
+        ));
+    }
+    Ok(a)
+}
+
+fn non_neg_finite(p: &Params, name: &str) -> Result<f64, ParamError> {
+    let v = p.non_negative(name)?;
+    if !v.is_finite() {
+        return Err(p.invalid(name, format!("must be finite, got {v}")));
+    }
+    Ok(v)
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let kind = match p.text("type")? {
+        "open" => DiffType::Open,
+        "locked" => DiffType::Locked,
+        "viscous" => DiffType::Viscous,
+        "clutch_pack" => DiffType::ClutchPack,
+        "torque_bias" => DiffType::TorqueBias,
+        other => {
+            return Err(p.invalid(
+                "type",
+                format!("unknown type '{other}' (open, locked, viscous, clutch_pack, torque_bias)"),
+            ))
+        }
+    };
+    let g = p.positive("gear_ratio")?;
+    if !g.is_finite() {
+        return Err(p.invalid("gear_ratio", "must be finite"));
+    }
+    let ratio = |name: &str| -> Result<f64, ParamError> {
+        let n = finite(p, name)?;
+        if n < 1.0 {
+            return Err(p.invalid(name, format!("must be >= 1 (n:1 torque ratio), got {n}")));
+        }
+        Ok(n)
+    };
+    let cv = p.positive("viscous_coefficient")?;
+    let ts = p.positive("torque_sense_time")?;
+    if !cv.is_finite() || !ts.is_finite() {
+        return Err(p.invalid(
+            if cv.is_finite() {
+                "torque_sense_time"
+            } else {
+                "viscous_coefficient"
+            },
+            "must be finite",
+        ));
+    }
+    let (pa, ca) = (angle(p, "power_angle")?, angle(p, "coast_angle")?);
+    let (pn, cn) = (ratio("power_ratio")?, ratio("coast_ratio")?);
+    Ok(Box::new(Differential {
+        kind,
+        g,
+        preload: non_neg_finite(p, "preload")?,
+        stiffness: [
+            in_range(p, "power_stiffness", 0.0, 1.0)?,
+            in_range(p, "coast_stiffness", 0.0, 1.0)?,
+        ],
+        cv,
+        clutch_preload: non_neg_finite(p, "clutch_preload")?,
+        clutch_friction: non_neg_finite(p, "clutch_friction")?,
+        // friction/tan(angle), 0 at 90°.
+        ramp: [1.0 / pa.tan().max(0.0), 1.0 / ca.tan().max(0.0)],
+        torque_preload: non_neg_finite(p, "torque_preload")?,
+        bias: [
+            (pn - 1.0) / (2.0 * (pn + 1.0)),
+            (cn - 1.0) / (2.0 * (cn + 1.0)),
+        ],
+        ts,
+        power: true,
+        last_t: f64::NAN,
+    }))
+}
+
+/// The differential block.
+#[derive(Debug, Clone)]
+pub struct Differential {
+    kind: DiffType,
+    g: f64,
+    preload: f64,
+    /// [power, coast].
+    stiffness: [f64; 2],
+    cv: f64,
+    clutch_preload: f64,
+    clutch_friction: f64,
+    /// 1/tan(ramp angle), [power, coast].
+    ramp: [f64; 2],
+    torque_preload: f64,
+    /// (n−1)/(2(n+1)), [power, coast].
+    bias: [f64; 2],
+    ts: f64,
+    /// Discrete power/coast mode.
+    power: bool,
+    last_t: f64,
+}
+
+impl Differential {
+    #[inline]
+    fn side(&self) -> usize {
+        if self.power {
+            0
+        } else {
+            1
+        }
+    }
+    /// Sensed input power.
+    #[inline]
+    fn power_of(&self, cx_x: f64, w_in: f64) -> f64 {
+        cx_x * w_in
+    }
+    /// (static capacity, kinetic torque, engagement) at slip `w_rel` and sensed torque `t`.
+    #[inline]
+    pub fn law_at(&self, w_rel: f64, t_sensed: f64) -> (f64, f64, f64) {
+        let k = self.side();
+        let tc = if t_sensed.is_finite() {
+            self.g * t_sensed.abs()
+        } else {
+            0.0
+        };
+        let dw = w_rel.abs();
+        match self.kind {
+            DiffType::Open => (0.0, 0.0, 0.0),
+            DiffType::Locked => (f64::INFINITY, self.cv * 100.0 * dw, 1.0),
+            DiffType::Viscous => {
+                let s = self.stiffness[k];
+                let cap = if s >= 1.0 {
+                    f64::INFINITY
+                } else {
+                    self.preload
+                };
+                let se = s.min(0.99);
+                let kin = self.preload + self.cv * se / (1.0 - se) * dw;
+                let eng = if self.preload > 0.0 || s > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                };
+                (cap, kin, eng)
+            }
+            DiffType::ClutchPack => {
+                let c = self.clutch_preload + self.clutch_friction * tc * self.ramp[k];
+                (c, c, c)
+            }
+            DiffType::TorqueBias => {
+                let c = self.torque_preload + tc * self.bias[k];
+                (c, c, c)
+            }
+        }
+    }
+}
+
+impl Block for Differential {
+    fn type_name(&self) -> &'static str {
+        "Differential"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::rot("input"),
+            PortDecl::rot("left"),
+            PortDecl::rot("right"),
+        ]
+    }
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn initial_states(&self, x: &mut [f64]) {
+        x[0] = 0.0;
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "power_coast".into()
+    }
+    fn mech(&self) -> MechDecl {
+        let h = 0.5 * self.g;
+        MechDecl {
+            constraints: vec![Constraint {
+                row: Row(vec![(0, -1.0), (1, h), (2, h)]),
+                kind: RowKind::Velocity,
+            }],
+            frictions: vec![FrictionDecl {
+                row: Row(vec![(1, -1.0), (2, 1.0)]),
+                label: String::new(),
+            }],
+            ..Default::default()
+        }
+    }
+    fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
+        let (cap, kinetic, engagement) = self.law_at(w_rel, cx.x[0]);
+        FrictionLaw {
+            kinetic,
+            lo: -cap,
+            hi: cap,
+            engagement,
+        }
+    }
+    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
+        let l = cx.lambda[0];
+        dx[0] = if l.is_finite() {
+            (l - cx.x[0]) / self.ts
+        } else {
+            0.0
+        };
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        let p = self.power_of(cx.x[0], cx.v[0]);
+        g[0] = if self.power {
+            p + POWER_EPS
+        } else {
+            POWER_EPS - p
+        };
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let fresh = !(cx.t >= self.last_t);
+        self.last_t = cx.t;
+        let p = self.power_of(cx.x[0], cx.v[0]);
+        let new = if fresh {
+            p >= 0.0
+        } else if self.power {
+            // Guard root at p = −POWER_EPS: switch once clearly below zero.
+            p >= 0.0
+        } else {
+            p > 0.0
+        };
+        let changed = new != self.power;
+        self.power = new;
+        changed
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("w_left", VarSource::Speed(1)),
+            VarDecl::new("w_right", VarSource::Speed(2)),
+            VarDecl::new("tau_left", VarSource::Custom(0)),
+            VarDecl::new("tau_right", VarSource::Custom(1)),
+            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode)),
+            VarDecl::new("tau_input", VarSource::Custom(2)),
+            VarDecl::new("tau_sensed", VarSource::Custom(3)),
+            VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau)),
+            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel)),
+            VarDecl::new("power_mode", VarSource::Custom(4)),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let half = 0.5 * self.g * cx.lambda[0];
+        let tau = cx.lambda[1];
+        match i {
+            0 => half - tau,
+            1 => half + tau,
+            2 => cx.lambda[0],
+            3 => cx.x[0],
+            _ => {
+                if self.power {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}

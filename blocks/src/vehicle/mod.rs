@@ -1,0 +1,72 @@
+//! Vehicle blocks: `Tire` (Unity wheel-collider friction curve on slip velocity, as a
+//! friction joint of the network), `VehicleBody` (longitudinal dynamics with drag, grade and
+//! lagged load transfer), `Differential` (open, locked, viscous, clutch pack, torque bias),
+//! `BrakeSystem` (pedal/handbrake to per-wheel torques with bias) and `Abs` (discrete-time
+//! anti-lock modulator).
+//!
+//! Conventions shared by the vehicle blocks (SI units):
+//! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
+//!   faster than the road (driving), negative when braking.
+//! - A tire's `force` is the longitudinal force on the body (+ accelerates the car); the hub
+//!   receives `−force·r`.
+//! - Brake torques are magnitudes (N·m, >= 0); feed them to `Brake` with `max_torque = 1`,
+//!   `peak = 1` so that `f` is the torque itself.
+//!
+//! Zero-slip handling (exact rest, no chatter) comes from the network's stuck/slip event
+//! machine: tire contacts and differential locks are friction joints (see each submodule).
+
+use drivelink_core::{Block, BlockBuild, BlockType, ParamError, ParamSpec, Params, Registry};
+
+pub mod abs;
+pub mod body;
+pub mod brakes;
+pub mod differential;
+pub mod tire;
+
+pub use tire::friction_curve;
+
+/// Register one primitive vehicle block type.
+pub(crate) fn reg(
+    r: &mut Registry,
+    name: &'static str,
+    doc: &'static str,
+    ports_doc: &'static str,
+    params: Vec<ParamSpec>,
+    build: fn(&Params) -> Result<Box<dyn Block>, ParamError>,
+) {
+    r.register(BlockType {
+        name,
+        category: "vehicle",
+        doc,
+        params,
+        build: BlockBuild::Primitive(build),
+        ports_doc,
+    });
+}
+
+/// A finite number parameter.
+pub(crate) fn finite(p: &Params, name: &str) -> Result<f64, ParamError> {
+    let v = p.num(name)?;
+    if !v.is_finite() {
+        return Err(p.invalid(name, format!("must be finite, got {v}")));
+    }
+    Ok(v)
+}
+
+/// A finite number parameter in `[lo, hi]`.
+pub(crate) fn in_range(p: &Params, name: &str, lo: f64, hi: f64) -> Result<f64, ParamError> {
+    let v = finite(p, name)?;
+    if !(lo..=hi).contains(&v) {
+        return Err(p.invalid(name, format!("must be in [{lo}, {hi}], got {v}")));
+    }
+    Ok(v)
+}
+
+/// Register the vehicle blocks.
+pub fn register(r: &mut Registry) {
+    tire::register(r);
+    body::register(r);
+    differential::register(r);
+    brakes::register(r);
+    abs::register(r);
+}

@@ -1,0 +1,436 @@
+//! Differential types: kinematics, open/locked/viscous/clutch-pack/torque-bias properties,
+//! and the split-mu launch (rear axle, left wheel on ice).
+
+use drivelink_blocks::registry;
+use drivelink_core::{compile, Diagram, RunStatus, SimResult};
+use serde_json::{json, Value};
+
+fn run(d: &Diagram) -> SimResult {
+    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    let r = m.run();
+    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
+    r
+}
+
+const LOG: [&str; 10] = [
+    "diff.power_mode",
+    "body.v",
+    "diff.w_left",
+    "diff.w_right",
+    "diff.tau_left",
+    "diff.tau_right",
+    "diff.mode",
+    "diff.transfer",
+    "diff.w_rel",
+    "diff.tau_input",
+];
+
+/// Split-mu launch: a motor with `torque·(1 − w_in/600 rad/s)` (speed-limited, like an
+/// engine at its rev limit) on the differential input, rear axle of a 1200 kg car (3000 N
+/// per wheel), left tire on ice (mu 0.1), right on asphalt.
+fn split_mu(diff: Value, torque: f64, stop: f64) -> SimResult {
+    let mut d = Diagram::new("split_mu");
+    d.add("body", "Mass", json!({ "m": 1200.0 }));
+    d.add("diff", "Differential", diff);
+    d.add("speed", "MotionSensor", json!({}));
+    d.add("droop", "Gain", json!({ "k": -torque / 600.0 }));
+    d.add("t0", "Constant", json!({ "value": torque }));
+    d.add("sum", "Sum", json!({ "signs": "++" }));
+    d.add("tq", "Saturation", json!({ "lower": 0.0, "upper": torque }));
+    d.connect(&["speed.w", "droop.u"]);
+    d.connect(&["t0.y", "sum.u1"]);
+    d.connect(&["droop.y", "sum.u2"]);
+    d.connect(&["sum.y", "tq.u"]);
+    d.add("src", "TorqueSource", json!({}));
+    d.add("shaft", "Inertia", json!({ "J": 0.05 }));
+    d.add("load", "Constant", json!({ "value": 3000.0 }));
+    d.add("ice", "Constant", json!({ "value": 0.1 }));
+    for side in ["left", "right"] {
+        d.add(&format!("wheel_{side}"), "Inertia", json!({ "J": 1.0 }));
+        d.add(&format!("tire_{side}"), "Tire", json!({ "radius": 0.3, "extremum_slip": 1.0, "extremum_value": 1.0, "asymptote_slip": 5.0, "asymptote_value": 0.8 }));
+        d.connect(&[
+            format!("diff.{side}"),
+            format!("wheel_{side}.flange"),
+            format!("tire_{side}.hub"),
+        ]);
+        d.connect(&[format!("tire_{side}.body"), "body.flange".to_string()]);
+    }
+    d.connect(&[
+        "load.y",
+        "tire_left.normal_force",
+        "tire_right.normal_force",
+    ]);
+    d.connect(&["ice.y", "tire_left.mu_scale"]);
+    d.connect(&["tq.y", "src.tau"]);
+    d.connect(&["src.flange", "shaft.flange", "diff.input", "speed.flange"]);
+    d.log(&LOG);
+    d.log(&[
+        "tire_left.force",
+        "tire_right.force",
+        "tire_left.mode",
+        "tire_right.mode",
+    ]);
+    d.settings.stop_time = stop;
+    d.settings.max_step = 0.01;
+    run(&d)
+}
+
+/// One wheel lifted (inertia only), the other held (grounded): torque on the input.
+fn lifted(diff: Value, torque: f64) -> SimResult {
+    let mut d = Diagram::new("lifted");
+    d.add("diff", "Differential", diff);
+    d.add("tq", "Constant", json!({ "value": torque }));
+    d.add("src", "TorqueSource", json!({}));
+    d.add("ground", "Fixed", json!({}));
+    d.add("wheel", "Inertia", json!({ "J": 1.0 }));
+    d.connect(&["tq.y", "src.tau"]);
+    d.connect(&["src.flange", "diff.input"]);
+    d.connect(&["ground.flange", "diff.left"]);
+    d.connect(&["wheel.flange", "diff.right"]);
+    d.log(&[
+        "diff.w_right",
+        "diff.mode",
+        "diff.tau_left",
+        "diff.tau_right",
+        "diff.transfer",
+    ]);
+    d.settings.stop_time = 1.0;
+    run(&d)
+}
+
+fn last(r: &SimResult, n: &str) -> f64 {
+    r.last(n).unwrap_or_else(|| panic!("no {n}"))
+}
+
+#[test]
+fn kinematics_and_open_split() {
+    let r = split_mu(json!({ "type": "open" }), 200.0, 2.0);
+    // Input speed = g·(wl + wr)/2 and equal output torques g·T/2 (minus shaft inertia).
+    let tl = last(&r, "diff.tau_left");
+    let tr = last(&r, "diff.tau_right");
+    assert!((tl - tr).abs() < 1e-9 * tl.abs(), "{tl} {tr}");
+    assert_eq!(last(&r, "diff.mode"), 2.0);
+    // The ice wheel spins, the asphalt wheel rolls: total drive is limited by the ice side:
+    // each tire pushes about 0.1·0.8·3000 = 240 N (asymptote on ice).
+    assert_eq!(last(&r, "tire_left.mode"), 1.0);
+    assert_eq!(last(&r, "tire_right.mode"), 0.0);
+    let fl = last(&r, "tire_left.force");
+    let fr = last(&r, "tire_right.force");
+    assert!((fl - 240.0).abs() < 1e-6, "ice force {fl}");
+    // The asphalt wheel gets no more torque than the ice wheel: far below its 3000 N grip.
+    assert!(
+        fr * 0.3 <= tl + 1e-9 && fr < 0.15 * 3000.0,
+        "asphalt force {fr} should be limited by the ice side"
+    );
+    println!(
+        "open: v = {:.4} m/s, F_ice = {fl:.1} N, F_asphalt = {fr:.1} N",
+        last(&r, "body.v")
+    );
+}
+
+#[test]
+fn locked_keeps_equal_wheel_speeds() {
+    let r = split_mu(json!({ "type": "locked" }), 200.0, 2.0);
+    let wl = r.get("diff.w_left").unwrap();
+    let wr = r.get("diff.w_right").unwrap();
+    for k in 0..wl.len() {
+        assert!(
+            (wl[k] - wr[k]).abs() < 1e-9 * (1.0 + wl[k].abs()),
+            "t = {}: {} vs {}",
+            r.time[k],
+            wl[k],
+            wr[k]
+        );
+    }
+    assert_eq!(last(&r, "diff.mode"), 0.0);
+}
+
+#[test]
+fn torque_bias_gives_n_times_the_low_grip_torque_while_slipping() {
+    for n in [2.0, 4.0] {
+        let r = split_mu(
+            json!({ "type": "torque_bias", "torque_preload": 0.0, "power_ratio": n, "coast_ratio": n }),
+            200.0,
+            2.0,
+        );
+        assert_eq!(
+            last(&r, "diff.mode"),
+            -1.0,
+            "should slip with the ice (left) wheel faster: w_rel = {}",
+            last(&r, "diff.w_rel")
+        );
+        // Left (ice) is the fast, low-torque side.
+        let tl = last(&r, "diff.tau_left");
+        let tr = last(&r, "diff.tau_right");
+        println!(
+            "torque_bias {n}: tau_left {tl:.2}, tau_right {tr:.2}, ratio {:.6}",
+            tr / tl
+        );
+        // Exact up to the torque-sensing lag (the motor torque droops with speed).
+        assert!((tr / tl - n).abs() < 5e-3 * n, "ratio {} vs {n}", tr / tl);
+    }
+}
+
+#[test]
+fn split_mu_speeds_order_as_theory() {
+    let speed = |p: Value, name: &str| {
+        let r = split_mu(p, 200.0, 3.0);
+        let v = last(&r, "body.v");
+        println!(
+            "split-mu {name}: v(3 s) = {v:.4} m/s, w_left {:.2}, w_right {:.2}, mode {}",
+            last(&r, "diff.w_left"),
+            last(&r, "diff.w_right"),
+            last(&r, "diff.mode")
+        );
+        v
+    };
+    let locked = speed(json!({ "type": "locked" }), "locked");
+    let tb8 = speed(
+        json!({ "type": "torque_bias", "power_ratio": 8, "coast_ratio": 8 }),
+        "torque_bias 8:1",
+    );
+    let tb4 = speed(
+        json!({ "type": "torque_bias", "power_ratio": 4, "coast_ratio": 4 }),
+        "torque_bias 4:1",
+    );
+    let tb2 = speed(
+        json!({ "type": "torque_bias", "power_ratio": 2, "coast_ratio": 2 }),
+        "torque_bias 2:1",
+    );
+    let cp = speed(json!({ "type": "clutch_pack" }), "clutch_pack (defaults)");
+    let cp0 = speed(
+        json!({ "type": "clutch_pack", "clutch_preload": 0, "clutch_friction": 0.2, "power_angle": "60 deg" }),
+        "clutch_pack (weak)",
+    );
+    let vis = speed(json!({ "type": "viscous" }), "viscous (defaults)");
+    let vis5 = speed(
+        json!({ "type": "viscous", "power_stiffness": 0.05 }),
+        "viscous 0.05",
+    );
+    let open = speed(json!({ "type": "open" }), "open");
+    let tol = 1e-3;
+    // Stronger coupling, more drive: each chain orders as theory predicts.
+    for chain in [
+        vec![locked, tb8, tb4, tb2, open],
+        vec![locked, cp, cp0, open],
+        vec![locked, vis, vis5, open],
+    ] {
+        for k in 1..chain.len() {
+            assert!(chain[k - 1] >= chain[k] - tol, "order violated: {chain:?}");
+        }
+    }
+    assert!(
+        locked > 2.0 * open,
+        "locked should clearly beat open: {locked} vs {open}"
+    );
+    // Torque bias while slipping: total tire force ≈ (n + 1)·F_ice (F_ice = 240 N) once the
+    // ice wheel runs at its asymptote, so the 4:1 car is about 2.5 times the 1:1 (open) one.
+    assert!(
+        tb4 > 2.0 * open && tb4 < 3.0 * open,
+        "4:1 {tb4} vs open {open}"
+    );
+}
+
+#[test]
+fn viscous_limits_are_open_and_locked_and_coupling_grows() {
+    let open = split_mu(json!({ "type": "open" }), 200.0, 2.0);
+    let v0 = split_mu(
+        json!({ "type": "viscous", "preload": 0, "power_stiffness": 0, "coast_stiffness": 0 }),
+        200.0,
+        2.0,
+    );
+    assert!((last(&open, "body.v") - last(&v0, "body.v")).abs() < 1e-6);
+    assert_eq!(last(&v0, "diff.mode"), 2.0);
+    let locked = split_mu(json!({ "type": "locked" }), 200.0, 2.0);
+    let v1 = split_mu(
+        json!({ "type": "viscous", "power_stiffness": 1, "coast_stiffness": 1 }),
+        200.0,
+        2.0,
+    );
+    assert!((last(&locked, "body.v") - last(&v1, "body.v")).abs() < 1e-6);
+    assert_eq!(last(&v1, "diff.mode"), 0.0);
+    // Coupling torque = c·s/(1−s)·|w_rel|: outputs held at prescribed speeds.
+    let mut prev = 0.0;
+    for s in [0.1, 0.2, 0.4] {
+        for dw in [10.0, 20.0] {
+            let mut d = Diagram::new("viscous");
+            d.add(
+                "diff",
+                "Differential",
+                json!({ "type": "viscous", "power_stiffness": s, "coast_stiffness": s }),
+            );
+            d.add("wl", "Constant", json!({ "value": 50.0 + dw }));
+            d.add("wr", "Constant", json!({ "value": 50.0 }));
+            d.add("sl", "SpeedSource", json!({}));
+            d.add("sr", "SpeedSource", json!({}));
+            d.add("shaft", "Inertia", json!({ "J": 0.1 }));
+            d.add("wheel_l", "Inertia", json!({ "J": 1.0, "w0": 50.0 + dw }));
+            d.add("wheel_r", "Inertia", json!({ "J": 1.0, "w0": 50.0 }));
+            d.connect(&["wl.y", "sl.w"]);
+            d.connect(&["wr.y", "sr.w"]);
+            d.connect(&["sl.flange", "wheel_l.flange", "diff.left"]);
+            d.connect(&["sr.flange", "wheel_r.flange", "diff.right"]);
+            d.connect(&["shaft.flange", "diff.input"]);
+            d.log(&["diff.transfer", "diff.w_rel"]);
+            d.settings.stop_time = 0.2;
+            let r = run(&d);
+            let t = last(&r, "diff.transfer");
+            let w = last(&r, "diff.w_rel");
+            // w_rel = −dw < 0: the coupling pushes the right output forward.
+            assert!(
+                (t - 100.0 * s / (1.0 - s) * dw).abs() < 1e-3 * t.abs(),
+                "s {s}: transfer {t} at w_rel {w}"
+            );
+            if dw == 10.0 {
+                assert!(
+                    t > prev,
+                    "coupling does not grow with stiffness: {t} <= {prev}"
+                );
+                prev = t;
+            }
+        }
+    }
+}
+
+#[test]
+fn viscous_power_and_coast_settings_follow_input_power() {
+    // Power stiffness 0.5, coast 0 (open): driving couples, coasting does not.
+    let p = json!({ "type": "viscous", "power_stiffness": 0.5, "coast_stiffness": 0.0 });
+    let r = split_mu(p.clone(), 200.0, 2.0);
+    assert_eq!(last(&r, "diff.power_mode"), 1.0);
+    assert!(last(&r, "diff.transfer").abs() > 1.0);
+    // Coast: car rolling forward at 20 m/s with a braking torque on the input.
+    let mut d = Diagram::new("coast");
+    d.add("body", "Mass", json!({ "m": 1200.0, "v0": 20.0 }));
+    d.add("diff", "Differential", p);
+    d.add("tq", "Constant", json!({ "value": -100.0 }));
+    d.add("src", "TorqueSource", json!({}));
+    d.add("load", "Constant", json!({ "value": 3000.0 }));
+    d.add("ice", "Constant", json!({ "value": 0.1 }));
+    for side in ["left", "right"] {
+        d.add(
+            &format!("wheel_{side}"),
+            "Inertia",
+            json!({ "J": 1.0, "w0": 20.0 / 0.3 }),
+        );
+        d.add(&format!("tire_{side}"), "Tire", json!({ "radius": 0.3 }));
+        d.connect(&[
+            format!("diff.{side}"),
+            format!("wheel_{side}.flange"),
+            format!("tire_{side}.hub"),
+        ]);
+        d.connect(&[format!("tire_{side}.body"), "body.flange".to_string()]);
+    }
+    d.connect(&[
+        "load.y",
+        "tire_left.normal_force",
+        "tire_right.normal_force",
+    ]);
+    d.connect(&["ice.y", "tire_left.mu_scale"]);
+    d.connect(&["tq.y", "src.tau"]);
+    d.connect(&["src.flange", "diff.input"]);
+    d.log(&[
+        "diff.power_mode",
+        "diff.transfer",
+        "diff.mode",
+        "diff.tau_left",
+        "diff.tau_right",
+        "diff.w_rel",
+    ]);
+    d.settings.stop_time = 0.5;
+    let r = run(&d);
+    assert_eq!(last(&r, "diff.power_mode"), 0.0);
+    assert_eq!(last(&r, "diff.mode"), 2.0, "coast stiffness 0 is open");
+    assert!(
+        last(&r, "diff.w_rel") > 1.0,
+        "the ice (left) wheel should slow down under coast torque: {}",
+        last(&r, "diff.w_rel")
+    );
+    assert!((last(&r, "diff.tau_left") - last(&r, "diff.tau_right")).abs() < 1e-9);
+}
+
+#[test]
+fn clutch_pack_lifted_wheel_open_with_defaults_locks_with_aggressive_ramps() {
+    // Defaults (friction 0.4, 45°): with 300 N·m input (1110 N·m carrier) the lifted wheel
+    // spins: capacity 50 + 0.4·1110 = 494 < 555 needed.
+    let r = lifted(json!({ "type": "clutch_pack" }), 300.0);
+    assert_eq!(last(&r, "diff.mode"), 1.0);
+    assert!(last(&r, "diff.w_right") > 10.0);
+    // The lifted wheel gets g·T/2 − capacity.
+    let tr = last(&r, "diff.tau_right");
+    assert!(
+        (tr - (555.0 - 50.0 - 0.4 * 1110.0)).abs() < 1e-3 * 555.0,
+        "lifted wheel torque {tr}"
+    );
+    // Friction 0.6 and 30° ramps: capacity 50 + 0.6·1110/tan 30° > 555: locks.
+    let r = lifted(
+        json!({ "type": "clutch_pack", "clutch_friction": 0.6, "power_angle": "30 deg", "coast_angle": "30 deg" }),
+        300.0,
+    );
+    assert_eq!(last(&r, "diff.mode"), 0.0);
+    assert!(last(&r, "diff.w_right").abs() < 1e-9);
+    // No input torque: only the preload couples (a 40 N·m imbalance is held, 60 slips).
+    for (imb, mode) in [(40.0, 0.0), (60.0, 1.0)] {
+        let mut d = Diagram::new("preload");
+        d.add("diff", "Differential", json!({ "type": "clutch_pack" }));
+        d.add("tq", "Constant", json!({ "value": imb }));
+        d.add("src", "TorqueSource", json!({}));
+        d.add("ground", "Fixed", json!({}));
+        d.add("wheel", "Inertia", json!({ "J": 1.0 }));
+        d.add("shaft", "Inertia", json!({ "J": 0.1 }));
+        d.connect(&["tq.y", "src.tau"]);
+        d.connect(&["src.flange", "wheel.flange", "diff.right"]);
+        d.connect(&["ground.flange", "diff.left"]);
+        d.connect(&["shaft.flange", "diff.input"]);
+        d.log(&["diff.mode"]);
+        d.settings.stop_time = 0.5;
+        let r = run(&d);
+        assert_eq!(last(&r, "diff.mode"), mode, "imbalance {imb}");
+    }
+}
+
+#[test]
+fn torque_bias_open_with_lifted_wheel_or_no_torque() {
+    // Lifted wheel: it gets g·T/(n+1) and spins (never locks); the Torsen is (0, 4, 4).
+    let r = lifted(
+        json!({ "type": "torque_bias", "torque_preload": 0, "power_ratio": 4, "coast_ratio": 4 }),
+        300.0,
+    );
+    assert_eq!(last(&r, "diff.mode"), 1.0);
+    let (tl, tr) = (last(&r, "diff.tau_left"), last(&r, "diff.tau_right"));
+    assert!((tl / tr - 4.0).abs() < 1e-3, "{tl} / {tr}");
+    // No input torque: free (open) coupling.
+    let r = lifted(json!({ "type": "torque_bias" }), 0.0);
+    assert_eq!(last(&r, "diff.mode"), 2.0);
+    // Ratio 1 is open.
+    let r = split_mu(
+        json!({ "type": "torque_bias", "power_ratio": 1, "coast_ratio": 1 }),
+        200.0,
+        2.0,
+    );
+    assert_eq!(last(&r, "diff.mode"), 2.0);
+}
+
+#[test]
+fn invalid_differential_parameters_are_errors() {
+    let reg = registry();
+    for (p, name) in [
+        (json!({ "type": "spool" }), "type"),
+        (json!({ "gear_ratio": 0 }), "gear_ratio"),
+        (json!({ "power_stiffness": 1.5 }), "power_stiffness"),
+        (json!({ "power_angle": 45 }), "power_angle"),
+        (json!({ "coast_ratio": 0.5 }), "coast_ratio"),
+        (json!({ "clutch_preload": -1 }), "clutch_preload"),
+        (json!({ "torque_sense_time": 0 }), "torque_sense_time"),
+    ] {
+        let mut d = Diagram::new("bad");
+        d.add("x", "Differential", p);
+        let e = compile(&d, &reg)
+            .err()
+            .unwrap_or_else(|| panic!("{name}: accepted"));
+        assert!(
+            e.to_string().contains(name),
+            "error does not name {name}: {e}"
+        );
+    }
+}

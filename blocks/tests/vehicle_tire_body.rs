@@ -1,0 +1,232 @@
+//! Tire friction curve and contact, vehicle body drag and load transfer.
+
+use drivelink_blocks::registry;
+use drivelink_blocks::vehicle::friction_curve;
+use drivelink_core::{compile, Diagram, RunStatus, SimResult};
+use serde_json::json;
+
+fn run(d: &Diagram) -> SimResult {
+    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    let r = m.run();
+    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
+    r
+}
+
+const C: (f64, f64, f64, f64) = (0.4, 1.0, 0.8, 0.5);
+
+fn c(s: f64) -> f64 {
+    friction_curve(s, C.0, C.1, C.2, C.3)
+}
+
+#[test]
+fn curve_values_slopes_and_symmetry() {
+    assert_eq!(c(0.0), 0.0);
+    assert!((c(0.4) - 1.0).abs() < 1e-15);
+    assert!((c(0.8) - 0.5).abs() < 1e-15);
+    assert_eq!(c(3.0), 0.5);
+    // Hermite values: a = 0.5 on the first piece: ye·(−1/8 + 1/4 + 1/2) = 0.625.
+    assert!((c(0.2) - 0.625).abs() < 1e-15);
+    // Midway on the second piece: ye + (ya − ye)·0.5 = 0.75.
+    assert!((c(0.6) - 0.75).abs() < 1e-15);
+    // Odd.
+    for s in [0.1, 0.3, 0.5, 0.7, 2.0] {
+        assert_eq!(c(-s), -c(s));
+    }
+    // Zero slope at the extremum and the asymptote (both sides), initial slope ye/xe.
+    let h = 1e-6;
+    for x in [0.4, 0.8] {
+        let left = (c(x) - c(x - h)) / h;
+        let right = (c(x + h) - c(x)) / h;
+        assert!(
+            left.abs() < 1e-4 && right.abs() < 1e-4,
+            "slope at {x}: {left} {right}"
+        );
+    }
+    assert!(((c(h) - c(0.0)) / h - 1.0 / 0.4).abs() < 1e-4);
+    // Monotone rising then falling.
+    assert!(c(0.1) < c(0.2) && c(0.2) < c(0.3) && c(0.5) > c(0.6) && c(0.6) > c(0.7));
+}
+
+/// A wheel driven by `drive` N·m on a 300 kg mass, normal load 3000 N.
+fn drive(drive: f64, stiffness: f64, mu: Option<f64>, stop: f64) -> SimResult {
+    let mut d = Diagram::new("tire");
+    d.add("body", "Mass", json!({ "m": 300.0 }));
+    d.add("wheel", "Inertia", json!({ "J": 1.0 }));
+    d.add(
+        "tire",
+        "Tire",
+        json!({ "radius": 0.3, "stiffness": stiffness }),
+    );
+    d.add("load", "Constant", json!({ "value": 3000.0 }));
+    d.add("tq", "Constant", json!({ "value": drive }));
+    d.add("src", "TorqueSource", json!({}));
+    d.connect(&["body.flange", "tire.body"]);
+    d.connect(&["wheel.flange", "tire.hub", "src.flange"]);
+    d.connect(&["load.y", "tire.normal_force"]);
+    d.connect(&["tq.y", "src.tau"]);
+    if let Some(m) = mu {
+        d.add("mu", "Constant", json!({ "value": m }));
+        d.connect(&["mu.y", "tire.mu_scale"]);
+    }
+    d.log(&["body.v", "wheel.w", "tire.slip", "tire.force", "tire.mode"]);
+    d.settings.stop_time = stop;
+    run(&d)
+}
+
+#[test]
+fn rolling_below_peak_spinning_above_and_no_grip_at_zero_stiffness() {
+    // Needed force for rolling: F = T·m/(r·(m + J/r²)) -> 300 N·m gives 959 N < 3000 N.
+    let r = drive(300.0, 1.0, None, 1.0);
+    assert_eq!(r.last("tire.mode"), Some(0.0));
+    assert!(r.last("tire.slip").unwrap().abs() < 1e-9);
+    let f = 300.0 / 0.3 * 300.0 / (300.0 + 1.0 / 0.09);
+    assert!(
+        (r.last("tire.force").unwrap() - f).abs() < 1e-6 * f,
+        "{:?}",
+        r.last("tire.force")
+    );
+    // 1200 N·m needs 3836 N > 3000 N: the wheel spins up, force on the asymptote.
+    let r = drive(1200.0, 1.0, None, 1.0);
+    assert_eq!(r.last("tire.mode"), Some(1.0));
+    assert!(r.last("tire.slip").unwrap() > 0.8);
+    assert!((r.last("tire.force").unwrap() - 0.5 * 3000.0).abs() < 1e-6);
+    // mu_scale scales the grip: 300 N·m on mu 0.2 (limit 600 N) spins.
+    let r = drive(300.0, 1.0, Some(0.2), 1.0);
+    assert_eq!(r.last("tire.mode"), Some(1.0));
+    assert!((r.last("tire.force").unwrap() - 0.2 * 0.5 * 3000.0).abs() < 1e-6);
+    // Stiffness 0: no force at all.
+    let r = drive(100.0, 0.0, None, 1.0);
+    assert_eq!(r.last("tire.force"), Some(0.0));
+    assert_eq!(r.last("body.v"), Some(0.0));
+    assert_eq!(r.last("tire.mode"), Some(2.0));
+}
+
+#[test]
+fn body_drag_grade_and_load_transfer() {
+    // Coast-down with drag only: m·dv/dt = −k·v² -> v = v0/(1 + k·v0·t/m).
+    let (m, cda, rho, v0) = (1000.0, 0.6, 1.2, 30.0);
+    let mut d = Diagram::new("coast");
+    d.add("car", "VehicleBody", json!({ "m": m, "drag_area": cda, "air_density": rho, "v0": v0, "a": 1.2, "b": 1.5, "h": 0.5 }));
+    d.log(&[
+        "car.v",
+        "car.drag",
+        "car.normal_front",
+        "car.normal_rear",
+        "car.a_lagged",
+        "car.a",
+    ]);
+    d.settings.stop_time = 10.0;
+    d.settings.rtol = 1e-9;
+    d.settings.atol = 1e-9;
+    let r = run(&d);
+    let k = 0.5 * rho * cda;
+    let v = v0 / (1.0 + k * v0 * 10.0 / m);
+    assert!(
+        (r.last("car.v").unwrap() - v).abs() < 1e-6,
+        "{:?} vs {v}",
+        r.last("car.v")
+    );
+    // Quasi-steady: m·a_lag = −drag, so the pitch term cancels: loads = static split.
+    let g = 9.80665;
+    let nf = r.last("car.normal_front").unwrap();
+    let nr = r.last("car.normal_rear").unwrap();
+    assert!((nf + nr - m * g).abs() < 1e-6 * m * g);
+    assert!((nf - 1.5 * m * g / 2.7).abs() < 0.5, "front {nf}");
+    // Braking transfer: a car decelerating at 5 m/s² (force source) loads the front axle.
+    let mut d = Diagram::new("brake");
+    d.add(
+        "car",
+        "VehicleBody",
+        json!({ "m": m, "drag_area": 0.0, "v0": 30.0, "a": 1.2, "b": 1.5, "h": 0.5 }),
+    );
+    d.add("f", "Constant", json!({ "value": -5.0 * m }));
+    d.add("src", "ForceSource", json!({}));
+    d.connect(&["f.y", "src.f"]);
+    d.connect(&["src.flange", "car.body"]);
+    d.log(&["car.normal_front", "car.normal_rear", "car.a_lagged"]);
+    d.settings.stop_time = 1.0;
+    let r = run(&d);
+    let nf = r.last("car.normal_front").unwrap();
+    let expected = (1.5 * m * g + 0.5 * m * 5.0) / 2.7;
+    assert!(
+        (nf - expected).abs() < 1e-3 * expected,
+        "front {nf} vs {expected}"
+    );
+    // Grade: at rest on 10° with no force, the body rolls back at g·sin θ.
+    let mut d = Diagram::new("grade");
+    d.add(
+        "car",
+        "VehicleBody",
+        json!({ "m": m, "grade": "10 deg", "drag_area": 0.0 }),
+    );
+    d.log(&["car.v"]);
+    d.settings.stop_time = 1.0;
+    let r = run(&d);
+    assert!((r.last("car.v").unwrap() + g * (10.0f64).to_radians().sin()).abs() < 1e-9);
+}
+
+#[test]
+fn car_driven_then_braked_comes_exactly_to_rest_without_chatter() {
+    let mut d = Diagram::new("drive_brake");
+    d.add(
+        "car",
+        "VehicleBody",
+        json!({ "m": 1200.0, "drag_area": 0.7 }),
+    );
+    d.add("wheel", "Inertia", json!({ "J": 2.0 }));
+    d.add("tire", "Tire", json!({ "radius": 0.3 }));
+    d.add(
+        "tq",
+        "SignalBuilder",
+        json!({ "points": [[0, 800], [3, 800], [3.01, 0]] }),
+    );
+    d.add("src", "TorqueSource", json!({}));
+    d.add(
+        "bt",
+        "SignalBuilder",
+        json!({ "points": [[0, 0], [4, 0], [4.5, 1500]] }),
+    );
+    d.add("brake", "Brake", json!({ "max_torque": 1.0, "peak": 1.0 }));
+    d.connect(&["car.body", "tire.body"]);
+    d.connect(&["wheel.flange", "tire.hub", "src.flange", "brake.flange"]);
+    d.connect(&["car.normal_rear", "tire.normal_force"]);
+    d.connect(&["tq.y", "src.tau"]);
+    d.connect(&["bt.y", "brake.f"]);
+    d.log(&["car.v", "car.s", "tire.mode", "brake.mode"]);
+    d.settings.stop_time = 20.0;
+    let r = run(&d);
+    assert!(r.get("car.v").unwrap().iter().cloned().fold(0.0, f64::max) > 5.0);
+    assert!(r.last("car.v").unwrap().abs() < 1e-12);
+    let late: Vec<_> = r.events.iter().filter(|e| e.time > 10.0).collect();
+    assert!(late.is_empty(), "events at standstill: {late:?}");
+    assert!(r.events.len() < 30, "{:?}", r.events);
+    let s = r.value_at("car.s", 12.0).unwrap();
+    assert!((r.last("car.s").unwrap() - s).abs() < 1e-9, "creep");
+}
+
+#[test]
+fn invalid_tire_and_body_parameters_are_errors() {
+    let reg = registry();
+    for (ty, p, name) in [
+        ("Tire", json!({ "radius": 0 }), "radius"),
+        (
+            "Tire",
+            json!({ "extremum_slip": 1.0, "asymptote_slip": 0.5 }),
+            "asymptote_slip",
+        ),
+        ("Tire", json!({ "stiffness": -1 }), "stiffness"),
+        ("VehicleBody", json!({ "m": 0 }), "m"),
+        ("VehicleBody", json!({ "a": 0, "b": 0 }), "b"),
+        ("VehicleBody", json!({ "grade": 2.0 }), "grade"),
+    ] {
+        let mut d = Diagram::new("bad");
+        d.add("x", ty, p);
+        let e = compile(&d, &reg)
+            .err()
+            .unwrap_or_else(|| panic!("{ty} {name}: accepted"));
+        assert!(
+            e.to_string().contains(name),
+            "{ty}: error does not name {name}: {e}"
+        );
+    }
+}
