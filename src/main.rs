@@ -4,6 +4,9 @@
 //! results are still written) or an output could not be written, 2 invalid input (model,
 //! arguments, results file); nothing is simulated then.
 
+// The core `Error` names everything a user needs; it is only built on the error path.
+#![allow(clippy::result_large_err)]
+
 mod catalogue;
 mod schema;
 
@@ -331,7 +334,7 @@ fn progress_bar(m: &mut Model) -> Option<indicatif::ProgressBar> {
     let mut calls: u64 = 0;
     m.set_progress(Box::new(move |t| {
         calls += 1;
-        if calls % 64 != 0 {
+        if !calls.is_multiple_of(64) {
             return;
         }
         if !shown {

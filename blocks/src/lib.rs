@@ -5,6 +5,9 @@
 //! `powertrain` (engine, torque converter, CR-CR 4-speed), `vehicle` (tires, body,
 //! differentials, brakes, ABS). Blocks do no I/O and hold no solver state.
 
+// Parameter checks are written `!(x > 0.0)` on purpose: they reject NaN as well.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 pub mod mech;
 pub mod powertrain;
 pub mod signal;

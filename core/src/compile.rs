@@ -67,6 +67,26 @@ fn quantity_lookup(scope: &Scope) -> impl Fn(&str) -> Option<Quantity> + '_ {
     }
 }
 
+/// Evaluate one model-parameter value (number, boolean, expression, or array kept as JSON)
+/// in `scope`.
+fn scope_value(v: &Value, scope: &Scope) -> Result<ScopeVal, String> {
+    match v {
+        Value::Number(n) => Ok(ScopeVal::Q(Quantity::bare(n.as_f64().unwrap_or(f64::NAN)))),
+        Value::Bool(b) => Ok(ScopeVal::Q(Quantity::bare(if *b { 1.0 } else { 0.0 }))),
+        Value::String(s) => match scope.get(s.trim()) {
+            Some(ScopeVal::Json(j)) => Ok(ScopeVal::Json(j.clone())),
+            _ => {
+                let names: Vec<&str> = scope.keys().map(String::as_str).collect();
+                expr::eval_with_names(s, &quantity_lookup(scope), &names)
+                    .map(ScopeVal::Q)
+                    .map_err(|e| format!("\"{s}\": {e}"))
+            }
+        },
+        Value::Array(_) => Ok(ScopeVal::Json(v.clone())),
+        _ => Err("expected a number, an expression string, a boolean or an array".to_string()),
+    }
+}
+
 /// Evaluate a diagram's `parameters` in order, with `overrides` (already resolved) taking
 /// precedence. `ctx` names the diagram in messages.
 pub fn resolve_parameters(
@@ -81,19 +101,7 @@ pub fn resolve_parameters(
             scope.insert(name.clone(), o.clone());
             continue;
         }
-        let names: Vec<&str> = scope.keys().map(String::as_str).collect();
-        let r = match v {
-            Value::Number(n) => Ok(ScopeVal::Q(Quantity::bare(n.as_f64().unwrap_or(f64::NAN)))),
-            Value::Bool(b) => Ok(ScopeVal::Q(Quantity::bare(if *b { 1.0 } else { 0.0 }))),
-            Value::String(s) => match scope.get(s.trim()) {
-                Some(ScopeVal::Json(j)) => Ok(ScopeVal::Json(j.clone())),
-                _ => expr::eval_with_names(s, &quantity_lookup(&scope), &names)
-                    .map(ScopeVal::Q)
-                    .map_err(|e| format!("\"{s}\": {e}")),
-            },
-            Value::Array(_) => Ok(ScopeVal::Json(v.clone())),
-            _ => Err("expected a number, an expression string, a boolean or an array".to_string()),
-        };
+        let r = scope_value(v, &scope);
         match r {
             Ok(val) => {
                 scope.insert(name.clone(), val);
@@ -407,26 +415,11 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
 
 /// Evaluate `params` (name, raw) in an existing scope (for subsystem overrides).
 fn resolve_in(params: &[(String, Value)], scope: &Scope, ctx: &str) -> Result<Scope, Error> {
-    let fixed = scope;
     let mut out = Scope::new();
     for (name, v) in params {
-        let names: Vec<&str> = fixed.keys().map(String::as_str).collect();
-        let r = match v {
-            Value::Number(n) => Ok(ScopeVal::Q(Quantity::bare(n.as_f64().unwrap_or(f64::NAN)))),
-            Value::Bool(b) => Ok(ScopeVal::Q(Quantity::bare(if *b { 1.0 } else { 0.0 }))),
-            Value::String(s) => match fixed.get(s.trim()) {
-                Some(ScopeVal::Json(j)) => Ok(ScopeVal::Json(j.clone())),
-                _ => expr::eval_with_names(s, &quantity_lookup(&fixed), &names).map(ScopeVal::Q).map_err(|e| format!("\"{s}\": {e}")),
-            },
-            Value::Array(_) => Ok(ScopeVal::Json(v.clone())),
-            _ => Err("expected a number, an expression string, a boolean or an array".to_string()),
-        };
-        match r {
-            Ok(val) => {
-                out.insert(name.clone(), val);
-            }
-            Err(message) => return Err(Error::Netlist { file: ctx.to_string(), path: format!("params.{name}"), message }),
-        }
+        let val = scope_value(v, scope)
+            .map_err(|message| Error::Netlist { file: ctx.to_string(), path: format!("params.{name}"), message })?;
+        out.insert(name.clone(), val);
     }
     Ok(out)
 }

@@ -1,5 +1,9 @@
 //! drivelink-core: ports, blocks, diagrams, the mechanical network, netlists and results.
 
+// Errors carry the names a user needs (block, port, parameter, hint); they are built only on
+// the cold path of validation, so their size does not matter.
+#![allow(clippy::result_large_err)]
+
 pub mod block;
 pub mod compile;
 pub mod diagram;

@@ -10,6 +10,9 @@
 //! State vector layout: `[node positions (n) | node speeds (n) | block states | energy
 //! integrals (one per force block, one per friction joint)]`.
 
+// Dense numeric kernels read better with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
 use std::time::Instant;
 
 use drivelink_solver::{

@@ -360,7 +360,7 @@ pub fn block_path(d: &Diagram, name: &str) -> Option<String> {
 /// Turn a compile error into an [`Error::Netlist`] naming `origin` and the JSON path of the
 /// offending block, parameter, connection or variable (the message is the compile
 /// error's). Loader errors pass through unchanged; several errors stay [`Error::Many`].
-pub fn locate_error(d: &Diagram, reg: &Registry, origin: &str, e: Error) -> Error {
+pub fn locate_error(d: &Diagram, _reg: &Registry, origin: &str, e: Error) -> Error {
     let conn = |ci: usize| -> String {
         // `compile` puts the top-level connections first in its flat list.
         if ci < d.connections.len() {
@@ -380,7 +380,7 @@ pub fn locate_error(d: &Diagram, reg: &Registry, origin: &str, e: Error) -> Erro
             return Error::Many(
                 v.iter()
                     .cloned()
-                    .map(|x| locate_error(d, reg, origin, x))
+                    .map(|x| locate_error(d, _reg, origin, x))
                     .collect(),
             )
         }
@@ -1196,16 +1196,14 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
     if let Some(x) = stop {
         st.stop_time = x;
     }
-    if start.is_some() || stop.is_some() {
-        if st.stop_time <= st.start_time {
-            cx.err(
-                "solver.stop_time",
-                format!(
-                    "must be greater than start_time ({} s), got {} s",
-                    st.start_time, st.stop_time
-                ),
-            );
-        }
+    if (start.is_some() || stop.is_some()) && st.stop_time <= st.start_time {
+        cx.err(
+            "solver.stop_time",
+            format!(
+                "must be greater than start_time ({} s), got {} s",
+                st.start_time, st.stop_time
+            ),
+        );
     }
     if let Some(x) = rtol {
         st.rtol = x;

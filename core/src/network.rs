@@ -20,6 +20,9 @@
 //! At a mode change the speeds are projected onto the new constraints in the mass metric,
 //! `v ← S_v·M·v`, which conserves momentum.
 
+// Dense numeric kernels read better with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::block::{FrictionMode, PortKind};

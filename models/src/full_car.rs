@@ -168,13 +168,13 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.scope(ScopeSpec {
         title: Some("Clutch modes (-1/+1 sliding, 0 locked, 2 free)".into()),
         event_markers: false,
-        panels: ["A", "B", "C", "D"].iter().map(|c| vec![sig(format!("gearbox.{c}_mode")).with_label(&format!("clutch {c}"))]).chain(std::iter::once(vec![sig("lockup.mode").with_label("lock-up")])).collect(),
+        panels: ["A", "B", "C", "D"].iter().map(|c| vec![sig(format!("gearbox.{c}_mode")).with_label(format!("clutch {c}"))]).chain(std::iter::once(vec![sig("lockup.mode").with_label("lock-up")])).collect(),
         ..ScopeSpec::new("clutch_modes", vec![])
     });
     d.scope(ScopeSpec {
         title: Some("Clutch slips".into()),
         panels: vec![
-            ["A", "B", "C", "D"].iter().map(|c| sig(format!("gearbox.{c}_w_rel")).with_unit("rpm").with_label(&format!("clutch {c}"))).chain(std::iter::once(sig("lockup.w_rel").with_unit("rpm").with_label("lock-up"))).collect(),
+            ["A", "B", "C", "D"].iter().map(|c| sig(format!("gearbox.{c}_w_rel")).with_unit("rpm").with_label(format!("clutch {c}"))).chain(std::iter::once(sig("lockup.w_rel").with_unit("rpm").with_label("lock-up"))).collect(),
         ],
         ..ScopeSpec::new("clutch_slips", vec![])
     });
