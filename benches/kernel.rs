@@ -18,7 +18,11 @@ pub fn tf_chain(n: usize) -> Diagram {
     for k in 0..n {
         let tau = 0.1 + 0.9 * (k as f64) / (n as f64);
         let name = format!("tf{k}");
-        d.add(&name, "TransferFcn", json!({"num": [1.0], "den": [tau, 1.0]}));
+        d.add(
+            &name,
+            "TransferFcn",
+            json!({"num": [1.0], "den": [tau, 1.0]}),
+        );
         d.connect(&[prev.clone(), format!("{name}.u")]);
         prev = format!("{name}.y");
     }
@@ -33,11 +37,19 @@ pub fn tf_chain(n: usize) -> Diagram {
 /// a gear in the middle, a slipping clutch near the end and a brake on the last shaft.
 pub fn driveline20() -> Diagram {
     let mut d = Diagram::new("driveline20");
-    d.add("tq", "Sine", json!({"amplitude": 50.0, "frequency": 2.0, "offset": 100.0}));
+    d.add(
+        "tq",
+        "Sine",
+        json!({"amplitude": 50.0, "frequency": 2.0, "offset": 100.0}),
+    );
     d.add("src", "TorqueSource", json!({}));
     d.connect(&["tq.y", "src.tau"]);
     for k in 0..20 {
-        d.add(&format!("J{k}"), "Inertia", json!({"J": 0.05 + 0.01 * k as f64}));
+        d.add(
+            &format!("J{k}"),
+            "Inertia",
+            json!({"J": 0.05 + 0.01 * k as f64}),
+        );
     }
     d.connect(&["src.flange", "J0.flange"]);
     for k in 0..19 {
@@ -50,7 +62,11 @@ pub fn driveline20() -> Diagram {
             }
             15 => {
                 d.add("clutch", "Clutch", json!({"mu": 0.3, "fn_max": 2000.0}));
-                d.add("press", "Ramp", json!({"start_time": 1.0, "duration": 2.0, "height": 1.0}));
+                d.add(
+                    "press",
+                    "Ramp",
+                    json!({"start_time": 1.0, "duration": 2.0, "height": 1.0}),
+                );
                 d.connect(&["press.y", "clutch.f"]);
                 d.connect(&[a, "clutch.flange_a".into()]);
                 d.connect(&["clutch.flange_b".to_string(), b]);
@@ -91,7 +107,9 @@ fn benches(c: &mut Criterion) {
             m.derivatives(0.5 + (k & 1) as f64 * 1e-3, &x, &mut dx)
         })
     });
-    c.bench_function("tf_chain_1000/run_10s", |b| b.iter(|| compiled(&chain).run()));
+    c.bench_function("tf_chain_1000/run_10s", |b| {
+        b.iter(|| compiled(&chain).run())
+    });
 
     let dl = driveline20();
     let mut m = compiled(&dl);

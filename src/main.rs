@@ -354,7 +354,11 @@ fn progress_bar(m: &mut Model) -> Option<indicatif::ProgressBar> {
 /// The energy audit as it appears in `summary.json` (J).
 fn energy_json(a: &drivelink_core::EnergyAudit) -> Value {
     let list = |v: &[(String, f64)]| -> Value {
-        Value::Object(v.iter().map(|(n, e)| (n.clone(), Value::from(*e))).collect())
+        Value::Object(
+            v.iter()
+                .map(|(n, e)| (n.clone(), Value::from(*e)))
+                .collect(),
+        )
     };
     serde_json::json!({
         "sources": list(&a.sources),

@@ -7,8 +7,8 @@
 
 use drivelink_core::{
     BlockBuild, BlockType, Constraint, Cx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
-    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry,
-    Row, RowKind, VarDecl, VarSource,
+    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row,
+    RowKind, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -32,70 +32,218 @@ fn reg(
     params: Vec<ParamSpec>,
     build: fn(&Params) -> Result<Box<dyn Block>, ParamError>,
 ) {
-    r.register(BlockType { name, category: "mechanical", doc, params, build: BlockBuild::Primitive(build), ports_doc });
+    r.register(BlockType {
+        name,
+        category: "mechanical",
+        doc,
+        params,
+        build: BlockBuild::Primitive(build),
+        ports_doc,
+    });
 }
 
 /// Register the mechanical blocks.
 pub fn register(r: &mut Registry) {
-    reg(r, "Inertia", "Rotational inertia J on one flange.", "flange[rot]", vec![
-        req("J", "kg*m^2", "moment of inertia (>= 0)"),
-        num("w0", "rad/s", 0.0, "initial speed"),
-        num("phi0", "rad", 0.0, "initial angle"),
-    ], |p| {
-        Ok(Box::new(Inertia { j: p.non_negative("J")?, w0: p.num("w0")?, phi0: p.num("phi0")? }))
-    });
-    reg(r, "Fixed", "Ground: holds its flange at zero speed.", "flange[rot]", vec![], |_| Ok(Box::new(Fixed)));
-    reg(r, "TorqueSource", "Applies the input torque to the flange (reaction on ground).", "tau[in], flange[rot]", vec![], |_| Ok(Box::new(Source { trans: false })));
-    reg(r, "ForceSource", "Applies the input force to the translational flange (reaction on ground).", "f[in], flange[trans]", vec![], |_| Ok(Box::new(Source { trans: true })));
+    reg(
+        r,
+        "Inertia",
+        "Rotational inertia J on one flange.",
+        "flange[rot]",
+        vec![
+            req("J", "kg*m^2", "moment of inertia (>= 0)"),
+            num("w0", "rad/s", 0.0, "initial speed"),
+            num("phi0", "rad", 0.0, "initial angle"),
+        ],
+        |p| {
+            Ok(Box::new(Inertia {
+                j: p.non_negative("J")?,
+                w0: p.num("w0")?,
+                phi0: p.num("phi0")?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "Fixed",
+        "Ground: holds its flange at zero speed.",
+        "flange[rot]",
+        vec![],
+        |_| Ok(Box::new(Fixed)),
+    );
+    reg(
+        r,
+        "TorqueSource",
+        "Applies the input torque to the flange (reaction on ground).",
+        "tau[in], flange[rot]",
+        vec![],
+        |_| Ok(Box::new(Source { trans: false })),
+    );
+    reg(
+        r,
+        "ForceSource",
+        "Applies the input force to the translational flange (reaction on ground).",
+        "f[in], flange[trans]",
+        vec![],
+        |_| Ok(Box::new(Source { trans: true })),
+    );
     reg(r, "SpeedSource", "Prescribes the flange speed from the input, tracked with time constant tc (like Modelica Speed with exact=false).", "w[in], flange[rot]", vec![
         num("tc", "s", 1e-3, "tracking time constant of the prescribed speed (> 0)"),
     ], |p| Ok(Box::new(SpeedSource { tc: p.positive("tc")? })));
-    reg(r, "IdealGear", "Ideal gear w_a = ratio·w_b, lossless.", "flange_a[rot], flange_b[rot]", vec![
-        req("ratio", "1", "gear ratio w_a/w_b (non-zero)"),
-    ], |p| {
-        let ratio = p.num("ratio")?;
-        if ratio == 0.0 {
-            return Err(p.invalid("ratio", "must be non-zero"));
-        }
-        Ok(Box::new(IdealGear { ratio }))
-    });
-    reg(r, "PlanetaryGear", "Ideal planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth.", "sun[rot], ring[rot], carrier[rot]", vec![
-        req("ratio", "1", "ring/sun teeth ratio (> 1)"),
-    ], |p| {
-        let g = p.num("ratio")?;
-        if g <= 1.0 {
-            return Err(p.invalid("ratio", format!("must be > 1 (ring/sun teeth), got {g}")));
-        }
-        Ok(Box::new(PlanetaryGear { g }))
-    });
-    reg(r, "SpringDamper", "Linear torsional spring and damper in parallel: tau = c·(phi_rel − phi_rel0) + d·w_rel.", "flange_a[rot], flange_b[rot]", vec![
-        req("c", "N*m/rad", "spring stiffness (>= 0)"),
-        num("d", "N*m*s/rad", 0.0, "damping (>= 0)"),
-        num("phi_rel0", "rad", 0.0, "unstretched relative angle"),
-    ], |p| Ok(Box::new(SpringDamper { c: p.non_negative("c")?, d: p.non_negative("d")?, phi0: p.num("phi_rel0")? })));
-    reg(r, "Damper", "Linear torsional damper: tau = d·w_rel.", "flange_a[rot], flange_b[rot]", vec![
-        req("d", "N*m*s/rad", "damping (>= 0)"),
-    ], |p| Ok(Box::new(SpringDamper { c: 0.0, d: p.non_negative("d")?, phi0: 0.0 })));
-    reg(r, "Clutch", "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force.", "flange_a[rot], flange_b[rot], f[in]", friction_params(true), |p| {
-        Ok(Box::new(Clutch { law: FrictionParams::from_params(p, true)? }))
-    });
-    reg(r, "Brake", "Friction brake between the flange and ground; f is the normalized normal force.", "flange[rot], f[in]", friction_params(false), |p| {
-        Ok(Box::new(Brake { law: FrictionParams::from_params(p, false)? }))
-    });
-    reg(r, "OneWayClutch", "Freewheel: overruns freely for w_rel > 0, locks when w_rel would become negative.", "flange_a[rot], flange_b[rot]", vec![], |_| Ok(Box::new(OneWayClutch)));
-    reg(r, "TorqueSensor", "Rigid connection that measures the torque transmitted from flange_a to flange_b.", "flange_a[rot], flange_b[rot], tau[out]", vec![], |_| Ok(Box::new(TorqueSensor)));
-    reg(r, "MotionSensor", "Measures the absolute speed, angle and acceleration of a flange.", "flange[rot], w[out], phi[out], a[out]", vec![], |_| Ok(Box::new(MotionSensor)));
-    reg(r, "SpeedRatio", "Measures the speed ratio w_a/w_b of two flanges (NaN while |w_b| < min_speed).", "flange_a[rot], flange_b[rot], ratio[out]", vec![
-        num("min_speed", "rad/s", 1e-3, "below this |w_b| the ratio is undefined (NaN)"),
-    ], |p| Ok(Box::new(SpeedRatio { min: p.non_negative("min_speed")? })));
-    reg(r, "Mass", "Translational mass m.", "flange[trans]", vec![
-        req("m", "kg", "mass (>= 0)"),
-        num("v0", "m/s", 0.0, "initial velocity"),
-        num("s0", "m", 0.0, "initial position"),
-    ], |p| Ok(Box::new(Mass { m: p.non_negative("m")?, v0: p.num("v0")?, s0: p.num("s0")? })));
-    reg(r, "IdealRollingWheel", "Rolling without slip: v_body = radius·w_hub.", "hub[rot], body[trans]", vec![
-        req("radius", "m", "rolling radius (> 0)"),
-    ], |p| Ok(Box::new(RollingWheel { r: p.positive("radius")? })));
+    reg(
+        r,
+        "IdealGear",
+        "Ideal gear w_a = ratio·w_b, lossless.",
+        "flange_a[rot], flange_b[rot]",
+        vec![req("ratio", "1", "gear ratio w_a/w_b (non-zero)")],
+        |p| {
+            let ratio = p.num("ratio")?;
+            if ratio == 0.0 {
+                return Err(p.invalid("ratio", "must be non-zero"));
+            }
+            Ok(Box::new(IdealGear { ratio }))
+        },
+    );
+    reg(
+        r,
+        "PlanetaryGear",
+        "Ideal planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth.",
+        "sun[rot], ring[rot], carrier[rot]",
+        vec![req("ratio", "1", "ring/sun teeth ratio (> 1)")],
+        |p| {
+            let g = p.num("ratio")?;
+            if g <= 1.0 {
+                return Err(p.invalid("ratio", format!("must be > 1 (ring/sun teeth), got {g}")));
+            }
+            Ok(Box::new(PlanetaryGear { g }))
+        },
+    );
+    reg(
+        r,
+        "SpringDamper",
+        "Linear torsional spring and damper in parallel: tau = c·(phi_rel − phi_rel0) + d·w_rel.",
+        "flange_a[rot], flange_b[rot]",
+        vec![
+            req("c", "N*m/rad", "spring stiffness (>= 0)"),
+            num("d", "N*m*s/rad", 0.0, "damping (>= 0)"),
+            num("phi_rel0", "rad", 0.0, "unstretched relative angle"),
+        ],
+        |p| {
+            Ok(Box::new(SpringDamper {
+                c: p.non_negative("c")?,
+                d: p.non_negative("d")?,
+                phi0: p.num("phi_rel0")?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "Damper",
+        "Linear torsional damper: tau = d·w_rel.",
+        "flange_a[rot], flange_b[rot]",
+        vec![req("d", "N*m*s/rad", "damping (>= 0)")],
+        |p| {
+            Ok(Box::new(SpringDamper {
+                c: 0.0,
+                d: p.non_negative("d")?,
+                phi0: 0.0,
+            }))
+        },
+    );
+    reg(
+        r,
+        "Clutch",
+        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force.",
+        "flange_a[rot], flange_b[rot], f[in]",
+        friction_params(true),
+        |p| {
+            Ok(Box::new(Clutch {
+                law: FrictionParams::from_params(p, true)?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "Brake",
+        "Friction brake between the flange and ground; f is the normalized normal force.",
+        "flange[rot], f[in]",
+        friction_params(false),
+        |p| {
+            Ok(Box::new(Brake {
+                law: FrictionParams::from_params(p, false)?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "OneWayClutch",
+        "Freewheel: overruns freely for w_rel > 0, locks when w_rel would become negative.",
+        "flange_a[rot], flange_b[rot]",
+        vec![],
+        |_| Ok(Box::new(OneWayClutch)),
+    );
+    reg(
+        r,
+        "TorqueSensor",
+        "Rigid connection that measures the torque transmitted from flange_a to flange_b.",
+        "flange_a[rot], flange_b[rot], tau[out]",
+        vec![],
+        |_| Ok(Box::new(TorqueSensor)),
+    );
+    reg(
+        r,
+        "MotionSensor",
+        "Measures the absolute speed, angle and acceleration of a flange.",
+        "flange[rot], w[out], phi[out], a[out]",
+        vec![],
+        |_| Ok(Box::new(MotionSensor)),
+    );
+    reg(
+        r,
+        "SpeedRatio",
+        "Measures the speed ratio w_a/w_b of two flanges (NaN while |w_b| < min_speed).",
+        "flange_a[rot], flange_b[rot], ratio[out]",
+        vec![num(
+            "min_speed",
+            "rad/s",
+            1e-3,
+            "below this |w_b| the ratio is undefined (NaN)",
+        )],
+        |p| {
+            Ok(Box::new(SpeedRatio {
+                min: p.non_negative("min_speed")?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "Mass",
+        "Translational mass m.",
+        "flange[trans]",
+        vec![
+            req("m", "kg", "mass (>= 0)"),
+            num("v0", "m/s", 0.0, "initial velocity"),
+            num("s0", "m", 0.0, "initial position"),
+        ],
+        |p| {
+            Ok(Box::new(Mass {
+                m: p.non_negative("m")?,
+                v0: p.num("v0")?,
+                s0: p.num("s0")?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "IdealRollingWheel",
+        "Rolling without slip: v_body = radius·w_hub.",
+        "hub[rot], body[trans]",
+        vec![req("radius", "m", "rolling radius (> 0)")],
+        |p| {
+            Ok(Box::new(RollingWheel {
+                r: p.positive("radius")?,
+            }))
+        },
+    );
     reg(r, "RoadLoad", "Road load F = −sgn(v)·(A + B|v| + C·v²), the constant part regularized by tanh(v/v_reg) at standstill.", "flange[trans]", vec![
         num("A", "N", 0.0, "constant (rolling) resistance (>= 0)"),
         num("B", "N*s/m", 0.0, "linear coefficient (>= 0)"),
@@ -107,13 +255,40 @@ pub fn register(r: &mut Registry) {
 fn friction_params(two_flange: bool) -> Vec<ParamSpec> {
     let _ = two_flange;
     vec![
-        ParamSpec::with("mu", ParamKind::NumberOrTable { unit: "1" }, ParamDefault::Value(json!(0.3)), "kinetic friction coefficient, or table [[slip speed rad/s, mu], ...]"),
-        num("peak", "1", 1.1, "static friction peak factor (>= 1): static capacity = peak·cgeo·mu(0)·fn"),
-        num("cgeo", "m", 1.0, "geometry constant: torque = cgeo·mu·normal force (surfaces·radius)"),
-        ParamSpec::optional("surfaces", ParamKind::Number { unit: "1" }, "number of friction surfaces (with radius, sets cgeo = surfaces·radius)"),
-        ParamSpec::optional("radius", ParamKind::Number { unit: "m" }, "effective torque radius (with surfaces)"),
+        ParamSpec::with(
+            "mu",
+            ParamKind::NumberOrTable { unit: "1" },
+            ParamDefault::Value(json!(0.3)),
+            "kinetic friction coefficient, or table [[slip speed rad/s, mu], ...]",
+        ),
+        num(
+            "peak",
+            "1",
+            1.1,
+            "static friction peak factor (>= 1): static capacity = peak·cgeo·mu(0)·fn",
+        ),
+        num(
+            "cgeo",
+            "m",
+            1.0,
+            "geometry constant: torque = cgeo·mu·normal force (surfaces·radius)",
+        ),
+        ParamSpec::optional(
+            "surfaces",
+            ParamKind::Number { unit: "1" },
+            "number of friction surfaces (with radius, sets cgeo = surfaces·radius)",
+        ),
+        ParamSpec::optional(
+            "radius",
+            ParamKind::Number { unit: "m" },
+            "effective torque radius (with surfaces)",
+        ),
         num("fn_max", "N", 1000.0, "normal force at input f = 1"),
-        ParamSpec::optional("max_torque", ParamKind::Number { unit: "N*m" }, "kinetic torque at f = 1 (sets mu = 1, cgeo = 1, fn_max = max_torque)"),
+        ParamSpec::optional(
+            "max_torque",
+            ParamKind::Number { unit: "N*m" },
+            "kinetic torque at f = 1 (sets mu = 1, cgeo = 1, fn_max = max_torque)",
+        ),
     ]
 }
 
@@ -141,7 +316,9 @@ impl FrictionParams {
             Some(ParamValue::Table(_)) => {
                 let (x, y) = p.xy_table("mu")?;
                 if x[0] < 0.0 {
-                    return Err(p.invalid("mu", "slip speeds in the mu table must be >= 0 (|w_rel|)"));
+                    return Err(
+                        p.invalid("mu", "slip speeds in the mu table must be >= 0 (|w_rel|)")
+                    );
                 }
                 if y.iter().any(|v| *v < 0.0) {
                     return Err(p.invalid("mu", "friction coefficients must be >= 0"));
@@ -162,8 +339,12 @@ impl FrictionParams {
                 }
                 cgeo = n * r;
             }
-            (Some(_), None) => return Err(p.invalid("radius", "is required when surfaces is given")),
-            (None, Some(_)) => return Err(p.invalid("surfaces", "is required when radius is given")),
+            (Some(_), None) => {
+                return Err(p.invalid("radius", "is required when surfaces is given"))
+            }
+            (None, Some(_)) => {
+                return Err(p.invalid("surfaces", "is required when radius is given"))
+            }
             _ => {}
         }
         let fn_max = p.non_negative("fn_max")?;
@@ -177,7 +358,12 @@ impl FrictionParams {
             scale = t;
         }
         let mu0 = mu.eval(0.0);
-        Ok(FrictionParams { mu, mu0, peak, scale })
+        Ok(FrictionParams {
+            mu,
+            mu0,
+            peak,
+            scale,
+        })
     }
 
     /// The friction law for normalized normal force `f` at slip `w_rel`.
@@ -186,18 +372,32 @@ impl FrictionParams {
         let fpos = f.max(0.0);
         let kinetic = self.scale * self.mu.eval(w_rel.abs()) * fpos;
         let cap = self.peak * self.scale * self.mu0 * fpos;
-        FrictionLaw { kinetic, lo: -cap, hi: cap, engagement: f }
+        FrictionLaw {
+            kinetic,
+            lo: -cap,
+            hi: cap,
+            engagement: f,
+        }
     }
 }
 
 fn friction_vars(prefix: &str, k: usize) -> Vec<VarDecl> {
-    let p = |n: &str| if prefix.is_empty() { n.to_string() } else { format!("{prefix}_{n}") };
+    let p = |n: &str| {
+        if prefix.is_empty() {
+            n.to_string()
+        } else {
+            format!("{prefix}_{n}")
+        }
+    };
     vec![
         VarDecl::new(p("w_rel"), VarSource::Friction(k, FrictionVar::WRel)),
         VarDecl::new(p("phi_rel"), VarSource::Friction(k, FrictionVar::PhiRel)),
         VarDecl::new(p("tau"), VarSource::Friction(k, FrictionVar::Tau)),
         VarDecl::new(p("mode"), VarSource::Friction(k, FrictionVar::Mode)),
-        VarDecl::new(p("power_loss"), VarSource::Friction(k, FrictionVar::PowerLoss)),
+        VarDecl::new(
+            p("power_loss"),
+            VarSource::Friction(k, FrictionVar::PowerLoss),
+        ),
     ]
 }
 
@@ -219,7 +419,11 @@ impl Block for Inertia {
         vec![PortDecl::rot("flange")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { masses: vec![(0, self.j)], initial: vec![(0, self.w0, self.phi0)], ..Default::default() }
+        MechDecl {
+            masses: vec![(0, self.j)],
+            initial: vec![(0, self.w0, self.phi0)],
+            ..Default::default()
+        }
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
@@ -240,7 +444,13 @@ impl Block for Fixed {
         vec![PortDecl::rot("flange")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { constraints: vec![Constraint { row: Row(vec![(0, 1.0)]), kind: RowKind::Velocity }], ..Default::default() }
+        MechDecl {
+            constraints: vec![Constraint {
+                row: Row(vec![(0, 1.0)]),
+                kind: RowKind::Velocity,
+            }],
+            ..Default::default()
+        }
     }
 }
 
@@ -264,7 +474,10 @@ impl Block for Source {
         }
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { has_forces: true, ..Default::default() }
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
     }
     fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
         f[1] = cx.u[0];
@@ -287,12 +500,21 @@ impl Block for SpeedSource {
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
-            constraints: vec![Constraint { row: Row(vec![(1, 1.0)]), kind: RowKind::Tracking { input: 0, tc: self.tc } }],
+            constraints: vec![Constraint {
+                row: Row(vec![(1, 1.0)]),
+                kind: RowKind::Tracking {
+                    input: 0,
+                    tc: self.tc,
+                },
+            }],
             ..Default::default()
         }
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("w", VarSource::Speed(1)), VarDecl::new("tau", VarSource::Custom(0))]
+        vec![
+            VarDecl::new("w", VarSource::Speed(1)),
+            VarDecl::new("tau", VarSource::Custom(0)),
+        ]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         cx.lambda[0]
@@ -313,10 +535,19 @@ impl Block for IdealGear {
         vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { constraints: vec![Constraint { row: Row(vec![(0, 1.0), (1, -self.ratio)]), kind: RowKind::Velocity }], ..Default::default() }
+        MechDecl {
+            constraints: vec![Constraint {
+                row: Row(vec![(0, 1.0), (1, -self.ratio)]),
+                kind: RowKind::Velocity,
+            }],
+            ..Default::default()
+        }
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("tau_a", VarSource::Custom(0)), VarDecl::new("tau_b", VarSource::Custom(1))]
+        vec![
+            VarDecl::new("tau_a", VarSource::Custom(0)),
+            VarDecl::new("tau_b", VarSource::Custom(1)),
+        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         // Constraint torque on flange_a is λ, on flange_b −ratio·λ.
@@ -336,11 +567,18 @@ impl Block for PlanetaryGear {
         "PlanetaryGear"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("sun"), PortDecl::rot("ring"), PortDecl::rot("carrier")]
+        vec![
+            PortDecl::rot("sun"),
+            PortDecl::rot("ring"),
+            PortDecl::rot("carrier"),
+        ]
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
-            constraints: vec![Constraint { row: Row(vec![(2, 1.0 + self.g), (0, -1.0), (1, -self.g)]), kind: RowKind::Velocity }],
+            constraints: vec![Constraint {
+                row: Row(vec![(2, 1.0 + self.g), (0, -1.0), (1, -self.g)]),
+                kind: RowKind::Velocity,
+            }],
             ..Default::default()
         }
     }
@@ -379,7 +617,10 @@ impl Block for SpringDamper {
         vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { has_forces: true, ..Default::default() }
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
     }
     fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
         // The element pulls b back and a forward: it transmits −tau to b.
@@ -416,10 +657,20 @@ impl Block for Clutch {
         "Clutch"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b"), PortDecl::input("f")]
+        vec![
+            PortDecl::rot("flange_a"),
+            PortDecl::rot("flange_b"),
+            PortDecl::input("f"),
+        ]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { frictions: vec![FrictionDecl { row: two_flange_row(), label: String::new() }], ..Default::default() }
+        MechDecl {
+            frictions: vec![FrictionDecl {
+                row: two_flange_row(),
+                label: String::new(),
+            }],
+            ..Default::default()
+        }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         self.law.law(cx.u[0], w_rel)
@@ -441,7 +692,13 @@ impl Block for Brake {
         vec![PortDecl::rot("flange"), PortDecl::input("f")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { frictions: vec![FrictionDecl { row: Row(vec![(0, 1.0)]), label: String::new() }], ..Default::default() }
+        MechDecl {
+            frictions: vec![FrictionDecl {
+                row: Row(vec![(0, 1.0)]),
+                label: String::new(),
+            }],
+            ..Default::default()
+        }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         self.law.law(cx.u[0], w_rel)
@@ -468,10 +725,21 @@ impl Block for OneWayClutch {
         vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { frictions: vec![FrictionDecl { row: two_flange_row(), label: String::new() }], ..Default::default() }
+        MechDecl {
+            frictions: vec![FrictionDecl {
+                row: two_flange_row(),
+                label: String::new(),
+            }],
+            ..Default::default()
+        }
     }
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
-        FrictionLaw { kinetic: 0.0, lo: 0.0, hi: f64::INFINITY, engagement: 1.0 }
+        FrictionLaw {
+            kinetic: 0.0,
+            lo: 0.0,
+            hi: f64::INFINITY,
+            engagement: 1.0,
+        }
     }
     fn variables(&self) -> Vec<VarDecl> {
         friction_vars("", 0)
@@ -484,13 +752,23 @@ impl Block for TorqueSensor {
         "TorqueSensor"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b"), PortDecl::output("tau")]
+        vec![
+            PortDecl::rot("flange_a"),
+            PortDecl::rot("flange_b"),
+            PortDecl::output("tau"),
+        ]
     }
     fn output_needs_network(&self, _o: usize) -> bool {
         true
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { constraints: vec![Constraint { row: two_flange_row(), kind: RowKind::Velocity }], ..Default::default() }
+        MechDecl {
+            constraints: vec![Constraint {
+                row: two_flange_row(),
+                kind: RowKind::Velocity,
+            }],
+            ..Default::default()
+        }
     }
     fn network_outputs(&mut self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.lambda[0];
@@ -503,7 +781,12 @@ impl Block for MotionSensor {
         "MotionSensor"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange"), PortDecl::output("w"), PortDecl::output("phi"), PortDecl::output("a")]
+        vec![
+            PortDecl::rot("flange"),
+            PortDecl::output("w"),
+            PortDecl::output("phi"),
+            PortDecl::output("a"),
+        ]
     }
     fn output_needs_network(&self, o: usize) -> bool {
         o == 2
@@ -532,7 +815,11 @@ impl Block for Mass {
         vec![PortDecl::trans("flange")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { masses: vec![(0, self.m)], initial: vec![(0, self.v0, self.s0)], ..Default::default() }
+        MechDecl {
+            masses: vec![(0, self.m)],
+            initial: vec![(0, self.v0, self.s0)],
+            ..Default::default()
+        }
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
@@ -554,7 +841,13 @@ impl Block for RollingWheel {
         vec![PortDecl::rot("hub"), PortDecl::trans("body")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { constraints: vec![Constraint { row: Row(vec![(1, 1.0), (0, -self.r)]), kind: RowKind::Velocity }], ..Default::default() }
+        MechDecl {
+            constraints: vec![Constraint {
+                row: Row(vec![(1, 1.0), (0, -self.r)]),
+                kind: RowKind::Velocity,
+            }],
+            ..Default::default()
+        }
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![VarDecl::new("f", VarSource::Custom(0))]
@@ -584,13 +877,19 @@ impl Block for RoadLoad {
         vec![PortDecl::trans("flange")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { has_forces: true, ..Default::default() }
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
     }
     fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
         f[0] = self.force(cx.v[0]);
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("f", VarSource::Custom(0)), VarDecl::new("power", VarSource::Custom(1))]
+        vec![
+            VarDecl::new("f", VarSource::Custom(0)),
+            VarDecl::new("power", VarSource::Custom(1)),
+        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let f = self.force(cx.v[0]);
@@ -611,9 +910,17 @@ impl Block for SpeedRatio {
         "SpeedRatio"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b"), PortDecl::output("ratio")]
+        vec![
+            PortDecl::rot("flange_a"),
+            PortDecl::rot("flange_b"),
+            PortDecl::output("ratio"),
+        ]
     }
     fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = if cx.v[1].abs() >= self.min && cx.v[1].abs() > 0.0 { cx.v[0] / cx.v[1] } else { f64::NAN };
+        y[0] = if cx.v[1].abs() >= self.min && cx.v[1].abs() > 0.0 {
+            cx.v[0] / cx.v[1]
+        } else {
+            f64::NAN
+        };
     }
 }

@@ -6,8 +6,8 @@
 //! Equations and default tables: `shared/reference/simdriveline-blocks.md` §2, §3, §5.
 
 use drivelink_core::{
-    BlockBuild, BlockType, Cx, Diagram, MechDecl, ParamDefault, ParamError, ParamKind,
-    ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
+    BlockBuild, BlockType, Cx, Diagram, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
+    ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::{json, Value};
 
@@ -18,8 +18,12 @@ use crate::util::Table1D;
 /// SimDriveline 1.x default converter tables (speed ratio, torque ratio, capacity factor K
 /// in rad/s/√(N·m)).
 pub const DEFAULT_SPEED_RATIO: [f64; 10] = [0.0, 0.5, 0.6, 0.7, 0.8, 0.87, 0.92, 0.94, 0.96, 0.97];
-pub const DEFAULT_TORQUE_RATIO: [f64; 10] = [2.232, 1.5462, 1.4058, 1.2746, 1.1528, 1.0732, 1.0192, 0.9983, 0.9983, 0.9983];
-pub const DEFAULT_CAPACITY: [f64; 10] = [12.2938, 12.8588, 13.1452, 13.6285, 14.6163, 16.2675, 19.3503, 22.1046, 29.9986, 50.0];
+pub const DEFAULT_TORQUE_RATIO: [f64; 10] = [
+    2.232, 1.5462, 1.4058, 1.2746, 1.1528, 1.0732, 1.0192, 0.9983, 0.9983, 0.9983,
+];
+pub const DEFAULT_CAPACITY: [f64; 10] = [
+    12.2938, 12.8588, 13.1452, 13.6285, 14.6163, 16.2675, 19.3503, 22.1046, 29.9986, 50.0,
+];
 
 /// Register the powertrain blocks.
 pub fn register(r: &mut Registry) {
@@ -76,7 +80,10 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let poly = match p.values.get("polynomial") {
         Some(ParamValue::Vector(v)) => {
             if v.len() != 3 {
-                return Err(p.invalid("polynomial", format!("expected [p1, p2, p3], got {} entries", v.len())));
+                return Err(p.invalid(
+                    "polynomial",
+                    format!("expected [p1, p2, p3], got {} entries", v.len()),
+                ));
             }
             [v[0], v[1], v[2]]
         }
@@ -87,11 +94,18 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let w0 = p.positive("speed_at_max_power")?;
     let w_max = p.positive("max_speed")?;
     if w_max <= w0 {
-        return Err(p.invalid("max_speed", format!("must exceed speed_at_max_power ({w0} rad/s), got {w_max} rad/s")));
+        return Err(p.invalid(
+            "max_speed",
+            format!("must exceed speed_at_max_power ({w0} rad/s), got {w_max} rad/s"),
+        ));
     }
     let [p1, p2, p3] = poly;
     // The power polynomial p(w) = p1 w + p2 w² − p3 w³ must stay positive up to max_speed.
-    let w_lim = if p3 > 0.0 { (p2 + (p2 * p2 + 4.0 * p1 * p3).sqrt()) / (2.0 * p3) } else { f64::INFINITY };
+    let w_lim = if p3 > 0.0 {
+        (p2 + (p2 * p2 + 4.0 * p1 * p3).sqrt()) / (2.0 * p3)
+    } else {
+        f64::INFINITY
+    };
     if w_max / w0 >= w_lim {
         return Err(p.invalid(
             "max_speed",
@@ -103,7 +117,15 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         Some(b) => return Err(p.invalid("governor_band", format!("must be > 0, got {b}"))),
         None => 0.01 * w_max,
     };
-    Ok(Box::new(Engine { p1, p2, p3, tq: p_max / w0, w0, w_max, band }))
+    Ok(Box::new(Engine {
+        p1,
+        p2,
+        p3,
+        tq: p_max / w0,
+        w0,
+        w_max,
+        band,
+    }))
 }
 
 /// The SimDriveline engine.
@@ -146,7 +168,10 @@ impl Block for Engine {
         vec![PortDecl::input("throttle"), PortDecl::rot("crank")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { has_forces: true, ..Default::default() }
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
     }
     fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
         f[1] = self.torque(cx.u[0], cx.v[1]);
@@ -186,7 +211,10 @@ fn build_converter(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     }
     for w in sr.windows(2) {
         if w[1] <= w[0] {
-            return Err(p.invalid("speed_ratio", format!("must be strictly increasing ({} after {})", w[1], w[0])));
+            return Err(p.invalid(
+                "speed_ratio",
+                format!("must be strictly increasing ({} after {})", w[1], w[0]),
+            ));
         }
     }
     if sr[0] < 0.0 || sr[sr.len() - 1] >= 1.0 {
@@ -258,7 +286,10 @@ impl Block for TorqueConverter {
         usize::from(self.tc > 0.0)
     }
     fn mech(&self) -> MechDecl {
-        MechDecl { has_forces: true, ..Default::default() }
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
     }
     fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
         let (ti, tt) = self.torques(cx);
@@ -318,7 +349,13 @@ fn build_crcr(p: &Params) -> Result<Diagram, ParamError> {
     let mut d = Diagram::new("CrCr4Speed");
     d.add("pg_in", "PlanetaryGear", json!({ "ratio": g1 }));
     d.add("pg_out", "PlanetaryGear", json!({ "ratio": g2 }));
-    for m in ["input_shaft", "output_shaft", "sun_in", "sun_out", "x_member"] {
+    for m in [
+        "input_shaft",
+        "output_shaft",
+        "sun_in",
+        "sun_out",
+        "x_member",
+    ] {
         d.add(m, "Inertia", json!({ "J": j }));
     }
     for c in ["A", "B", "R"] {
@@ -329,15 +366,37 @@ fn build_crcr(p: &Params) -> Result<Diagram, ParamError> {
     }
     d.add("ratio_sensor", "SpeedRatio", json!({}));
     // Input shaft to clutches A, B, R.
-    d.connect(&["input_shaft.flange", "clutch_A.flange_a", "clutch_B.flange_a", "clutch_R.flange_a", "ratio_sensor.flange_a"]);
+    d.connect(&[
+        "input_shaft.flange",
+        "clutch_A.flange_a",
+        "clutch_B.flange_a",
+        "clutch_R.flange_a",
+        "ratio_sensor.flange_a",
+    ]);
     // S_O
     d.connect(&["pg_out.sun", "clutch_A.flange_b", "sun_out.flange"]);
     // X = C_I = R_O
-    d.connect(&["pg_in.carrier", "pg_out.ring", "clutch_B.flange_b", "brake_D.flange", "x_member.flange"]);
+    d.connect(&[
+        "pg_in.carrier",
+        "pg_out.ring",
+        "clutch_B.flange_b",
+        "brake_D.flange",
+        "x_member.flange",
+    ]);
     // S_I
-    d.connect(&["pg_in.sun", "clutch_R.flange_b", "brake_C.flange", "sun_in.flange"]);
+    d.connect(&[
+        "pg_in.sun",
+        "clutch_R.flange_b",
+        "brake_C.flange",
+        "sun_in.flange",
+    ]);
     // Y = R_I = C_O (output)
-    d.connect(&["pg_in.ring", "pg_out.carrier", "output_shaft.flange", "ratio_sensor.flange_b"]);
+    d.connect(&[
+        "pg_in.ring",
+        "pg_out.carrier",
+        "output_shaft.flange",
+        "ratio_sensor.flange_b",
+    ]);
     d.export_port("input", "input_shaft.flange");
     d.export_port("output", "output_shaft.flange");
     for c in ["A", "B", "R"] {

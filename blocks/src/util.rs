@@ -11,7 +11,11 @@ pub struct Table1D {
 
 impl Table1D {
     pub fn new(x: Vec<f64>, y: Vec<f64>, linear_extrapolation: bool) -> Self {
-        Table1D { x, y, linear_extrapolation }
+        Table1D {
+            x,
+            y,
+            linear_extrapolation,
+        }
     }
 
     /// Interpolate at `u`. Allocation-free.
@@ -55,7 +59,10 @@ mod tests {
         assert_eq!(t.eval(2.0), 20.0);
         assert_eq!(t.eval(-1.0), 0.0);
         assert_eq!(t.eval(4.0), 30.0);
-        let l = Table1D { linear_extrapolation: true, ..t };
+        let l = Table1D {
+            linear_extrapolation: true,
+            ..t
+        };
         assert_eq!(l.eval(4.0), 40.0);
         assert_eq!(l.eval(-1.0), -10.0);
     }

@@ -29,7 +29,11 @@ fn two_inertias(w1: f64, w2: f64, torque: f64) -> Diagram {
     let mut d = Diagram::new("two_inertias");
     d.add("J1", "Inertia", json!({"J": 1.0, "w0": w1}));
     d.add("J2", "Inertia", json!({"J": 2.0, "w0": w2}));
-    d.add("c", "Clutch", json!({"mu": 0.5, "peak": 1.1, "cgeo": 1.0, "fn_max": torque / 0.5}));
+    d.add(
+        "c",
+        "Clutch",
+        json!({"mu": 0.5, "peak": 1.1, "cgeo": 1.0, "fn_max": torque / 0.5}),
+    );
     d.add("one", "Constant", json!({"value": 1.0}));
     d.connect(&["J1.flange", "c.flange_a"]);
     d.connect(&["J2.flange", "c.flange_b"]);
@@ -47,7 +51,11 @@ fn engaging_clutch_locks_at_analytic_time_and_shares_momentum() {
     let locks = event_times(&r, "c", EventTag::Lock);
     assert_eq!(locks.len(), 1, "events: {:?}", r.events);
     let expected = dw * j1 * j2 / ((j1 + j2) * t);
-    assert!((locks[0] - expected).abs() < 1e-7, "lock at {} expected {expected}", locks[0]);
+    assert!(
+        (locks[0] - expected).abs() < 1e-7,
+        "lock at {} expected {expected}",
+        locks[0]
+    );
     let wf = j1 * dw / (j1 + j2);
     assert!((r.last("J1.w").unwrap() - wf).abs() < 1e-7);
     assert!((r.last("J2.w").unwrap() - wf).abs() < 1e-7);
@@ -58,7 +66,10 @@ fn engaging_clutch_locks_at_analytic_time_and_shares_momentum() {
     let a = m.energy_audit();
     let loss: f64 = a.losses.iter().map(|l| l.1).sum();
     let expected_loss = 0.5 * j1 * dw * dw - 0.5 * (j1 + j2) * wf * wf;
-    assert!((loss - expected_loss).abs() < 1e-6 * expected_loss, "{a:#?}");
+    assert!(
+        (loss - expected_loss).abs() < 1e-6 * expected_loss,
+        "{a:#?}"
+    );
     assert_energy_closes(&mut m, 1e-6);
 }
 
@@ -76,7 +87,11 @@ fn brake_stops_flywheel_at_j_w0_over_t_and_holds() {
     let (mut m, r) = run(&d);
     let locks = event_times(&r, "b", EventTag::Lock);
     assert_eq!(locks.len(), 1);
-    assert!((locks[0] - j * w0 / t).abs() < 1e-7, "stopped at {}", locks[0]);
+    assert!(
+        (locks[0] - j * w0 / t).abs() < 1e-7,
+        "stopped at {}",
+        locks[0]
+    );
     assert_eq!(r.last("J.w"), Some(0.0));
     assert!(r.events_of("b", EventTag::Unlock).next().is_none());
     assert_energy_closes(&mut m, 1e-6);
@@ -91,9 +106,17 @@ fn locked_clutch_breaks_away_when_ramped_torque_reaches_static_capacity() {
     let mut d = Diagram::new("breakaway");
     d.add("J1", "Inertia", json!({"J": j1, "w0": 5.0}));
     d.add("J2", "Inertia", json!({"J": j2, "w0": 5.0}));
-    d.add("c", "Clutch", json!({"mu": 0.4, "peak": 1.25, "fn_max": 10.0}));
+    d.add(
+        "c",
+        "Clutch",
+        json!({"mu": 0.4, "peak": 1.25, "fn_max": 10.0}),
+    );
     d.add("one", "Constant", json!({"value": 1.0}));
-    d.add("ramp", "Ramp", json!({"start_time": 0.0, "duration": 100.0, "height": 100.0 * k}));
+    d.add(
+        "ramp",
+        "Ramp",
+        json!({"start_time": 0.0, "duration": 100.0, "height": 100.0 * k}),
+    );
     d.add("src", "TorqueSource", json!({}));
     d.connect(&["ramp.y", "src.tau"]);
     d.connect(&["src.flange", "J1.flange", "c.flange_a"]);
@@ -106,11 +129,21 @@ fn locked_clutch_breaks_away_when_ramped_torque_reaches_static_capacity() {
     let expected = cap * (j1 + j2) / (k * j2);
     let unlocks = event_times(&r, "c", EventTag::Unlock);
     assert_eq!(unlocks.len(), 1, "events {:?}", r.events);
-    assert!((unlocks[0] - expected).abs() < 1e-7, "break-away at {} expected {expected}", unlocks[0]);
+    assert!(
+        (unlocks[0] - expected).abs() < 1e-7,
+        "break-away at {} expected {expected}",
+        unlocks[0]
+    );
     // It slides with J1 ahead (w_rel = w2 - w1 < 0), never relocks.
     assert_eq!(r.last("c.mode"), Some(-1.0));
     assert!(r.last("J1.w").unwrap() > r.last("J2.w").unwrap());
-    assert_eq!(event_times(&r, "c", EventTag::Lock).iter().filter(|&&t| t > 0.0).count(), 0);
+    assert_eq!(
+        event_times(&r, "c", EventTag::Lock)
+            .iter()
+            .filter(|&&t| t > 0.0)
+            .count(),
+        0
+    );
     assert_energy_closes(&mut m, 1e-6);
 }
 
@@ -162,12 +195,23 @@ fn gear_and_planetary_kinematics_and_torque_ratios() {
     d.connect(&["ps.carrier", "ts.flange_a"]);
     d.connect(&["ts.flange_b", "gear.flange_a"]);
     d.connect(&["gear.flange_b", "Jout.flange"]);
-    d.log(&["Js.w", "Jout.w", "ts.tau", "ps.tau_ring", "ps.tau_sun", "ps.tau_carrier"]);
+    d.log(&[
+        "Js.w",
+        "Jout.w",
+        "ts.tau",
+        "ps.tau_ring",
+        "ps.tau_sun",
+        "ps.tau_carrier",
+    ]);
     d.settings.stop_time = 1.0;
     let (mut m, r) = run(&d);
     let ws = r.last("Js.w").unwrap();
     let wo = r.last("Jout.w").unwrap();
-    assert!((ws / wo - 2.0 * (1.0 + g)).abs() < 1e-9, "ratio {}", ws / wo);
+    assert!(
+        (ws / wo - 2.0 * (1.0 + g)).abs() < 1e-9,
+        "ratio {}",
+        ws / wo
+    );
     // Reflected inertia at the sun: Js + Jout/(2(1+g))^2; acceleration = T / that.
     let i = 2.0 * (1.0 + g);
     let jeq = 0.01 + 4.0 / (i * i);
@@ -177,8 +221,15 @@ fn gear_and_planetary_kinematics_and_torque_ratios() {
     let tau_c = 4.0 * a_out / 2.0;
     assert!((r.last("ts.tau").unwrap() - tau_c).abs() < 1e-6 * tau_c);
     // Sun : ring : carrier torques on the gear set = 1 : g : -(1+g).
-    let (s, rg, c) = (r.last("ps.tau_sun").unwrap(), r.last("ps.tau_ring").unwrap(), r.last("ps.tau_carrier").unwrap());
-    assert!((rg / s - g).abs() < 1e-9 && (c / s + (1.0 + g)).abs() < 1e-9, "{s} {rg} {c}");
+    let (s, rg, c) = (
+        r.last("ps.tau_sun").unwrap(),
+        r.last("ps.tau_ring").unwrap(),
+        r.last("ps.tau_carrier").unwrap(),
+    );
+    assert!(
+        (rg / s - g).abs() < 1e-9 && (c / s + (1.0 + g)).abs() < 1e-9,
+        "{s} {rg} {c}"
+    );
     assert_energy_closes(&mut m, 1e-6);
 }
 
@@ -195,7 +246,8 @@ fn coast_down_against_road_load_matches_closed_form() {
     d.settings.rtol = 1e-9;
     d.settings.atol = 1e-10;
     let (mut m, r) = run(&d);
-    let exact = |t: f64| (a / c).sqrt() * ((v0 * (c / a).sqrt()).atan() - (a * c).sqrt() * t / mass).tan();
+    let exact =
+        |t: f64| (a / c).sqrt() * ((v0 * (c / a).sqrt()).atan() - (a * c).sqrt() * t / mass).tan();
     for (k, &t) in r.time.iter().enumerate() {
         let v = r.get("car.v").unwrap()[k];
         assert!((v - exact(t)).abs() < 1e-6, "t = {t}: {v} vs {}", exact(t));
@@ -220,9 +272,15 @@ fn speed_source_tracks_its_input_with_first_order_lag() {
     let (mut m, r) = run(&d);
     for (k, &t) in r.time.iter().enumerate() {
         let w = r.get("J.w").unwrap()[k];
-        assert!((w - 10.0 * (1.0 - (-t / tc).exp())).abs() < 1e-6, "t = {t}: {w}");
+        assert!(
+            (w - 10.0 * (1.0 - (-t / tc).exp())).abs() < 1e-6,
+            "t = {t}: {w}"
+        );
         let tau = r.get("src.tau").unwrap()[k];
-        assert!((tau - j * 10.0 / tc * (-t / tc).exp()).abs() < 1e-4 * j * 10.0 / tc, "t = {t}: {tau}");
+        assert!(
+            (tau - j * 10.0 / tc * (-t / tc).exp()).abs() < 1e-4 * j * 10.0 / tc,
+            "t = {t}: {tau}"
+        );
     }
     assert_energy_closes(&mut m, 1e-6);
 }
@@ -247,7 +305,10 @@ fn spring_damper_two_mass_oscillator_frequency_and_decay() {
     // phi_rel(t) = −(w0/wn)·sin(wn t) (b starts at rest, a at w0).
     for (k, &t) in r.time.iter().enumerate() {
         let phi = r.get("k.phi_rel").unwrap()[k];
-        assert!((phi + 3.0 / wn * (wn * t).sin()).abs() < 1e-7, "t = {t}: {phi}");
+        assert!(
+            (phi + 3.0 / wn * (wn * t).sin()).abs() < 1e-7,
+            "t = {t}: {phi}"
+        );
     }
     // Momentum conserved: J1 w1 + J2 w2 = 3.
     let p = j1 * r.last("J1.w").unwrap() + j2 * r.last("J2.w").unwrap();

@@ -24,7 +24,16 @@ fn forces(b: &mut Box<dyn Block>, u: &[f64], v: &[f64]) -> Vec<f64> {
     let n = v.len();
     let zeros = vec![0.0; n];
     let modes: Vec<FrictionMode> = vec![];
-    let cx = Cx { t: 0.0, x: &[], u, v, q: &zeros, a: &zeros, lambda: &[], modes: &modes };
+    let cx = Cx {
+        t: 0.0,
+        x: &[],
+        u,
+        v,
+        q: &zeros,
+        a: &zeros,
+        lambda: &[],
+        modes: &modes,
+    };
     let mut f = vec![0.0; n];
     b.forces(&cx, &mut f);
     f
@@ -36,9 +45,18 @@ fn gasoline_engine_torque_curve_matches_the_polynomial() {
     let tq = |e: &mut Box<dyn Block>, u: f64, rpm: f64| forces(e, &[u], &[0.0, rpm * RPM])[1];
     // P_max/Ω0 = 150 kW / 471.24 rad/s = 318.31 N·m; p(w)/w = 1 + w − w².
     let base = 150e3 / (4500.0 * RPM);
-    assert!((tq(&mut e, 1.0, 2250.0) - base * 1.25).abs() < 1e-9, "peak torque 397.9 N·m at 2250 rpm");
-    assert!((tq(&mut e, 1.0, 4500.0) * 4500.0 * RPM - 150e3).abs() < 1e-6, "150 kW at 4500 rpm");
-    assert!((tq(&mut e, 0.5, 2250.0) - 0.5 * base * 1.25).abs() < 1e-9, "throttle scales torque");
+    assert!(
+        (tq(&mut e, 1.0, 2250.0) - base * 1.25).abs() < 1e-9,
+        "peak torque 397.9 N·m at 2250 rpm"
+    );
+    assert!(
+        (tq(&mut e, 1.0, 4500.0) * 4500.0 * RPM - 150e3).abs() < 1e-6,
+        "150 kW at 4500 rpm"
+    );
+    assert!(
+        (tq(&mut e, 0.5, 2250.0) - 0.5 * base * 1.25).abs() < 1e-9,
+        "throttle scales torque"
+    );
     // Throttle clamped to [0, 1].
     assert_eq!(tq(&mut e, 2.0, 3000.0), tq(&mut e, 1.0, 3000.0));
     assert_eq!(tq(&mut e, -1.0, 3000.0), 0.0);
@@ -54,7 +72,10 @@ fn gasoline_engine_torque_curve_matches_the_polynomial() {
 
 #[test]
 fn diesel_engine_peaks_near_2200_rpm_at_485_nm() {
-    let mut e = build("Engine", json!({"kind": "diesel", "speed_at_max_power": 3500.0 * RPM, "max_speed": 4500.0 * RPM}));
+    let mut e = build(
+        "Engine",
+        json!({"kind": "diesel", "speed_at_max_power": 3500.0 * RPM, "max_speed": 4500.0 * RPM}),
+    );
     let (mut best, mut at) = (0.0, 0.0);
     for rpm in (500..4400).step_by(5) {
         let t = forces(&mut e, &[1.0], &[0.0, rpm as f64 * RPM])[1];
@@ -73,7 +94,10 @@ fn engine_max_speed_beyond_the_polynomial_root_is_rejected() {
     let mut d = Diagram::new("e");
     d.add("e", "Engine", json!({"max_speed": "8000 rpm"}));
     let msg = compile(&d, &reg).err().expect("error").to_string();
-    assert!(msg.contains("'max_speed'") && msg.contains("power polynomial"), "{msg}");
+    assert!(
+        msg.contains("'max_speed'") && msg.contains("power polynomial"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -107,7 +131,10 @@ fn torque_converter_stall_coupling_and_coast() {
     let w = 2000.0 * RPM;
     let (ti, tt) = f(&mut c, w, 0.0);
     let expect = (w / 12.2938_f64).powi(2);
-    assert!((ti - expect).abs() < 1e-9 && (ti - 290.2).abs() < 0.1, "stall {ti}");
+    assert!(
+        (ti - expect).abs() < 1e-9 && (ti - 290.2).abs() < 0.1,
+        "stall {ti}"
+    );
     assert!((tt / ti - 2.232).abs() < 1e-12);
     // Coupling point: the torque ratio reaches 1 near φ = 0.94 (TR(0.92) > 1 > TR(0.94)).
     let (ti92, tt92) = f(&mut c, w, 0.92 * w);
@@ -125,7 +152,10 @@ fn torque_converter_stall_coupling_and_coast() {
     let (k1, k2) = (1.0 / 16.2675_f64.powi(2), 1.0 / 19.3503_f64.powi(2));
     let s = (1.0 / 1.1 - 0.87) / (0.92 - 0.87);
     let kstar = k1 + s * (k2 - k1);
-    assert!((tic + kstar * (1.1 * w).powi(2)).abs() < 1e-9, "coast {tic}");
+    assert!(
+        (tic + kstar * (1.1 * w).powi(2)).abs() < 1e-9,
+        "coast {tic}"
+    );
     // Impeller at rest or reversed: no torque.
     assert_eq!(f(&mut c, 0.0, 10.0), (0.0, 0.0));
 }
@@ -133,7 +163,11 @@ fn torque_converter_stall_coupling_and_coast() {
 fn gearbox_ratio(applied: &[&str]) -> f64 {
     // Torque into the input, a heavy load on the output; applied clutches at full pressure.
     let mut d = Diagram::new("crcr");
-    d.add("gb", "CrCr4Speed", json!({"input_ratio": 2.3, "output_ratio": 2.0}));
+    d.add(
+        "gb",
+        "CrCr4Speed",
+        json!({"input_ratio": 2.3, "output_ratio": 2.0}),
+    );
     d.add("Jin", "Inertia", json!({"J": 0.1}));
     d.add("Jout", "Inertia", json!({"J": 50.0}));
     d.add("tq", "Constant", json!({"value": 20.0}));
@@ -147,7 +181,14 @@ fn gearbox_ratio(applied: &[&str]) -> f64 {
         d.add(&name, "Constant", json!({"value": v}));
         d.connect(&[format!("{name}.y"), format!("gb.{c}")]);
     }
-    d.log(&["gb.ratio", "gb.A_mode", "gb.B_mode", "gb.C_mode", "gb.D_mode", "gb.R_mode"]);
+    d.log(&[
+        "gb.ratio",
+        "gb.A_mode",
+        "gb.B_mode",
+        "gb.C_mode",
+        "gb.D_mode",
+        "gb.R_mode",
+    ]);
     d.settings.stop_time = 1.0;
     let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{e}"));
     let r = m.run();
@@ -170,6 +211,9 @@ fn crcr_ratios_in_every_gear_including_reverse() {
     ];
     for (applied, expected) in cases {
         let got = gearbox_ratio(applied);
-        assert!((got - expected).abs() < 1e-9, "{applied:?}: ratio {got}, expected {expected}");
+        assert!(
+            (got - expected).abs() < 1e-9,
+            "{applied:?}: ratio {got}, expected {expected}"
+        );
     }
 }

@@ -24,7 +24,9 @@ fn unknown_port_names_block_port_and_suggests() {
     d.connect(&["src.y", "g.uu"]);
     let e = err(&d);
     assert!(
-        e.flatten().iter().any(|e| matches!(e, Error::UnknownPort { block, port, .. } if block == "g" && port == "uu")),
+        e.flatten().iter().any(
+            |e| matches!(e, Error::UnknownPort { block, port, .. } if block == "g" && port == "uu")
+        ),
         "{e}"
     );
     let msg = e.to_string();
@@ -35,11 +37,16 @@ fn unknown_port_names_block_port_and_suggests() {
 fn unknown_block_and_type_are_named() {
     let mut d = base();
     d.connect(&["srcc.y", "g.u"]);
-    assert!(err(&d).to_string().contains("unknown block 'srcc' (did you mean 'src'?)"));
+    assert!(err(&d)
+        .to_string()
+        .contains("unknown block 'srcc' (did you mean 'src'?)"));
     let mut d = base();
     d.add("x", "Gian", json!({}));
     let msg = err(&d).to_string();
-    assert!(msg.contains("'x'") && msg.contains("Gian") && msg.contains("did you mean 'Gain'"), "{msg}");
+    assert!(
+        msg.contains("'x'") && msg.contains("Gian") && msg.contains("did you mean 'Gain'"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -48,14 +55,20 @@ fn kind_mismatch_lists_ports_and_kinds() {
     d.add("J", "Inertia", json!({"J": 1.0}));
     d.connect(&["src.y", "J.flange"]);
     let msg = err(&d).to_string();
-    assert!(msg.contains("src.y [out]") && msg.contains("J.flange [rot]"), "{msg}");
+    assert!(
+        msg.contains("src.y [out]") && msg.contains("J.flange [rot]"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn undriven_input_is_named() {
     let d = base();
     let e = err(&d);
-    assert!(matches!(e, Error::UndrivenInput { ref block, ref port } if block == "g" && port == "u"), "{e}");
+    assert!(
+        matches!(e, Error::UndrivenInput { ref block, ref port } if block == "g" && port == "u"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -70,7 +83,10 @@ fn two_drivers_and_two_outputs_are_errors() {
     d.add("src2", "Constant", json!({"value": 3.0}));
     d.connect(&["src.y", "src2.y", "g.u"]);
     let msg = err(&d).to_string();
-    assert!(msg.contains("exactly one output") && msg.contains("src2.y"), "{msg}");
+    assert!(
+        msg.contains("exactly one output") && msg.contains("src2.y"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -78,7 +94,10 @@ fn duplicate_and_invalid_names_are_errors() {
     let mut d = base();
     d.add("g", "Gain", json!({"k": 1.0}));
     d.connect(&["src.y", "g.u"]);
-    assert!(err(&d).flatten().iter().any(|e| matches!(e, Error::DuplicateName { name } if name == "g")));
+    assert!(err(&d)
+        .flatten()
+        .iter()
+        .any(|e| matches!(e, Error::DuplicateName { name } if name == "g")));
     let mut d = base();
     d.add("9bad", "Constant", json!({"value": 1.0}));
     d.connect(&["src.y", "g.u"]);
@@ -98,7 +117,9 @@ fn algebraic_loop_lists_its_blocks() {
     d.connect(&["sum.y", "g1.u", "out.u"]);
     let e = err(&d);
     match e {
-        Error::AlgebraicLoop { blocks } => assert_eq!(blocks, vec!["g1".to_string(), "sum".to_string()]),
+        Error::AlgebraicLoop { blocks } => {
+            assert_eq!(blocks, vec!["g1".to_string(), "sum".to_string()])
+        }
         other => panic!("{other}"),
     }
     // The same loop through an integrator is fine (no direct feedthrough).
@@ -123,7 +144,12 @@ fn torque_sensor_feeding_a_torque_source_is_an_algebraic_loop_through_the_networ
     d.connect(&["J2.flange", "ts.flange_b"]);
     d.connect(&["ts.tau", "src.tau"]);
     let msg = err(&d).to_string();
-    assert!(msg.contains("algebraic loop") && msg.contains("ts") && msg.contains("<mechanical network>"), "{msg}");
+    assert!(
+        msg.contains("algebraic loop")
+            && msg.contains("ts")
+            && msg.contains("<mechanical network>"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -149,15 +175,24 @@ fn bad_parameters_name_block_and_parameter() {
     let mut d = Diagram::new("p");
     d.add("J", "Inertia", json!({"J": -1.0}));
     let msg = err(&d).to_string();
-    assert!(msg.contains("block 'J': parameter 'J' must be >= 0"), "{msg}");
+    assert!(
+        msg.contains("block 'J': parameter 'J' must be >= 0"),
+        "{msg}"
+    );
     let mut d = Diagram::new("p");
     d.add("J", "Inertia", json!({"J": 1.0, "w00": 3.0}));
     let msg = err(&d).to_string();
-    assert!(msg.contains("unknown parameter 'w00'") && msg.contains("did you mean 'w0'"), "{msg}");
+    assert!(
+        msg.contains("unknown parameter 'w00'") && msg.contains("did you mean 'w0'"),
+        "{msg}"
+    );
     let mut d = Diagram::new("p");
     d.add("J", "Inertia", json!({"J": "3 kg*m^2", "w0": "100 kW"}));
     let msg = err(&d).to_string();
-    assert!(msg.contains("'w0'") && msg.contains("expected rad/s"), "{msg}");
+    assert!(
+        msg.contains("'w0'") && msg.contains("expected rad/s"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -176,5 +211,8 @@ fn unknown_logged_variable_suggests() {
     d.connect(&["src.y", "g.u"]);
     d.log(&["g.yy"]);
     let msg = err(&d).to_string();
-    assert!(msg.contains("unknown variable 'g.yy'") && msg.contains("did you mean 'g.y'"), "{msg}");
+    assert!(
+        msg.contains("unknown variable 'g.yy'") && msg.contains("did you mean 'g.y'"),
+        "{msg}"
+    );
 }

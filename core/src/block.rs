@@ -67,19 +67,39 @@ impl OrderedDefault {
 
 impl PortDecl {
     pub fn input(name: impl Into<String>) -> Self {
-        PortDecl { name: name.into(), kind: PortKind::In, default: None }
+        PortDecl {
+            name: name.into(),
+            kind: PortKind::In,
+            default: None,
+        }
     }
     pub fn optional_input(name: impl Into<String>, default: f64) -> Self {
-        PortDecl { name: name.into(), kind: PortKind::In, default: Some(OrderedDefault::new(default)) }
+        PortDecl {
+            name: name.into(),
+            kind: PortKind::In,
+            default: Some(OrderedDefault::new(default)),
+        }
     }
     pub fn output(name: impl Into<String>) -> Self {
-        PortDecl { name: name.into(), kind: PortKind::Out, default: None }
+        PortDecl {
+            name: name.into(),
+            kind: PortKind::Out,
+            default: None,
+        }
     }
     pub fn rot(name: impl Into<String>) -> Self {
-        PortDecl { name: name.into(), kind: PortKind::Rot, default: None }
+        PortDecl {
+            name: name.into(),
+            kind: PortKind::Rot,
+            default: None,
+        }
     }
     pub fn trans(name: impl Into<String>) -> Self {
-        PortDecl { name: name.into(), kind: PortKind::Trans, default: None }
+        PortDecl {
+            name: name.into(),
+            kind: PortKind::Trans,
+            default: None,
+        }
     }
 }
 
@@ -208,7 +228,10 @@ pub struct VarDecl {
 
 impl VarDecl {
     pub fn new(name: impl Into<String>, source: VarSource) -> Self {
-        VarDecl { name: name.into(), source }
+        VarDecl {
+            name: name.into(),
+            source,
+        }
     }
 }
 
@@ -304,7 +327,12 @@ pub trait Block: Send {
     fn forces(&mut self, _cx: &Cx, _f: &mut [f64]) {}
     /// Friction law of joint `k` at relative speed `w_rel`.
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
-        FrictionLaw { kinetic: 0.0, lo: 0.0, hi: 0.0, engagement: 0.0 }
+        FrictionLaw {
+            kinetic: 0.0,
+            lo: 0.0,
+            hi: 0.0,
+            engagement: 0.0,
+        }
     }
     /// Derivatives of the continuous states.
     fn derivatives(&mut self, _cx: &Cx, _dx: &mut [f64]) {}

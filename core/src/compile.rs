@@ -145,10 +145,18 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
             Value::String(s) if options.contains(&s.as_str()) => Ok(ParamValue::Text(s.clone())),
             Value::String(s) => Err(format!(
                 "'{s}' is not one of {}{}",
-                options.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", "),
+                options
+                    .iter()
+                    .map(|o| format!("\"{o}\""))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 suggest::hint(s, options.iter().copied())
             )),
-            other => Err(format!("expected one of {:?}, got {}", options, short(other))),
+            other => Err(format!(
+                "expected one of {:?}, got {}",
+                options,
+                short(other)
+            )),
         },
         ParamKind::Text => match raw {
             Value::String(s) => Ok(ParamValue::Text(s.clone())),
@@ -161,11 +169,16 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
                 .map(|(i, it)| number(it, unit, scope).map_err(|e| format!("entry {i}: {e}")))
                 .collect::<Result<Vec<_>, _>>()
                 .map(ParamValue::Vector),
-            other => Err(format!("expected an array of numbers, got {}", short(other))),
+            other => Err(format!(
+                "expected an array of numbers, got {}",
+                short(other)
+            )),
         },
         ParamKind::Table { cols } => table(raw, *cols, scope).map(ParamValue::Table),
         ParamKind::Matrix => match raw {
-            Value::Number(_) | Value::String(_) => number(raw, "1", scope).map(|v| ParamValue::Table(vec![vec![v]])),
+            Value::Number(_) | Value::String(_) => {
+                number(raw, "1", scope).map(|v| ParamValue::Table(vec![vec![v]]))
+            }
             _ => table(raw, 0, scope).map(ParamValue::Table),
         },
         ParamKind::NumberOrTable { unit } => match raw {
@@ -178,7 +191,10 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
 fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 40 {
-        format!("{}...", &s[..s.char_indices().nth(37).map(|c| c.0).unwrap_or(s.len())])
+        format!(
+            "{}...",
+            &s[..s.char_indices().nth(37).map(|c| c.0).unwrap_or(s.len())]
+        )
     } else {
         s
     }
@@ -186,15 +202,19 @@ fn short(v: &Value) -> String {
 
 fn number(raw: &Value, unit: &str, scope: &Scope) -> Result<f64, String> {
     let v = match raw {
-        Value::Number(n) => n.as_f64().ok_or_else(|| "not a finite number".to_string())?,
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| "not a finite number".to_string())?,
         Value::String(s) => {
             let names: Vec<&str> = scope.keys().map(String::as_str).collect();
-            let q = expr::eval_with_names(s, &quantity_lookup(scope), &names).map_err(|e| format!("\"{s}\": {e}"))?;
+            let q = expr::eval_with_names(s, &quantity_lookup(scope), &names)
+                .map_err(|e| format!("\"{s}\": {e}"))?;
             if unit == ANY_UNIT {
                 // Signal values of any dimension: the SI value ("10000 N*m" -> 10000).
                 q.value
             } else {
-                let want = units::parse_unit(unit).map_err(|e| format!("bad declared unit '{unit}': {e}"))?;
+                let want = units::parse_unit(unit)
+                    .map_err(|e| format!("bad declared unit '{unit}': {e}"))?;
                 // A bare number is SI; a dimensioned one is already converted to SI.
                 expr::check_dim(&q, want.dim, unit).map_err(|e| format!("\"{s}\": {e}"))?
             }
@@ -221,7 +241,10 @@ fn table(raw: &Value, cols: usize, scope: &Scope) -> Result<Vec<Vec<f64>>, Strin
             return Err(format!("row {i} is not an array"));
         };
         if cols > 0 && cells.len() != cols {
-            return Err(format!("row {i} has {} entries, expected {cols}", cells.len()));
+            return Err(format!(
+                "row {i} has {} entries, expected {cols}",
+                cells.len()
+            ));
         }
         let mut row = Vec::with_capacity(cells.len());
         for (j, c) in cells.iter().enumerate() {
@@ -249,7 +272,11 @@ pub fn resolve_params(
                 type_name: type_name.to_string(),
                 param: k.clone(),
                 hint: suggest::hint(k, known.iter().copied()),
-                known: if known.is_empty() { "(none)".into() } else { known.join(", ") },
+                known: if known.is_empty() {
+                    "(none)".into()
+                } else {
+                    known.join(", ")
+                },
             });
         }
     }
@@ -280,7 +307,11 @@ pub fn resolve_params(
         }
     }
     if errors.is_empty() {
-        Ok(Params { block: block.to_string(), type_name: type_name.to_string(), values })
+        Ok(Params {
+            block: block.to_string(),
+            type_name: type_name.to_string(),
+            values,
+        })
     } else {
         Err(errors)
     }
@@ -292,9 +323,21 @@ fn valid_name(n: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
-fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mut Flat, errors: &mut Vec<Error>, depth: usize) {
+fn flatten(
+    d: &Diagram,
+    reg: &Registry,
+    prefix: &str,
+    scope: Rc<Scope>,
+    out: &mut Flat,
+    errors: &mut Vec<Error>,
+    depth: usize,
+) {
     if depth > 64 {
-        errors.push(Error::Netlist { file: d.name.clone(), path: prefix.to_string(), message: "subsystems nested deeper than 64 levels (a cycle?)".into() });
+        errors.push(Error::Netlist {
+            file: d.name.clone(),
+            path: prefix.to_string(),
+            message: "subsystems nested deeper than 64 levels (a cycle?)".into(),
+        });
         return;
     }
     // This diagram's own connections go first in its segment of the flat list, so at the top
@@ -303,17 +346,25 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for b in &d.blocks {
         if !valid_name(&b.name) {
-            errors.push(Error::InvalidName { name: format!("{prefix}{}", b.name) });
+            errors.push(Error::InvalidName {
+                name: format!("{prefix}{}", b.name),
+            });
         }
         if seen.insert(&b.name, 0).is_some() {
-            errors.push(Error::DuplicateName { name: format!("{prefix}{}", b.name) });
+            errors.push(Error::DuplicateName {
+                name: format!("{prefix}{}", b.name),
+            });
         }
     }
     for b in &d.blocks {
         let full = format!("{prefix}{}", b.name);
         if b.type_name == "Subsystem" {
             let Some(inner) = &b.inner else {
-                errors.push(Error::Netlist { file: d.name.clone(), path: full.clone(), message: "Subsystem without a diagram".into() });
+                errors.push(Error::Netlist {
+                    file: d.name.clone(),
+                    path: full.clone(),
+                    message: "Subsystem without a diagram".into(),
+                });
                 continue;
             };
             // Overrides are evaluated in the outer scope.
@@ -343,7 +394,15 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
                 }
             };
             let sub_prefix = format!("{full}.");
-            flatten(inner, reg, &sub_prefix, Rc::new(inner_scope), out, errors, depth + 1);
+            flatten(
+                inner,
+                reg,
+                &sub_prefix,
+                Rc::new(inner_scope),
+                out,
+                errors,
+                depth + 1,
+            );
             export(inner, &full, &sub_prefix, out, errors);
             continue;
         }
@@ -374,15 +433,24 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
                 };
                 match f(&params) {
                     Ok(inner) => {
-                        let inner_scope = match resolve_parameters(&inner.parameters, &Scope::new(), &full) {
-                            Ok(s) => s,
-                            Err(e) => {
-                                errors.push(e);
-                                continue;
-                            }
-                        };
+                        let inner_scope =
+                            match resolve_parameters(&inner.parameters, &Scope::new(), &full) {
+                                Ok(s) => s,
+                                Err(e) => {
+                                    errors.push(e);
+                                    continue;
+                                }
+                            };
                         let sub_prefix = format!("{full}.");
-                        flatten(&inner, reg, &sub_prefix, Rc::new(inner_scope), out, errors, depth + 1);
+                        flatten(
+                            &inner,
+                            reg,
+                            &sub_prefix,
+                            Rc::new(inner_scope),
+                            out,
+                            errors,
+                            depth + 1,
+                        );
                         export(&inner, &full, &sub_prefix, out, errors);
                     }
                     Err(e) => errors.push(Error::Param(e)),
@@ -417,8 +485,11 @@ fn flatten(d: &Diagram, reg: &Registry, prefix: &str, scope: Rc<Scope>, out: &mu
 fn resolve_in(params: &[(String, Value)], scope: &Scope, ctx: &str) -> Result<Scope, Error> {
     let mut out = Scope::new();
     for (name, v) in params {
-        let val = scope_value(v, scope)
-            .map_err(|message| Error::Netlist { file: ctx.to_string(), path: format!("params.{name}"), message })?;
+        let val = scope_value(v, scope).map_err(|message| Error::Netlist {
+            file: ctx.to_string(),
+            path: format!("params.{name}"),
+            message,
+        })?;
         out.insert(name.clone(), val);
     }
     Ok(out)
@@ -430,7 +501,11 @@ fn export(inner: &Diagram, full: &str, sub_prefix: &str, out: &mut Flat, errors:
         let t = format!("{sub_prefix}{target}");
         let t = out.port_map.get(&t).cloned().unwrap_or(t);
         if PortRef::parse(&t).is_none() {
-            errors.push(Error::Netlist { file: full.to_string(), path: format!("ports.{exp}"), message: format!("'{target}' is not a \"block.port\" reference") });
+            errors.push(Error::Netlist {
+                file: full.to_string(),
+                path: format!("ports.{exp}"),
+                message: format!("'{target}' is not a \"block.port\" reference"),
+            });
         }
         out.port_map.insert(format!("{full}.{exp}"), t);
     }
@@ -475,8 +550,12 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let mut blocks: Vec<Box<dyn Block>> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for fb in &flat.blocks {
-        let Some(t) = reg.get(&fb.type_name) else { continue };
-        let BlockBuild::Primitive(build) = &t.build else { continue };
+        let Some(t) = reg.get(&fb.type_name) else {
+            continue;
+        };
+        let BlockBuild::Primitive(build) = &t.build else {
+            continue;
+        };
         match resolve_params(&fb.name, t.name, &t.params, &fb.params, &fb.scope) {
             Ok(p) => match build(&p) {
                 Ok(b) => {
@@ -499,21 +578,31 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         port_base.push(total_ports);
         total_ports += p.len();
     }
-    let by_name: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let by_name: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
     let mut uf = UnionFind((0..total_ports).collect());
     let mut driver: Vec<Option<(usize, usize)>> = vec![None; total_ports]; // In port -> (Out global port, connection)
     let mut mech_connected = vec![false; total_ports];
     let mut errors = Vec::new();
     for (ci, conn) in flat.connections.iter().enumerate() {
         if conn.len() < 2 {
-            errors.push(Error::ShortConnection { connection: ci, count: conn.len() });
+            errors.push(Error::ShortConnection {
+                connection: ci,
+                count: conn.len(),
+            });
             continue;
         }
         let mut resolved: Vec<(usize, usize, &str)> = Vec::new(); // (block, port, text)
         let mut ok = true;
         for text in conn {
             let Some(pr) = PortRef::parse(text) else {
-                errors.push(Error::BadPortRef { connection: ci, text: text.clone() });
+                errors.push(Error::BadPortRef {
+                    connection: ci,
+                    text: text.clone(),
+                });
                 ok = false;
                 continue;
             };
@@ -552,7 +641,12 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         if kinds.iter().any(|&k| domain(k) != domain(kinds[0])) {
             errors.push(Error::KindMismatch {
                 connection: ci,
-                details: resolved.iter().zip(&kinds).map(|(r, k)| format!("{} [{}]", r.2, k.as_str())).collect::<Vec<_>>().join(", "),
+                details: resolved
+                    .iter()
+                    .zip(&kinds)
+                    .map(|(r, k)| format!("{} [{}]", r.2, k.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
             continue;
         }
@@ -564,12 +658,19 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
                 uf.union(g0, g);
             }
         } else {
-            let outs: Vec<&(usize, usize, &str)> = resolved.iter().filter(|r| ports[r.0][r.1].kind == PortKind::Out).collect();
+            let outs: Vec<&(usize, usize, &str)> = resolved
+                .iter()
+                .filter(|r| ports[r.0][r.1].kind == PortKind::Out)
+                .collect();
             if outs.len() != 1 {
                 errors.push(Error::SignalDrivers {
                     connection: ci,
                     outputs: outs.len(),
-                    details: resolved.iter().map(|r| format!("{} [{}]", r.2, ports[r.0][r.1].kind.as_str())).collect::<Vec<_>>().join(", "),
+                    details: resolved
+                        .iter()
+                        .map(|r| format!("{} [{}]", r.2, ports[r.0][r.1].kind.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
                 continue;
             }
@@ -580,7 +681,12 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
                 }
                 let g = port_base[b] + p;
                 if let Some((_, first)) = driver[g] {
-                    errors.push(Error::TwoDrivers { block: names[b].clone(), port: ports[b][p].name.clone(), first, second: ci });
+                    errors.push(Error::TwoDrivers {
+                        block: names[b].clone(),
+                        port: ports[b][p].name.clone(),
+                        first,
+                        second: ci,
+                    });
                 } else {
                     driver[g] = Some((src, ci));
                 }
@@ -589,8 +695,14 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     }
     for b in 0..nb {
         for (p, decl) in ports[b].iter().enumerate() {
-            if decl.kind == PortKind::In && driver[port_base[b] + p].is_none() && decl.default.is_none() {
-                errors.push(Error::UndrivenInput { block: names[b].clone(), port: decl.name.clone() });
+            if decl.kind == PortKind::In
+                && driver[port_base[b] + p].is_none()
+                && decl.default.is_none()
+            {
+                errors.push(Error::UndrivenInput {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
             }
         }
     }
@@ -603,7 +715,10 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let mut layout: Vec<Layout> = Vec::with_capacity(nb);
     let mut inputs: Vec<InputSrc> = Vec::new();
     for b in 0..nb {
-        let mut l = Layout { ports: ports[b].clone(), ..Default::default() };
+        let mut l = Layout {
+            ports: ports[b].clone(),
+            ..Default::default()
+        };
         l.y_off = n_signals;
         for (p, decl) in ports[b].iter().enumerate() {
             if decl.kind == PortKind::Out {
@@ -663,7 +778,9 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     for b in 0..nb {
         let decl = blocks[b].mech();
         let l = &mut layout[b];
-        l.port_node = (0..ports[b].len()).map(|p| port_node[port_base[b] + p]).collect();
+        l.port_node = (0..ports[b].len())
+            .map(|p| port_node[port_base[b] + p])
+            .collect();
         l.is_mech = ports[b].iter().any(|p| p.kind.is_mech());
         l.p_off = n_ports;
         n_ports += ports[b].len();
@@ -696,13 +813,19 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
                 RowKind::Velocity => (None, None),
                 RowKind::Tracking { input, tc } => (Some(tc), Some(l.u_off + input)),
             };
-            rows.push(NodeRow::new(c.row.0.iter().map(|&(p, k)| (l.port_node[p], k)), tracking));
+            rows.push(NodeRow::new(
+                c.row.0.iter().map(|&(p, k)| (l.port_node[p], k)),
+                tracking,
+            ));
             row_owner.push((b, slot));
         }
         l.rows = r0..rows.len();
         let f0 = fric_rows.len();
         for (k, fdecl) in decl.frictions.iter().enumerate() {
-            fric_rows.push(NodeRow::new(fdecl.row.0.iter().map(|&(p, c)| (l.port_node[p], c)), None));
+            fric_rows.push(NodeRow::new(
+                fdecl.row.0.iter().map(|&(p, c)| (l.port_node[p], c)),
+                None,
+            ));
             fric_owner.push((b, k, fdecl.label.clone()));
         }
         l.fric = f0..fric_rows.len();
@@ -725,7 +848,9 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let mut net = Network::new(node_names.clone(), node_kinds, mass, rows, fric_rows);
     if n > 0 {
         if let Err(s) = net.refactor() {
-            return Err(Error::SingularNetwork { nodes: s.nodes.iter().map(|&i| node_names[i].clone()).collect() });
+            return Err(Error::SingularNetwork {
+                nodes: s.nodes.iter().map(|&i| node_names[i].clone()).collect(),
+            });
         }
     }
 
@@ -733,15 +858,33 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let mut g: DiGraph<Stage, ()> = DiGraph::new();
     let pre: Vec<NodeIndex> = (0..nb).map(|b| g.add_node(Stage::Pre(b))).collect();
     let net_node = g.add_node(Stage::Net);
-    let out_index = |b: usize, p: usize| ports[b][..p].iter().filter(|d| d.kind == PortKind::Out).count();
-    let in_index = |b: usize, p: usize| ports[b][..p].iter().filter(|d| d.kind == PortKind::In).count();
+    let out_index = |b: usize, p: usize| {
+        ports[b][..p]
+            .iter()
+            .filter(|d| d.kind == PortKind::Out)
+            .count()
+    };
+    let in_index = |b: usize, p: usize| {
+        ports[b][..p]
+            .iter()
+            .filter(|d| d.kind == PortKind::In)
+            .count()
+    };
     let has_post: Vec<bool> = (0..nb)
         .map(|b| {
             let outs = ports[b].iter().filter(|d| d.kind == PortKind::Out).count();
             (0..outs).any(|o| blocks[b].output_needs_network(o))
         })
         .collect();
-    let post: Vec<Option<NodeIndex>> = (0..nb).map(|b| if has_post[b] { Some(g.add_node(Stage::Post(b))) } else { None }).collect();
+    let post: Vec<Option<NodeIndex>> = (0..nb)
+        .map(|b| {
+            if has_post[b] {
+                Some(g.add_node(Stage::Post(b)))
+            } else {
+                None
+            }
+        })
+        .collect();
     let mut owner_of_port = vec![(0usize, 0usize); total_ports];
     for b in 0..nb {
         for p in 0..ports[b].len() {
@@ -757,7 +900,9 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
             if decl.kind != PortKind::In {
                 continue;
             }
-            let Some((src, _)) = driver[port_base[b] + p] else { continue };
+            let Some((src, _)) = driver[port_base[b] + p] else {
+                continue;
+            };
             let (sb, sp) = owner_of_port[src];
             let src_node = if blocks[sb].output_needs_network(out_index(sb, sp)) {
                 post[sb].unwrap_or(pre[sb])
@@ -798,7 +943,10 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     for b in 0..nb {
         for (p, decl) in ports[b].iter().enumerate() {
             if decl.kind == PortKind::Out {
-                all_vars.push((format!("{}.{}", names[b], decl.name), VarRef::Signal(out_slot[port_base[b] + p])));
+                all_vars.push((
+                    format!("{}.{}", names[b], decl.name),
+                    VarRef::Signal(out_slot[port_base[b] + p]),
+                ));
             }
         }
         for v in blocks[b].variables() {
@@ -837,7 +985,10 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
             None => {
                 let mut cands: Vec<&str> = all_vars.iter().map(|v| v.0.as_str()).collect();
                 cands.extend(flat.alias_map.keys().map(String::as_str));
-                errors.push(Error::UnknownVariable { hint: suggest::hint(&w, cands), name: w });
+                errors.push(Error::UnknownVariable {
+                    hint: suggest::hint(&w, cands),
+                    name: w,
+                });
             }
         }
     }

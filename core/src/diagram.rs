@@ -30,7 +30,10 @@ impl PortRef {
         if b.is_empty() || p.is_empty() {
             return None;
         }
-        Some(PortRef { block: b.to_string(), port: p.to_string() })
+        Some(PortRef {
+            block: b.to_string(),
+            port: p.to_string(),
+        })
     }
     pub fn text(&self) -> String {
         format!("{}.{}", self.block, self.port)
@@ -143,7 +146,8 @@ impl Diagram {
 
     /// Connect two or more ports (`"block.port"`).
     pub fn connect<S: AsRef<str>>(&mut self, ports: &[S]) -> &mut Self {
-        self.connections.push(ports.iter().map(|s| s.as_ref().to_string()).collect());
+        self.connections
+            .push(ports.iter().map(|s| s.as_ref().to_string()).collect());
         self
     }
 

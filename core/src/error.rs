@@ -20,13 +20,34 @@ pub enum Error {
     #[error("invalid block name '{name}': names must match [A-Za-z_][A-Za-z0-9_]*")]
     InvalidName { name: String },
     #[error("block '{block}': unknown block type '{type_name}'{hint}")]
-    UnknownType { block: String, type_name: String, hint: String },
+    UnknownType {
+        block: String,
+        type_name: String,
+        hint: String,
+    },
     #[error("block '{block}' ({type_name}): unknown parameter '{param}'{hint}; known parameters: {known}")]
-    UnknownParam { block: String, type_name: String, param: String, hint: String, known: String },
+    UnknownParam {
+        block: String,
+        type_name: String,
+        param: String,
+        hint: String,
+        known: String,
+    },
     #[error("connection {connection}: unknown block '{block}'{hint}")]
-    UnknownBlock { connection: usize, block: String, hint: String },
+    UnknownBlock {
+        connection: usize,
+        block: String,
+        hint: String,
+    },
     #[error("connection {connection}: block '{block}' ({type_name}) has no port '{port}'{hint}; its ports are {ports}")]
-    UnknownPort { connection: usize, block: String, type_name: String, port: String, hint: String, ports: String },
+    UnknownPort {
+        connection: usize,
+        block: String,
+        type_name: String,
+        port: String,
+        hint: String,
+        ports: String,
+    },
     #[error("connection {connection}: '{text}' is not a port reference; expected \"block.port\"")]
     BadPortRef { connection: usize, text: String },
     #[error("connection {connection} joins ports of different kinds: {details}")]
@@ -34,9 +55,18 @@ pub enum Error {
     #[error("connection {connection} has {count} port(s); a connection needs at least two")]
     ShortConnection { connection: usize, count: usize },
     #[error("connection {connection}: a signal line needs exactly one output, it has {outputs}: {details}")]
-    SignalDrivers { connection: usize, outputs: usize, details: String },
+    SignalDrivers {
+        connection: usize,
+        outputs: usize,
+        details: String,
+    },
     #[error("input '{block}.{port}' is driven twice (connections {first} and {second})")]
-    TwoDrivers { block: String, port: String, first: usize, second: usize },
+    TwoDrivers {
+        block: String,
+        port: String,
+        first: usize,
+        second: usize,
+    },
     #[error("input '{block}.{port}' has no driver; connect a signal to it")]
     UndrivenInput { block: String, port: String },
     #[error("algebraic loop through blocks: {}", blocks.join(" -> "))]
@@ -44,11 +74,20 @@ pub enum Error {
     #[error("the mechanical network is singular: nodes {} have no inertia in a direction the constraints leave free; add an Inertia/Mass there or constrain them", nodes.join(", "))]
     SingularNetwork { nodes: Vec<String> },
     #[error("node {node}: conflicting initial speeds {first} and {second} from {blocks}")]
-    ConflictingInitial { node: String, first: f64, second: f64, blocks: String },
+    ConflictingInitial {
+        node: String,
+        first: f64,
+        second: f64,
+        blocks: String,
+    },
     #[error("unknown variable '{name}'{hint}")]
     UnknownVariable { name: String, hint: String },
     #[error("{file}: {path}: {message}")]
-    Netlist { file: String, path: String, message: String },
+    Netlist {
+        file: String,
+        path: String,
+        message: String,
+    },
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
     Many(Vec<Error>),
     #[error("I/O error on {path}: {message}")]

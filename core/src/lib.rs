@@ -19,11 +19,13 @@ pub mod suggest;
 pub mod units;
 
 pub use block::*;
+pub use compile::compile;
 pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
+pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
 pub use model::{EnergyAudit, Model};
-pub use params::{BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry};
+pub use params::{
+    BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry,
+};
 pub use result::{EventRecord, EventTag, RunStatus, SimResult};
 pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};
-pub use drivelink_solver::{Method, Settings};
-pub use compile::compile;

@@ -206,16 +206,33 @@ impl Model {
         let mut result = SimResult::new(p.name.clone(), names);
         result.scopes = p.scopes.clone();
         let port_map: Vec<(usize, usize)> = p
-                .layout
-                .iter()
-                .flat_map(|l| l.port_node.iter().enumerate().filter(|(_, &n)| n != usize::MAX).map(move |(k, &n)| (l.p_off + k, n)))
-                .collect();
-        let net_blocks: Vec<usize> = (0..p.layout.len()).filter(|&b| p.layout[b].has_forces || !p.layout[b].fric.is_empty() || !p.layout[b].rows.is_empty()).collect();
+            .layout
+            .iter()
+            .flat_map(|l| {
+                l.port_node
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n != usize::MAX)
+                    .map(move |(k, &n)| (l.p_off + k, n))
+            })
+            .collect();
+        let net_blocks: Vec<usize> = (0..p.layout.len())
+            .filter(|&b| {
+                p.layout[b].has_forces
+                    || !p.layout[b].fric.is_empty()
+                    || !p.layout[b].rows.is_empty()
+            })
+            .collect();
         let lam_src: Vec<LamSrc> = p
-                .layout
-                .iter()
-                .flat_map(|l| l.rows.clone().map(LamSrc::Row).chain(l.fric.clone().map(LamSrc::Fric)))
-                .collect();
+            .layout
+            .iter()
+            .flat_map(|l| {
+                l.rows
+                    .clone()
+                    .map(LamSrc::Row)
+                    .chain(l.fric.clone().map(LamSrc::Fric))
+            })
+            .collect();
         Model {
             name: p.name,
             settings: p.settings,
@@ -272,7 +289,6 @@ impl Model {
     pub fn variable_names(&self) -> impl Iterator<Item = &str> {
         self.all_vars.iter().map(|(n, _)| n.as_str())
     }
-
 }
 
 /// Build the `Cx` view of block `$b` from disjoint fields of the model (a macro so the
@@ -319,7 +335,8 @@ impl Model {
     /// `eval` unless the last cached evaluation was at the same (t, x) with the same modes
     /// (the solver asks for derivatives, guards and output at a step end in a row).
     fn eval_cached(&mut self, t: f64, x: &[f64]) {
-        if self.cache_valid && t.to_bits() == self.cache_t.to_bits() && x == self.cache_x.as_slice() {
+        if self.cache_valid && t.to_bits() == self.cache_t.to_bits() && x == self.cache_x.as_slice()
+        {
             return;
         }
         self.eval(t, x);
@@ -478,7 +495,12 @@ impl Model {
                 dx[e] = p;
             }
         }
-        let e0 = self.x_energy + self.layout.iter().filter(|l| l.energy_state.is_some()).count();
+        let e0 = self.x_energy
+            + self
+                .layout
+                .iter()
+                .filter(|l| l.energy_state.is_some())
+                .count();
         for j in 0..self.fric_owner.len() {
             dx[e0 + j] = self.fric_tau[j] * self.fric_wrel[j];
         }
@@ -501,7 +523,15 @@ impl Model {
             let mode = self.net.modes[j];
             let (b, k, _) = self.fric_owner[j];
             let cx = cx!(self, b, t, x);
-            let law = self.blocks[b].friction(k, &cx, if mode == FrictionMode::Locked { 0.0 } else { w_rel });
+            let law = self.blocks[b].friction(
+                k,
+                &cx,
+                if mode == FrictionMode::Locked {
+                    0.0
+                } else {
+                    w_rel
+                },
+            );
             match mode {
                 FrictionMode::Locked => {
                     let lam = self.net.lambda_fric[j];
@@ -525,13 +555,22 @@ impl Model {
 }
 
 fn torque_slack(law: &FrictionLaw) -> f64 {
-    let span = if law.hi.is_finite() && law.lo.is_finite() { law.hi - law.lo } else { 1.0 };
+    let span = if law.hi.is_finite() && law.lo.is_finite() {
+        law.hi - law.lo
+    } else {
+        1.0
+    };
     TORQUE_EPS * span.max(1e-3)
 }
 
 impl Model {
     fn push_event(&mut self, t: f64, block: usize, tag: EventTag, detail: String) {
-        self.result.events.push(EventRecord { time: t, block: self.names[block].clone(), kind: tag, detail });
+        self.result.events.push(EventRecord {
+            time: t,
+            block: self.names[block].clone(),
+            kind: tag,
+            detail,
+        });
     }
 
     fn fric_name(&self, j: usize) -> String {
@@ -573,7 +612,11 @@ impl Model {
         for j in 0..nf {
             let w = self.fric_wrel[j];
             let law = self.law(j, t, x, w);
-            let engaged = if old[j] == FrictionMode::Free { law.engagement > ENGAGE_ON } else { law.engagement >= ENGAGE_OFF };
+            let engaged = if old[j] == FrictionMode::Free {
+                law.engagement > ENGAGE_ON
+            } else {
+                law.engagement >= ENGAGE_OFF
+            };
             cand[j] = if !engaged {
                 FrictionMode::Free
             } else {
@@ -581,7 +624,11 @@ impl Model {
                     FrictionMode::Locked => FrictionMode::Locked,
                     m => {
                         let s = sliding_sign(m);
-                        let near = if s == 0.0 { w.abs() <= SLIP_EPS } else { s * w <= SLIP_EPS };
+                        let near = if s == 0.0 {
+                            w.abs() <= SLIP_EPS
+                        } else {
+                            s * w <= SLIP_EPS
+                        };
                         if near {
                             FrictionMode::Locked
                         } else if w > 0.0 {
@@ -627,7 +674,11 @@ impl Model {
                 let slack = torque_slack(&law);
                 let over = lam - law.hi - slack;
                 let under = law.lo - lam - slack;
-                let (excess, high) = if over > under { (over, true) } else { (under, false) };
+                let (excess, high) = if over > under {
+                    (over, true)
+                } else {
+                    (under, false)
+                };
                 if excess > 0.0 && worst.is_none_or(|w| excess > w.1) {
                     worst = Some((j, excess, high));
                 }
@@ -635,7 +686,11 @@ impl Model {
             match worst {
                 None => break,
                 Some((j, _, high)) => {
-                    cand[j] = if high { FrictionMode::SlidingBackward } else { FrictionMode::SlidingForward };
+                    cand[j] = if high {
+                        FrictionMode::SlidingBackward
+                    } else {
+                        FrictionMode::SlidingForward
+                    };
                 }
             }
         }
@@ -659,18 +714,35 @@ impl Model {
                 _ => EventTag::ZeroCrossing,
             };
             let detail = match b {
-                FrictionMode::Locked => format!("locked, holding torque {:.6} N·m", self.net.lambda_fric[j]),
-                _ => format!("{} -> {}, w_rel = {:.3e}", a.name(), b.name(), self.fric_wrel[j]),
+                FrictionMode::Locked => {
+                    format!("locked, holding torque {:.6} N·m", self.net.lambda_fric[j])
+                }
+                _ => format!(
+                    "{} -> {}, w_rel = {:.3e}",
+                    a.name(),
+                    b.name(),
+                    self.fric_wrel[j]
+                ),
             };
             let name = self.fric_name(j);
-            self.result.events.push(EventRecord { time: t, block: name, kind: tag, detail });
+            self.result.events.push(EventRecord {
+                time: t,
+                block: name,
+                kind: tag,
+                detail,
+            });
         }
         Ok(changed)
     }
 
     /// Event handling at `t`: time events of blocks, block mode updates, friction mode
     /// iteration, repeated until nothing changes.
-    fn handle(&mut self, t: f64, x: &mut [f64], cause: EventCause<'_>) -> Result<EventAction, SystemError> {
+    fn handle(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        cause: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
         self.cache_valid = false;
         let mut stop = false;
         let mut log: Vec<(EventTag, String)> = Vec::new();
@@ -682,7 +754,11 @@ impl Model {
                     Stage::Pre(b) => b,
                     _ => continue,
                 };
-                let due = if cause.kind == EventKind::Initial { false } else { self.next_te[b] <= t + tol };
+                let due = if cause.kind == EventKind::Initial {
+                    false
+                } else {
+                    self.next_te[b] <= t + tol
+                };
                 if due {
                     gather_u!(self, b);
                     let l = &self.layout[b];
@@ -752,7 +828,12 @@ impl Model {
         }
         if stop {
             let who = self.stopped_by.clone().unwrap_or_default();
-            self.result.events.push(EventRecord { time: t, block: who, kind: EventTag::Stop, detail: "stop requested".into() });
+            self.result.events.push(EventRecord {
+                time: t,
+                block: who,
+                kind: EventTag::Stop,
+                detail: "stop requested".into(),
+            });
             return Ok(EventAction::Stop);
         }
         Ok(EventAction::Continue)
@@ -885,7 +966,12 @@ impl Model {
                 }
             }
         }
-        let e0 = self.x_energy + self.layout.iter().filter(|l| l.energy_state.is_some()).count();
+        let e0 = self.x_energy
+            + self
+                .layout
+                .iter()
+                .filter(|l| l.energy_state.is_some())
+                .count();
         for j in 0..self.fric_owner.len() {
             losses.push((self.fric_name(j), -x[e0 + j]));
         }
@@ -895,7 +981,11 @@ impl Model {
         let potential_final: f64 = pe1.iter().sum();
         let src: f64 = sources.iter().map(|s| s.1).sum();
         let loss: f64 = losses.iter().map(|s| s.1).sum();
-        let residual = src - loss - self.impact_loss - (kinetic_final - kinetic_initial) - (potential_final - potential_initial);
+        let residual = src
+            - loss
+            - self.impact_loss
+            - (kinetic_final - kinetic_initial)
+            - (potential_final - potential_initial);
         let scale = sources
             .iter()
             .map(|s| s.1.abs())
@@ -925,7 +1015,6 @@ impl Model {
             })
             .collect()
     }
-
 }
 
 impl HybridSystem for Model {
@@ -942,16 +1031,29 @@ impl HybridSystem for Model {
         self.all_guards(t, x, g);
     }
     fn next_time_event(&self, t: f64) -> f64 {
-        self.next_te.iter().copied().filter(|&te| te > t).fold(f64::INFINITY, f64::min)
+        self.next_te
+            .iter()
+            .copied()
+            .filter(|&te| te > t)
+            .fold(f64::INFINITY, f64::min)
     }
-    fn handle_event(&mut self, t: f64, x: &mut [f64], cause: EventCause<'_>) -> Result<EventAction, SystemError> {
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        cause: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
         self.handle(t, x, cause)
     }
     fn guard_name(&self, i: usize) -> String {
         if i < self.n_block_guards {
             for (b, l) in self.layout.iter().enumerate() {
                 if i >= l.g_off && i < l.g_off + l.n_g {
-                    return format!("{}.{}", self.names[b], self.blocks[b].guard_name(i - l.g_off));
+                    return format!(
+                        "{}.{}",
+                        self.names[b],
+                        self.blocks[b].guard_name(i - l.g_off)
+                    );
                 }
             }
             return format!("guard{i}");

@@ -108,7 +108,13 @@ pub struct Singular {
 }
 
 impl Network {
-    pub fn new(node_names: Vec<String>, node_kinds: Vec<PortKind>, mass: Vec<f64>, rows: Vec<NodeRow>, friction_rows: Vec<NodeRow>) -> Self {
+    pub fn new(
+        node_names: Vec<String>,
+        node_kinds: Vec<PortKind>,
+        mass: Vec<f64>,
+        rows: Vec<NodeRow>,
+        friction_rows: Vec<NodeRow>,
+    ) -> Self {
         let n = node_names.len();
         let nf = friction_rows.len();
         let nr = rows.len();
@@ -163,17 +169,26 @@ impl Network {
                 g[(r, k)] += c;
             }
         }
-        let mdiag = DMatrix::<f64>::from_diagonal(&nalgebra::DVector::from_column_slice(&self.mass));
+        let mdiag =
+            DMatrix::<f64>::from_diagonal(&nalgebra::DVector::from_column_slice(&self.mass));
         let s = reduced_inverse(&g, &mdiag)?;
         let p = if m > 0 {
-            g.clone().pseudo_inverse(1e-12).map_err(|_| Singular { nodes: vec![] })?
+            g.clone()
+                .pseudo_inverse(1e-12)
+                .map_err(|_| Singular { nodes: vec![] })?
         } else {
             DMatrix::zeros(n, 0)
         };
-        let c = if has_tracking { (DMatrix::identity(n, n) - &s * &mdiag) * &p } else { DMatrix::zeros(n, m) };
+        let c = if has_tracking {
+            (DMatrix::identity(n, n) - &s * &mdiag) * &p
+        } else {
+            DMatrix::zeros(n, m)
+        };
         let proj = if has_tracking {
             // Project onto the velocity rows only.
-            let vel: Vec<usize> = (0..m).filter(|&r| self.row(self.active[r]).tracking.is_none()).collect();
+            let vel: Vec<usize> = (0..m)
+                .filter(|&r| self.row(self.active[r]).tracking.is_none())
+                .collect();
             let mut gv = DMatrix::<f64>::zeros(vel.len(), n);
             for (rr, &r) in vel.iter().enumerate() {
                 for k in 0..n {
@@ -210,7 +225,11 @@ impl Network {
     /// `targets[i]` is the target of fixed row `i` (ignored for velocity rows).
     pub fn set_tracking(&mut self, v: &[f64], targets: &[f64]) {
         for (r, &i) in self.active.iter().enumerate() {
-            let row = if i < self.rows.len() { &self.rows[i] } else { &self.friction_rows[i - self.rows.len()] };
+            let row = if i < self.rows.len() {
+                &self.rows[i]
+            } else {
+                &self.friction_rows[i - self.rows.len()]
+            };
             self.b[r] = match row.tracking {
                 Some(tc) if i < targets.len() => (targets[i] - row.dot(v)) / tc,
                 _ => 0.0,
@@ -311,10 +330,17 @@ fn reduced_inverse(g: &DMatrix<f64>, m: &DMatrix<f64>) -> Result<DMatrix<f64>, S
         return Ok(DMatrix::zeros(n, n));
     }
     let mr = basis.transpose() * m * &basis;
-    let scale = m.diagonal().iter().cloned().fold(0.0_f64, f64::max).max(1e-300);
+    let scale = m
+        .diagonal()
+        .iter()
+        .cloned()
+        .fold(0.0_f64, f64::max)
+        .max(1e-300);
     // Positive definiteness check with a relative threshold.
     let eig = SymmetricEigen::new(mr.clone());
-    let min_idx = (0..k).min_by(|&a, &b| eig.eigenvalues[a].total_cmp(&eig.eigenvalues[b])).unwrap_or(0);
+    let min_idx = (0..k)
+        .min_by(|&a, &b| eig.eigenvalues[a].total_cmp(&eig.eigenvalues[b]))
+        .unwrap_or(0);
     if eig.eigenvalues[min_idx] <= 1e-12 * scale {
         let z = eig.eigenvectors.column(min_idx);
         let dir = &basis * z;
@@ -324,7 +350,11 @@ fn reduced_inverse(g: &DMatrix<f64>, m: &DMatrix<f64>) -> Result<DMatrix<f64>, S
     }
     let inv = match mr.cholesky() {
         Some(ch) => ch.inverse(),
-        None => return Err(Singular { nodes: (0..n).filter(|&i| m[(i, i)] == 0.0).collect() }),
+        None => {
+            return Err(Singular {
+                nodes: (0..n).filter(|&i| m[(i, i)] == 0.0).collect(),
+            })
+        }
     };
     Ok(&basis * inv * basis.transpose())
 }
@@ -338,7 +368,9 @@ fn null_space(g: &DMatrix<f64>, n: usize) -> DMatrix<f64> {
     let eig = SymmetricEigen::new(gtg);
     let max = eig.eigenvalues.iter().cloned().fold(0.0_f64, f64::max);
     let tol = 1e-10 * max.max(1.0);
-    let cols: Vec<usize> = (0..n).filter(|&i| eig.eigenvalues[i].abs() <= tol).collect();
+    let cols: Vec<usize> = (0..n)
+        .filter(|&i| eig.eigenvalues[i].abs() <= tol)
+        .collect();
     let mut basis = DMatrix::zeros(n, cols.len());
     for (c, &i) in cols.iter().enumerate() {
         basis.set_column(c, &eig.eigenvectors.column(i));
@@ -352,14 +384,23 @@ mod tests {
 
     fn net(mass: Vec<f64>, rows: Vec<NodeRow>) -> Network {
         let n = mass.len();
-        Network::new((0..n).map(|i| format!("n{i}")).collect(), vec![PortKind::Rot; n], mass, rows, vec![])
+        Network::new(
+            (0..n).map(|i| format!("n{i}")).collect(),
+            vec![PortKind::Rot; n],
+            mass,
+            rows,
+            vec![],
+        )
     }
 
     #[test]
     fn gear_pair_reflects_inertia() {
         // w0 = 2 w1; J0 = 1, J1 = 4; torque 1 on node 0.
         // Reduced: q = w1, w0 = 2q; J_eq = 1*4 + 4 = 8 on q; torque on q = 2*1 = 2 -> q' = 0.25.
-        let mut nw = net(vec![1.0, 4.0], vec![NodeRow::new([(0, 1.0), (1, -2.0)], None)]);
+        let mut nw = net(
+            vec![1.0, 4.0],
+            vec![NodeRow::new([(0, 1.0), (1, -2.0)], None)],
+        );
         nw.refactor().unwrap();
         nw.f.copy_from_slice(&[1.0, 0.0]);
         nw.solve();
@@ -371,7 +412,10 @@ mod tests {
 
     #[test]
     fn massless_node_between_gears_is_fine_and_free_massless_node_is_singular() {
-        let mut ok = net(vec![1.0, 0.0], vec![NodeRow::new([(0, 1.0), (1, -1.0)], None)]);
+        let mut ok = net(
+            vec![1.0, 0.0],
+            vec![NodeRow::new([(0, 1.0), (1, -1.0)], None)],
+        );
         assert!(ok.refactor().is_ok());
         let mut bad = net(vec![1.0, 0.0], vec![]);
         let err = bad.refactor().unwrap_err();

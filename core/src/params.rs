@@ -56,20 +56,47 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     pub fn number(name: &'static str, unit: &'static str, default: f64, doc: &'static str) -> Self {
-        ParamSpec { name, kind: ParamKind::Number { unit }, default: ParamDefault::Value(Value::from(default)), doc }
+        ParamSpec {
+            name,
+            kind: ParamKind::Number { unit },
+            default: ParamDefault::Value(Value::from(default)),
+            doc,
+        }
     }
     pub fn required(name: &'static str, unit: &'static str, doc: &'static str) -> Self {
-        ParamSpec { name, kind: ParamKind::Number { unit }, default: ParamDefault::Required, doc }
+        ParamSpec {
+            name,
+            kind: ParamKind::Number { unit },
+            default: ParamDefault::Required,
+            doc,
+        }
     }
     pub fn optional(name: &'static str, kind: ParamKind, doc: &'static str) -> Self {
-        ParamSpec { name, kind, default: ParamDefault::Optional, doc }
+        ParamSpec {
+            name,
+            kind,
+            default: ParamDefault::Optional,
+            doc,
+        }
     }
-    pub fn with(name: &'static str, kind: ParamKind, default: ParamDefault, doc: &'static str) -> Self {
-        ParamSpec { name, kind, default, doc }
+    pub fn with(
+        name: &'static str,
+        kind: ParamKind,
+        default: ParamDefault,
+        doc: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            kind,
+            default,
+            doc,
+        }
     }
     pub fn unit(&self) -> Option<&'static str> {
         match self.kind {
-            ParamKind::Number { unit } | ParamKind::Vector { unit } | ParamKind::NumberOrTable { unit } => Some(unit),
+            ParamKind::Number { unit }
+            | ParamKind::Vector { unit }
+            | ParamKind::NumberOrTable { unit } => Some(unit),
             _ => None,
         }
     }
@@ -95,7 +122,11 @@ pub struct Params {
 
 impl Params {
     fn err(&self, param: &str, message: impl Into<String>) -> ParamError {
-        ParamError { block: self.block.clone(), param: param.to_string(), message: message.into() }
+        ParamError {
+            block: self.block.clone(),
+            param: param.to_string(),
+            message: message.into(),
+        }
     }
     /// Error for a value out of its valid range.
     pub fn invalid(&self, param: &str, message: impl Into<String>) -> ParamError {
@@ -244,5 +275,9 @@ impl Registry {
 
 /// Ports of a built block, for the catalogue.
 pub fn port_summary(ports: &[PortDecl]) -> String {
-    ports.iter().map(|p| format!("{}[{}]", p.name, p.kind.as_str())).collect::<Vec<_>>().join(", ")
+    ports
+        .iter()
+        .map(|p| format!("{}[{}]", p.name, p.kind.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -169,7 +169,9 @@ impl SimResult {
         block: &'a str,
         kind: EventTag,
     ) -> impl Iterator<Item = &'a EventRecord> + 'a {
-        self.events.iter().filter(move |e| e.block == block && e.kind == kind)
+        self.events
+            .iter()
+            .filter(move |e| e.block == block && e.kind == kind)
     }
 
     /// Append a row (time + one value per column).
@@ -203,7 +205,14 @@ impl SimResult {
         let mut w = io::BufWriter::new(w);
         writeln!(w, "time,block,kind,detail")?;
         for e in &self.events {
-            writeln!(w, "{},{},{},{}", e.time, e.block, e.kind.as_str(), csv_quote(&e.detail))?;
+            writeln!(
+                w,
+                "{},{},{},{}",
+                e.time,
+                e.block,
+                e.kind.as_str(),
+                csv_quote(&e.detail)
+            )?;
         }
         w.flush()
     }
@@ -229,19 +238,33 @@ impl SimResult {
     pub fn read_csv<R: BufRead>(r: R, model: &str) -> Result<SimResult, CsvError> {
         let mut lines = r.lines();
         let header = match lines.next() {
-            Some(l) => l.map_err(|e| CsvError { line: 1, message: e.to_string() })?,
-            None => return Err(CsvError { line: 1, message: "empty file".into() }),
+            Some(l) => l.map_err(|e| CsvError {
+                line: 1,
+                message: e.to_string(),
+            })?,
+            None => {
+                return Err(CsvError {
+                    line: 1,
+                    message: "empty file".into(),
+                })
+            }
         };
         let mut cols = header.trim_end().split(',');
         if cols.next() != Some("time") {
-            return Err(CsvError { line: 1, message: "first column must be `time`".into() });
+            return Err(CsvError {
+                line: 1,
+                message: "first column must be `time`".into(),
+            });
         }
         let names: Vec<String> = cols.map(str::to_string).collect();
         let mut res = SimResult::new(model, names);
         let mut row = vec![0.0; res.names.len()];
         for (i, line) in lines.enumerate() {
             let lineno = i + 2;
-            let line = line.map_err(|e| CsvError { line: lineno, message: e.to_string() })?;
+            let line = line.map_err(|e| CsvError {
+                line: lineno,
+                message: e.to_string(),
+            })?;
             if line.trim().is_empty() {
                 continue;
             }
@@ -258,7 +281,10 @@ impl SimResult {
 }
 
 fn parse_cell(cell: Option<&str>, line: usize, col: &str) -> Result<f64, CsvError> {
-    let cell = cell.ok_or_else(|| CsvError { line, message: format!("missing column `{col}`") })?;
+    let cell = cell.ok_or_else(|| CsvError {
+        line,
+        message: format!("missing column `{col}`"),
+    })?;
     cell.trim().parse::<f64>().map_err(|_| CsvError {
         line,
         message: format!("column `{col}`: `{cell}` is not a number"),

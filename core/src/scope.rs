@@ -21,7 +21,11 @@ pub struct ScopeSignal {
 
 impl ScopeSignal {
     pub fn new(signal: impl Into<String>) -> Self {
-        ScopeSignal { signal: signal.into(), unit: None, label: None }
+        ScopeSignal {
+            signal: signal.into(),
+            unit: None,
+            label: None,
+        }
     }
     pub fn with_unit(mut self, unit: impl Into<String>) -> Self {
         self.unit = Some(unit.into());
@@ -94,39 +98,198 @@ const RPM: f64 = 60.0 / (2.0 * std::f64::consts::PI);
 
 /// Display units a scope may ask for, with their SI conversion.
 pub const DISPLAY_UNITS: &[(&str, DisplayUnit)] = &[
-    ("rpm", DisplayUnit { label: "rpm", factor: RPM }),
-    ("rad/s", DisplayUnit { label: "rad/s", factor: 1.0 }),
-    ("km/h", DisplayUnit { label: "km/h", factor: 3.6 }),
-    ("kph", DisplayUnit { label: "km/h", factor: 3.6 }),
-    ("mph", DisplayUnit { label: "mph", factor: 3600.0 / 1609.344 }),
-    ("m/s", DisplayUnit { label: "m/s", factor: 1.0 }),
-    ("hp", DisplayUnit { label: "hp", factor: 1.0 / 745.699_871_582_270_2 }),
-    ("kW", DisplayUnit { label: "kW", factor: 1e-3 }),
-    ("W", DisplayUnit { label: "W", factor: 1.0 }),
-    ("deg", DisplayUnit { label: "deg", factor: 180.0 / std::f64::consts::PI }),
-    ("rad", DisplayUnit { label: "rad", factor: 1.0 }),
-    ("N*m", DisplayUnit { label: "N·m", factor: 1.0 }),
-    ("N.m", DisplayUnit { label: "N·m", factor: 1.0 }),
-    ("Nm", DisplayUnit { label: "N·m", factor: 1.0 }),
-    ("N", DisplayUnit { label: "N", factor: 1.0 }),
-    ("kN", DisplayUnit { label: "kN", factor: 1e-3 }),
-    ("m", DisplayUnit { label: "m", factor: 1.0 }),
-    ("km", DisplayUnit { label: "km", factor: 1e-3 }),
-    ("s", DisplayUnit { label: "s", factor: 1.0 }),
-    ("J", DisplayUnit { label: "J", factor: 1.0 }),
-    ("kJ", DisplayUnit { label: "kJ", factor: 1e-3 }),
-    ("g", DisplayUnit { label: "g", factor: 1.0 / 9.80665 }),
-    ("m/s^2", DisplayUnit { label: "m/s²", factor: 1.0 }),
-    ("%", DisplayUnit { label: "%", factor: 100.0 }),
-    ("1", DisplayUnit { label: "", factor: 1.0 }),
-    ("-", DisplayUnit { label: "", factor: 1.0 }),
+    (
+        "rpm",
+        DisplayUnit {
+            label: "rpm",
+            factor: RPM,
+        },
+    ),
+    (
+        "rad/s",
+        DisplayUnit {
+            label: "rad/s",
+            factor: 1.0,
+        },
+    ),
+    (
+        "km/h",
+        DisplayUnit {
+            label: "km/h",
+            factor: 3.6,
+        },
+    ),
+    (
+        "kph",
+        DisplayUnit {
+            label: "km/h",
+            factor: 3.6,
+        },
+    ),
+    (
+        "mph",
+        DisplayUnit {
+            label: "mph",
+            factor: 3600.0 / 1609.344,
+        },
+    ),
+    (
+        "m/s",
+        DisplayUnit {
+            label: "m/s",
+            factor: 1.0,
+        },
+    ),
+    (
+        "hp",
+        DisplayUnit {
+            label: "hp",
+            factor: 1.0 / 745.699_871_582_270_2,
+        },
+    ),
+    (
+        "kW",
+        DisplayUnit {
+            label: "kW",
+            factor: 1e-3,
+        },
+    ),
+    (
+        "W",
+        DisplayUnit {
+            label: "W",
+            factor: 1.0,
+        },
+    ),
+    (
+        "deg",
+        DisplayUnit {
+            label: "deg",
+            factor: 180.0 / std::f64::consts::PI,
+        },
+    ),
+    (
+        "rad",
+        DisplayUnit {
+            label: "rad",
+            factor: 1.0,
+        },
+    ),
+    (
+        "N*m",
+        DisplayUnit {
+            label: "N·m",
+            factor: 1.0,
+        },
+    ),
+    (
+        "N.m",
+        DisplayUnit {
+            label: "N·m",
+            factor: 1.0,
+        },
+    ),
+    (
+        "Nm",
+        DisplayUnit {
+            label: "N·m",
+            factor: 1.0,
+        },
+    ),
+    (
+        "N",
+        DisplayUnit {
+            label: "N",
+            factor: 1.0,
+        },
+    ),
+    (
+        "kN",
+        DisplayUnit {
+            label: "kN",
+            factor: 1e-3,
+        },
+    ),
+    (
+        "m",
+        DisplayUnit {
+            label: "m",
+            factor: 1.0,
+        },
+    ),
+    (
+        "km",
+        DisplayUnit {
+            label: "km",
+            factor: 1e-3,
+        },
+    ),
+    (
+        "s",
+        DisplayUnit {
+            label: "s",
+            factor: 1.0,
+        },
+    ),
+    (
+        "J",
+        DisplayUnit {
+            label: "J",
+            factor: 1.0,
+        },
+    ),
+    (
+        "kJ",
+        DisplayUnit {
+            label: "kJ",
+            factor: 1e-3,
+        },
+    ),
+    (
+        "g",
+        DisplayUnit {
+            label: "g",
+            factor: 1.0 / 9.80665,
+        },
+    ),
+    (
+        "m/s^2",
+        DisplayUnit {
+            label: "m/s²",
+            factor: 1.0,
+        },
+    ),
+    (
+        "%",
+        DisplayUnit {
+            label: "%",
+            factor: 100.0,
+        },
+    ),
+    (
+        "1",
+        DisplayUnit {
+            label: "",
+            factor: 1.0,
+        },
+    ),
+    (
+        "-",
+        DisplayUnit {
+            label: "",
+            factor: 1.0,
+        },
+    ),
 ];
 
 impl DisplayUnit {
     /// Look a display unit up by name (`"rpm"`, `"km/h"`, ...).
     pub fn parse(name: &str) -> Option<DisplayUnit> {
         let name = name.trim();
-        DISPLAY_UNITS.iter().find(|(n, _)| *n == name).map(|(_, u)| *u)
+        DISPLAY_UNITS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, u)| *u)
     }
     /// All accepted spellings, for error messages.
     pub fn names() -> Vec<&'static str> {

@@ -74,7 +74,11 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.add("throttle", "Constant", json!({ "value": p.throttle }));
     d.add("master_base", "Constant", json!({ "value": 1.0 }));
     for (k, t) in [10.0, 20.0, 30.0, 40.0].iter().enumerate() {
-        d.add(&format!("shift{}", k + 1), "Step", json!({ "time": t, "before": 0.0, "after": 1.0 }));
+        d.add(
+            &format!("shift{}", k + 1),
+            "Step",
+            json!({ "time": t, "before": 0.0, "after": 1.0 }),
+        );
     }
     d.add("master", "Sum", json!({ "signs": "+++++" }));
     d.connect(&["master_base.y", "master.u1"]);
@@ -84,9 +88,21 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     // Clutch hydraulics: schedule lookups and first-order pressure filters.
     let s0 = 1.0 / p.clutch_rise;
     for (c, sched) in SCHEDULE {
-        let table: Vec<[f64; 2]> = sched.iter().enumerate().map(|(i, v)| [(i + 1) as f64, *v]).collect();
-        d.add(&format!("sched_{c}"), "Lookup1D", json!({ "table": table, "extrapolate": "hold" }));
-        d.add(&format!("hyd_{c}"), "TransferFcn", json!({ "num": [s0], "den": [1.0, s0] }));
+        let table: Vec<[f64; 2]> = sched
+            .iter()
+            .enumerate()
+            .map(|(i, v)| [(i + 1) as f64, *v])
+            .collect();
+        d.add(
+            &format!("sched_{c}"),
+            "Lookup1D",
+            json!({ "table": table, "extrapolate": "hold" }),
+        );
+        d.add(
+            &format!("hyd_{c}"),
+            "TransferFcn",
+            json!({ "num": [s0], "den": [1.0, s0] }),
+        );
         d.connect(&["master.y".to_string(), format!("sched_{c}.u")]);
         d.connect(&[format!("sched_{c}.y"), format!("hyd_{c}.u")]);
         d.connect(&[format!("hyd_{c}.y"), format!("gearbox.{c}")]);
@@ -95,39 +111,91 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.connect(&["reverse.y", "gearbox.R"]);
     // Lock-up control: engages at master = 5.
     let s0l = 1.0 / p.lockup_rise;
-    d.add("sched_lockup", "Lookup1D", json!({ "table": [[4.0, 0.0], [5.0, 1.0]], "extrapolate": "hold" }));
-    d.add("hyd_lockup", "TransferFcn", json!({ "num": [s0l], "den": [1.0, s0l] }));
+    d.add(
+        "sched_lockup",
+        "Lookup1D",
+        json!({ "table": [[4.0, 0.0], [5.0, 1.0]], "extrapolate": "hold" }),
+    );
+    d.add(
+        "hyd_lockup",
+        "TransferFcn",
+        json!({ "num": [s0l], "den": [1.0, s0l] }),
+    );
     d.connect(&["master.y", "sched_lockup.u"]);
     d.connect(&["sched_lockup.y", "hyd_lockup.u"]);
     d.connect(&["hyd_lockup.y", "lockup.f"]);
     // Engine and converter.
     d.add("engine", "Engine", json!({ "kind": "gasoline", "max_power": 150e3, "speed_at_max_power": 4500.0 * RPM, "max_speed": 6000.0 * RPM }));
-    d.add("engine_inertia", "Inertia", json!({ "J": p.engine_inertia, "w0": p.idle_speed }));
+    d.add(
+        "engine_inertia",
+        "Inertia",
+        json!({ "J": p.engine_inertia, "w0": p.idle_speed }),
+    );
     d.add("converter", "TorqueConverter", json!({}));
     d.add("turbine", "Inertia", json!({ "J": p.turbine_inertia }));
-    d.add("lockup", "Clutch", json!({ "mu": 0.3, "peak": 1.1, "surfaces": 2.0, "radius": 0.1, "fn_max": 10000.0 }));
+    d.add(
+        "lockup",
+        "Clutch",
+        json!({ "mu": 0.3, "peak": 1.1, "surfaces": 2.0, "radius": 0.1, "fn_max": 10000.0 }),
+    );
     d.connect(&["throttle.y", "engine.throttle"]);
-    d.connect(&["engine.crank", "engine_inertia.flange", "converter.impeller", "lockup.flange_a"]);
-    d.connect(&["converter.turbine", "turbine.flange", "lockup.flange_b", "gearbox.input"]);
+    d.connect(&[
+        "engine.crank",
+        "engine_inertia.flange",
+        "converter.impeller",
+        "lockup.flange_a",
+    ]);
+    d.connect(&[
+        "converter.turbine",
+        "turbine.flange",
+        "lockup.flange_b",
+        "gearbox.input",
+    ]);
     // Transmission.
     d.add("gearbox", "CrCr4Speed", json!({
         "input_ratio": p.in_planet_ratio, "output_ratio": p.out_planet_ratio,
         "mu": 0.3, "peak": 1.1, "surfaces": 6.0, "radius": 0.1, "fn_max": 10000.0, "member_inertia": 0.005,
     }));
     // Final drive, axle, brake, wheel, vehicle.
-    d.add("final_drive", "IdealGear", json!({ "ratio": p.final_drive }));
+    d.add(
+        "final_drive",
+        "IdealGear",
+        json!({ "ratio": p.final_drive }),
+    );
     d.add("drive_torque", "TorqueSensor", json!({}));
     d.add("axle", "Inertia", json!({ "J": p.wheel_inertia }));
     d.add("axle_speed", "MotionSensor", json!({}));
-    d.add("brake", "Brake", json!({ "max_torque": p.brake_max, "peak": 1.1 }));
-    d.add("brake_torque", "SignalBuilder", json!({ "points": [[0.0, 0.0], [44.0, 0.0], [50.0, p.brake_max]] }));
+    d.add(
+        "brake",
+        "Brake",
+        json!({ "max_torque": p.brake_max, "peak": 1.1 }),
+    );
+    d.add(
+        "brake_torque",
+        "SignalBuilder",
+        json!({ "points": [[0.0, 0.0], [44.0, 0.0], [50.0, p.brake_max]] }),
+    );
     d.add("brake_pedal", "Gain", json!({ "k": 1.0 / p.brake_max }));
-    d.add("wheel", "IdealRollingWheel", json!({ "radius": p.wheel_radius }));
+    d.add(
+        "wheel",
+        "IdealRollingWheel",
+        json!({ "radius": p.wheel_radius }),
+    );
     d.add("vehicle", "Mass", json!({ "m": p.vehicle_mass }));
-    d.add("road", "RoadLoad", json!({ "A": p.road_a, "B": 0.0, "C": p.road_c }));
+    d.add(
+        "road",
+        "RoadLoad",
+        json!({ "A": p.road_a, "B": 0.0, "C": p.road_c }),
+    );
     d.connect(&["gearbox.output", "final_drive.flange_a"]);
     d.connect(&["final_drive.flange_b", "drive_torque.flange_a"]);
-    d.connect(&["drive_torque.flange_b", "axle.flange", "axle_speed.flange", "brake.flange", "wheel.hub"]);
+    d.connect(&[
+        "drive_torque.flange_b",
+        "axle.flange",
+        "axle_speed.flange",
+        "brake.flange",
+        "wheel.hub",
+    ]);
     d.connect(&["wheel.body", "vehicle.flange", "road.flange"]);
     d.connect(&["brake_torque.y", "brake_pedal.u"]);
     d.connect(&["brake_pedal.y", "brake.f"]);
@@ -149,38 +217,87 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.connect(&["stopped.y", "stop.u"]);
 
     d.log(&[
-        "engine.w", "engine.tau", "engine.power", "vehicle.v", "vehicle.s", "brake.tau", "brake.mode", "lockup.mode",
-        "gearbox.A_mode", "gearbox.B_mode", "gearbox.C_mode", "gearbox.D_mode", "gearbox.ratio", "master.y",
+        "engine.w",
+        "engine.tau",
+        "engine.power",
+        "vehicle.v",
+        "vehicle.s",
+        "brake.tau",
+        "brake.mode",
+        "lockup.mode",
+        "gearbox.A_mode",
+        "gearbox.B_mode",
+        "gearbox.C_mode",
+        "gearbox.D_mode",
+        "gearbox.ratio",
+        "master.y",
     ]);
     fn sig(s: impl Into<String>) -> ScopeSignal {
         ScopeSignal::new(s)
     }
-    d.scope(ScopeSpec { title: Some("Road speed".into()), ..ScopeSpec::new("road_speed", vec![sig("vehicle.v").with_unit("km/h").with_label("vehicle speed")]) });
+    d.scope(ScopeSpec {
+        title: Some("Road speed".into()),
+        ..ScopeSpec::new(
+            "road_speed",
+            vec![sig("vehicle.v")
+                .with_unit("km/h")
+                .with_label("vehicle speed")],
+        )
+    });
     d.scope(ScopeSpec {
         title: Some("Engine RPM & Torque".into()),
         panels: vec![
             vec![sig("engine.w").with_unit("rpm").with_label("engine speed")],
-            vec![sig("engine.tau").with_unit("N*m").with_label("engine torque")],
+            vec![sig("engine.tau")
+                .with_unit("N*m")
+                .with_label("engine torque")],
         ],
         ..ScopeSpec::new("engine", vec![])
     });
-    d.scope(ScopeSpec { title: Some("Drive ratio (input/output speed)".into()), ..ScopeSpec::new("drive_ratio", vec![sig("gearbox.ratio").with_label("CR-CR ratio")]) });
+    d.scope(ScopeSpec {
+        title: Some("Drive ratio (input/output speed)".into()),
+        ..ScopeSpec::new(
+            "drive_ratio",
+            vec![sig("gearbox.ratio").with_label("CR-CR ratio")],
+        )
+    });
     d.scope(ScopeSpec {
         title: Some("Clutch modes (-1/+1 sliding, 0 locked, 2 free)".into()),
         event_markers: false,
-        panels: ["A", "B", "C", "D"].iter().map(|c| vec![sig(format!("gearbox.{c}_mode")).with_label(format!("clutch {c}"))]).chain(std::iter::once(vec![sig("lockup.mode").with_label("lock-up")])).collect(),
+        panels: ["A", "B", "C", "D"]
+            .iter()
+            .map(|c| vec![sig(format!("gearbox.{c}_mode")).with_label(format!("clutch {c}"))])
+            .chain(std::iter::once(vec![
+                sig("lockup.mode").with_label("lock-up")
+            ]))
+            .collect(),
         ..ScopeSpec::new("clutch_modes", vec![])
     });
     d.scope(ScopeSpec {
         title: Some("Clutch slips".into()),
-        panels: vec![
-            ["A", "B", "C", "D"].iter().map(|c| sig(format!("gearbox.{c}_w_rel")).with_unit("rpm").with_label(format!("clutch {c}"))).chain(std::iter::once(sig("lockup.w_rel").with_unit("rpm").with_label("lock-up"))).collect(),
-        ],
+        panels: vec![["A", "B", "C", "D"]
+            .iter()
+            .map(|c| {
+                sig(format!("gearbox.{c}_w_rel"))
+                    .with_unit("rpm")
+                    .with_label(format!("clutch {c}"))
+            })
+            .chain(std::iter::once(
+                sig("lockup.w_rel").with_unit("rpm").with_label("lock-up"),
+            ))
+            .collect()],
         ..ScopeSpec::new("clutch_slips", vec![])
     });
     d.scope(ScopeSpec {
         title: Some("Driveline and braking power".into()),
-        panels: vec![vec![sig("drive_power.y").with_unit("hp").with_label("driveline power"), sig("brake.power").with_unit("hp").with_label("braking power")]],
+        panels: vec![vec![
+            sig("drive_power.y")
+                .with_unit("hp")
+                .with_label("driveline power"),
+            sig("brake.power")
+                .with_unit("hp")
+                .with_label("braking power"),
+        ]],
         ..ScopeSpec::new("power", vec![])
     });
     d.settings.stop_time = 50.0;

@@ -45,6 +45,11 @@ fn derivative_and_guard_evaluation_allocate_nothing_after_compile() {
         m.guards(t, &x, &mut g);
     }
     let after = ALLOCS.load(Ordering::Relaxed);
-    assert_eq!(after - before, 0, "{} allocations in 1000 evaluations", after - before);
+    assert_eq!(
+        after - before,
+        0,
+        "{} allocations in 1000 evaluations",
+        after - before
+    );
     assert!(dx.iter().all(|v| v.is_finite()));
 }

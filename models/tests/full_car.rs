@@ -28,7 +28,10 @@ fn full_car_shifts_through_four_gears_and_neutral_then_brakes_to_a_stop() {
     ];
     for (t, ratio) in plateaus {
         let got = r.value_at("gearbox.ratio", t).unwrap();
-        assert!((got - ratio).abs() < 1e-6, "ratio at {t} s: {got}, expected {ratio}");
+        assert!(
+            (got - ratio).abs() < 1e-6,
+            "ratio at {t} s: {got}, expected {ratio}"
+        );
     }
 
     // Shifts are visible as clutch events in the right order and time window.
@@ -50,11 +53,19 @@ fn full_car_shifts_through_four_gears_and_neutral_then_brakes_to_a_stop() {
     within(first("gearbox.brake_C", EventTag::Unlock, 20.0), 20.0, 21.0);
     within(first("gearbox.clutch_B", EventTag::Lock, 20.0), 20.0, 21.0);
     // 3->4: A breaks away, C locks.
-    within(first("gearbox.clutch_A", EventTag::Unlock, 30.0), 30.0, 31.0);
+    within(
+        first("gearbox.clutch_A", EventTag::Unlock, 30.0),
+        30.0,
+        31.0,
+    );
     within(first("gearbox.brake_C", EventTag::Lock, 30.0), 30.0, 31.0);
     // 4->N: lock-up locks, B and C break away.
     within(first("lockup", EventTag::Lock, 40.0), 40.0, 41.0);
-    within(first("gearbox.clutch_B", EventTag::Unlock, 40.0), 40.0, 44.0);
+    within(
+        first("gearbox.clutch_B", EventTag::Unlock, 40.0),
+        40.0,
+        44.0,
+    );
     within(first("gearbox.brake_C", EventTag::Unlock, 40.0), 40.0, 44.0);
     // The brake locks exactly when the run stops.
     let lock = first("brake", EventTag::Lock, 44.0);
@@ -107,7 +118,10 @@ fn full_car_is_deterministic() {
     assert_eq!(a.time.len(), b.time.len(), "different number of samples");
     assert!(a.time == b.time, "time vectors differ");
     for (k, name) in a.names.iter().enumerate() {
-        let same = a.columns[k].iter().zip(&b.columns[k]).all(|(x, y)| x.to_bits() == y.to_bits());
+        let same = a.columns[k]
+            .iter()
+            .zip(&b.columns[k])
+            .all(|(x, y)| x.to_bits() == y.to_bits());
         assert!(same, "column {name} differs between two runs");
     }
     assert!(a.events == b.events, "event logs differ");
