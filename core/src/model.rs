@@ -735,6 +735,37 @@ impl Model {
         Ok(changed)
     }
 
+    /// Call `f` on block `b` with its event view at `t` and log what it reports.
+    fn block_event<R>(
+        &mut self,
+        b: usize,
+        t: f64,
+        x: &mut [f64],
+        stop: &mut bool,
+        f: impl FnOnce(&mut dyn Block, &mut EventCx) -> R,
+    ) -> R {
+        gather_u!(self, b);
+        let mut log: Vec<(EventTag, String)> = Vec::new();
+        let l = &self.layout[b];
+        let (x0, nx, np) = (l.x_off, l.n_x, l.ports.len());
+        let mut ecx = EventCx {
+            t,
+            x: &mut x[x0..x0 + nx],
+            u: &self.ubuf[l.u_off..l.u_off + l.n_u],
+            v: &self.pv[l.p_off..l.p_off + np],
+            q: &self.pq[l.p_off..l.p_off + np],
+            a: &self.pa[l.p_off..l.p_off + np],
+            lambda: &self.plam[l.lam_off..l.lam_off + l.rows.len() + l.fric.len()],
+            log: &mut log,
+            stop,
+        };
+        let r = f(&mut *self.blocks[b], &mut ecx);
+        for (tag, d) in log {
+            self.push_event(t, b, tag, d);
+        }
+        r
+    }
+
     /// Event handling at `t`: time events of blocks, block mode updates, friction mode
     /// iteration, repeated until nothing changes.
     fn handle(
@@ -745,7 +776,6 @@ impl Model {
     ) -> Result<EventAction, SystemError> {
         self.cache_valid = false;
         let mut stop = false;
-        let mut log: Vec<(EventTag, String)> = Vec::new();
         self.eval(t, x);
         if matches!(cause.kind, EventKind::Time | EventKind::Initial) {
             let tol = 1e-13 * t.abs().max(1.0);
@@ -760,24 +790,7 @@ impl Model {
                     self.next_te[b] <= t + tol
                 };
                 if due {
-                    gather_u!(self, b);
-                    let l = &self.layout[b];
-                    let (x0, nx, np) = (l.x_off, l.n_x, l.ports.len());
-                    let mut ecx = EventCx {
-                        t,
-                        x: &mut x[x0..x0 + nx],
-                        u: &self.ubuf[l.u_off..l.u_off + l.n_u],
-                        v: &self.pv[l.p_off..l.p_off + np],
-                        q: &self.pq[l.p_off..l.p_off + np],
-                        a: &self.pa[l.p_off..l.p_off + np],
-                        lambda: &self.plam[l.lam_off..l.lam_off + l.rows.len() + l.fric.len()],
-                        log: &mut log,
-                        stop: &mut stop,
-                    };
-                    self.blocks[b].time_event(&mut ecx);
-                    for (tag, d) in log.drain(..) {
-                        self.push_event(t, b, tag, d);
-                    }
+                    self.block_event(b, t, x, &mut stop, |blk, ecx| blk.time_event(ecx));
                     self.eval(t, x);
                 }
             }
@@ -792,24 +805,7 @@ impl Model {
                     Stage::Pre(b) => b,
                     _ => continue,
                 };
-                gather_u!(self, b);
-                let l = &self.layout[b];
-                let (x0, nx, np) = (l.x_off, l.n_x, l.ports.len());
-                let mut ecx = EventCx {
-                    t,
-                    x: &mut x[x0..x0 + nx],
-                    u: &self.ubuf[l.u_off..l.u_off + l.n_u],
-                    v: &self.pv[l.p_off..l.p_off + np],
-                    q: &self.pq[l.p_off..l.p_off + np],
-                    a: &self.pa[l.p_off..l.p_off + np],
-                    lambda: &self.plam[l.lam_off..l.lam_off + l.rows.len() + l.fric.len()],
-                    log: &mut log,
-                    stop: &mut stop,
-                };
-                let c = self.blocks[b].update_modes(&mut ecx);
-                for (tag, d) in log.drain(..) {
-                    self.push_event(t, b, tag, d);
-                }
+                let c = self.block_event(b, t, x, &mut stop, |blk, ecx| blk.update_modes(ecx));
                 if c {
                     changed = true;
                     self.eval(t, x);
