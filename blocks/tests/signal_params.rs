@@ -228,7 +228,10 @@ fn ports_follow_parameters() {
 
 #[test]
 fn every_signal_block_documents_its_parameters() {
-    let r = registry();
+    // The signal registry alone: in the full registry the name `Abs` is also taken by the
+    // vehicle ABS block (a name collision in the catalogue, reported to the lead).
+    let mut r = drivelink_core::Registry::new();
+    drivelink_blocks::signal::register(&mut r);
     for t in r.types().filter(|t| t.category == "signal") {
         assert!(!t.doc.is_empty(), "{}", t.name);
         for p in &t.params {
@@ -300,4 +303,20 @@ fn algebraic_loop_through_feedthrough_blocks_but_not_through_integrators() {
         d.connect(&["g.y", "sum.u2"]);
         compile(&d, &registry()).unwrap_or_else(|e| panic!("{ty}: {e}"));
     }
+}
+
+#[test]
+fn signal_levels_accept_any_unit() {
+    let mut d = Diagram::new("units");
+    d.add("c", "Constant", json!({"value": "10 N*m"}));
+    d.add("g", "Gain", json!({"k": "2 rad/s"}));
+    d.connect(&["c.y", "g.u"]);
+    d.log(&["g.y"]);
+    d.settings.stop_time = 0.1;
+    let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{e}"));
+    let r = m.run();
+    assert_eq!(r.last("g.y"), Some(20.0));
+    // Times are still checked: a step time in metres is an error naming the parameter.
+    let m = error_of("Step", json!({"time": "3 m"}), 0);
+    assert_names(&m, "time");
 }

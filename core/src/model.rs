@@ -373,6 +373,15 @@ impl Model {
                 }
             }
         }
+        // Every input slot now holds its final value for this (t, x): blocks evaluated
+        // before their drivers (no direct feedthrough) and blocks without outputs read
+        // their inputs in derivatives, guards, events and variables.
+        for s in 0..self.inputs.len() {
+            self.ubuf[s] = match self.inputs[s] {
+                InputSrc::Signal(i) => self.signals[i],
+                InputSrc::Const(c) => c,
+            };
+        }
     }
 
     fn eval_network(&mut self, t: f64, x: &[f64]) {

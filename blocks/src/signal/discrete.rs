@@ -1,0 +1,172 @@
+//! Discrete blocks: ZeroOrderHold, UnitDelay.
+//!
+//! Sample hits are the instants `k·sample_time` (k integer, from t = 0), computed as
+//! `k as f64 * sample_time`, never accumulated, and are time events. The held values are
+//! block data, not continuous states: they are sampled from the input in `time_event` and
+//! sampled again in `update_modes` at the same instant, so a sample taken at a hit sees the
+//! input *after* every other block's mode change at that instant (the right-hand value).
+//! At the start of a run the blocks sample their input once (start at a hit or not).
+
+use drivelink_core::{
+    Block, Cx, EventCx, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+};
+
+use drivelink_core::compile::ANY_UNIT as ANY;
+
+use super::{next_sample_hit, reg, RunClock};
+
+/// Register the discrete blocks.
+pub fn register(r: &mut Registry) {
+    reg(
+        r,
+        "ZeroOrderHold",
+        "Samples u at t = k·sample_time and holds it: y = u(t_k) for t_k <= t < t_k+1.",
+        "u[in], y[out]",
+        vec![ParamSpec::required(
+            "sample_time",
+            "s",
+            "sample period (> 0)",
+        )],
+        build_zoh,
+    );
+    reg(
+        r,
+        "UnitDelay",
+        "One-sample delay: at t_k = k·sample_time the output becomes the input sampled at t_k−1 (x0 until the first hit after the start). Variable `state`: the stored sample.",
+        "u[in], y[out]",
+        vec![
+            ParamSpec::required("sample_time", "s", "sample period (> 0)"),
+            ParamSpec::number("x0", ANY, 0.0, "initial output"),
+        ],
+        build_delay,
+    );
+}
+
+fn sample_time(p: &Params) -> Result<f64, ParamError> {
+    let ts = p.positive("sample_time")?;
+    if !ts.is_finite() {
+        return Err(p.invalid("sample_time", format!("must be finite, got {ts}")));
+    }
+    Ok(ts)
+}
+
+fn build_zoh(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    Ok(Box::new(ZeroOrderHold {
+        ts: sample_time(p)?,
+        held: 0.0,
+        hit_t: f64::NAN,
+        clock: RunClock::new(),
+    }))
+}
+
+/// Same value, NaN equal to NaN (so a NaN input does not report a change forever).
+fn same(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+/// `ZeroOrderHold`: output = the input sampled at the last hit.
+#[derive(Debug, Clone)]
+pub struct ZeroOrderHold {
+    ts: f64,
+    held: f64,
+    /// Time of the last sample (to resample at the same instant in `update_modes`).
+    hit_t: f64,
+    clock: RunClock,
+}
+
+impl Block for ZeroOrderHold {
+    fn type_name(&self) -> &'static str {
+        "ZeroOrderHold"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u"), PortDecl::output("y")]
+    }
+    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+        y[0] = self.held;
+    }
+    fn next_time_event(&self, t: f64) -> f64 {
+        next_sample_hit(t, self.ts)
+    }
+    fn time_event(&mut self, cx: &mut EventCx) {
+        self.held = cx.u[0];
+        self.hit_t = cx.t;
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        if self.clock.fresh(cx.t) {
+            self.hit_t = cx.t;
+            let changed = !same(self.held, cx.u[0]);
+            self.held = cx.u[0];
+            return changed;
+        }
+        if cx.t == self.hit_t && !same(self.held, cx.u[0]) {
+            self.held = cx.u[0];
+            return true;
+        }
+        false
+    }
+}
+
+fn build_delay(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    Ok(Box::new(UnitDelay {
+        ts: sample_time(p)?,
+        x0: p.num("x0")?,
+        out: 0.0,
+        stored: 0.0,
+        hit_t: f64::NAN,
+        clock: RunClock::new(),
+    }))
+}
+
+/// `UnitDelay`: at each hit the output takes the stored sample and the input is stored.
+#[derive(Debug, Clone)]
+pub struct UnitDelay {
+    ts: f64,
+    x0: f64,
+    out: f64,
+    stored: f64,
+    hit_t: f64,
+    clock: RunClock,
+}
+
+impl Block for UnitDelay {
+    fn type_name(&self) -> &'static str {
+        "UnitDelay"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u"), PortDecl::output("y")]
+    }
+    fn feedthrough(&self, _input: usize) -> bool {
+        false
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("state", VarSource::Custom(0))]
+    }
+    fn var(&self, _cx: &Cx, _i: usize) -> f64 {
+        self.stored
+    }
+    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+        y[0] = self.out;
+    }
+    fn next_time_event(&self, t: f64) -> f64 {
+        next_sample_hit(t, self.ts)
+    }
+    fn time_event(&mut self, cx: &mut EventCx) {
+        self.out = self.stored;
+        self.stored = cx.u[0];
+        self.hit_t = cx.t;
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        if self.clock.fresh(cx.t) {
+            let changed = !same(self.out, self.x0);
+            self.out = self.x0;
+            self.stored = cx.u[0];
+            self.hit_t = cx.t;
+            return changed;
+        }
+        if cx.t == self.hit_t {
+            // Resample the right-hand input value; the output does not change.
+            self.stored = cx.u[0];
+        }
+        false
+    }
+}

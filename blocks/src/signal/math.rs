@@ -1,0 +1,790 @@
+//! Math blocks: Gain, Sum, Product, Abs, MinMax, Saturation, Lookup1D, Relational, Switch.
+//!
+//! The switching blocks (Abs, MinMax, Saturation, Lookup1D, Relational, Switch) keep a mode
+//! and declare guards on their inputs, so every switch happens at a located crossing and
+//! the output formula is fixed inside a step.
+
+use drivelink_core::{
+    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
+    Registry, VarDecl, VarSource,
+};
+use serde_json::json;
+
+use drivelink_core::compile::ANY_UNIT as ANY;
+
+use super::{count_param, numbered_inputs, reg, RunClock};
+
+const RELATIONAL_OPS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
+
+/// Register the math blocks.
+pub fn register(r: &mut Registry) {
+    reg(
+        r,
+        "Gain",
+        "y = k·u.",
+        "u[in], y[out]",
+        vec![ParamSpec::required("k", ANY, "gain")],
+        |p| Ok(Box::new(Gain { k: p.num("k")? })),
+    );
+    reg(
+        r,
+        "Sum",
+        "y = Σ ±u_i; one input u1..un per character of `signs` ('+' or '-').",
+        "u1[in], u2[in], y[out]",
+        vec![ParamSpec::with(
+            "signs",
+            ParamKind::Text,
+            ParamDefault::Value(json!("++")),
+            "one '+' or '-' per input, for example \"+-\"",
+        )],
+        build_sum,
+    );
+    reg(
+        r,
+        "Product",
+        "y = product of the inputs u1..un, each multiplied ('*') or divided ('/') as given by `ops`. Division by zero gives ±inf or NaN (the solver then reports a non-finite state if it reaches a state).",
+        "u1[in], u2[in], y[out]",
+        vec![ParamSpec::with(
+            "ops",
+            ParamKind::Text,
+            ParamDefault::Value(json!("**")),
+            "one '*' or '/' per input, for example \"*/\"",
+        )],
+        build_product,
+    );
+    reg(
+        r,
+        "Abs",
+        "y = |u|; the sign of u is a mode switched at located zero crossings.",
+        "u[in], y[out]",
+        vec![],
+        |_| Ok(Box::new(Abs { neg: false })),
+    );
+    reg(
+        r,
+        "MinMax",
+        "y = min or max of the inputs u1..un; the selected input is a mode switched at located crossings.",
+        "u1[in], u2[in], y[out]",
+        vec![
+            ParamSpec::with(
+                "op",
+                ParamKind::Choice(&["min", "max"]),
+                ParamDefault::Required,
+                "\"min\" or \"max\"",
+            ),
+            ParamSpec::number("inputs", "1", 2.0, "number of inputs (integer >= 1)"),
+        ],
+        build_minmax,
+    );
+    reg(
+        r,
+        "Saturation",
+        "y = u limited to [lower, upper]; entering and leaving a limit are located zero crossings (logged). Variable `mode`: -1 lower, 0 linear, 1 upper.",
+        "u[in], y[out]",
+        vec![
+            ParamSpec::required("lower", ANY, "lower limit (<= upper)"),
+            ParamSpec::required("upper", ANY, "upper limit"),
+        ],
+        build_saturation,
+    );
+    reg(
+        r,
+        "Lookup1D",
+        "Piecewise-linear table y(u); the table segment is a mode switched at located breakpoint crossings.",
+        "u[in], y[out]",
+        vec![
+            ParamSpec::with(
+                "table",
+                ParamKind::Table { cols: 2 },
+                ParamDefault::Required,
+                "[[x, y], ...] with strictly increasing x",
+            ),
+            ParamSpec::with(
+                "extrapolate",
+                ParamKind::Choice(&["hold", "linear"]),
+                ParamDefault::Value(json!("hold")),
+                "outside the table: \"hold\" the end values or extend the end segments \"linear\"ly",
+            ),
+        ],
+        build_lookup,
+    );
+    reg(
+        r,
+        "Relational",
+        "y = 1 if `u1 op u2` else 0; the result changes only at located crossings of u1 − u2 (logged).",
+        "u1[in], u2[in], y[out]",
+        vec![ParamSpec::with(
+            "op",
+            ParamKind::Choice(RELATIONAL_OPS),
+            ParamDefault::Required,
+            "comparison: \"<\", \"<=\", \">\", \">=\", \"==\" or \"!=\"",
+        )],
+        build_relational,
+    );
+    reg(
+        r,
+        "Switch",
+        "y = u1 when u2 >= threshold, else u3; switches only at located crossings of u2 − threshold (logged). Variable `mode`: 1 passing u1, 3 passing u3.",
+        "u1[in], u2[in], u3[in], y[out]",
+        vec![ParamSpec::required("threshold", ANY, "control threshold on u2")],
+        |p| {
+            Ok(Box::new(Switch {
+                threshold: p.num("threshold")?,
+                first: true,
+                clock: RunClock::new(),
+            }))
+        },
+    );
+}
+
+/// `Gain`: y = k·u.
+#[derive(Debug, Clone)]
+pub struct Gain {
+    k: f64,
+}
+
+impl Block for Gain {
+    fn type_name(&self) -> &'static str {
+        "Gain"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u"), PortDecl::output("y")]
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.k * cx.u[0];
+    }
+}
+
+/// Parse a per-input operator string: one entry per character, each one of `allowed`.
+fn parse_ops(p: &Params, name: &str, allowed: [char; 2]) -> Result<Vec<bool>, ParamError> {
+    let s = p.text(name)?;
+    if s.is_empty() {
+        return Err(p.invalid(
+            name,
+            format!(
+                "is empty; give one '{}' or '{}' per input",
+                allowed[0], allowed[1]
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(s.len());
+    for (i, c) in s.chars().enumerate() {
+        if c == allowed[0] {
+            out.push(true);
+        } else if c == allowed[1] {
+            out.push(false);
+        } else {
+            return Err(p.invalid(
+                name,
+                format!(
+                    "\"{s}\": character {} is '{c}'; only '{}' and '{}' are allowed",
+                    i + 1,
+                    allowed[0],
+                    allowed[1]
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn build_sum(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let plus = parse_ops(p, "signs", ['+', '-'])?;
+    let signs = plus.iter().map(|&s| if s { 1.0 } else { -1.0 }).collect();
+    Ok(Box::new(Sum { signs }))
+}
+
+/// `Sum`: y = Σ sign_i·u_i.
+#[derive(Debug, Clone)]
+pub struct Sum {
+    signs: Vec<f64>,
+}
+
+impl Block for Sum {
+    fn type_name(&self) -> &'static str {
+        "Sum"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        let mut p = numbered_inputs(self.signs.len());
+        p.push(PortDecl::output("y"));
+        p
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.signs.iter().zip(cx.u).map(|(s, u)| s * u).sum();
+    }
+}
+
+fn build_product(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let mul = parse_ops(p, "ops", ['*', '/'])?;
+    Ok(Box::new(Product { mul }))
+}
+
+/// `Product`: y = Π u_i^(±1). Division by zero follows IEEE arithmetic (inf or NaN).
+#[derive(Debug, Clone)]
+pub struct Product {
+    mul: Vec<bool>,
+}
+
+impl Block for Product {
+    fn type_name(&self) -> &'static str {
+        "Product"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        let mut p = numbered_inputs(self.mul.len());
+        p.push(PortDecl::output("y"));
+        p
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        let mut acc = 1.0;
+        for (&m, &u) in self.mul.iter().zip(cx.u) {
+            if m {
+                acc *= u;
+            } else {
+                acc /= u;
+            }
+        }
+        y[0] = acc;
+    }
+}
+
+/// `Abs`: y = |u|, with the sign of u as a mode (guard `±u`) so the kink is located.
+#[derive(Debug, Clone)]
+pub struct Abs {
+    neg: bool,
+}
+
+impl Block for Abs {
+    fn type_name(&self) -> &'static str {
+        "Abs"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u"), PortDecl::output("y")]
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "sign".into()
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = if self.neg { -cx.u[0] } else { cx.u[0] };
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        g[0] = if self.neg { -cx.u[0] } else { cx.u[0] };
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let u = cx.u[0];
+        let valid = if self.neg { u <= 0.0 } else { u >= 0.0 };
+        if valid || u.is_nan() {
+            return false;
+        }
+        self.neg = !self.neg;
+        true
+    }
+}
+
+fn build_minmax(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let max = match p.text("op")? {
+        "min" => false,
+        "max" => true,
+        other => {
+            return Err(p.invalid("op", format!("must be \"min\" or \"max\", got \"{other}\"")))
+        }
+    };
+    let n = count_param(p, "inputs", 1)?;
+    Ok(Box::new(MinMax { max, n, sel: 0 }))
+}
+
+/// `MinMax`: the selected input index is a mode; guards `±(u_sel − u_j)` for every other
+/// input keep it the extreme one until a located crossing.
+#[derive(Debug, Clone)]
+pub struct MinMax {
+    max: bool,
+    n: usize,
+    sel: usize,
+}
+
+impl MinMax {
+    /// `u_a` is at least as extreme as `u_b`, as a guard value.
+    fn margin(&self, a: f64, b: f64) -> f64 {
+        if self.max {
+            a - b
+        } else {
+            b - a
+        }
+    }
+}
+
+impl Block for MinMax {
+    fn type_name(&self) -> &'static str {
+        "MinMax"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        let mut p = numbered_inputs(self.n);
+        p.push(PortDecl::output("y"));
+        p
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("selected", VarSource::Custom(0))]
+    }
+    fn var(&self, _cx: &Cx, _i: usize) -> f64 {
+        (self.sel + 1) as f64
+    }
+    fn n_guards(&self) -> usize {
+        self.n - 1
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.u[self.sel.min(self.n - 1)];
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        let s = self.sel.min(self.n - 1);
+        let us = cx.u[s];
+        for (k, gk) in g.iter_mut().enumerate() {
+            let j = if k < s { k } else { k + 1 };
+            *gk = self.margin(us, cx.u[j]);
+        }
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let s = self.sel.min(self.n - 1);
+        let us = cx.u[s];
+        if (0..self.n).all(|j| !(self.margin(us, cx.u[j]) < 0.0)) {
+            return false;
+        }
+        let mut best = 0;
+        for j in 1..self.n {
+            if self.margin(cx.u[j], cx.u[best]) > 0.0 {
+                best = j;
+            }
+        }
+        let changed = best != self.sel;
+        self.sel = best;
+        changed
+    }
+}
+
+fn build_saturation(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let lower = p.num("lower")?;
+    let upper = p.num("upper")?;
+    if lower > upper {
+        return Err(p.invalid("lower", format!("must be <= upper ({upper}), got {lower}")));
+    }
+    Ok(Box::new(Saturation {
+        lower,
+        upper,
+        mode: SatMode::Linear,
+        clock: RunClock::new(),
+    }))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SatMode {
+    Lower,
+    Linear,
+    Upper,
+}
+
+impl SatMode {
+    fn code(self) -> f64 {
+        match self {
+            SatMode::Lower => -1.0,
+            SatMode::Linear => 0.0,
+            SatMode::Upper => 1.0,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            SatMode::Lower => "lower",
+            SatMode::Linear => "linear",
+            SatMode::Upper => "upper",
+        }
+    }
+}
+
+/// `Saturation`: modes linear / lower / upper. Guards (valid while >= 0): linear
+/// `u − lower`, `upper − u`; lower `lower − u`; upper `u − upper`.
+#[derive(Debug, Clone)]
+pub struct Saturation {
+    lower: f64,
+    upper: f64,
+    mode: SatMode,
+    clock: RunClock,
+}
+
+impl Saturation {
+    fn valid(&self, m: SatMode, u: f64) -> bool {
+        match m {
+            SatMode::Linear => u >= self.lower && u <= self.upper,
+            SatMode::Lower => u <= self.lower,
+            SatMode::Upper => u >= self.upper,
+        }
+    }
+}
+
+impl Block for Saturation {
+    fn type_name(&self) -> &'static str {
+        "Saturation"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u"), PortDecl::output("y")]
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("mode", VarSource::Custom(0))]
+    }
+    fn var(&self, _cx: &Cx, _i: usize) -> f64 {
+        self.mode.code()
+    }
+    fn n_guards(&self) -> usize {
+        2
+    }
+    fn guard_name(&self, i: usize) -> String {
+        if i == 0 { "lower" } else { "upper" }.into()
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = match self.mode {
+            SatMode::Linear => cx.u[0],
+            SatMode::Lower => self.lower,
+            SatMode::Upper => self.upper,
+        };
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        let u = cx.u[0];
+        match self.mode {
+            SatMode::Linear => {
+                g[0] = u - self.lower;
+                g[1] = self.upper - u;
+            }
+            SatMode::Lower => {
+                g[0] = self.lower - u;
+                g[1] = 1.0;
+            }
+            SatMode::Upper => {
+                g[0] = 1.0;
+                g[1] = u - self.upper;
+            }
+        }
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let fresh = self.clock.fresh(cx.t);
+        let u = cx.u[0];
+        if self.valid(self.mode, u) || u.is_nan() {
+            return false;
+        }
+        let new = if u > self.upper {
+            SatMode::Upper
+        } else if u < self.lower {
+            SatMode::Lower
+        } else {
+            SatMode::Linear
+        };
+        let old = self.mode;
+        self.mode = new;
+        if !fresh {
+            cx.log(
+                EventTag::ZeroCrossing,
+                format!("{} -> {}, u = {u}", old.name(), new.name()),
+            );
+        }
+        true
+    }
+}
+
+fn build_lookup(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let (x, y) = p.xy_table("table")?;
+    let linear = p.text("extrapolate")? == "linear";
+    Ok(Box::new(Lookup1D {
+        x,
+        y,
+        linear,
+        seg: 0,
+    }))
+}
+
+/// `Lookup1D`: piecewise-linear interpolation. Mode `seg` = number of breakpoints `<= u`
+/// (0..=n); guards `u − x[seg−1]` and `x[seg] − u` keep it until a located crossing, so a
+/// step never straddles a kink.
+#[derive(Debug, Clone)]
+pub struct Lookup1D {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    linear: bool,
+    seg: usize,
+}
+
+impl Lookup1D {
+    fn value(&self, s: usize, u: f64) -> f64 {
+        let n = self.x.len();
+        if n == 1 {
+            return self.y[0];
+        }
+        // Line through points (k, k+1).
+        let k = if s == 0 {
+            if !self.linear {
+                return self.y[0];
+            }
+            0
+        } else if s >= n {
+            if !self.linear {
+                return self.y[n - 1];
+            }
+            n - 2
+        } else {
+            s - 1
+        };
+        let (x0, x1, y0, y1) = (self.x[k], self.x[k + 1], self.y[k], self.y[k + 1]);
+        y0 + (y1 - y0) * (u - x0) / (x1 - x0)
+    }
+    fn valid(&self, s: usize, u: f64) -> bool {
+        let lo = s == 0 || u >= self.x[s - 1];
+        let hi = s >= self.x.len() || u <= self.x[s];
+        lo && hi
+    }
+}
+
+impl Block for Lookup1D {
+    fn type_name(&self) -> &'static str {
+        "Lookup1D"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u"), PortDecl::output("y")]
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("segment", VarSource::Custom(0))]
+    }
+    fn var(&self, _cx: &Cx, _i: usize) -> f64 {
+        self.seg as f64
+    }
+    fn n_guards(&self) -> usize {
+        2
+    }
+    fn guard_name(&self, i: usize) -> String {
+        if i == 0 {
+            "segment_low"
+        } else {
+            "segment_high"
+        }
+        .into()
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.value(self.seg, cx.u[0]);
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        let u = cx.u[0];
+        let s = self.seg;
+        g[0] = if s == 0 { 1.0 } else { u - self.x[s - 1] };
+        g[1] = if s >= self.x.len() {
+            1.0
+        } else {
+            self.x[s] - u
+        };
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let u = cx.u[0];
+        if u.is_nan() || self.valid(self.seg, u) {
+            return false;
+        }
+        self.seg = self.x.partition_point(|&xi| xi <= u);
+        true
+    }
+}
+
+fn build_relational(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let op = match p.text("op")? {
+        "<" => RelOp::Lt,
+        "<=" => RelOp::Le,
+        ">" => RelOp::Gt,
+        ">=" => RelOp::Ge,
+        "==" => RelOp::Eq,
+        "!=" => RelOp::Ne,
+        other => {
+            return Err(p.invalid(
+                "op",
+                format!("\"{other}\" is not one of \"<\", \"<=\", \">\", \">=\", \"==\", \"!=\""),
+            ))
+        }
+    };
+    Ok(Box::new(Relational {
+        op,
+        sign: Sign::Zero,
+        clock: RunClock::new(),
+    }))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RelOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+/// Sign of `u1 − u2`, the Relational mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sign {
+    Neg,
+    Zero,
+    Pos,
+}
+
+impl Sign {
+    fn of(d: f64) -> Option<Sign> {
+        if d > 0.0 {
+            Some(Sign::Pos)
+        } else if d < 0.0 {
+            Some(Sign::Neg)
+        } else if d == 0.0 {
+            Some(Sign::Zero)
+        } else {
+            None
+        }
+    }
+}
+
+/// `Relational`: the mode is the sign of `d = u1 − u2` (negative, zero, positive), changed
+/// only at events; guards: positive `d`, negative `−d`, zero both `d` and `−d` (so leaving
+/// an exact equality is located too). y is the comparison evaluated on the mode.
+#[derive(Debug, Clone)]
+pub struct Relational {
+    op: RelOp,
+    sign: Sign,
+    clock: RunClock,
+}
+
+impl Relational {
+    fn result(&self, s: Sign) -> bool {
+        match self.op {
+            RelOp::Lt => s == Sign::Neg,
+            RelOp::Le => s != Sign::Pos,
+            RelOp::Gt => s == Sign::Pos,
+            RelOp::Ge => s != Sign::Neg,
+            RelOp::Eq => s == Sign::Zero,
+            RelOp::Ne => s != Sign::Zero,
+        }
+    }
+}
+
+impl Block for Relational {
+    fn type_name(&self) -> &'static str {
+        "Relational"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::input("u1"),
+            PortDecl::input("u2"),
+            PortDecl::output("y"),
+        ]
+    }
+    fn n_guards(&self) -> usize {
+        2
+    }
+    fn guard_name(&self, i: usize) -> String {
+        if i == 0 { "crossing" } else { "leave_equal" }.into()
+    }
+    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+        y[0] = if self.result(self.sign) { 1.0 } else { 0.0 };
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        let d = cx.u[0] - cx.u[1];
+        match self.sign {
+            Sign::Pos => {
+                g[0] = d;
+                g[1] = 1.0;
+            }
+            Sign::Neg => {
+                g[0] = -d;
+                g[1] = 1.0;
+            }
+            Sign::Zero => {
+                g[0] = d;
+                g[1] = -d;
+            }
+        }
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let fresh = self.clock.fresh(cx.t);
+        let d = cx.u[0] - cx.u[1];
+        let Some(s) = Sign::of(d) else { return false };
+        if s == self.sign {
+            return false;
+        }
+        let (y0, y1) = (self.result(self.sign), self.result(s));
+        self.sign = s;
+        if y0 != y1 && !fresh {
+            cx.log(
+                EventTag::ZeroCrossing,
+                format!("y -> {}, u1 - u2 = {d:.3e}", if y1 { 1 } else { 0 }),
+            );
+        }
+        y0 != y1
+    }
+}
+
+/// `Switch`: y = u1 while the mode `first` holds, else u3. Mode `first = u2 >= threshold`
+/// set at events; guard `u2 − threshold` (first) or `threshold − u2` (third).
+#[derive(Debug, Clone)]
+pub struct Switch {
+    threshold: f64,
+    first: bool,
+    clock: RunClock,
+}
+
+impl Block for Switch {
+    fn type_name(&self) -> &'static str {
+        "Switch"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::input("u1"),
+            PortDecl::input("u2"),
+            PortDecl::input("u3"),
+            PortDecl::output("y"),
+        ]
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("mode", VarSource::Custom(0))]
+    }
+    fn var(&self, _cx: &Cx, _i: usize) -> f64 {
+        if self.first {
+            1.0
+        } else {
+            3.0
+        }
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "threshold".into()
+    }
+    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+        y[0] = if self.first { cx.u[0] } else { cx.u[2] };
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        let d = cx.u[1] - self.threshold;
+        g[0] = if self.first { d } else { -d };
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let fresh = self.clock.fresh(cx.t);
+        let d = cx.u[1] - self.threshold;
+        if d.is_nan() {
+            return false;
+        }
+        let first = d >= 0.0;
+        if first == self.first {
+            return false;
+        }
+        self.first = first;
+        if !fresh {
+            cx.log(
+                EventTag::ZeroCrossing,
+                format!(
+                    "passing {}, u2 = {}",
+                    if first { "u1" } else { "u3" },
+                    cx.u[1]
+                ),
+            );
+        }
+        true
+    }
+}

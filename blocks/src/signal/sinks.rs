@@ -1,0 +1,48 @@
+//! Sinks: StopSimulation.
+
+use drivelink_core::{Block, Cx, EventCx, PortDecl, Registry};
+
+use super::reg;
+
+/// Register the sinks.
+pub fn register(r: &mut Registry) {
+    reg(
+        r,
+        "StopSimulation",
+        "Stops the run (status \"stopped\") at the first instant the input is non-zero; a continuous input leaving zero is located by the guard −|u|, a switching input (Relational, Step) stops at its own event.",
+        "u[in]",
+        vec![],
+        |_| Ok(Box::new(StopSimulation)),
+    );
+}
+
+/// `StopSimulation`: guard `−|u|` (valid while u = 0) locates a continuous input leaving
+/// zero; `update_modes` requests the stop whenever `u != 0` at an event instant, which
+/// also covers inputs that jump at another block's event (Relational, Step, ...).
+#[derive(Debug, Clone)]
+pub struct StopSimulation;
+
+impl Block for StopSimulation {
+    fn type_name(&self) -> &'static str {
+        "StopSimulation"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::input("u")]
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "nonzero".into()
+    }
+    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+        g[0] = -cx.u[0].abs();
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let u = cx.u[0];
+        if u != 0.0 && !u.is_nan() {
+            *cx.stop = true;
+        }
+        false
+    }
+}
