@@ -14,7 +14,10 @@ pub mod signal;
 pub mod util;
 pub mod vehicle;
 
-use drivelink_core::Registry;
+use drivelink_core::Block;
+use drivelink_core::{
+    BlockBuild, BlockType, ParamDefault, ParamError, ParamSpec, ParamValue, Params, Registry,
+};
 
 /// The registry of every library block.
 pub fn registry() -> Registry {
@@ -23,5 +26,51 @@ pub fn registry() -> Registry {
     mech::register(&mut r);
     powertrain::register(&mut r);
     vehicle::register(&mut r);
+    register_abs(&mut r);
     r
+}
+
+/// `Abs` names two blocks in the catalogue (NETLIST.md): the math block `|u|` (u -> y, no
+/// parameters) and the vehicle ABS controller (demand, slip -> torque, with the brakes
+/// seed's parameters). One registered type serves both: without parameters it is `|u|`;
+/// with any ABS parameter (for example `"enabled": true`) it is the controller, the
+/// parameters not given taking the seed's defaults.
+fn register_abs(r: &mut Registry) {
+    let params: Vec<ParamSpec> = vehicle::abs::specs()
+        .into_iter()
+        .map(|mut s| {
+            s.default = ParamDefault::Optional;
+            s
+        })
+        .collect();
+    r.register(BlockType {
+        name: "Abs",
+        category: "signal / vehicle",
+        doc: "Without parameters: y = |u| (math, located sign changes). With any parameter: the anti-lock braking controller (demand, slip -> torque), every unspecified parameter at its seed default (enabled=false, mode=simple, trigger=peak_slip_offset, min_slip_offset=0.3, max_slip_offset=1.5, min_slip=0.5, max_slip=5, min_pressure_ratio=0.25, valve_positions=2, peak_slip=tire extremum slip, cycle_time=0.01 s).",
+        params,
+        build: BlockBuild::Primitive(build_abs),
+        ports_doc: "u[in] -> y[out] (no parameters); demand[in], slip[in] -> torque[out] (ABS controller)",
+    });
+}
+
+fn build_abs(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    if p.values.is_empty() {
+        return signal::math::build_abs_value(p);
+    }
+    let mut full = p.clone();
+    for spec in vehicle::abs::specs() {
+        if full.values.contains_key(spec.name) {
+            continue;
+        }
+        let v = match &spec.default {
+            ParamDefault::Value(serde_json::Value::Number(n)) => {
+                ParamValue::Number(n.as_f64().unwrap_or(f64::NAN))
+            }
+            ParamDefault::Value(serde_json::Value::Bool(b)) => ParamValue::Bool(*b),
+            ParamDefault::Value(serde_json::Value::String(s)) => ParamValue::Text(s.clone()),
+            _ => continue,
+        };
+        full.values.insert(spec.name.to_string(), v);
+    }
+    vehicle::abs::build(&full)
 }

@@ -58,7 +58,7 @@ pub fn register(r: &mut Registry) {
         "y = |u|; the sign of u is a mode switched at located zero crossings.",
         "u[in], y[out]",
         vec![],
-        |_| Ok(Box::new(Abs { neg: false })),
+        build_abs_value,
     );
     reg(
         r,
@@ -787,4 +787,9 @@ impl Block for Switch {
         }
         true
     }
+}
+
+/// Build the `|u|` block.
+pub(crate) fn build_abs_value(_p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    Ok(Box::new(Abs { neg: false }))
 }

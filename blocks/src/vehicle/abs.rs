@@ -47,24 +47,30 @@ pub(crate) fn register(r: &mut Registry) {
         "Abs",
         "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio.",
         "demand[in], slip[in] -> torque[out]",
-        vec![
-            ParamSpec::with("enabled", ParamKind::Bool, ParamDefault::Value(json!(false)), "whether the ABS modulates the brake torque"),
-            ParamSpec::with("mode", ParamKind::Choice(&["simple", "multi_position", "continuous"]), ParamDefault::Value(json!("simple")), "relief valve operation mode"),
-            ParamSpec::with("trigger", ParamKind::Choice(&["peak_slip_offset", "custom_slip"]), ParamDefault::Value(json!("peak_slip_offset")), "how the slip band is given"),
-            ParamSpec::number("min_slip_offset", "m/s", 0.3, "peak_slip_offset: ABS triggers beyond peak_slip + this"),
-            ParamSpec::number("max_slip_offset", "m/s", 1.5, "peak_slip_offset: maximum relief beyond peak_slip + this"),
-            ParamSpec::number("min_slip", "m/s", 0.5, "custom_slip: ABS triggers beyond this slip (>= 0)"),
-            ParamSpec::number("max_slip", "m/s", 5.0, "custom_slip: maximum relief beyond this slip (> min_slip for multi_position/continuous)"),
-            ParamSpec::number("min_pressure_ratio", "1", 0.25, "pressure ratio with the ABS in full effect, in [0, 1]"),
-            ParamSpec::number("valve_positions", "1", 2.0, "multi_position: number of valve ratios, integer in [2, 8]"),
-            ParamSpec::number("peak_slip", "m/s", super::tire::DEFAULT_EXTREMUM_SLIP, "slip of the tire's peak grip (its extremum_slip, >= 0)"),
-            ParamSpec::number("cycle_time", "s", 0.01, "controller cycle (sample) time (> 0)"),
-        ],
+        specs(),
         build,
     );
 }
 
-fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+/// The ABS controller's parameters (names and defaults of the Vehicle Physics brakes seed).
+pub(crate) fn specs() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::with("enabled", ParamKind::Bool, ParamDefault::Value(json!(false)), "whether the ABS modulates the brake torque"),
+        ParamSpec::with("mode", ParamKind::Choice(&["simple", "multi_position", "continuous"]), ParamDefault::Value(json!("simple")), "relief valve operation mode"),
+        ParamSpec::with("trigger", ParamKind::Choice(&["peak_slip_offset", "custom_slip"]), ParamDefault::Value(json!("peak_slip_offset")), "how the slip band is given"),
+        ParamSpec::number("min_slip_offset", "m/s", 0.3, "peak_slip_offset: ABS triggers beyond peak_slip + this"),
+        ParamSpec::number("max_slip_offset", "m/s", 1.5, "peak_slip_offset: maximum relief beyond peak_slip + this"),
+        ParamSpec::number("min_slip", "m/s", 0.5, "custom_slip: ABS triggers beyond this slip (>= 0)"),
+        ParamSpec::number("max_slip", "m/s", 5.0, "custom_slip: maximum relief beyond this slip (> min_slip for multi_position/continuous)"),
+        ParamSpec::number("min_pressure_ratio", "1", 0.25, "pressure ratio with the ABS in full effect, in [0, 1]"),
+        ParamSpec::number("valve_positions", "1", 2.0, "multi_position: number of valve ratios, integer in [2, 8]"),
+        ParamSpec::number("peak_slip", "m/s", super::tire::DEFAULT_EXTREMUM_SLIP, "slip of the tire's peak grip (its extremum_slip, >= 0)"),
+        ParamSpec::number("cycle_time", "s", 0.01, "controller cycle (sample) time (> 0)"),
+    ]
+}
+
+/// Build the ABS controller from resolved parameters.
+pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let enabled = p.bool("enabled")?;
     let mode = match p.text("mode")? {
         "simple" => AbsMode::Simple,
