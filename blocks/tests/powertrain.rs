@@ -217,3 +217,33 @@ fn crcr_ratios_in_every_gear_including_reverse() {
         );
     }
 }
+
+#[test]
+fn torque_converter_lag_is_first_order_towards_the_steady_torque() {
+    let tc = 0.1;
+    let mut c = build("TorqueConverter", json!({"time_constant": tc}));
+    assert_eq!(c.n_states(), 1);
+    let w = 2000.0 * RPM;
+    let ss = (w / 12.2938_f64).powi(2);
+    let v = [w, 0.0];
+    let zeros = [0.0, 0.0];
+    let modes: Vec<FrictionMode> = vec![];
+    let x = [100.0];
+    let cx = Cx {
+        t: 0.0,
+        x: &x,
+        u: &[],
+        v: &v,
+        q: &zeros,
+        a: &zeros,
+        lambda: &[],
+        modes: &modes,
+    };
+    let mut dx = [0.0];
+    c.derivatives(&cx, &mut dx);
+    assert!((dx[0] - (ss - 100.0) / tc).abs() < 1e-9);
+    // The lagged impeller torque acts on the shafts, the turbine keeps the stall ratio.
+    let mut f = [0.0, 0.0];
+    c.forces(&cx, &mut f);
+    assert!((f[0] + 100.0).abs() < 1e-12 && (f[1] - 2.232 * 100.0).abs() < 1e-9);
+}
