@@ -6,9 +6,8 @@
 //! transmitted from flange_a to flange_b (it accelerates b by +tau and a by −tau).
 
 use drivelink_core::{
-    BlockBuild, BlockType, Constraint, Cx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
-    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row,
-    RowKind, VarDecl, VarSource,
+    Constraint, Cx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault, ParamError,
+    ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -24,22 +23,16 @@ fn req(name: &'static str, unit: &'static str, doc: &'static str) -> ParamSpec {
     ParamSpec::required(name, unit, doc)
 }
 
-fn reg(
+/// Register one primitive mechanical block type.
+pub(crate) fn reg(
     r: &mut Registry,
     name: &'static str,
     doc: &'static str,
     ports_doc: &'static str,
     params: Vec<ParamSpec>,
-    build: fn(&Params) -> Result<Box<dyn Block>, ParamError>,
+    build: crate::util::Build,
 ) {
-    r.register(BlockType {
-        name,
-        category: "mechanical",
-        doc,
-        params,
-        build: BlockBuild::Primitive(build),
-        ports_doc,
-    });
+    crate::util::register_primitive(r, "mechanical", name, doc, ports_doc, params, build);
 }
 
 /// Register the mechanical blocks.

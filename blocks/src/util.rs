@@ -1,4 +1,30 @@
-//! Shared helpers of the block library: table interpolation.
+//! Shared helpers of the block library: registration of primitive blocks, table
+//! interpolation.
+
+use drivelink_core::{Block, BlockBuild, BlockType, ParamError, ParamSpec, Params, Registry};
+
+/// The constructor of a primitive block from resolved parameters.
+pub type Build = fn(&Params) -> Result<Box<dyn Block>, ParamError>;
+
+/// Register one primitive block type of `category`.
+pub fn register_primitive(
+    r: &mut Registry,
+    category: &'static str,
+    name: &'static str,
+    doc: &'static str,
+    ports_doc: &'static str,
+    params: Vec<ParamSpec>,
+    build: Build,
+) {
+    r.register(BlockType {
+        name,
+        category,
+        doc,
+        params,
+        build: BlockBuild::Primitive(build),
+        ports_doc,
+    });
+}
 
 /// A piecewise-linear table `y(x)` with a strictly increasing axis.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@
 //!   a run (detected by time going backwards, see [`RunClock`]), so a model can be run twice.
 //! - `outputs`, `derivatives` and `guards` do not allocate.
 
-use drivelink_core::{Block, BlockBuild, BlockType, ParamError, ParamSpec, Params, Registry};
+use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 
 pub mod continuous;
 pub mod discrete;
@@ -38,16 +38,9 @@ pub(crate) fn reg(
     doc: &'static str,
     ports_doc: &'static str,
     params: Vec<ParamSpec>,
-    build: fn(&Params) -> Result<Box<dyn Block>, ParamError>,
+    build: crate::util::Build,
 ) {
-    r.register(BlockType {
-        name,
-        category: "signal",
-        doc,
-        params,
-        build: BlockBuild::Primitive(build),
-        ports_doc,
-    });
+    crate::util::register_primitive(r, "signal", name, doc, ports_doc, params, build);
 }
 
 /// Detects the start of a new run from inside `update_modes`: the first call ever, or a

@@ -15,7 +15,7 @@
 //! Zero-slip handling (exact rest, no chatter) comes from the network's stuck/slip event
 //! machine: tire contacts and differential locks are friction joints (see each submodule).
 
-use drivelink_core::{Block, BlockBuild, BlockType, ParamError, ParamSpec, Params, Registry};
+use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 
 pub mod abs;
 pub mod body;
@@ -32,16 +32,9 @@ pub(crate) fn reg(
     doc: &'static str,
     ports_doc: &'static str,
     params: Vec<ParamSpec>,
-    build: fn(&Params) -> Result<Box<dyn Block>, ParamError>,
+    build: crate::util::Build,
 ) {
-    r.register(BlockType {
-        name,
-        category: "vehicle",
-        doc,
-        params,
-        build: BlockBuild::Primitive(build),
-        ports_doc,
-    });
+    crate::util::register_primitive(r, "vehicle", name, doc, ports_doc, params, build);
 }
 
 /// A finite number parameter.
