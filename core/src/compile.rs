@@ -386,24 +386,7 @@ fn flatten(
                     Err(e) => errors.push(e),
                 }
             }
-            let inner_scope = match resolve_parameters(&inner.parameters, &overrides, &full) {
-                Ok(s) => s,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let sub_prefix = format!("{full}.");
-            flatten(
-                inner,
-                reg,
-                &sub_prefix,
-                Rc::new(inner_scope),
-                out,
-                errors,
-                depth + 1,
-            );
-            export(inner, &full, &sub_prefix, out, errors);
+            expand(inner, &overrides, &full, reg, out, errors, depth);
             continue;
         }
         let Some(t) = reg.get(&b.type_name) else {
@@ -432,27 +415,7 @@ fn flatten(
                     }
                 };
                 match f(&params) {
-                    Ok(inner) => {
-                        let inner_scope =
-                            match resolve_parameters(&inner.parameters, &Scope::new(), &full) {
-                                Ok(s) => s,
-                                Err(e) => {
-                                    errors.push(e);
-                                    continue;
-                                }
-                            };
-                        let sub_prefix = format!("{full}.");
-                        flatten(
-                            &inner,
-                            reg,
-                            &sub_prefix,
-                            Rc::new(inner_scope),
-                            out,
-                            errors,
-                            depth + 1,
-                        );
-                        export(&inner, &full, &sub_prefix, out, errors);
-                    }
+                    Ok(inner) => expand(&inner, &Scope::new(), &full, reg, out, errors, depth),
                     Err(e) => errors.push(Error::Param(e)),
                 }
             }
@@ -479,6 +442,38 @@ fn flatten(
             out.log.push(full);
         }
     }
+}
+
+/// Flatten the inner diagram of subsystem or composite block `full`: resolve its parameters
+/// (with `overrides` from the outer block), flatten it under `full.` and register its
+/// exported ports and aliases.
+fn expand(
+    inner: &Diagram,
+    overrides: &Scope,
+    full: &str,
+    reg: &Registry,
+    out: &mut Flat,
+    errors: &mut Vec<Error>,
+    depth: usize,
+) {
+    let inner_scope = match resolve_parameters(&inner.parameters, overrides, full) {
+        Ok(s) => s,
+        Err(e) => {
+            errors.push(e);
+            return;
+        }
+    };
+    let sub_prefix = format!("{full}.");
+    flatten(
+        inner,
+        reg,
+        &sub_prefix,
+        Rc::new(inner_scope),
+        out,
+        errors,
+        depth + 1,
+    );
+    export(inner, full, &sub_prefix, out, errors);
 }
 
 /// Evaluate `params` (name, raw) in an existing scope (for subsystem overrides).
