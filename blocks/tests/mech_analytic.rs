@@ -315,3 +315,41 @@ fn spring_damper_two_mass_oscillator_frequency_and_decay() {
     assert!((p - 3.0).abs() < 1e-9);
     assert_energy_closes(&mut m, 1e-8);
 }
+
+#[test]
+fn two_parallel_clutches_lock_together_with_redundant_constraints() {
+    // Two identical clutches between the same shafts: when the slip reaches zero both lock,
+    // which gives two identical (redundant, consistent) constraint rows. The lock time uses
+    // the sum of both kinetic torques; the held torque is shared (minimum-norm split).
+    let mut d = Diagram::new("parallel");
+    d.add("J1", "Inertia", json!({"J": 1.0, "w0": 10.0}));
+    d.add("J2", "Inertia", json!({"J": 2.0}));
+    d.add("c1", "Clutch", json!({"mu": 0.5, "fn_max": 5.0}));
+    d.add("c2", "Clutch", json!({"mu": 0.5, "fn_max": 5.0}));
+    d.add("one", "Constant", json!({"value": 1.0}));
+    d.add("tq", "Constant", json!({"value": 1.5}));
+    d.add("src", "TorqueSource", json!({}));
+    d.connect(&["tq.y", "src.tau"]);
+    d.connect(&["src.flange", "J1.flange", "c1.flange_a", "c2.flange_a"]);
+    d.connect(&["J2.flange", "c1.flange_b", "c2.flange_b"]);
+    d.connect(&["one.y", "c1.f", "c2.f"]);
+    d.log(&["J1.w", "J2.w", "c1.tau", "c2.tau"]);
+    d.settings.stop_time = 3.0;
+    let (mut m, r) = run(&d);
+    let (l1, l2) = (
+        event_times(&r, "c1", EventTag::Lock),
+        event_times(&r, "c2", EventTag::Lock),
+    );
+    assert_eq!((l1.len(), l2.len()), (1, 1), "{:?}", r.events);
+    assert_eq!(l1[0], l2[0]);
+    // Relative deceleration: J1 gets 1.5 − 5, J2 gets +5: slip rate = 3.5/1 + 5/2 = 6.
+    assert!((l1[0] - 10.0 / 6.0).abs() < 1e-7, "lock at {}", l1[0]);
+    // Locked: the source torque is shared, J2 needs 1.5·2/3 = 1 N·m, half through each.
+    let (t1, t2) = (r.last("c1.tau").unwrap(), r.last("c2.tau").unwrap());
+    assert!(
+        (t1 - 0.5).abs() < 1e-9 && (t2 - 0.5).abs() < 1e-9,
+        "{t1} {t2}"
+    );
+    assert!((r.last("J1.w").unwrap() - r.last("J2.w").unwrap()).abs() < 1e-9);
+    assert_energy_closes(&mut m, 1e-6);
+}
