@@ -102,7 +102,8 @@ pub fn schema(reg: &Registry) -> Value {
             "signals": signals,
             "panels": {"type": "array", "minItems": 1, "items": signals},
             "unit": {"enum": units},
-            "width": integer, "height": integer, "event_markers": {"type": "boolean"}
+            "width": integer, "height": integer, "event_markers": {"type": "boolean"},
+            "ylim": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}
         },
         "oneOf": [{"required": ["signals"]}, {"required": ["panels"]}]
     });

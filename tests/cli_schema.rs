@@ -27,6 +27,7 @@ const KNOWN: &[&str] = &[
     "const",
     "items",
     "minItems",
+    "maxItems",
     "oneOf",
     "anyOf",
     "$ref",
@@ -129,6 +130,11 @@ fn validate(root: &Value, s: &Value, v: &Value, path: &str, errs: &mut Vec<Strin
         if let Some(n) = s.get("minItems") {
             if (items.len() as u64) < n.as_u64().unwrap() {
                 errs.push(format!("{path}: fewer than {n} items"));
+            }
+        }
+        if let Some(n) = s.get("maxItems") {
+            if (items.len() as u64) > n.as_u64().unwrap() {
+                errs.push(format!("{path}: more than {n} items"));
             }
         }
         if let Some(is) = s.get("items") {

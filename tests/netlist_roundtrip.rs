@@ -140,3 +140,24 @@ fn full_car_from_rust_round_trips() {
     let back = netlist::load_value(&netlist::to_json(&d), "full_car", Path::new(".")).unwrap();
     assert_eq!(d, back);
 }
+
+#[test]
+fn scope_ylim_loads_saves_and_rejects_bad_ranges() {
+    use drivelink::netlist;
+    let text = r#"{"drivelink": 1, "name": "y",
+        "blocks": [{"name": "c", "type": "Constant", "params": {"value": 1}}],
+        "scopes": [{"name": "s", "signals": ["c.y"], "ylim": [0, 4]}]}"#;
+    let d = netlist::load_str(text, "y.json", std::path::Path::new(".")).unwrap();
+    assert_eq!(d.scopes[0].ylim, Some((0.0, 4.0)));
+    let back =
+        netlist::load_value(&netlist::to_json(&d), "y.json", std::path::Path::new(".")).unwrap();
+    assert_eq!(back, d);
+    let bad = text.replace("[0, 4]", "[4, 0]");
+    let msg = netlist::load_str(&bad, "y.json", std::path::Path::new("."))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("y.json") && msg.contains("scopes[0].ylim"),
+        "{msg}"
+    );
+}

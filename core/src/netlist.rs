@@ -74,6 +74,7 @@ pub const SCOPE_KEYS: &[&str] = &[
     "width",
     "height",
     "event_markers",
+    "ylim",
 ];
 /// Keys of a scope signal object.
 pub const SIGNAL_KEYS: &[&str] = &["signal", "unit", "label"];
@@ -312,6 +313,9 @@ fn scope_json(s: &ScopeSpec) -> Value {
     }
     if s.event_markers {
         m.insert("event_markers".into(), Value::Bool(true));
+    }
+    if let Some((lo, hi)) = s.ylim {
+        m.insert("ylim".into(), serde_json::json!([lo, hi]));
     }
     Value::Object(m)
 }
@@ -1433,6 +1437,23 @@ fn load_scope(cx: &mut Ctx, i: usize, v: &Value, names: &[&str]) -> Option<Scope
             format!("expected true or false, {}", got(other)),
         ),
         None => {}
+    }
+    match m.get("ylim") {
+        None => {}
+        Some(Value::Array(v))
+            if v.len() == 2
+                && v.iter().all(|x| x.as_f64().is_some_and(f64::is_finite))
+                && v[0].as_f64() < v[1].as_f64() =>
+        {
+            s.ylim = Some((v[0].as_f64().unwrap_or(0.0), v[1].as_f64().unwrap_or(1.0)));
+        }
+        Some(other) => cx.err(
+            format!("{path}.ylim"),
+            format!(
+                "expected [low, high] with low < high (display units), {}",
+                got(other)
+            ),
+        ),
     }
     Some(s)
 }

@@ -57,6 +57,9 @@ pub struct ScopeSpec {
     pub height: u32,
     /// Draw vertical markers at logged events (lock, unlock, ...).
     pub event_markers: bool,
+    /// Fixed y-axis range (display units) for every panel; `None` fits the data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ylim: Option<(f64, f64)>,
 }
 
 impl ScopeSpec {
@@ -70,6 +73,7 @@ impl ScopeSpec {
             width: 1200,
             height: 800,
             event_markers: false,
+            ylim: None,
         }
     }
     pub fn title_text(&self) -> &str {

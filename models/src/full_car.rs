@@ -255,7 +255,8 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
         ..ScopeSpec::new("engine", vec![])
     });
     d.scope(ScopeSpec {
-        title: Some("Drive ratio (input/output speed)".into()),
+        title: Some("Drive ratio (input/output speed; undefined in neutral)".into()),
+        ylim: Some((0.0, 4.0)),
         ..ScopeSpec::new(
             "drive_ratio",
             vec![sig("gearbox.ratio").with_label("CR-CR ratio")],

@@ -315,7 +315,10 @@ impl<'a> Plan<'a> {
                     });
                 }
             }
-            p.y_range = padded(range);
+            p.y_range = match scope.ylim {
+                Some((lo, hi)) if lo < hi => (lo, hi),
+                _ => padded(range),
+            };
             if let Some((lo, hi)) = range {
                 let integral = p.signals.iter().all(|s| s.step && s.factor == 1.0);
                 if integral && hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 {
