@@ -38,3 +38,37 @@ fn brake_netlist_stops_the_flywheel_at_j_w0_over_t() {
     assert!((lock[0] - 2.0 * 30.0 / 12.0).abs() < 1e-7);
     assert_eq!(r.last("flywheel.w"), Some(0.0));
 }
+
+#[test]
+fn coast_down_netlist_matches_the_closed_form() {
+    let r = run("mech_coast_down.json");
+    let (m, a, c, v0): (f64, f64, f64, f64) = (1500.0, 150.0, 0.4, 30.0);
+    let exact =
+        |t: f64| (a / c).sqrt() * ((v0 * (c / a).sqrt()).atan() - (a * c).sqrt() * t / m).tan();
+    let v = r.get("car.v").unwrap();
+    for (k, &t) in r.time.iter().enumerate() {
+        assert!(
+            (v[k] - exact(t)).abs() < 1e-6,
+            "t = {t}: {} vs {}",
+            v[k],
+            exact(t)
+        );
+    }
+}
+
+#[test]
+fn breakaway_netlist_breaks_away_at_the_static_capacity() {
+    let r = run("mech_breakaway.json");
+    let unlock: Vec<f64> = r
+        .events_of("clutch", EventTag::Unlock)
+        .map(|e| e.time)
+        .collect();
+    assert_eq!(unlock.len(), 1, "{:?}", r.events);
+    let cap = 1.25 * 0.4 * 10.0;
+    assert!(
+        (unlock[0] - cap * 3.0 / (3.0 * 2.0)).abs() < 1e-7,
+        "at {}",
+        unlock[0]
+    );
+    assert_eq!(r.last("clutch.mode"), Some(-1.0));
+}
