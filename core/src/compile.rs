@@ -17,7 +17,7 @@ use std::rc::Rc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::Value;
 
-use crate::block::{Block, FrictionVar, PortKind, RowKind, VarSource};
+use crate::block::{Block, PortKind, RowKind, VarSource};
 use crate::diagram::{Diagram, PortRef};
 use crate::error::{Error, ParamError};
 use crate::expr::{self, Quantity};
@@ -580,7 +580,6 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         .collect();
     let mut uf = UnionFind((0..total_ports).collect());
     let mut driver: Vec<Option<(usize, usize)>> = vec![None; total_ports]; // In port -> (Out global port, connection)
-    let mut mech_connected = vec![false; total_ports];
     let mut errors = Vec::new();
     for (ci, conn) in flat.connections.iter().enumerate() {
         if conn.len() < 2 {
@@ -649,7 +648,6 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
             let g0 = port_base[resolved[0].0] + resolved[0].1;
             for &(b, p, _) in &resolved {
                 let g = port_base[b] + p;
-                mech_connected[g] = true;
                 uf.union(g0, g);
             }
         } else {
@@ -769,7 +767,6 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let mut x_off = 2 * n;
     let mut g_off = 0;
     let mut errors = Vec::new();
-    let mut mech_decls = Vec::with_capacity(nb);
     for b in 0..nb {
         let decl = blocks[b].mech();
         let l = &mut layout[b];
@@ -826,7 +823,6 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         l.fric = f0..fric_rows.len();
         l.lam_off = n_lam;
         n_lam += l.rows.len() + l.fric.len();
-        mech_decls.push(decl);
     }
     Error::from_list(errors)?;
     let x_blocks = 2 * n;
@@ -955,7 +951,6 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
             all_vars.push((format!("{}.{}", names[b], v.name), r));
         }
     }
-    let _ = FrictionVar::Mode;
     let lookup: HashMap<&str, VarRef> = all_vars.iter().map(|(n, r)| (n.as_str(), *r)).collect();
     let mut wanted: Vec<String> = Vec::new();
     for l in &flat.log {
@@ -1007,8 +1002,6 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         let l = &layout[b];
         blocks[b].initial_states(&mut x0[l.x_off..l.x_off + l.n_x]);
     }
-    let _ = mech_connected;
-    let _ = mech_decls;
     Ok(Model::from_parts(ModelParts {
         name: d.name.clone(),
         settings: d.settings.clone(),

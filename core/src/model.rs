@@ -661,8 +661,6 @@ impl Model {
                 let lost = ke0 - ke1;
                 self.impact_loss += lost;
                 if lost > 1e-9 * ke0.max(1e-9) {
-                    let (b, _, _) = self.fric_owner[0];
-                    let _ = b;
                     self.result.events.push(EventRecord {
                         time: t,
                         block: "network".into(),
