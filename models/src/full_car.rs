@@ -304,7 +304,7 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.settings.stop_time = 50.0;
     d.settings.rtol = 1e-6;
     d.settings.atol = 1e-6;
-    d.settings.output_interval = Some(0.01);
+    d.settings.output_interval = Some(0.02);
     d.settings_given = true;
     d
 }
