@@ -1,5 +1,5 @@
 //! Renders a synthetic engine run (speed in rpm, torque in N·m, a clutch mode as steps, lock
-//! and unlock events) to a PNG (default `/tmp/plots_example.png`) and an SVG next to it.
+//! and unlock events) to a PNG (default `out/plots_example.png`) and an SVG next to it.
 
 use drivelink_core::result::{EventRecord, EventTag, SimResult};
 use drivelink_core::scope::{ScopeSignal, ScopeSpec};
@@ -7,7 +7,7 @@ use drivelink_core::scope::{ScopeSignal, ScopeSpec};
 fn main() {
     let out = std::env::args()
         .nth(1)
-        .unwrap_or_else(|| "/tmp/plots_example.png".into());
+        .unwrap_or_else(|| "out/plots_example.png".into());
     let names = [
         "engine.w",
         "gearbox.w_in",
@@ -92,6 +92,9 @@ fn main() {
         .push(vec![ScopeSignal::new("clutch.mode").with_unit("1")]);
     scope.event_markers = true;
     let png = drivelink_plots::render_scope_png(&r, &scope).expect("render");
+    if let Some(dir) = std::path::Path::new(&out).parent() {
+        std::fs::create_dir_all(dir).expect("create output directory");
+    }
     std::fs::write(&out, png).expect("write png");
     let svg = drivelink_plots::render_scope_svg(&r, &scope).expect("render svg");
     std::fs::write(std::path::Path::new(&out).with_extension("svg"), svg).expect("write svg");
