@@ -8,15 +8,14 @@ pub mod block;
 pub mod compile;
 pub mod diagram;
 pub mod error;
-pub mod expr;
 pub mod model;
 pub mod netlist;
 pub mod network;
 pub mod params;
-pub mod result;
-pub mod scope;
-pub mod suggest;
-pub mod units;
+
+// The leaf crates, re-exported under their old paths.
+pub use drivelink_results::{result, scope};
+pub use drivelink_units::{expr, suggest, units};
 
 pub use block::*;
 pub use compile::compile;
@@ -27,5 +26,5 @@ pub use model::{EnergyAudit, Model};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry,
 };
-pub use result::{EventRecord, EventTag, RunStatus, SimResult};
+pub use result::{EventRecord, EventTag, RunStats, RunStatus, SimResult};
 pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};

@@ -911,7 +911,7 @@ impl Model {
         res.wall_time_s = wall;
         match out {
             Ok(o) => {
-                res.stats = o.stats;
+                res.stats = run_stats(&o.stats);
                 res.end_time = o.end_time;
                 res.status = match o.status {
                     Status::Completed => RunStatus::Completed,
@@ -927,7 +927,7 @@ impl Model {
                 };
             }
             Err(f) => {
-                res.stats = f.stats;
+                res.stats = run_stats(&f.stats);
                 res.end_time = f.end_time;
                 res.status = RunStatus::Failed;
                 res.message = f.error.to_string();
@@ -1067,5 +1067,17 @@ impl HybridSystem for Model {
     }
     fn output(&mut self, t: f64, x: &[f64], _kind: OutputKind) {
         self.record(t, x);
+    }
+}
+
+/// The solver's counters as the result's statistics.
+fn run_stats(s: &drivelink_solver::Stats) -> crate::result::RunStats {
+    crate::result::RunStats {
+        steps: s.steps,
+        rejected_steps: s.rejected_steps,
+        rhs_evals: s.rhs_evals,
+        guard_evals: s.guard_evals,
+        events: s.events,
+        ..Default::default()
     }
 }

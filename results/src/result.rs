@@ -5,9 +5,37 @@
 
 use std::io::{self, BufRead, Write};
 
-pub use drivelink_solver::Stats;
 
 use crate::scope::ScopeSpec;
+
+/// Counters of one run: the solver's work and the model's evaluations.
+///
+/// `rhs_evals` counts derivative evaluations requested by the solver; `guard_evals` guard
+/// evaluations (step ends, interior samples, event location); `output_points` points
+/// written to the result; `model_evals` full evaluations of the model (signals, network)
+/// whatever asked for them, after the step-end cache. Snapshotted in tests so regressions
+/// show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunStats {
+    /// Accepted steps.
+    pub steps: u64,
+    /// Rejected steps.
+    pub rejected_steps: u64,
+    /// Derivative evaluations asked for by the solver.
+    pub rhs_evals: u64,
+    /// Guard evaluations asked for by the solver.
+    pub guard_evals: u64,
+    /// Output points recorded.
+    pub output_points: u64,
+    /// Event instants handled.
+    pub events: u64,
+    /// Full model evaluations (signals and network), after the step-end cache.
+    pub model_evals: u64,
+    /// Jacobian evaluations (implicit methods).
+    pub jacobian_evals: u64,
+    /// LU factorisations (implicit methods).
+    pub lu_decompositions: u64,
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -102,7 +130,7 @@ pub struct SimResult {
     /// One vector per name, each as long as `time`.
     pub columns: Vec<Vec<f64>>,
     pub events: Vec<EventRecord>,
-    pub stats: Stats,
+    pub stats: RunStats,
     pub wall_time_s: f64,
     /// Scopes stored with the model, for the plots crate.
     pub scopes: Vec<ScopeSpec>,
@@ -121,7 +149,7 @@ impl SimResult {
             names,
             columns,
             events: Vec::new(),
-            stats: Stats::default(),
+            stats: RunStats::default(),
             wall_time_s: 0.0,
             scopes: Vec::new(),
         }
@@ -224,12 +252,7 @@ impl SimResult {
             "status": self.status.as_str(),
             "end_time": self.end_time,
             "message": self.message,
-            "stats": {
-                "steps": self.stats.steps,
-                "rejected_steps": self.stats.rejected_steps,
-                "rhs_evals": self.stats.rhs_evals,
-                "events": self.stats.events,
-            },
+            "stats": self.stats,
             "wall_time_s": self.wall_time_s,
         })
     }
