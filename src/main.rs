@@ -230,9 +230,9 @@ fn validate(model: &Path, set: &[String]) -> u8 {
         Ok(m) => {
             println!(
                 "ok: {} ({} blocks, {} states)",
-                m.name,
-                m.names.len(),
-                m.n_states
+                m.name(),
+                m.plan().blocks().len(),
+                m.plan().n_states()
             );
             0
         }
@@ -277,7 +277,7 @@ fn run(
             return 2;
         }
     };
-    let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(&m.name)));
+    let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(m.name())));
     let bar = progress_bar(&mut m);
     let res = m.run();
     let energy = energy_json(&m.energy_audit());
@@ -313,7 +313,7 @@ fn progress_bar(m: &mut Model) -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
-    let (t0, t1) = (m.settings.start_time, m.settings.stop_time);
+    let (t0, t1) = (m.settings().start_time, m.settings().stop_time);
     let span = t1 - t0;
     if !(span > 0.0 && span.is_finite()) {
         return None;

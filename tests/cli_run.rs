@@ -191,8 +191,8 @@ fn every_shipped_netlist_runs_with_exit_0_and_writes_every_scope() {
             format!(
                 "ok: {} ({} blocks, {} states)",
                 d.name,
-                m.names.len(),
-                m.n_states
+                m.plan().blocks().len(),
+                m.plan().n_states()
             )
         );
     }

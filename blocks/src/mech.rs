@@ -6,7 +6,7 @@
 //! transmitted from flange_a to flange_b (it accelerates b by +tau and a by −tau).
 
 use drivelink_core::{
-    Constraint, Cx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault, ParamError,
+    Constraint, Cx, Forces, FrictionDecl, FrictionLaw, MechDecl, ParamDefault, ParamError,
     ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
 };
 use serde_json::json;
@@ -375,23 +375,12 @@ impl FrictionParams {
 }
 
 fn friction_vars(prefix: &str, k: usize) -> Vec<VarDecl> {
-    let p = |n: &str| {
-        if prefix.is_empty() {
-            n.to_string()
-        } else {
-            format!("{prefix}_{n}")
-        }
+    let prefix = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}_")
     };
-    vec![
-        VarDecl::new(p("w_rel"), VarSource::Friction(k, FrictionVar::WRel)),
-        VarDecl::new(p("phi_rel"), VarSource::Friction(k, FrictionVar::PhiRel)),
-        VarDecl::new(p("tau"), VarSource::Friction(k, FrictionVar::Tau)),
-        VarDecl::new(p("mode"), VarSource::Friction(k, FrictionVar::Mode)),
-        VarDecl::new(
-            p("power_loss"),
-            VarSource::Friction(k, FrictionVar::PowerLoss),
-        ),
-    ]
+    VarDecl::friction_set(k, &prefix, true)
 }
 
 fn two_flange_row() -> Row {
@@ -420,9 +409,9 @@ impl Block for Inertia {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("w", VarSource::Speed(0)),
-            VarDecl::new("phi", VarSource::Position(0)),
-            VarDecl::new("a", VarSource::Accel(0)),
+            VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("speed"),
+            VarDecl::new("phi", VarSource::Position(0), "rad").doc("angle"),
+            VarDecl::new("a", VarSource::Accel(0), "rad/s^2").doc("angular acceleration"),
         ]
     }
 }
@@ -472,8 +461,8 @@ impl Block for Source {
             ..Default::default()
         }
     }
-    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
-        f[1] = cx.u[0];
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        f.add(1, cx.u(0));
     }
     fn is_energy_source(&self) -> bool {
         true
@@ -505,12 +494,13 @@ impl Block for SpeedSource {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("w", VarSource::Speed(1)),
-            VarDecl::new("tau", VarSource::Custom(0)),
+            VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("flange speed"),
+            VarDecl::new("tau", VarSource::Custom(0), "N*m")
+                .doc("torque the source applies (tracking force)"),
         ]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
-        cx.lambda[0]
+        cx.lambda(0)
     }
     fn is_energy_source(&self) -> bool {
         true
@@ -538,16 +528,16 @@ impl Block for IdealGear {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("tau_a", VarSource::Custom(0)),
-            VarDecl::new("tau_b", VarSource::Custom(1)),
+            VarDecl::new("tau_a", VarSource::Custom(0), "N*m").doc("torque on flange_a"),
+            VarDecl::new("tau_b", VarSource::Custom(1), "N*m").doc("torque on flange_b"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         // Constraint torque on flange_a is λ, on flange_b −ratio·λ.
         if i == 0 {
-            cx.lambda[0]
+            cx.lambda(0)
         } else {
-            -self.ratio * cx.lambda[0]
+            -self.ratio * cx.lambda(0)
         }
     }
 }
@@ -577,13 +567,13 @@ impl Block for PlanetaryGear {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("tau_sun", VarSource::Custom(0)),
-            VarDecl::new("tau_ring", VarSource::Custom(1)),
-            VarDecl::new("tau_carrier", VarSource::Custom(2)),
+            VarDecl::new("tau_sun", VarSource::Custom(0), "N*m").doc("torque on the sun"),
+            VarDecl::new("tau_ring", VarSource::Custom(1), "N*m").doc("torque on the ring"),
+            VarDecl::new("tau_carrier", VarSource::Custom(2), "N*m").doc("torque on the carrier"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let l = cx.lambda[0];
+        let l = cx.lambda(0);
         [-l, -self.g * l, (1.0 + self.g) * l][i.min(2)]
     }
 }
@@ -595,7 +585,7 @@ struct SpringDamper {
 }
 impl SpringDamper {
     fn tau(&self, cx: &Cx) -> f64 {
-        self.c * (cx.q[1] - cx.q[0] - self.phi0) + self.d * (cx.v[1] - cx.v[0])
+        self.c * (cx.q(1) - cx.q(0) - self.phi0) + self.d * (cx.v(1) - cx.v(0))
     }
 }
 impl Block for SpringDamper {
@@ -615,28 +605,29 @@ impl Block for SpringDamper {
             ..Default::default()
         }
     }
-    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
         // The element pulls b back and a forward: it transmits −tau to b.
         let tau = self.tau(cx);
-        f[0] = tau;
-        f[1] = -tau;
+        f.add(0, tau);
+        f.add(1, -tau);
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("tau", VarSource::Custom(0)),
-            VarDecl::new("phi_rel", VarSource::Custom(1)),
-            VarDecl::new("w_rel", VarSource::Custom(2)),
+            VarDecl::new("tau", VarSource::Custom(0), "N*m")
+                .doc("torque transmitted from flange_a to flange_b"),
+            VarDecl::new("phi_rel", VarSource::Custom(1), "rad").doc("phi_b − phi_a"),
+            VarDecl::new("w_rel", VarSource::Custom(2), "rad/s").doc("w_b − w_a"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
             0 => -self.tau(cx),
-            1 => cx.q[1] - cx.q[0],
-            _ => cx.v[1] - cx.v[0],
+            1 => cx.q(1) - cx.q(0),
+            _ => cx.v(1) - cx.v(0),
         }
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
-        let d = cx.q[1] - cx.q[0] - self.phi0;
+        let d = cx.q(1) - cx.q(0) - self.phi0;
         0.5 * self.c * d * d
     }
 }
@@ -666,7 +657,7 @@ impl Block for Clutch {
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
-        self.law.law(cx.u[0], w_rel)
+        self.law.law(cx.u(0), w_rel)
     }
     fn variables(&self) -> Vec<VarDecl> {
         friction_vars("", 0)
@@ -694,17 +685,17 @@ impl Block for Brake {
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
-        self.law.law(cx.u[0], w_rel)
+        self.law.law(cx.u(0), w_rel)
     }
     fn variables(&self) -> Vec<VarDecl> {
         let mut v = friction_vars("", 0);
-        v.push(VarDecl::new("w", VarSource::Speed(0)));
-        v.push(VarDecl::new("power", VarSource::Custom(0)));
+        v.push(VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("flange speed"));
+        v.push(VarDecl::new("power", VarSource::Custom(0), "W").doc("power dissipated"));
         v
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         // Power of the brake torque on the shaft (negative while braking).
-        cx.lambda[0] * cx.v[0]
+        cx.lambda(0) * cx.v(0)
     }
 }
 
@@ -763,8 +754,8 @@ impl Block for TorqueSensor {
             ..Default::default()
         }
     }
-    fn network_outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = cx.lambda[0];
+    fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.lambda(0);
     }
 }
 
@@ -784,14 +775,14 @@ impl Block for MotionSensor {
     fn output_needs_network(&self, o: usize) -> bool {
         o == 2
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = cx.v[0];
-        y[1] = cx.q[0];
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.v(0);
+        y[1] = cx.q(0);
     }
-    fn network_outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = cx.v[0];
-        y[1] = cx.q[0];
-        y[2] = cx.a[0];
+    fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.v(0);
+        y[1] = cx.q(0);
+        y[2] = cx.a(0);
     }
 }
 
@@ -816,9 +807,9 @@ impl Block for Mass {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("v", VarSource::Speed(0)),
-            VarDecl::new("s", VarSource::Position(0)),
-            VarDecl::new("a", VarSource::Accel(0)),
+            VarDecl::new("v", VarSource::Speed(0), "m/s").doc("velocity"),
+            VarDecl::new("s", VarSource::Position(0), "m").doc("position"),
+            VarDecl::new("a", VarSource::Accel(0), "m/s^2").doc("acceleration"),
         ]
     }
 }
@@ -843,11 +834,11 @@ impl Block for RollingWheel {
         }
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("f", VarSource::Custom(0))]
+        vec![VarDecl::new("f", VarSource::Custom(0), "N").doc("force the wheel applies to the body")]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         // Force the wheel applies to the body.
-        cx.lambda[0]
+        cx.lambda(0)
     }
 }
 
@@ -875,21 +866,22 @@ impl Block for RoadLoad {
             ..Default::default()
         }
     }
-    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
-        f[0] = self.force(cx.v[0]);
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        f.add(0, self.force(cx.v(0)));
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("f", VarSource::Custom(0)),
-            VarDecl::new("power", VarSource::Custom(1)),
+            VarDecl::new("f", VarSource::Custom(0), "N")
+                .doc("road-load force on the flange (opposes motion)"),
+            VarDecl::new("power", VarSource::Custom(1), "W").doc("power dissipated"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let f = self.force(cx.v[0]);
+        let f = self.force(cx.v(0));
         if i == 0 {
             f
         } else {
-            f * cx.v[0]
+            f * cx.v(0)
         }
     }
 }
@@ -906,12 +898,12 @@ impl Block for SpeedRatio {
         vec![
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
-            PortDecl::output("ratio"),
+            PortDecl::output("ratio").undefined_ok(),
         ]
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = if cx.v[1].abs() >= self.min && cx.v[1].abs() > 0.0 {
-            cx.v[0] / cx.v[1]
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = if cx.v(1).abs() >= self.min && cx.v(1).abs() > 0.0 {
+            cx.v(0) / cx.v(1)
         } else {
             f64::NAN
         };

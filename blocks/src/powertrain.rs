@@ -6,8 +6,8 @@
 //! Equations and default tables: `shared/reference/simdriveline-blocks.md` §2, §3, §5.
 
 use drivelink_core::{
-    BlockBuild, BlockType, Cx, Diagram, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
-    ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
+    BlockBuild, BlockType, Cx, Diagram, Forces, MechDecl, ParamDefault, ParamError, ParamKind,
+    ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::{json, Value};
 
@@ -173,22 +173,22 @@ impl Block for Engine {
             ..Default::default()
         }
     }
-    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
-        f[1] = self.torque(cx.u[0], cx.v[1]);
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        f.add(1, self.torque(cx.u(0), cx.v(1)));
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("w", VarSource::Speed(1)),
-            VarDecl::new("tau", VarSource::Custom(0)),
-            VarDecl::new("power", VarSource::Custom(1)),
+            VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("crankshaft speed"),
+            VarDecl::new("tau", VarSource::Custom(0), "N*m").doc("engine torque on the crankshaft"),
+            VarDecl::new("power", VarSource::Custom(1), "W").doc("engine power"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let tau = self.torque(cx.u[0], cx.v[1]);
+        let tau = self.torque(cx.u(0), cx.v(1));
         if i == 0 {
             tau
         } else {
-            tau * cx.v[1]
+            tau * cx.v(1)
         }
     }
     fn is_energy_source(&self) -> bool {
@@ -263,7 +263,7 @@ impl TorqueConverter {
         }
     }
     fn torques(&self, cx: &Cx) -> (f64, f64) {
-        let (ti, tt) = self.steady(cx.v[0], cx.v[1]);
+        let (ti, tt) = self.steady(cx.v(0), cx.v(1));
         if self.tc > 0.0 {
             // The lagged impeller torque is the state; the turbine keeps the same ratio.
             let lag = cx.x[0];
@@ -291,30 +291,32 @@ impl Block for TorqueConverter {
             ..Default::default()
         }
     }
-    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
         let (ti, tt) = self.torques(cx);
-        f[0] = -ti;
-        f[1] = tt;
+        f.add(0, -ti);
+        f.add(1, tt);
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         if self.tc > 0.0 {
-            let (ti, _) = self.steady(cx.v[0], cx.v[1]);
+            let (ti, _) = self.steady(cx.v(0), cx.v(1));
             dx[0] = (ti - cx.x[0]) / self.tc;
         }
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("speed_ratio", VarSource::Custom(0)),
-            VarDecl::new("tau_impeller", VarSource::Custom(1)),
-            VarDecl::new("tau_turbine", VarSource::Custom(2)),
+            VarDecl::new("speed_ratio", VarSource::Custom(0), "1").doc("turbine / impeller speed"),
+            VarDecl::new("tau_impeller", VarSource::Custom(1), "N*m")
+                .doc("torque absorbed by the impeller"),
+            VarDecl::new("tau_turbine", VarSource::Custom(2), "N*m")
+                .doc("torque delivered by the turbine"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (ti, tt) = self.torques(cx);
         match i {
             0 => {
-                if cx.v[0].abs() > 1e-9 {
-                    cx.v[1] / cx.v[0]
+                if cx.v(0).abs() > 1e-9 {
+                    cx.v(1) / cx.v(0)
                 } else {
                     f64::NAN
                 }

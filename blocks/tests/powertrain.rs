@@ -3,7 +3,8 @@
 
 use drivelink_blocks::registry;
 use drivelink_core::compile::{resolve_params, Scope};
-use drivelink_core::{compile, Block, BlockBuild, Cx, Diagram, FrictionMode, RunStatus};
+use drivelink_core::probe::Probe;
+use drivelink_core::{compile, Block, BlockBuild, Diagram, RunStatus};
 use serde_json::{json, Value};
 
 const RPM: f64 = std::f64::consts::PI / 30.0;
@@ -21,22 +22,9 @@ fn build(type_name: &str, params: Value) -> Box<dyn Block> {
 
 /// Generalized forces of a block on its ports for inputs `u` and port speeds `v`.
 fn forces(b: &mut Box<dyn Block>, u: &[f64], v: &[f64]) -> Vec<f64> {
-    let n = v.len();
-    let zeros = vec![0.0; n];
-    let modes: Vec<FrictionMode> = vec![];
-    let cx = Cx {
-        t: 0.0,
-        x: &[],
-        u,
-        v,
-        q: &zeros,
-        a: &zeros,
-        lambda: &[],
-        modes: &modes,
-    };
-    let mut f = vec![0.0; n];
-    b.forces(&cx, &mut f);
-    f
+    let mut p = Probe::new(b.as_mut());
+    p.inputs(u).speeds(v);
+    p.forces().0
 }
 
 #[test]
@@ -225,25 +213,11 @@ fn torque_converter_lag_is_first_order_towards_the_steady_torque() {
     assert_eq!(c.n_states(), 1);
     let w = 2000.0 * RPM;
     let ss = (w / 12.2938_f64).powi(2);
-    let v = [w, 0.0];
-    let zeros = [0.0, 0.0];
-    let modes: Vec<FrictionMode> = vec![];
-    let x = [100.0];
-    let cx = Cx {
-        t: 0.0,
-        x: &x,
-        u: &[],
-        v: &v,
-        q: &zeros,
-        a: &zeros,
-        lambda: &[],
-        modes: &modes,
-    };
-    let mut dx = [0.0];
-    c.derivatives(&cx, &mut dx);
+    let mut p = Probe::new(c.as_mut());
+    p.speeds(&[w, 0.0]).states(&[100.0]);
+    let dx = p.derivatives();
     assert!((dx[0] - (ss - 100.0) / tc).abs() < 1e-9);
     // The lagged impeller torque acts on the shafts, the turbine keeps the stall ratio.
-    let mut f = [0.0, 0.0];
-    c.forces(&cx, &mut f);
+    let f = p.forces().0;
     assert!((f[0] + 100.0).abs() < 1e-12 && (f[1] - 2.232 * 100.0).abs() < 1e-9);
 }

@@ -1,18 +1,30 @@
 //! The `Block` trait: what every library block implements.
 //!
-//! A block declares typed ports (signal `in`/`out`, mechanical `rot`/`trans`), continuous
-//! states, guard functions (zero crossings), time events, loggable variables and its part of
-//! the mechanical network ([`MechDecl`]: inertias, kinematic constraints, friction joints).
-//! At run time the compiled model calls it with a [`Cx`] view holding only this block's
-//! inputs, states and flange motion. Blocks do no I/O and hold no solver state.
+//! A block has a *declaration side*, read once by `compile()`: typed ports (signal
+//! `in`/`out`, mechanical `rot`/`trans`), continuous states, guard functions (zero
+//! crossings), loggable variables with units, its part of the mechanical network
+//! ([`MechDecl`]: inertias, kinematic constraints, friction joints) and, for linear
+//! time-invariant blocks, its state-space matrices ([`Linear`]). And a *run-time side*:
+//! [`Block::reset`] at the start of every run, evaluation methods that take `&self`
+//! (outputs, forces, friction laws, derivatives, guards, variables), and event methods that
+//! take `&mut self` (`time_event`, `update_modes`). So "modes change only at events" is
+//! enforced by the compiler: inside a step every equation is fixed.
 //!
-//! Sign conventions (SI units everywhere): a force element writes the generalized force it
-//! applies to each of its flanges (positive accelerates the flange in its positive
-//! direction). A constraint row `Σ c_i·v_i = 0` with multiplier `λ` applies `c_i·λ` to flange
-//! `i`. A friction joint's relative speed is `w_rel = Σ c_i·v_i` over its row and the torque
-//! it transmits is `tau`, applied as `c_i·tau`, so a two-flange row `[(a, -1), (b, +1)]`
-//! gives `w_rel = w_b − w_a` and `tau` accelerates `b` by `+tau` and `a` by `−tau`.
+//! At run time the model calls a block with a [`Cx`] view: its own states, its inputs,
+//! the motion of its flanges and the forces of its constraint rows, read in place from the
+//! model's buffers (nothing is copied per evaluation). Blocks do no I/O.
+//!
+//! Sign conventions (SI units everywhere): a force element adds the generalized force it
+//! applies to each of its flanges through [`Forces::add`] (positive accelerates the flange
+//! in its positive direction). A constraint row `Σ c_i·v_i = 0` with multiplier `λ` applies
+//! `c_i·λ` to flange `i`. A friction joint's relative speed is `w_rel = Σ c_i·v_i` over its
+//! row and the torque it transmits is `tau`, applied as `c_i·tau`, so a two-flange row
+//! `[(a, -1), (b, +1)]` gives `w_rel = w_b − w_a` and `tau` accelerates `b` by `+tau` and
+//! `a` by `−tau` (the torque transmitted from flange_a to flange_b; Modelica's `tau` of a
+//! two-flange element is the torque *at* flange_b acting on the element, the opposite
+//! sign for elements whose `tau` accelerates flange_b).
 
+use crate::ids::SlotIx;
 use crate::result::EventTag;
 
 /// Port kinds.
@@ -29,6 +41,7 @@ pub enum PortKind {
 }
 
 impl PortKind {
+    /// The netlist spelling (`in`, `out`, `rot`, `trans`).
     pub fn as_str(&self) -> &'static str {
         match self {
             PortKind::In => "in",
@@ -37,69 +50,81 @@ impl PortKind {
             PortKind::Trans => "trans",
         }
     }
+    /// Whether ports of this kind are mechanical (joined into network nodes).
     pub fn is_mech(&self) -> bool {
         matches!(self, PortKind::Rot | PortKind::Trans)
+    }
+    /// SI units of a mechanical port's (position, speed, acceleration, force).
+    pub fn mech_units(&self) -> Option<[&'static str; 4]> {
+        match self {
+            PortKind::Rot => Some(["rad", "rad/s", "rad/s^2", "N*m"]),
+            PortKind::Trans => Some(["m", "m/s", "m/s^2", "N"]),
+            _ => None,
+        }
     }
 }
 
 /// A declared port.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PortDecl {
+    /// Port name, unique within the block.
     pub name: String,
+    /// Port kind.
     pub kind: PortKind,
     /// An unconnected signal input reads this value instead of being an error
     /// (for example `Tire.mu_scale` = 1). `None`: it must be driven.
-    pub default: Option<OrderedDefault>,
-}
-
-/// A default value for an optional input (wrapped so `PortDecl` can be `Eq`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OrderedDefault(pub u64);
-
-impl OrderedDefault {
-    pub fn new(v: f64) -> Self {
-        OrderedDefault(v.to_bits())
-    }
-    pub fn value(&self) -> f64 {
-        f64::from_bits(self.0)
-    }
+    pub default: Option<f64>,
+    /// SI unit of a signal port (`"rad/s"`, `"N*m"`, `"1"`), `None` when it carries
+    /// whatever its input carries (a `Gain` output). Mechanical ports have their kind's
+    /// units.
+    pub unit: Option<&'static str>,
+    /// An output that is NaN on purpose where its value is undefined (the ratio of two
+    /// speeds while the divisor stands still); other non-finite outputs fail the run.
+    pub may_be_undefined: bool,
 }
 
 impl PortDecl {
-    pub fn input(name: impl Into<String>) -> Self {
+    fn of(name: impl Into<String>, kind: PortKind) -> Self {
         PortDecl {
             name: name.into(),
-            kind: PortKind::In,
+            kind,
             default: None,
+            unit: None,
+            may_be_undefined: false,
         }
     }
+    /// A signal input that must be driven.
+    pub fn input(name: impl Into<String>) -> Self {
+        Self::of(name, PortKind::In)
+    }
+    /// A signal input that reads `default` when unconnected.
     pub fn optional_input(name: impl Into<String>, default: f64) -> Self {
         PortDecl {
-            name: name.into(),
-            kind: PortKind::In,
-            default: Some(OrderedDefault::new(default)),
+            default: Some(default),
+            ..Self::of(name, PortKind::In)
         }
     }
+    /// A signal output.
     pub fn output(name: impl Into<String>) -> Self {
-        PortDecl {
-            name: name.into(),
-            kind: PortKind::Out,
-            default: None,
-        }
+        Self::of(name, PortKind::Out)
     }
+    /// A rotational flange.
     pub fn rot(name: impl Into<String>) -> Self {
-        PortDecl {
-            name: name.into(),
-            kind: PortKind::Rot,
-            default: None,
-        }
+        Self::of(name, PortKind::Rot)
     }
+    /// A translational flange.
     pub fn trans(name: impl Into<String>) -> Self {
-        PortDecl {
-            name: name.into(),
-            kind: PortKind::Trans,
-            default: None,
-        }
+        Self::of(name, PortKind::Trans)
+    }
+    /// The same output, allowed to be NaN where its value is undefined.
+    pub fn undefined_ok(mut self) -> Self {
+        self.may_be_undefined = true;
+        self
+    }
+    /// The same port with a declared SI unit.
+    pub fn with_unit(mut self, unit: &'static str) -> Self {
+        self.unit = Some(unit);
+        self
     }
 }
 
@@ -116,13 +141,20 @@ pub enum RowKind {
     /// An acceleration-level tracking constraint `Σ c·a = (target − Σ c·v)/tc` where the
     /// target is the block's signal input `input` (prescribed speed with a critical time
     /// constant `tc`, like Modelica's `Speed(exact=false)`).
-    Tracking { input: usize, tc: f64 },
+    Tracking {
+        /// Index of the target among the block's signal inputs.
+        input: usize,
+        /// Tracking time constant, s.
+        tc: f64,
+    },
 }
 
 /// A constraint row with its kind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Constraint {
+    /// The row over the block's ports.
     pub row: Row,
+    /// Velocity or tracking constraint.
     pub kind: RowKind,
 }
 
@@ -155,11 +187,22 @@ pub struct MechDecl {
 pub struct FrictionLaw {
     /// Kinetic torque magnitude at this slip speed (>= 0), opposing the slip.
     pub kinetic: f64,
-    /// Static range the locked constraint torque must stay in: `lo <= tau <= hi`.
+    /// Lower end of the static range the locked constraint torque must stay in.
     pub lo: f64,
+    /// Upper end of the static range: `lo <= tau <= hi`.
     pub hi: f64,
     /// Engagement measure: the joint is free when this is <= 0 (normalized normal force).
     pub engagement: f64,
+}
+
+impl FrictionLaw {
+    /// A joint without normal force (free).
+    pub const FREE: FrictionLaw = FrictionLaw {
+        kinetic: 0.0,
+        lo: 0.0,
+        hi: 0.0,
+        engagement: 0.0,
+    };
 }
 
 /// Friction modes, with the netlist's numeric coding.
@@ -176,6 +219,7 @@ pub enum FrictionMode {
 }
 
 impl FrictionMode {
+    /// The numeric code logged as `mode`.
     pub fn code(&self) -> f64 {
         match self {
             FrictionMode::SlidingBackward => -1.0,
@@ -184,6 +228,7 @@ impl FrictionMode {
             FrictionMode::Free => 2.0,
         }
     }
+    /// A readable name for event details.
     pub fn name(&self) -> &'static str {
         match self {
             FrictionMode::SlidingBackward => "sliding backward",
@@ -192,15 +237,28 @@ impl FrictionMode {
             FrictionMode::Free => "free",
         }
     }
+    /// `+1` sliding forward, `−1` sliding backward, `0` otherwise.
+    pub fn sliding_sign(&self) -> f64 {
+        match self {
+            FrictionMode::SlidingForward => 1.0,
+            FrictionMode::SlidingBackward => -1.0,
+            _ => 0.0,
+        }
+    }
 }
 
 /// Quantities of a friction joint that can be logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrictionVar {
+    /// Relative speed `Σ c·v` of the joint's row.
     WRel,
+    /// Relative angle `Σ c·q`.
     PhiRel,
+    /// Transmitted torque (the constraint force when locked).
     Tau,
+    /// Mode code (−1, 0, 1, 2).
     Mode,
+    /// Dissipated power `−tau·w_rel` (>= 0).
     PowerLoss,
 }
 
@@ -220,67 +278,308 @@ pub enum VarSource {
 }
 
 /// A loggable variable.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VarDecl {
+    /// Name, logged as `block.name`.
     pub name: String,
+    /// Where its value comes from.
     pub source: VarSource,
+    /// SI unit (`"rad/s"`, `"N*m"`, `"1"` for dimensionless, mode codes and flags).
+    pub unit: &'static str,
+    /// One line: meaning and sign convention.
+    pub doc: &'static str,
 }
 
 impl VarDecl {
-    pub fn new(name: impl Into<String>, source: VarSource) -> Self {
+    /// A variable with its SI unit.
+    pub fn new(name: impl Into<String>, source: VarSource, unit: &'static str) -> Self {
         VarDecl {
             name: name.into(),
             source,
+            unit,
+            doc: "",
         }
+    }
+    /// The same variable with a one-line doc (meaning, sign convention).
+    pub fn doc(mut self, doc: &'static str) -> Self {
+        self.doc = doc;
+        self
+    }
+    /// The standard variables of a friction joint `k`: `w_rel`, `phi_rel`, `tau`, `mode`,
+    /// `power_loss` (with `prefix` before each name, `""` for single-joint blocks).
+    pub fn friction_set(k: usize, prefix: &str, rot: bool) -> Vec<VarDecl> {
+        let (w, q, f) = if rot {
+            ("rad/s", "rad", "N*m")
+        } else {
+            ("m/s", "m", "N")
+        };
+        vec![
+            VarDecl::new(
+                format!("{prefix}w_rel"),
+                VarSource::Friction(k, FrictionVar::WRel),
+                w,
+            )
+            .doc("relative speed across the joint (w_b − w_a for two flanges)"),
+            VarDecl::new(
+                format!("{prefix}phi_rel"),
+                VarSource::Friction(k, FrictionVar::PhiRel),
+                q,
+            )
+            .doc("relative angle across the joint"),
+            VarDecl::new(
+                format!("{prefix}tau"),
+                VarSource::Friction(k, FrictionVar::Tau),
+                f,
+            )
+            .doc("torque transmitted from flange_a to flange_b (accelerates flange_b)"),
+            VarDecl::new(
+                format!("{prefix}mode"),
+                VarSource::Friction(k, FrictionVar::Mode),
+                "1",
+            )
+            .doc("−1 sliding backward, 0 locked, 1 sliding forward, 2 free"),
+            VarDecl::new(
+                format!("{prefix}power_loss"),
+                VarSource::Friction(k, FrictionVar::PowerLoss),
+                "W",
+            )
+            .doc("power dissipated by friction (>= 0)"),
+        ]
     }
 }
 
-/// The run-time view a block gets: its own slices only.
+/// The state-space form of a linear time-invariant block:
+/// `x' = A·x + B·u`, `y = C·x + D·u` (matrices row-major). The model evaluates all such
+/// blocks together in flat kernels instead of calling them one by one; the block's own
+/// `outputs`/`derivatives` must compute the same (a registry test checks it).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Linear {
+    /// States (n).
+    pub n: usize,
+    /// Inputs (m), the block's `in` ports in order.
+    pub m: usize,
+    /// Outputs (p), the block's `out` ports in order.
+    pub p: usize,
+    /// n×n.
+    pub a: Vec<f64>,
+    /// n×m.
+    pub b: Vec<f64>,
+    /// p×n.
+    pub c: Vec<f64>,
+    /// p×m.
+    pub d: Vec<f64>,
+}
+
+/// What the model passes to a [`Cx`]: the shared buffers of one evaluation.
 #[derive(Debug, Clone, Copy)]
-pub struct Cx<'a> {
-    pub t: f64,
-    /// This block's continuous states.
-    pub x: &'a [f64],
-    /// This block's signal inputs, in the order of its `in` ports.
-    pub u: &'a [f64],
-    /// Speeds of this block's mechanical ports, in port order (one entry per port; 0 for
-    /// signal ports).
-    pub v: &'a [f64],
-    /// Angles / positions of this block's mechanical ports.
-    pub q: &'a [f64],
-    /// Accelerations of this block's mechanical ports (valid after the network solve).
-    pub a: &'a [f64],
-    /// Constraint forces of this block's always-active constraint rows, then of its friction
-    /// joints (torque `tau` of each joint; 0 when free), valid after the network solve.
-    pub lambda: &'a [f64],
-    /// Modes of this block's friction joints.
+pub struct Buffers<'a> {
+    /// All signal slots.
+    pub sig: &'a [f64],
+    /// Node positions (per degree of freedom).
+    pub pos: &'a [f64],
+    /// Node speeds.
+    pub vel: &'a [f64],
+    /// Node accelerations (valid after the network solve).
+    pub acc: &'a [f64],
+    /// Constraint force of every always-active row.
+    pub row_lambda: &'a [f64],
+    /// Transmitted torque of every friction joint (0 when free).
+    pub joint_tau: &'a [f64],
+    /// Mode of every friction joint.
     pub modes: &'a [FrictionMode],
 }
 
-/// What a block can do at an event instant.
-#[derive(Debug)]
-pub struct EventCx<'a> {
-    pub t: f64,
-    pub x: &'a mut [f64],
-    pub u: &'a [f64],
-    pub v: &'a [f64],
-    pub q: &'a [f64],
-    pub a: &'a [f64],
-    pub lambda: &'a [f64],
-    /// Events to log (kind, detail).
-    pub log: &'a mut Vec<(EventTag, String)>,
-    /// Set to true to stop the run at this instant.
-    pub stop: &'a mut bool,
+/// Where one block's pieces are in the shared buffers.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockTables<'a> {
+    /// Signal slot of each of the block's inputs.
+    pub inputs: &'a [SlotIx],
+    /// Degree of freedom (node) of each port (`u32::MAX` for signal ports).
+    pub port_dof: &'a [u32],
+    /// First of the block's always-active rows in `row_lambda`.
+    pub rows_start: u32,
+    /// Number of the block's always-active rows.
+    pub n_rows: u32,
+    /// First of the block's joints in `joint_tau` / `modes`.
+    pub joints_start: u32,
 }
 
-impl EventCx<'_> {
+/// The run-time view a block gets: its own states, and its inputs, flange motion and
+/// constraint forces read in place.
+#[derive(Debug, Clone, Copy)]
+pub struct Cx<'a> {
+    /// Time, s.
+    pub t: f64,
+    /// This block's continuous states.
+    pub x: &'a [f64],
+    buf: Buffers<'a>,
+    tab: BlockTables<'a>,
+}
+
+impl<'a> Cx<'a> {
+    /// A view for one block (used by the model and by [`crate::probe`]).
+    pub fn new(t: f64, x: &'a [f64], buf: Buffers<'a>, tab: BlockTables<'a>) -> Self {
+        Cx { t, x, buf, tab }
+    }
+    /// Signal input `i` (index among the block's `in` ports).
+    #[inline]
+    pub fn u(&self, i: usize) -> f64 {
+        self.buf.sig[self.tab.inputs[i].ix()]
+    }
+    /// Number of signal inputs.
+    #[inline]
+    pub fn n_inputs(&self) -> usize {
+        self.tab.inputs.len()
+    }
+    /// All signal inputs, in order.
+    #[inline]
+    pub fn inputs(&self) -> impl Iterator<Item = f64> + '_ {
+        self.tab.inputs.iter().map(|s| self.buf.sig[s.ix()])
+    }
+    /// Speed of the node of port `p` (rad/s or m/s).
+    #[inline]
+    pub fn v(&self, p: usize) -> f64 {
+        self.buf.vel[self.tab.port_dof[p] as usize]
+    }
+    /// Angle / position of the node of port `p`.
+    #[inline]
+    pub fn q(&self, p: usize) -> f64 {
+        self.buf.pos[self.tab.port_dof[p] as usize]
+    }
+    /// Acceleration of the node of port `p` (valid after the network solve: in
+    /// `network_outputs`, `derivatives`, `guards`, `var` and events).
+    #[inline]
+    pub fn a(&self, p: usize) -> f64 {
+        self.buf.acc[self.tab.port_dof[p] as usize]
+    }
+    /// Constraint force `i` of this block: its always-active rows first, then its
+    /// friction joints (the transmitted torque `tau`; 0 when free). Valid after the
+    /// network solve.
+    #[inline]
+    pub fn lambda(&self, i: usize) -> f64 {
+        let nr = self.tab.n_rows as usize;
+        if i < nr {
+            self.buf.row_lambda[self.tab.rows_start as usize + i]
+        } else {
+            self.buf.joint_tau[self.tab.joints_start as usize + i - nr]
+        }
+    }
+    /// Mode of this block's friction joint `k`.
+    #[inline]
+    pub fn mode(&self, k: usize) -> FrictionMode {
+        self.buf.modes[self.tab.joints_start as usize + k]
+    }
+}
+
+/// Generalized forces a block applies to its flanges, accumulated straight into the
+/// network's force vector. Also sums the power the block delivers (`Σ f·v`), which the
+/// energy audit integrates.
+#[derive(Debug)]
+pub struct Forces<'a> {
+    f: &'a mut [f64],
+    vel: &'a [f64],
+    port_dof: &'a [u32],
+    power: f64,
+}
+
+impl<'a> Forces<'a> {
+    /// An accumulator over the network force vector `f` (per degree of freedom).
+    pub fn new(f: &'a mut [f64], vel: &'a [f64], port_dof: &'a [u32]) -> Self {
+        Forces {
+            f,
+            vel,
+            port_dof,
+            power: 0.0,
+        }
+    }
+    /// Add the generalized force `value` on port `p` (positive accelerates the flange in
+    /// its positive direction).
+    #[inline]
+    pub fn add(&mut self, p: usize, value: f64) {
+        let d = self.port_dof[p] as usize;
+        self.f[d] += value;
+        self.power += value * self.vel[d];
+    }
+    /// The power delivered by the forces added so far, W.
+    pub fn power(&self) -> f64 {
+        self.power
+    }
+}
+
+/// What a block can do at an event instant: change its states and modes, log, stop.
+#[derive(Debug)]
+pub struct EventCx<'a> {
+    /// Time, s.
+    pub t: f64,
+    /// This block's continuous states (may be reset).
+    pub x: &'a mut [f64],
+    buf: Buffers<'a>,
+    tab: BlockTables<'a>,
+    log: &'a mut Vec<(EventTag, String)>,
+    stop: &'a mut bool,
+}
+
+impl<'a> EventCx<'a> {
+    /// An event view (used by the model and by [`crate::probe`]).
+    pub fn new(
+        t: f64,
+        x: &'a mut [f64],
+        buf: Buffers<'a>,
+        tab: BlockTables<'a>,
+        log: &'a mut Vec<(EventTag, String)>,
+        stop: &'a mut bool,
+    ) -> Self {
+        EventCx {
+            t,
+            x,
+            buf,
+            tab,
+            log,
+            stop,
+        }
+    }
+    /// The evaluation view at this instant (to share code with `outputs`/`guards`).
+    pub fn view(&self) -> Cx<'_> {
+        Cx {
+            t: self.t,
+            x: self.x,
+            buf: self.buf,
+            tab: self.tab,
+        }
+    }
+    /// Signal input `i`.
+    pub fn u(&self, i: usize) -> f64 {
+        self.buf.sig[self.tab.inputs[i].ix()]
+    }
+    /// Speed of the node of port `p`.
+    pub fn v(&self, p: usize) -> f64 {
+        self.view().v(p)
+    }
+    /// Angle / position of the node of port `p`.
+    pub fn q(&self, p: usize) -> f64 {
+        self.view().q(p)
+    }
+    /// Acceleration of the node of port `p`.
+    pub fn a(&self, p: usize) -> f64 {
+        self.view().a(p)
+    }
+    /// Constraint force `i` (rows, then joints), as [`Cx::lambda`].
+    pub fn lambda(&self, i: usize) -> f64 {
+        self.view().lambda(i)
+    }
+    /// Log an event of this block.
     pub fn log(&mut self, tag: EventTag, detail: impl Into<String>) {
         self.log.push((tag, detail.into()));
+    }
+    /// Ask the run to stop at this instant (status "stopped").
+    pub fn request_stop(&mut self) {
+        *self.stop = true;
     }
 }
 
 /// A library block. See the module docs for conventions.
-pub trait Block: Send {
+pub trait Block: Send + Sync {
+    // ---- declaration ----
     /// The registry type name (`"Inertia"`).
     fn type_name(&self) -> &'static str;
     /// Ports, in a fixed order.
@@ -294,6 +593,16 @@ pub trait Block: Send {
     /// [`Block::network_outputs`].
     fn output_needs_network(&self, _output: usize) -> bool {
         false
+    }
+    /// Whether the outputs depend only on parameters and modes (not on time, states or
+    /// inputs), so they change only at events: `Constant`, `Step`, held samples. The model
+    /// evaluates such blocks after every event instead of at every evaluation.
+    fn constant_outputs(&self) -> bool {
+        false
+    }
+    /// The state-space form of a linear time-invariant block (see [`Linear`]).
+    fn linear(&self) -> Option<Linear> {
+        None
     }
     /// Number of continuous states.
     fn n_states(&self) -> usize {
@@ -317,37 +626,36 @@ pub trait Block: Send {
     fn guard_name(&self, i: usize) -> String {
         format!("guard{i}")
     }
+    /// Whether this block's mechanical work is a source (engine, torque source) in the
+    /// energy audit; otherwise its work counts as a loss when negative.
+    fn is_energy_source(&self) -> bool {
+        false
+    }
 
+    // ---- lifecycle ----
+    /// Called at the start of every run (before the initial event), with the start time:
+    /// re-initialise modes, held samples and any other run data.
+    fn reset(&mut self, _t0: f64) {}
+
+    // ---- evaluation (modes fixed) ----
     /// Signal outputs that do not need the network solve (all `out` ports, in order; entries
     /// for network outputs may be left untouched).
-    fn outputs(&mut self, _cx: &Cx, _y: &mut [f64]) {}
+    fn outputs(&self, _cx: &Cx, _y: &mut [f64]) {}
     /// Signal outputs that need the network solve; called after it.
-    fn network_outputs(&mut self, _cx: &Cx, _y: &mut [f64]) {}
-    /// Generalized forces on the mechanical ports (one entry per port, pre-zeroed).
-    fn forces(&mut self, _cx: &Cx, _f: &mut [f64]) {}
+    fn network_outputs(&self, _cx: &Cx, _y: &mut [f64]) {}
+    /// Generalized forces on the mechanical ports.
+    fn forces(&self, _cx: &Cx, _f: &mut Forces) {}
     /// Friction law of joint `k` at relative speed `w_rel`.
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
-        FrictionLaw {
-            kinetic: 0.0,
-            lo: 0.0,
-            hi: 0.0,
-            engagement: 0.0,
-        }
+        FrictionLaw::FREE
     }
     /// Derivatives of the continuous states.
-    fn derivatives(&mut self, _cx: &Cx, _dx: &mut [f64]) {}
+    fn derivatives(&self, _cx: &Cx, _dx: &mut [f64]) {}
     /// Guard values (valid while >= 0).
-    fn guards(&mut self, _cx: &Cx, _g: &mut [f64]) {}
+    fn guards(&self, _cx: &Cx, _g: &mut [f64]) {}
     /// Next time event strictly after `t`.
     fn next_time_event(&self, _t: f64) -> f64 {
         f64::INFINITY
-    }
-    /// Called at an instant returned by `next_time_event` (before `update_modes`).
-    fn time_event(&mut self, _cx: &mut EventCx) {}
-    /// Called at every event instant: choose modes consistent with the current inputs.
-    /// Return true if a mode changed.
-    fn update_modes(&mut self, _cx: &mut EventCx) -> bool {
-        false
     }
     /// A custom variable.
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
@@ -357,9 +665,13 @@ pub trait Block: Send {
     fn potential_energy(&self, _cx: &Cx) -> f64 {
         0.0
     }
-    /// Whether this block's mechanical work is a source (engine, torque source) in the
-    /// energy audit; otherwise its work counts as a loss when negative.
-    fn is_energy_source(&self) -> bool {
+
+    // ---- events ----
+    /// Called at an instant returned by `next_time_event` (before `update_modes`).
+    fn time_event(&mut self, _cx: &mut EventCx) {}
+    /// Called at every event instant: choose modes consistent with the current inputs.
+    /// Return true if a mode changed.
+    fn update_modes(&mut self, _cx: &mut EventCx) -> bool {
         false
     }
 }

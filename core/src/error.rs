@@ -80,8 +80,28 @@ pub enum Error {
         second: f64,
         blocks: String,
     },
-    #[error("unknown variable '{name}'{hint}")]
-    UnknownVariable { name: String, hint: String },
+    #[error("unknown variable '{name}'{hint}{known}")]
+    UnknownVariable {
+        name: String,
+        hint: String,
+        /// The variables of the named block when the block exists
+        /// (`"; block 'J1' has: J1.a, J1.phi, J1.w"`), else empty.
+        known: String,
+    },
+    #[error("scope '{scope}': signal '{signal}' is {si} but the display unit '{unit}' is {unit_dim}; use a unit of the signal's dimension")]
+    ScopeUnit {
+        scope: String,
+        signal: String,
+        unit: String,
+        unit_dim: String,
+        si: String,
+    },
+    #[error("scope '{scope}': unknown display unit '{unit}'; use a unit expression such as {}", known.join(", "))]
+    UnknownDisplayUnit {
+        scope: String,
+        unit: String,
+        known: Vec<&'static str>,
+    },
     #[error("{file}: {path}: {message}")]
     Netlist {
         file: String,

@@ -8,10 +8,13 @@ pub mod block;
 pub mod compile;
 pub mod diagram;
 pub mod error;
+pub mod ids;
 pub mod model;
 pub mod netlist;
 pub mod network;
 pub mod params;
+pub mod plan;
+pub mod probe;
 
 // The leaf crates, re-exported under their old paths.
 pub use drivelink_results::{result, scope};
@@ -19,12 +22,15 @@ pub use drivelink_units::{expr, suggest, units};
 
 pub use block::*;
 pub use compile::compile;
+pub use compile::CompileWarning;
 pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
 pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
+pub use ids::{BlockIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
 pub use model::{EnergyAudit, Model};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry,
 };
+pub use plan::{Plan, VarInfo};
 pub use result::{EventRecord, EventTag, RunStats, RunStatus, SimResult};
 pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};

@@ -435,6 +435,12 @@ pub fn locate_error(d: &Diagram, _reg: &Registry, origin: &str, e: Error) -> Err
                 "log".to_string()
             }
         }
+        Error::ScopeUnit { scope, .. } | Error::UnknownDisplayUnit { scope, .. } => {
+            match d.scopes.iter().position(|s| &s.name == scope) {
+                Some(i) => format!("scopes[{i}]"),
+                None => "scopes".to_string(),
+            }
+        }
     };
     Error::Netlist {
         file: origin.to_string(),

@@ -234,7 +234,7 @@ impl<'a> Plan<'a> {
         let mut color_k = 0;
         for panel in &scope.panels {
             let mut signals = Vec::new();
-            let mut units: Vec<Option<&'static str>> = Vec::new();
+            let mut units: Vec<Option<String>> = Vec::new();
             for s in panel {
                 let values = result
                     .get(&s.signal)
@@ -250,13 +250,13 @@ impl<'a> Plan<'a> {
                     }
                     None => None,
                 };
-                units.push(unit.map(|u| u.label));
+                units.push(unit.as_ref().map(|u| u.label.clone()));
                 let n = values.len().min(result.time.len());
                 signals.push(SignalPlan {
                     name: &s.signal,
                     label: s.display_label(),
                     values: &values[..n],
-                    factor: unit.map_or(1.0, |u| u.factor),
+                    factor: unit.as_ref().map_or(1.0, |u| u.factor),
                     step: false,
                     color: PALETTE[color_k % PALETTE.len()],
                 });
@@ -266,11 +266,11 @@ impl<'a> Plan<'a> {
                 continue;
             }
             let y_label = if units.iter().all(|u| *u == units[0]) {
-                units[0].unwrap_or("").to_string()
+                units[0].clone().unwrap_or_default()
             } else {
                 let mut distinct: Vec<&str> = Vec::new();
-                for u in units.iter().flatten() {
-                    if !u.is_empty() && !distinct.contains(u) {
+                for u in units.iter().flatten().map(String::as_str) {
+                    if !u.is_empty() && !distinct.contains(&u) {
                         distinct.push(u);
                     }
                 }

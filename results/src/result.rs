@@ -5,7 +5,6 @@
 
 use std::io::{self, BufRead, Write};
 
-
 use crate::scope::ScopeSpec;
 
 /// Counters of one run: the solver's work and the model's evaluations.

@@ -4,6 +4,7 @@
 //! Signals are SI inside; a scope signal may ask for a display unit (`rpm`, `km/h`, ...),
 //! converted here by [`DisplayUnit`].
 
+use drivelink_units::units::{self, Dim};
 use serde::{Deserialize, Serialize};
 
 /// One plotted signal.
@@ -89,214 +90,119 @@ impl ScopeSpec {
     }
 }
 
-/// A display unit: `display = si * factor`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A display unit: `display = si * factor`, of dimension `dim`.
+///
+/// Factors and dimensions come from the one unit table of `drivelink-units`: any unit
+/// expression it reads is a display unit (`"rpm"`, `"km/h"`, `"kN*m"`, `"bar"`). A few
+/// spellings are display-only: `"g"` is standard gravity on an acceleration axis (in
+/// parameter expressions `g` is the gram), `"-"`, `"1"` and `""` are dimensionless, and
+/// some get a nicer label (`"N*m"` is drawn `N·m`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct DisplayUnit {
     /// How the unit is written on an axis.
-    pub label: &'static str,
+    pub label: String,
     /// Multiply an SI value by this to get the display value.
     pub factor: f64,
+    /// Dimension of the quantity the unit displays.
+    pub dim: Dim,
 }
 
-const RPM: f64 = 60.0 / (2.0 * std::f64::consts::PI);
+/// Standard gravity, m/s².
+const G_N: f64 = 9.80665;
 
-/// Display units a scope may ask for, with their SI conversion.
-pub const DISPLAY_UNITS: &[(&str, DisplayUnit)] = &[
-    (
-        "rpm",
-        DisplayUnit {
-            label: "rpm",
-            factor: RPM,
-        },
-    ),
-    (
-        "rad/s",
-        DisplayUnit {
-            label: "rad/s",
-            factor: 1.0,
-        },
-    ),
-    (
-        "km/h",
-        DisplayUnit {
-            label: "km/h",
-            factor: 3.6,
-        },
-    ),
-    (
-        "kph",
-        DisplayUnit {
-            label: "km/h",
-            factor: 3.6,
-        },
-    ),
-    (
-        "mph",
-        DisplayUnit {
-            label: "mph",
-            factor: 3600.0 / 1609.344,
-        },
-    ),
-    (
-        "m/s",
-        DisplayUnit {
-            label: "m/s",
-            factor: 1.0,
-        },
-    ),
-    (
-        "hp",
-        DisplayUnit {
-            label: "hp",
-            factor: 1.0 / 745.699_871_582_270_2,
-        },
-    ),
-    (
-        "kW",
-        DisplayUnit {
-            label: "kW",
-            factor: 1e-3,
-        },
-    ),
-    (
-        "W",
-        DisplayUnit {
-            label: "W",
-            factor: 1.0,
-        },
-    ),
-    (
-        "deg",
-        DisplayUnit {
-            label: "deg",
-            factor: 180.0 / std::f64::consts::PI,
-        },
-    ),
-    (
-        "rad",
-        DisplayUnit {
-            label: "rad",
-            factor: 1.0,
-        },
-    ),
-    (
-        "N*m",
-        DisplayUnit {
-            label: "N·m",
-            factor: 1.0,
-        },
-    ),
-    (
-        "N.m",
-        DisplayUnit {
-            label: "N·m",
-            factor: 1.0,
-        },
-    ),
-    (
-        "Nm",
-        DisplayUnit {
-            label: "N·m",
-            factor: 1.0,
-        },
-    ),
-    (
-        "N",
-        DisplayUnit {
-            label: "N",
-            factor: 1.0,
-        },
-    ),
-    (
-        "kN",
-        DisplayUnit {
-            label: "kN",
-            factor: 1e-3,
-        },
-    ),
-    (
-        "m",
-        DisplayUnit {
-            label: "m",
-            factor: 1.0,
-        },
-    ),
-    (
-        "km",
-        DisplayUnit {
-            label: "km",
-            factor: 1e-3,
-        },
-    ),
-    (
-        "s",
-        DisplayUnit {
-            label: "s",
-            factor: 1.0,
-        },
-    ),
-    (
-        "J",
-        DisplayUnit {
-            label: "J",
-            factor: 1.0,
-        },
-    ),
-    (
-        "kJ",
-        DisplayUnit {
-            label: "kJ",
-            factor: 1e-3,
-        },
-    ),
-    (
-        "g",
-        DisplayUnit {
-            label: "g",
-            factor: 1.0 / 9.80665,
-        },
-    ),
-    (
-        "m/s^2",
-        DisplayUnit {
-            label: "m/s²",
-            factor: 1.0,
-        },
-    ),
-    (
-        "%",
-        DisplayUnit {
-            label: "%",
-            factor: 100.0,
-        },
-    ),
-    (
-        "1",
-        DisplayUnit {
-            label: "",
-            factor: 1.0,
-        },
-    ),
-    (
-        "-",
-        DisplayUnit {
-            label: "",
-            factor: 1.0,
-        },
-    ),
+/// Display spellings with their label and the unit expression they stand for (`None`:
+/// special, handled in [`DisplayUnit::parse`]). Listed first in messages.
+const DISPLAY_NAMES: &[(&str, &str, Option<&str>)] = &[
+    ("rpm", "rpm", Some("rpm")),
+    ("rad/s", "rad/s", Some("rad/s")),
+    ("km/h", "km/h", Some("km/h")),
+    ("kph", "km/h", Some("kph")),
+    ("mph", "mph", Some("mph")),
+    ("m/s", "m/s", Some("m/s")),
+    ("hp", "hp", Some("hp")),
+    ("kW", "kW", Some("kW")),
+    ("W", "W", Some("W")),
+    ("deg", "deg", Some("deg")),
+    ("rad", "rad", Some("rad")),
+    ("N*m", "N·m", Some("N*m")),
+    ("N.m", "N·m", Some("N*m")),
+    ("Nm", "N·m", Some("N*m")),
+    ("N", "N", Some("N")),
+    ("kN", "kN", Some("kN")),
+    ("m", "m", Some("m")),
+    ("km", "km", Some("km")),
+    ("s", "s", Some("s")),
+    ("J", "J", Some("J")),
+    ("kJ", "kJ", Some("kJ")),
+    ("g", "g", None),
+    ("m/s^2", "m/s²", Some("m/s^2")),
+    ("%", "%", Some("%")),
+    ("1", "", None),
+    ("-", "", None),
 ];
 
 impl DisplayUnit {
-    /// Look a display unit up by name (`"rpm"`, `"km/h"`, ...).
+    /// Look a display unit up by name (`"rpm"`, `"km/h"`, any unit expression).
     pub fn parse(name: &str) -> Option<DisplayUnit> {
         let name = name.trim();
-        DISPLAY_UNITS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, u)| *u)
+        let (label, expr) = match DISPLAY_NAMES.iter().find(|(n, _, _)| *n == name) {
+            Some((_, label, expr)) => (label.to_string(), *expr),
+            None => (name.to_string(), Some(name)),
+        };
+        match expr {
+            Some(e) => {
+                let u = units::parse_unit(e).ok()?;
+                (u.factor.is_finite() && u.factor > 0.0).then(|| DisplayUnit {
+                    label,
+                    factor: 1.0 / u.factor,
+                    dim: u.dim,
+                })
+            }
+            None if name == "g" => Some(DisplayUnit {
+                label,
+                factor: 1.0 / G_N,
+                dim: Dim::ACCELERATION,
+            }),
+            None => Some(DisplayUnit {
+                label,
+                factor: 1.0,
+                dim: Dim::ONE,
+            }),
+        }
     }
-    /// All accepted spellings, for error messages.
+    /// The usual spellings, for error messages (any unit expression is accepted too).
     pub fn names() -> Vec<&'static str> {
-        DISPLAY_UNITS.iter().map(|(n, _)| *n).collect()
+        DISPLAY_NAMES.iter().map(|(n, _, _)| *n).collect()
+    }
+    /// Whether this unit can display a quantity of SI unit `si` (`"rad/s"`, `"N*m"`).
+    /// Angles are dimensionless in SI, so `rpm` fits `rad/s` and `deg` fits `rad`. An
+    /// unknown SI unit fits anything.
+    pub fn fits(&self, si: &str) -> bool {
+        match units::parse_unit(si) {
+            Ok(u) => u.dim == self.dim,
+            Err(_) => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_units_come_from_the_unit_table() {
+        let rpm = DisplayUnit::parse("rpm").unwrap();
+        assert!((rpm.factor - 60.0 / (2.0 * std::f64::consts::PI)).abs() < 1e-12);
+        assert!(rpm.fits("rad/s"));
+        assert!(!rpm.fits("m/s"), "rpm on a velocity is a dimension error");
+        let kmh = DisplayUnit::parse("km/h").unwrap();
+        assert!((kmh.factor - 3.6).abs() < 1e-12);
+        assert!(kmh.fits("m/s"));
+        let knm = DisplayUnit::parse("kN*m").unwrap();
+        assert!((knm.factor - 1e-3).abs() < 1e-15 && knm.fits("N*m"));
+        assert_eq!(DisplayUnit::parse("N*m").unwrap().label, "N·m");
+        let g = DisplayUnit::parse("g").unwrap();
+        assert!((g.factor * 9.80665 - 1.0).abs() < 1e-15 && g.fits("m/s^2"));
+        assert!(DisplayUnit::parse("furlongs").is_none());
     }
 }

@@ -4,8 +4,8 @@
 //! on their states (`feedthrough` false), which is what breaks algebraic loops.
 
 use drivelink_core::{
-    Block, Cx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    Block, Cx, Linear, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry,
+    VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
@@ -82,6 +82,17 @@ impl Block for Integrator {
     fn type_name(&self) -> &'static str {
         "Integrator"
     }
+    fn linear(&self) -> Option<Linear> {
+        Some(Linear {
+            n: 1,
+            m: 1,
+            p: 1,
+            a: vec![0.0],
+            b: vec![1.0],
+            c: vec![1.0],
+            d: vec![0.0],
+        })
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
@@ -94,11 +105,11 @@ impl Block for Integrator {
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = self.x0;
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.x[0];
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
-        dx[0] = cx.u[0];
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        dx[0] = cx.u(0);
     }
 }
 
@@ -167,6 +178,29 @@ impl Block for TransferFcn {
     fn type_name(&self) -> &'static str {
         "TransferFcn"
     }
+    fn linear(&self) -> Option<Linear> {
+        let n = self.a.len();
+        let mut a = vec![0.0; n * n];
+        for (j, ai) in self.a.iter().enumerate() {
+            a[j] = -ai;
+        }
+        for i in 1..n {
+            a[i * n + i - 1] = 1.0;
+        }
+        let mut b = vec![0.0; n];
+        if n > 0 {
+            b[0] = 1.0;
+        }
+        Some(Linear {
+            n,
+            m: 1,
+            p: 1,
+            a,
+            b,
+            c: self.c.clone(),
+            d: vec![if self.biproper { self.d } else { 0.0 }],
+        })
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
@@ -181,20 +215,23 @@ impl Block for TransferFcn {
     }
     fn variables(&self) -> Vec<VarDecl> {
         (0..self.a.len())
-            .map(|i| VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i)))
+            .map(|i| {
+                VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i), "1")
+                    .doc("canonical state")
+            })
             .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         cx.x.get(i).copied().unwrap_or(f64::NAN)
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let mut acc: f64 = self.c.iter().zip(cx.x).map(|(c, x)| c * x).sum();
         if self.biproper {
-            acc += self.d * cx.u[0];
+            acc += self.d * cx.u(0);
         }
         y[0] = acc;
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         let n = self.a.len();
         if n == 0 {
             return;
@@ -203,7 +240,7 @@ impl Block for TransferFcn {
         for i in (1..n).rev() {
             dx[i] = cx.x[i - 1];
         }
-        dx[0] = cx.u[0] - s;
+        dx[0] = cx.u(0) - s;
     }
 }
 
@@ -276,6 +313,17 @@ impl Block for StateSpace {
     fn type_name(&self) -> &'static str {
         "StateSpace"
     }
+    fn linear(&self) -> Option<Linear> {
+        Some(Linear {
+            n: self.n,
+            m: 1,
+            p: 1,
+            a: self.a.clone(),
+            b: self.b.clone(),
+            c: self.c.clone(),
+            d: vec![self.d],
+        })
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
@@ -290,21 +338,24 @@ impl Block for StateSpace {
     }
     fn variables(&self) -> Vec<VarDecl> {
         (0..self.n)
-            .map(|i| VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i)))
+            .map(|i| {
+                VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i), "1")
+                    .doc("canonical state")
+            })
             .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         cx.x.get(i).copied().unwrap_or(f64::NAN)
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let mut acc: f64 = self.c.iter().zip(cx.x).map(|(c, x)| c * x).sum();
         if self.d != 0.0 {
-            acc += self.d * cx.u[0];
+            acc += self.d * cx.u(0);
         }
         y[0] = acc;
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
-        let u = cx.u[0];
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        let u = cx.u(0);
         for (i, (row, &bi)) in self.a.chunks_exact(self.n).zip(&self.b).enumerate() {
             dx[i] = row.iter().zip(cx.x).map(|(a, x)| a * x).sum::<f64>() + bi * u;
         }
@@ -346,6 +397,22 @@ impl Block for Pid {
     fn type_name(&self) -> &'static str {
         "PID"
     }
+    fn linear(&self) -> Option<Linear> {
+        let kd_tf = if self.kd != 0.0 {
+            self.kd / self.tf
+        } else {
+            0.0
+        };
+        Some(Linear {
+            n: 2,
+            m: 1,
+            p: 1,
+            a: vec![0.0, 0.0, 0.0, -1.0 / self.tf],
+            b: vec![1.0, 1.0 / self.tf],
+            c: vec![self.ki, -kd_tf],
+            d: vec![self.kp + kd_tf],
+        })
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
@@ -360,16 +427,17 @@ impl Block for Pid {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("integral", VarSource::Custom(0)),
-            VarDecl::new("filter", VarSource::Custom(1)),
+            VarDecl::new("integral", VarSource::Custom(0), "1")
+                .doc("integral of the error input ∫e dt"),
+            VarDecl::new("filter", VarSource::Custom(1), "1").doc("derivative filter state"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         cx.x.get(i).copied().unwrap_or(f64::NAN)
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let e = if self.kp != 0.0 || self.kd != 0.0 {
-            cx.u[0]
+            cx.u(0)
         } else {
             0.0
         };
@@ -379,8 +447,8 @@ impl Block for Pid {
         }
         y[0] = out;
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
-        let e = cx.u[0];
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        let e = cx.u(0);
         dx[0] = e;
         dx[1] = (e - cx.x[1]) / self.tf;
     }

@@ -13,7 +13,7 @@ use drivelink_core::{
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{next_sample_hit, reg, RunClock};
+use super::{next_sample_hit, reg, FirstCall};
 
 /// Register the discrete blocks.
 pub fn register(r: &mut Registry) {
@@ -55,7 +55,7 @@ fn build_zoh(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         ts: sample_time(p)?,
         held: 0.0,
         hit_t: f64::NAN,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -71,35 +71,43 @@ pub struct ZeroOrderHold {
     held: f64,
     /// Time of the last sample (to resample at the same instant in `update_modes`).
     hit_t: f64,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Block for ZeroOrderHold {
     fn type_name(&self) -> &'static str {
         "ZeroOrderHold"
     }
+    fn constant_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
-    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.held;
     }
     fn next_time_event(&self, t: f64) -> f64 {
         next_sample_hit(t, self.ts)
     }
     fn time_event(&mut self, cx: &mut EventCx) {
-        self.held = cx.u[0];
+        self.held = cx.u(0);
         self.hit_t = cx.t;
     }
+    fn reset(&mut self, _t0: f64) {
+        self.held = 0.0;
+        self.hit_t = f64::NAN;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        if self.clock.fresh(cx.t) {
+        if self.first.take() {
             self.hit_t = cx.t;
-            let changed = !same(self.held, cx.u[0]);
-            self.held = cx.u[0];
+            let changed = !same(self.held, cx.u(0));
+            self.held = cx.u(0);
             return changed;
         }
-        if cx.t == self.hit_t && !same(self.held, cx.u[0]) {
-            self.held = cx.u[0];
+        if cx.t == self.hit_t && !same(self.held, cx.u(0)) {
+            self.held = cx.u(0);
             return true;
         }
         false
@@ -113,7 +121,7 @@ fn build_delay(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         out: 0.0,
         stored: 0.0,
         hit_t: f64::NAN,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -125,12 +133,15 @@ pub struct UnitDelay {
     out: f64,
     stored: f64,
     hit_t: f64,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Block for UnitDelay {
     fn type_name(&self) -> &'static str {
         "UnitDelay"
+    }
+    fn constant_outputs(&self) -> bool {
+        true
     }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
@@ -139,12 +150,12 @@ impl Block for UnitDelay {
         false
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("state", VarSource::Custom(0))]
+        vec![VarDecl::new("state", VarSource::Custom(0), "1").doc("the held sample")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.stored
     }
-    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.out;
     }
     fn next_time_event(&self, t: f64) -> f64 {
@@ -152,20 +163,26 @@ impl Block for UnitDelay {
     }
     fn time_event(&mut self, cx: &mut EventCx) {
         self.out = self.stored;
-        self.stored = cx.u[0];
+        self.stored = cx.u(0);
         self.hit_t = cx.t;
     }
+    fn reset(&mut self, _t0: f64) {
+        self.out = self.x0;
+        self.stored = 0.0;
+        self.hit_t = f64::NAN;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        if self.clock.fresh(cx.t) {
+        if self.first.take() {
             let changed = !same(self.out, self.x0);
             self.out = self.x0;
-            self.stored = cx.u[0];
+            self.stored = cx.u(0);
             self.hit_t = cx.t;
             return changed;
         }
         if cx.t == self.hit_t {
             // Resample the right-hand input value; the output does not change.
-            self.stored = cx.u[0];
+            self.stored = cx.u(0);
         }
         false
     }

@@ -5,14 +5,14 @@
 //! the output formula is fixed inside a step.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, Cx, EventCx, EventTag, Linear, ParamDefault, ParamError, ParamKind, ParamSpec, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{count_param, numbered_inputs, reg, RunClock};
+use super::{count_param, numbered_inputs, reg, FirstCall};
 
 const RELATIONAL_OPS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
 
@@ -130,8 +130,8 @@ pub fn register(r: &mut Registry) {
         |p| {
             Ok(Box::new(Switch {
                 threshold: p.num("threshold")?,
-                first: true,
-                clock: RunClock::new(),
+                pass_u1: true,
+                first: FirstCall::armed(),
             }))
         },
     );
@@ -147,11 +147,19 @@ impl Block for Gain {
     fn type_name(&self) -> &'static str {
         "Gain"
     }
+    fn linear(&self) -> Option<Linear> {
+        Some(Linear {
+            m: 1,
+            p: 1,
+            d: vec![self.k],
+            ..Default::default()
+        })
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = self.k * cx.u[0];
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.k * cx.u(0);
     }
 }
 
@@ -204,13 +212,21 @@ impl Block for Sum {
     fn type_name(&self) -> &'static str {
         "Sum"
     }
+    fn linear(&self) -> Option<Linear> {
+        Some(Linear {
+            m: self.signs.len(),
+            p: 1,
+            d: self.signs.clone(),
+            ..Default::default()
+        })
+    }
     fn ports(&self) -> Vec<PortDecl> {
         let mut p = numbered_inputs(self.signs.len());
         p.push(PortDecl::output("y"));
         p
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = self.signs.iter().zip(cx.u).map(|(s, u)| s * u).sum();
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.signs.iter().zip(cx.inputs()).map(|(s, u)| s * u).sum();
     }
 }
 
@@ -234,9 +250,9 @@ impl Block for Product {
         p.push(PortDecl::output("y"));
         p
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let mut acc = 1.0;
-        for (&m, &u) in self.mul.iter().zip(cx.u) {
+        for (&m, u) in self.mul.iter().zip(cx.inputs()) {
             if m {
                 acc *= u;
             } else {
@@ -266,14 +282,14 @@ impl Block for Abs {
     fn guard_name(&self, _i: usize) -> String {
         "sign".into()
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = if self.neg { -cx.u[0] } else { cx.u[0] };
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        g[0] = if self.neg { -cx.u[0] } else { cx.u[0] };
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        g[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let u = cx.u[0];
+        let u = cx.u(0);
         let valid = if self.neg { u <= 0.0 } else { u >= 0.0 };
         if valid || u.is_nan() {
             return false;
@@ -325,7 +341,7 @@ impl Block for MinMax {
         p
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("selected", VarSource::Custom(0))]
+        vec![VarDecl::new("selected", VarSource::Custom(0), "1").doc("index of the selected input")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         (self.sel + 1) as f64
@@ -333,26 +349,26 @@ impl Block for MinMax {
     fn n_guards(&self) -> usize {
         self.n - 1
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = cx.u[self.sel.min(self.n - 1)];
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.u(self.sel.min(self.n - 1));
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let s = self.sel.min(self.n - 1);
-        let us = cx.u[s];
+        let us = cx.u(s);
         for (k, gk) in g.iter_mut().enumerate() {
             let j = if k < s { k } else { k + 1 };
-            *gk = self.margin(us, cx.u[j]);
+            *gk = self.margin(us, cx.u(j));
         }
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let s = self.sel.min(self.n - 1);
-        let us = cx.u[s];
-        if (0..self.n).all(|j| !(self.margin(us, cx.u[j]) < 0.0)) {
+        let us = cx.u(s);
+        if (0..self.n).all(|j| !(self.margin(us, cx.u(j)) < 0.0)) {
             return false;
         }
         let mut best = 0;
         for j in 1..self.n {
-            if self.margin(cx.u[j], cx.u[best]) > 0.0 {
+            if self.margin(cx.u(j), cx.u(best)) > 0.0 {
                 best = j;
             }
         }
@@ -372,7 +388,7 @@ fn build_saturation(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         lower,
         upper,
         mode: SatMode::Linear,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -407,7 +423,7 @@ pub struct Saturation {
     lower: f64,
     upper: f64,
     mode: SatMode,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Saturation {
@@ -428,7 +444,7 @@ impl Block for Saturation {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("mode", VarSource::Custom(0))]
+        vec![VarDecl::new("mode", VarSource::Custom(0), "1").doc("the active branch (mode)")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.mode.code()
@@ -439,15 +455,15 @@ impl Block for Saturation {
     fn guard_name(&self, i: usize) -> String {
         if i == 0 { "lower" } else { "upper" }.into()
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = match self.mode {
-            SatMode::Linear => cx.u[0],
+            SatMode::Linear => cx.u(0),
             SatMode::Lower => self.lower,
             SatMode::Upper => self.upper,
         };
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let u = cx.u[0];
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let u = cx.u(0);
         match self.mode {
             SatMode::Linear => {
                 g[0] = u - self.lower;
@@ -463,9 +479,13 @@ impl Block for Saturation {
             }
         }
     }
+    fn reset(&mut self, _t0: f64) {
+        self.mode = SatMode::Linear;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = self.clock.fresh(cx.t);
-        let u = cx.u[0];
+        let fresh = self.first.take();
+        let u = cx.u(0);
         if self.valid(self.mode, u) || u.is_nan() {
             return false;
         }
@@ -548,7 +568,8 @@ impl Block for Lookup1D {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("segment", VarSource::Custom(0))]
+        vec![VarDecl::new("segment", VarSource::Custom(0), "1")
+            .doc("index of the active table segment")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.seg as f64
@@ -564,11 +585,11 @@ impl Block for Lookup1D {
         }
         .into()
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = self.value(self.seg, cx.u[0]);
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.value(self.seg, cx.u(0));
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let u = cx.u[0];
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let u = cx.u(0);
         let s = self.seg;
         g[0] = if s == 0 { 1.0 } else { u - self.x[s - 1] };
         g[1] = if s >= self.x.len() {
@@ -578,7 +599,7 @@ impl Block for Lookup1D {
         };
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let u = cx.u[0];
+        let u = cx.u(0);
         if u.is_nan() || self.valid(self.seg, u) {
             return false;
         }
@@ -605,7 +626,7 @@ fn build_relational(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     Ok(Box::new(Relational {
         op,
         sign: Sign::Zero,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -648,7 +669,7 @@ impl Sign {
 pub struct Relational {
     op: RelOp,
     sign: Sign,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Relational {
@@ -681,11 +702,11 @@ impl Block for Relational {
     fn guard_name(&self, i: usize) -> String {
         if i == 0 { "crossing" } else { "leave_equal" }.into()
     }
-    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = if self.result(self.sign) { 1.0 } else { 0.0 };
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let d = cx.u[0] - cx.u[1];
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let d = cx.u(0) - cx.u(1);
         match self.sign {
             Sign::Pos => {
                 g[0] = d;
@@ -701,9 +722,13 @@ impl Block for Relational {
             }
         }
     }
+    fn reset(&mut self, _t0: f64) {
+        self.sign = Sign::Zero;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = self.clock.fresh(cx.t);
-        let d = cx.u[0] - cx.u[1];
+        let fresh = self.first.take();
+        let d = cx.u(0) - cx.u(1);
         let Some(s) = Sign::of(d) else { return false };
         if s == self.sign {
             return false;
@@ -720,13 +745,14 @@ impl Block for Relational {
     }
 }
 
-/// `Switch`: y = u1 while the mode `first` holds, else u3. Mode `first = u2 >= threshold`
+/// `Switch`: y = u1 while the mode `pass_u1` holds, else u3. Mode `pass_u1 = u2 >= threshold`
 /// set at events; guard `u2 − threshold` (first) or `threshold − u2` (third).
 #[derive(Debug, Clone)]
 pub struct Switch {
     threshold: f64,
-    first: bool,
-    clock: RunClock,
+    /// Mode: passing u1 (`u2 >= threshold`) or u3.
+    pass_u1: bool,
+    first: FirstCall,
 }
 
 impl Block for Switch {
@@ -742,10 +768,10 @@ impl Block for Switch {
         ]
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("mode", VarSource::Custom(0))]
+        vec![VarDecl::new("mode", VarSource::Custom(0), "1").doc("the active branch (mode)")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
-        if self.first {
+        if self.pass_u1 {
             1.0
         } else {
             3.0
@@ -757,31 +783,35 @@ impl Block for Switch {
     fn guard_name(&self, _i: usize) -> String {
         "threshold".into()
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = if self.first { cx.u[0] } else { cx.u[2] };
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = if self.pass_u1 { cx.u(0) } else { cx.u(2) };
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let d = cx.u[1] - self.threshold;
-        g[0] = if self.first { d } else { -d };
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let d = cx.u(1) - self.threshold;
+        g[0] = if self.pass_u1 { d } else { -d };
+    }
+    fn reset(&mut self, _t0: f64) {
+        self.pass_u1 = true;
+        self.first.arm();
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = self.clock.fresh(cx.t);
-        let d = cx.u[1] - self.threshold;
+        let fresh = self.first.take();
+        let d = cx.u(1) - self.threshold;
         if d.is_nan() {
             return false;
         }
         let first = d >= 0.0;
-        if first == self.first {
+        if first == self.pass_u1 {
             return false;
         }
-        self.first = first;
+        self.pass_u1 = first;
         if !fresh {
             cx.log(
                 EventTag::ZeroCrossing,
                 format!(
                     "passing {}, u2 = {}",
                     if first { "u1" } else { "u3" },
-                    cx.u[1]
+                    cx.u(1)
                 ),
             );
         }

@@ -10,8 +10,8 @@
 //!   events, hit bit-exactly.
 //! - `update_modes` keeps the current mode while its guards are still valid and otherwise
 //!   picks the mode the inputs call for, so after it returns every guard is `>= 0`.
-//! - Block data (modes, held samples) is re-initialised at the first `update_modes` call of
-//!   a run (detected by time going backwards, see [`RunClock`]), so a model can be run twice.
+//! - Block data (modes, held samples) is re-initialised in `reset` at the start of every
+//!   run, so a compiled model can be run again from any start time.
 //! - `outputs`, `derivatives` and `guards` do not allocate.
 
 use drivelink_core::{ParamError, ParamSpec, Params, Registry};
@@ -43,22 +43,24 @@ pub(crate) fn reg(
     crate::util::register_primitive(r, "signal", name, doc, ports_doc, params, build);
 }
 
-/// Detects the start of a new run from inside `update_modes`: the first call ever, or a
-/// call at a time earlier than the previous one (a re-run of the same compiled model).
+/// Marks the first `update_modes` call after [`drivelink_core::Block::reset`]: blocks
+/// whose initial mode depends on their inputs set it there silently (the initial mode is
+/// not an event), and log every later change.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RunClock {
-    last_t: f64,
-}
+pub(crate) struct FirstCall(bool);
 
-impl RunClock {
-    pub(crate) fn new() -> Self {
-        RunClock { last_t: f64::NAN }
+impl FirstCall {
+    /// Armed: the next `take` returns true.
+    pub(crate) fn armed() -> Self {
+        FirstCall(true)
     }
-    /// True at the first event instant of a run. Call once per `update_modes`.
-    pub(crate) fn fresh(&mut self, t: f64) -> bool {
-        let fresh = !(t >= self.last_t);
-        self.last_t = t;
-        fresh
+    /// Re-arm (in `reset`).
+    pub(crate) fn arm(&mut self) {
+        self.0 = true;
+    }
+    /// True at the first call after arming.
+    pub(crate) fn take(&mut self) -> bool {
+        std::mem::take(&mut self.0)
     }
 }
 
@@ -125,11 +127,11 @@ mod tests {
     }
 
     #[test]
-    fn run_clock_detects_restart() {
-        let mut c = RunClock::new();
-        assert!(c.fresh(0.0));
-        assert!(!c.fresh(0.0));
-        assert!(!c.fresh(1.0));
-        assert!(c.fresh(0.0));
+    fn first_call_is_true_once_per_arming() {
+        let mut c = FirstCall::armed();
+        assert!(c.take());
+        assert!(!c.take());
+        c.arm();
+        assert!(c.take());
     }
 }

@@ -35,13 +35,13 @@ impl Block for StopSimulation {
     fn guard_name(&self, _i: usize) -> String {
         "nonzero".into()
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        g[0] = -cx.u[0].abs();
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        g[0] = -cx.u(0).abs();
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let u = cx.u[0];
+        let u = cx.u(0);
         if u != 0.0 && !u.is_nan() {
-            *cx.stop = true;
+            cx.request_stop();
         }
         false
     }

@@ -13,7 +13,7 @@ use drivelink_core::{
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{reg, RunClock};
+use super::{reg, FirstCall};
 
 /// Register the sources.
 pub fn register(r: &mut Registry) {
@@ -106,10 +106,13 @@ impl Block for Constant {
     fn type_name(&self) -> &'static str {
         "Constant"
     }
+    fn constant_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::output("y")]
     }
-    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.value;
     }
 }
@@ -120,7 +123,7 @@ fn build_step(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         before: p.num("before")?,
         after: p.num("after")?,
         on: false,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -132,17 +135,20 @@ pub struct Step {
     before: f64,
     after: f64,
     on: bool,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Block for Step {
     fn type_name(&self) -> &'static str {
         "Step"
     }
+    fn constant_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::output("y")]
     }
-    fn outputs(&mut self, _cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = if self.on { self.after } else { self.before };
     }
     fn next_time_event(&self, t: f64) -> f64 {
@@ -152,8 +158,12 @@ impl Block for Step {
             f64::INFINITY
         }
     }
+    fn reset(&mut self, _t0: f64) {
+        self.on = false;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = self.clock.fresh(cx.t);
+        let fresh = self.first.take();
         let on = cx.t >= self.time;
         if on == self.on {
             return false;
@@ -185,7 +195,7 @@ fn build_ramp(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         height: p.num("height")?,
         offset: p.num("offset")?,
         phase: RampPhase::Before,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -206,7 +216,7 @@ pub struct Ramp {
     height: f64,
     offset: f64,
     phase: RampPhase,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Block for Ramp {
@@ -216,7 +226,7 @@ impl Block for Ramp {
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::output("y")]
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = match self.phase {
             RampPhase::Before => self.offset,
             RampPhase::Rising => self.offset + self.height * (cx.t - self.start) / self.duration,
@@ -232,8 +242,12 @@ impl Block for Ramp {
             f64::INFINITY
         }
     }
+    fn reset(&mut self, _t0: f64) {
+        self.phase = RampPhase::Before;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = self.clock.fresh(cx.t);
+        let fresh = self.first.take();
         let t = cx.t;
         let phase = if t < self.start {
             RampPhase::Before
@@ -284,7 +298,7 @@ impl Block for Sine {
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::output("y")]
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.amplitude * (self.omega * cx.t + self.phase).sin() + self.offset;
     }
 }
@@ -333,7 +347,7 @@ fn build_signal_builder(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         times,
         values,
         seg: 0,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -345,7 +359,7 @@ pub struct SignalBuilder {
     times: Vec<f64>,
     values: Vec<f64>,
     seg: usize,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl SignalBuilder {
@@ -362,12 +376,13 @@ impl Block for SignalBuilder {
         vec![PortDecl::output("y")]
     }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("segment", VarSource::Custom(0))]
+        vec![VarDecl::new("segment", VarSource::Custom(0), "1")
+            .doc("index of the active breakpoint segment")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.seg as f64
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let n = self.values.len();
         let s = self.seg.min(n);
         y[0] = if s == 0 {
@@ -385,8 +400,12 @@ impl Block for SignalBuilder {
         let k = self.segment_at(t);
         self.times.get(k).copied().unwrap_or(f64::INFINITY)
     }
+    fn reset(&mut self, _t0: f64) {
+        self.seg = 0;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = self.clock.fresh(cx.t);
+        let fresh = self.first.take();
         let s = self.segment_at(cx.t);
         if s == self.seg {
             return false;
@@ -413,7 +432,7 @@ impl Block for Clock {
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::output("y")]
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.t;
     }
 }

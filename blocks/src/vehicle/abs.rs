@@ -31,7 +31,7 @@ use drivelink_core::{
 use serde_json::json;
 
 use super::{finite, reg};
-use crate::signal::{next_sample_hit, RunClock};
+use crate::signal::{next_sample_hit, FirstCall};
 
 /// ABS operation modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +146,7 @@ pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         ts,
         ratio: 1.0,
         hit_t: f64::NAN,
-        clock: RunClock::new(),
+        first: FirstCall::armed(),
     }))
 }
 
@@ -162,7 +162,7 @@ pub struct Abs {
     ts: f64,
     ratio: f64,
     hit_t: f64,
-    clock: RunClock,
+    first: FirstCall,
 }
 
 impl Abs {
@@ -215,8 +215,8 @@ impl Block for Abs {
     fn feedthrough(&self, input: usize) -> bool {
         input == 0
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = cx.u[0] * self.ratio;
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = cx.u(0) * self.ratio;
     }
     fn next_time_event(&self, t: f64) -> f64 {
         if self.enabled {
@@ -226,20 +226,25 @@ impl Block for Abs {
         }
     }
     fn time_event(&mut self, cx: &mut EventCx) {
-        self.ratio = self.ratio_for(cx.u[1]);
+        self.ratio = self.ratio_for(cx.u(1));
         self.hit_t = cx.t;
     }
+    fn reset(&mut self, _t0: f64) {
+        self.ratio = 1.0;
+        self.hit_t = f64::NAN;
+        self.first.arm();
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        if self.clock.fresh(cx.t) {
+        if self.first.take() {
             self.hit_t = cx.t;
-            let r = self.ratio_for(cx.u[1]);
+            let r = self.ratio_for(cx.u(1));
             let changed = r != self.ratio;
             self.ratio = r;
             return changed;
         }
         if cx.t == self.hit_t {
             // Resample the right-hand slip value at the cycle instant.
-            let r = self.ratio_for(cx.u[1]);
+            let r = self.ratio_for(cx.u(1));
             if r != self.ratio {
                 self.ratio = r;
                 return true;
@@ -249,8 +254,10 @@ impl Block for Abs {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("ratio", VarSource::Custom(0)),
-            VarDecl::new("active", VarSource::Custom(1)),
+            VarDecl::new("ratio", VarSource::Custom(0), "1")
+                .doc("brake pressure ratio applied (0..1)"),
+            VarDecl::new("active", VarSource::Custom(1), "1")
+                .doc("1 while ABS modulates the brake"),
         ]
     }
     fn var(&self, _cx: &Cx, i: usize) -> f64 {

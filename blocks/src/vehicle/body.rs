@@ -22,7 +22,8 @@
 //! outputs are functions of states only (no feedthrough, no network output).
 
 use drivelink_core::{
-    Block, Cx, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
+    VarSource,
 };
 
 use super::{finite, reg};
@@ -158,16 +159,16 @@ impl Block for VehicleBody {
             ..Default::default()
         }
     }
-    fn forces(&mut self, cx: &Cx, f: &mut [f64]) {
-        f[0] = -self.drag(cx.v[0]) - self.m * self.g * self.sin;
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        f.add(0, -self.drag(cx.v(0)) - self.m * self.g * self.sin);
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        let (nf, nr) = self.loads(cx.v[0], cx.x[0]);
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let (nf, nr) = self.loads(cx.v(0), cx.x[0]);
         y[0] = nf;
         y[1] = nr;
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
-        let a = cx.a[0];
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        let a = cx.a(0);
         dx[0] = if a.is_finite() {
             (a - cx.x[0]) / self.tau
         } else {
@@ -176,21 +177,23 @@ impl Block for VehicleBody {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("v", VarSource::Speed(0)),
-            VarDecl::new("s", VarSource::Position(0)),
-            VarDecl::new("a", VarSource::Accel(0)),
-            VarDecl::new("a_lagged", VarSource::Custom(0)),
-            VarDecl::new("drag", VarSource::Custom(1)),
+            VarDecl::new("v", VarSource::Speed(0), "m/s").doc("vehicle speed"),
+            VarDecl::new("s", VarSource::Position(0), "m").doc("distance travelled"),
+            VarDecl::new("a", VarSource::Accel(0), "m/s^2").doc("acceleration"),
+            VarDecl::new("a_lagged", VarSource::Custom(0), "m/s^2")
+                .doc("acceleration through the load-transfer lag"),
+            VarDecl::new("drag", VarSource::Custom(1), "N")
+                .doc("aerodynamic drag force (opposes motion)"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
             0 => cx.x[0],
-            _ => self.drag(cx.v[0]),
+            _ => self.drag(cx.v(0)),
         }
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
         // Height gained along the grade.
-        self.m * self.g * self.sin * cx.q[0]
+        self.m * self.g * self.sin * cx.q(0)
     }
 }

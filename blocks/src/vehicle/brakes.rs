@@ -97,8 +97,8 @@ impl Block for BrakeSystem {
             PortDecl::output("neutral"),
         ]
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        let (f, r, n) = self.torques(cx.u[0], cx.u[1]);
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let (f, r, n) = self.torques(cx.u(0), cx.u(1));
         y[0] = f;
         y[1] = r;
         y[2] = n;

@@ -308,16 +308,16 @@ impl Block for Differential {
             engagement,
         }
     }
-    fn derivatives(&mut self, cx: &Cx, dx: &mut [f64]) {
-        let l = cx.lambda[0];
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        let l = cx.lambda(0);
         dx[0] = if l.is_finite() {
             (l - cx.x[0]) / self.ts
         } else {
             0.0
         };
     }
-    fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let p = self.power_of(cx.x[0], cx.v[0]);
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let p = self.power_of(cx.x[0], cx.v(0));
         g[0] = if self.power {
             p + POWER_EPS
         } else {
@@ -327,7 +327,7 @@ impl Block for Differential {
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = !(cx.t >= self.last_t);
         self.last_t = cx.t;
-        let p = self.power_of(cx.x[0], cx.v[0]);
+        let p = self.power_of(cx.x[0], cx.v(0));
         let new = if fresh {
             p >= 0.0
         } else if self.power {
@@ -342,25 +342,33 @@ impl Block for Differential {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("w_left", VarSource::Speed(1)),
-            VarDecl::new("w_right", VarSource::Speed(2)),
-            VarDecl::new("tau_left", VarSource::Custom(0)),
-            VarDecl::new("tau_right", VarSource::Custom(1)),
-            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode)),
-            VarDecl::new("tau_input", VarSource::Custom(2)),
-            VarDecl::new("tau_sensed", VarSource::Custom(3)),
-            VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau)),
-            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel)),
-            VarDecl::new("power_mode", VarSource::Custom(4)),
+            VarDecl::new("w_left", VarSource::Speed(1), "rad/s").doc("left output speed"),
+            VarDecl::new("w_right", VarSource::Speed(2), "rad/s").doc("right output speed"),
+            VarDecl::new("tau_left", VarSource::Custom(0), "N*m")
+                .doc("torque delivered to the left output"),
+            VarDecl::new("tau_right", VarSource::Custom(1), "N*m")
+                .doc("torque delivered to the right output"),
+            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
+                .doc("lock coupling mode: −1/1 sliding, 0 locked, 2 free"),
+            VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
+                .doc("torque at the input (from the final drive)"),
+            VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
+                .doc("input torque through the sensing lag"),
+            VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
+                .doc("torque transferred between the outputs by the locking coupling"),
+            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
+                .doc("w_right − w_left"),
+            VarDecl::new("power_mode", VarSource::Custom(4), "1")
+                .doc("1 power (forward input torque), 0 coast"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let half = 0.5 * self.g * cx.lambda[0];
-        let tau = cx.lambda[1];
+        let half = 0.5 * self.g * cx.lambda(0);
+        let tau = cx.lambda(1);
         match i {
             0 => half - tau,
             1 => half + tau,
-            2 => cx.lambda[0],
+            2 => cx.lambda(0),
             3 => cx.x[0],
             _ => {
                 if self.power {

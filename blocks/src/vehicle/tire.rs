@@ -161,8 +161,8 @@ impl Tire {
     /// Grip scale `k = stiffness·mu_scale·N` (N), from the inputs.
     #[inline]
     fn grip(&self, cx: &Cx) -> f64 {
-        let n = cx.u[0];
-        let mu = cx.u[1];
+        let n = cx.u(0);
+        let mu = cx.u(1);
         let n = if n.is_finite() { n.max(0.0) } else { 0.0 };
         let mu = if mu.is_finite() { mu.max(0.0) } else { 0.0 };
         self.stiffness * mu * n
@@ -213,22 +213,25 @@ impl Block for Tire {
             engagement: k,
         }
     }
-    fn outputs(&mut self, cx: &Cx, y: &mut [f64]) {
-        y[0] = self.r * cx.v[0] - cx.v[1];
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.r * cx.v(0) - cx.v(1);
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("slip", VarSource::Custom(0)),
-            VarDecl::new("force", VarSource::Custom(1)),
-            VarDecl::new("w", VarSource::Speed(0)),
-            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode)),
+            VarDecl::new("slip", VarSource::Custom(0), "m/s")
+                .doc("slip velocity r·w − v (positive driving)"),
+            VarDecl::new("force", VarSource::Custom(1), "N")
+                .doc("longitudinal tire force on the body"),
+            VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("wheel speed"),
+            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
+                .doc("contact mode: 0 rolling (stuck), ±1 sliding"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
-            0 => self.r * cx.v[0] - cx.v[1],
+            0 => self.r * cx.v(0) - cx.v(1),
             // The joint torque tau acts as +r·tau on the hub and −tau on the body.
-            _ => -cx.lambda[0],
+            _ => -cx.lambda(0),
         }
     }
 }

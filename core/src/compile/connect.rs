@@ -1,0 +1,282 @@
+//! Pass 3, connect: every connection line resolved to block ports, checked (unknown
+//! blocks and ports with "did you mean", kind mismatches, signal lines with zero or several
+//! outputs, inputs driven twice or not at all), signal inputs given their driver, and
+//! mechanical flanges joined into nodes by union-find.
+
+use std::collections::HashMap;
+
+use petgraph::unionfind::UnionFind;
+
+use crate::block::{PortDecl, PortKind};
+use crate::diagram::PortRef;
+use crate::error::Error;
+use crate::ids::{BlockIx, NodeIx};
+use crate::suggest;
+
+use super::CompileWarning;
+
+/// A port of the flattened model: block and index in its port list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PortAt {
+    pub block: BlockIx,
+    pub port: usize,
+}
+
+/// A mechanical node: its display name (first flange joined), kind and flanges.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeInfo {
+    pub name: String,
+    pub kind: PortKind,
+    pub ports: Vec<PortAt>,
+}
+
+/// The wiring of a flattened model.
+pub(crate) struct Wiring {
+    /// Ports of every block.
+    pub ports: Vec<Vec<PortDecl>>,
+    /// Driver (output port) of every signal input, `None` for an unconnected optional
+    /// input.
+    pub driver: Vec<Vec<Option<PortAt>>>,
+    /// Node of every mechanical port (`None` for signal ports).
+    pub node: Vec<Vec<Option<NodeIx>>>,
+    /// The mechanical nodes.
+    pub nodes: Vec<NodeInfo>,
+}
+
+/// Numbering of all ports of all blocks in one flat range.
+struct PortSpace {
+    base: Vec<usize>,
+    total: usize,
+}
+
+impl PortSpace {
+    fn new(ports: &[Vec<PortDecl>]) -> Self {
+        let mut base = Vec::with_capacity(ports.len());
+        let mut total = 0;
+        for p in ports {
+            base.push(total);
+            total += p.len();
+        }
+        PortSpace { base, total }
+    }
+    fn global(&self, at: PortAt) -> usize {
+        self.base[at.block.ix()] + at.port
+    }
+}
+
+fn domain(k: PortKind) -> u8 {
+    match k {
+        PortKind::In | PortKind::Out => 0,
+        PortKind::Rot => 1,
+        PortKind::Trans => 2,
+    }
+}
+
+/// Resolve one connection's references, pushing an error for each bad one.
+fn resolve_refs<'a>(
+    ci: usize,
+    conn: &'a [String],
+    by_name: &HashMap<&str, usize>,
+    names: &[String],
+    types: &[&str],
+    ports: &[Vec<PortDecl>],
+    errors: &mut Vec<Error>,
+) -> Option<Vec<(PortAt, &'a str)>> {
+    let mut resolved = Vec::with_capacity(conn.len());
+    let mut ok = true;
+    for text in conn {
+        let Some(pr) = PortRef::parse(text) else {
+            errors.push(Error::BadPortRef {
+                connection: ci,
+                text: text.clone(),
+            });
+            ok = false;
+            continue;
+        };
+        let Some(&b) = by_name.get(pr.block.as_str()) else {
+            errors.push(Error::UnknownBlock {
+                connection: ci,
+                block: pr.block.clone(),
+                hint: suggest::hint(&pr.block, names.iter().map(String::as_str)),
+            });
+            ok = false;
+            continue;
+        };
+        let Some(p) = ports[b].iter().position(|p| p.name == pr.port) else {
+            errors.push(Error::UnknownPort {
+                connection: ci,
+                block: pr.block.clone(),
+                type_name: types[b].to_string(),
+                port: pr.port.clone(),
+                hint: suggest::hint(&pr.port, ports[b].iter().map(|p| p.name.as_str())),
+                ports: crate::params::port_summary(&ports[b]),
+            });
+            ok = false;
+            continue;
+        };
+        resolved.push((
+            PortAt {
+                block: BlockIx::at(b),
+                port: p,
+            },
+            text.as_str(),
+        ));
+    }
+    ok.then_some(resolved)
+}
+
+/// Connect the ports of `names`/`ports` along `connections` (flat names). Collects every
+/// error; warnings (unconnected mechanical ports) go to `warnings`.
+pub(crate) fn connect(
+    names: &[String],
+    types: &[&str],
+    ports: Vec<Vec<PortDecl>>,
+    connections: &[Vec<String>],
+    warnings: &mut Vec<CompileWarning>,
+) -> Result<Wiring, Error> {
+    let space = PortSpace::new(&ports);
+    let by_name: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut uf: UnionFind<usize> = UnionFind::new(space.total);
+    let mut connected = vec![false; space.total];
+    let mut driver: Vec<Vec<Option<(PortAt, usize)>>> =
+        ports.iter().map(|p| vec![None; p.len()]).collect();
+    let mut errors = Vec::new();
+    for (ci, conn) in connections.iter().enumerate() {
+        if conn.len() < 2 {
+            errors.push(Error::ShortConnection {
+                connection: ci,
+                count: conn.len(),
+            });
+            continue;
+        }
+        let Some(resolved) = resolve_refs(ci, conn, &by_name, names, types, &ports, &mut errors)
+        else {
+            continue;
+        };
+        let kind = |at: PortAt| ports[at.block.ix()][at.port].kind;
+        let k0 = kind(resolved[0].0);
+        if resolved.iter().any(|r| domain(kind(r.0)) != domain(k0)) {
+            errors.push(Error::KindMismatch {
+                connection: ci,
+                details: resolved
+                    .iter()
+                    .map(|r| format!("{} [{}]", r.1, kind(r.0).as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+            continue;
+        }
+        for r in &resolved {
+            connected[space.global(r.0)] = true;
+        }
+        if k0.is_mech() {
+            let g0 = space.global(resolved[0].0);
+            for r in &resolved {
+                uf.union(g0, space.global(r.0));
+            }
+            continue;
+        }
+        let outs: Vec<PortAt> = resolved
+            .iter()
+            .map(|r| r.0)
+            .filter(|&at| kind(at) == PortKind::Out)
+            .collect();
+        if outs.len() != 1 {
+            errors.push(Error::SignalDrivers {
+                connection: ci,
+                outputs: outs.len(),
+                details: resolved
+                    .iter()
+                    .map(|r| format!("{} [{}]", r.1, kind(r.0).as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+            continue;
+        }
+        for r in &resolved {
+            let at = r.0;
+            if kind(at) != PortKind::In {
+                continue;
+            }
+            let slot = &mut driver[at.block.ix()][at.port];
+            if let Some((_, first)) = *slot {
+                errors.push(Error::TwoDrivers {
+                    block: names[at.block.ix()].clone(),
+                    port: ports[at.block.ix()][at.port].name.clone(),
+                    first,
+                    second: ci,
+                });
+            } else {
+                *slot = Some((outs[0], ci));
+            }
+        }
+    }
+    for (b, bp) in ports.iter().enumerate() {
+        for (p, decl) in bp.iter().enumerate() {
+            if decl.kind == PortKind::In && driver[b][p].is_none() && decl.default.is_none() {
+                errors.push(Error::UndrivenInput {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
+            if decl.kind.is_mech() && !connected[space.base[b] + p] {
+                warnings.push(CompileWarning::UnconnectedFlange {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
+        }
+    }
+    Error::from_list(errors)?;
+    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf);
+    Ok(Wiring {
+        driver: driver
+            .into_iter()
+            .map(|v| v.into_iter().map(|d| d.map(|(at, _)| at)).collect())
+            .collect(),
+        ports,
+        node,
+        nodes,
+    })
+}
+
+/// Number the union-find classes of mechanical ports as nodes, in order of first port.
+fn number_nodes(
+    names: &[String],
+    ports: &[Vec<PortDecl>],
+    space: &PortSpace,
+    uf: &mut UnionFind<usize>,
+) -> (Vec<Vec<Option<NodeIx>>>, Vec<NodeInfo>) {
+    let mut node_of_root: HashMap<usize, NodeIx> = HashMap::new();
+    let mut nodes: Vec<NodeInfo> = Vec::new();
+    let mut node = Vec::with_capacity(ports.len());
+    for (b, bp) in ports.iter().enumerate() {
+        let mut row = Vec::with_capacity(bp.len());
+        for (p, decl) in bp.iter().enumerate() {
+            if !decl.kind.is_mech() {
+                row.push(None);
+                continue;
+            }
+            let root = uf.find_mut(space.base[b] + p);
+            let id = *node_of_root.entry(root).or_insert_with(|| {
+                nodes.push(NodeInfo {
+                    name: format!("{}.{}", names[b], decl.name),
+                    kind: decl.kind,
+                    ports: Vec::new(),
+                });
+                NodeIx::at(nodes.len() - 1)
+            });
+            nodes[id.ix()].ports.push(PortAt {
+                block: BlockIx::at(b),
+                port: p,
+            });
+            row.push(Some(id));
+        }
+        node.push(row);
+    }
+    (node, nodes)
+}

@@ -1,0 +1,238 @@
+//! Pass 1, flatten: subsystems and composite blocks expanded into one list of primitive
+//! blocks named `sub.block`, each with the parameter scope it sees; connections, logged
+//! variables, exported ports and variable aliases rewritten to flat names.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::diagram::{Diagram, PortRef};
+use crate::error::Error;
+use crate::params::{BlockBuild, Registry};
+use crate::suggest;
+
+use super::params::{resolve_parameters, resolve_params, scope_value, Scope};
+
+/// A primitive block after flattening.
+pub(crate) struct FlatBlock {
+    pub name: String,
+    pub type_name: String,
+    pub params: serde_json::Map<String, Value>,
+    pub scope: Rc<Scope>,
+}
+
+/// A diagram flattened to primitive blocks.
+#[derive(Default)]
+pub(crate) struct Flat {
+    pub blocks: Vec<FlatBlock>,
+    pub connections: Vec<Vec<String>>,
+    pub log: Vec<String>,
+    /// "sub.port" -> flat "block.port"
+    pub port_map: HashMap<String, String>,
+    /// "sub.alias" -> flat "block.var"
+    pub alias_map: HashMap<String, String>,
+}
+
+/// Flatten diagram `d` (the top level) with its resolved parameters `scope`.
+pub(crate) fn flatten_diagram(d: &Diagram, reg: &Registry, scope: Scope) -> Result<Flat, Error> {
+    let mut flat = Flat::default();
+    let mut errors = Vec::new();
+    flatten(d, reg, "", Rc::new(scope), &mut flat, &mut errors, 0);
+    Error::from_list(errors)?;
+    Ok(flat)
+}
+
+fn valid_name(n: &str) -> bool {
+    let mut c = n.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+fn flatten(
+    d: &Diagram,
+    reg: &Registry,
+    prefix: &str,
+    scope: Rc<Scope>,
+    out: &mut Flat,
+    errors: &mut Vec<Error>,
+    depth: usize,
+) {
+    if depth > 64 {
+        errors.push(Error::Netlist {
+            file: d.name.clone(),
+            path: prefix.to_string(),
+            message: "subsystems nested deeper than 64 levels (a cycle?)".into(),
+        });
+        return;
+    }
+    // This diagram's own connections go first in its segment of the flat list, so at the top
+    // level connection `i` of the error messages is `connections[i]` of the netlist.
+    let conn_start = out.connections.len();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for b in &d.blocks {
+        if !valid_name(&b.name) {
+            errors.push(Error::InvalidName {
+                name: format!("{prefix}{}", b.name),
+            });
+        }
+        if seen.insert(&b.name, 0).is_some() {
+            errors.push(Error::DuplicateName {
+                name: format!("{prefix}{}", b.name),
+            });
+        }
+    }
+    for b in &d.blocks {
+        let full = format!("{prefix}{}", b.name);
+        if b.type_name == "Subsystem" {
+            let Some(inner) = &b.inner else {
+                errors.push(Error::Netlist {
+                    file: d.name.clone(),
+                    path: full.clone(),
+                    message: "Subsystem without a diagram".into(),
+                });
+                continue;
+            };
+            // Overrides are evaluated in the outer scope.
+            let inner_names: Vec<&str> = inner.parameters.iter().map(|p| p.0.as_str()).collect();
+            let mut overrides = Scope::new();
+            for (k, v) in &b.params {
+                if !inner_names.contains(&k.as_str()) {
+                    errors.push(Error::UnknownParam {
+                        block: full.clone(),
+                        type_name: "Subsystem".into(),
+                        param: k.clone(),
+                        hint: suggest::hint(k, inner_names.iter().copied()),
+                        known: inner_names.join(", "),
+                    });
+                    continue;
+                }
+                match resolve_in(&[(k.clone(), v.clone())], &scope, &full) {
+                    Ok(s) => overrides.extend(s),
+                    Err(e) => errors.push(e),
+                }
+            }
+            expand(inner, &overrides, &full, reg, out, errors, depth);
+            continue;
+        }
+        let Some(t) = reg.get(&b.type_name) else {
+            let mut names: Vec<&str> = reg.names().collect();
+            names.push("Subsystem");
+            errors.push(Error::UnknownType {
+                block: full,
+                type_name: b.type_name.clone(),
+                hint: suggest::hint(&b.type_name, names),
+            });
+            continue;
+        };
+        match &t.build {
+            BlockBuild::Primitive(_) => out.blocks.push(FlatBlock {
+                name: full,
+                type_name: b.type_name.clone(),
+                params: b.params.clone(),
+                scope: scope.clone(),
+            }),
+            BlockBuild::Composite(f) => {
+                let params = match resolve_params(&full, t.name, &t.params, &b.params, &scope) {
+                    Ok(p) => p,
+                    Err(es) => {
+                        errors.extend(es);
+                        continue;
+                    }
+                };
+                match f(&params) {
+                    Ok(inner) => expand(&inner, &Scope::new(), &full, reg, out, errors, depth),
+                    Err(e) => errors.push(Error::Param(e)),
+                }
+            }
+        }
+    }
+    let own: Vec<Vec<String>> = d
+        .connections
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|r| {
+                    let full = format!("{prefix}{r}");
+                    out.port_map.get(&full).cloned().unwrap_or(full)
+                })
+                .collect()
+        })
+        .collect();
+    out.connections.splice(conn_start..conn_start, own);
+    for l in &d.log {
+        if l == "all" {
+            out.log.push("all".into());
+        } else {
+            let full = format!("{prefix}{l}");
+            out.log.push(full);
+        }
+    }
+}
+
+/// Flatten the inner diagram of subsystem or composite block `full`: resolve its parameters
+/// (with `overrides` from the outer block), flatten it under `full.` and register its
+/// exported ports and aliases.
+fn expand(
+    inner: &Diagram,
+    overrides: &Scope,
+    full: &str,
+    reg: &Registry,
+    out: &mut Flat,
+    errors: &mut Vec<Error>,
+    depth: usize,
+) {
+    let inner_scope = match resolve_parameters(&inner.parameters, overrides, full) {
+        Ok(s) => s,
+        Err(e) => {
+            errors.push(e);
+            return;
+        }
+    };
+    let sub_prefix = format!("{full}.");
+    flatten(
+        inner,
+        reg,
+        &sub_prefix,
+        Rc::new(inner_scope),
+        out,
+        errors,
+        depth + 1,
+    );
+    export(inner, full, &sub_prefix, out, errors);
+}
+
+/// Evaluate `params` (name, raw) in an existing scope (for subsystem overrides).
+fn resolve_in(params: &[(String, Value)], scope: &Scope, ctx: &str) -> Result<Scope, Error> {
+    let mut out = Scope::new();
+    for (name, v) in params {
+        let val = scope_value(v, scope).map_err(|message| Error::Netlist {
+            file: ctx.to_string(),
+            path: format!("params.{name}"),
+            message,
+        })?;
+        out.insert(name.clone(), val);
+    }
+    Ok(out)
+}
+
+/// Register a (sub)diagram's exported ports and aliases under the outer name.
+fn export(inner: &Diagram, full: &str, sub_prefix: &str, out: &mut Flat, errors: &mut Vec<Error>) {
+    for (exp, target) in &inner.ports {
+        let t = format!("{sub_prefix}{target}");
+        let t = out.port_map.get(&t).cloned().unwrap_or(t);
+        if PortRef::parse(&t).is_none() {
+            errors.push(Error::Netlist {
+                file: full.to_string(),
+                path: format!("ports.{exp}"),
+                message: format!("'{target}' is not a \"block.port\" reference"),
+            });
+        }
+        out.port_map.insert(format!("{full}.{exp}"), t);
+    }
+    for (alias, target) in &inner.aliases {
+        let t = format!("{sub_prefix}{target}");
+        let t = out.alias_map.get(&t).cloned().unwrap_or(t);
+        out.alias_map.insert(format!("{full}.{alias}"), t);
+    }
+}

@@ -1,0 +1,182 @@
+//! Pass 4, layout: where every block's states, outputs, inputs, flanges, constraint rows,
+//! friction joints, guards and work integrals live in the model's flat buffers.
+
+use crate::block::{Block, PortKind, RowKind};
+use crate::ids::{BlockIx, SlotIx, StateIx};
+use crate::plan::{BlockPlan, JointPlan, NodePlan, RowPlan};
+
+use super::connect::Wiring;
+
+/// The buffers' layout (the structural part of a plan, before ordering).
+pub(crate) struct Layout {
+    pub blocks: Vec<BlockPlan>,
+    pub in_slots: Vec<SlotIx>,
+    pub port_dof: Vec<u32>,
+    pub n_signals: usize,
+    pub slot_defaults: Vec<(SlotIx, f64)>,
+    pub nodes: Vec<NodePlan>,
+    pub rows: Vec<RowPlan>,
+    pub joints: Vec<JointPlan>,
+    pub n_states: usize,
+    pub x_joint_energy: usize,
+    pub n_block_guards: usize,
+}
+
+/// Whether a block's linear form fits its declaration (states, inputs, outputs) so the
+/// linear kernels may evaluate it.
+pub(crate) fn linear_fits(b: &dyn Block, n_in: usize, n_out: usize) -> bool {
+    match b.linear() {
+        Some(l) => {
+            l.n == b.n_states()
+                && l.m == n_in
+                && l.p == n_out
+                && l.a.len() == l.n * l.n
+                && l.b.len() == l.n * l.m
+                && l.c.len() == l.p * l.n
+                && l.d.len() == l.p * l.m
+                && b.n_guards() == 0
+                && !b.constant_outputs()
+                && b.mech() == Default::default()
+        }
+        None => false,
+    }
+}
+
+/// Lay out the buffers of `blocks` wired by `w`.
+pub(crate) fn layout(
+    names: &[String],
+    types: &[&'static str],
+    blocks: &[Box<dyn Block>],
+    w: &Wiring,
+) -> Layout {
+    let nb = blocks.len();
+    let n_nodes = w.nodes.len();
+    // Output slots first, block by block, then constant slots for unconnected inputs.
+    let mut y_start = Vec::with_capacity(nb + 1);
+    let mut n_signals = 0;
+    for ports in &w.ports {
+        y_start.push(n_signals);
+        n_signals += ports.iter().filter(|p| p.kind == PortKind::Out).count();
+    }
+    y_start.push(n_signals);
+    let out_slot = |at: super::connect::PortAt| {
+        let before = w.ports[at.block.ix()][..at.port]
+            .iter()
+            .filter(|p| p.kind == PortKind::Out)
+            .count();
+        SlotIx::at(y_start[at.block.ix()] + before)
+    };
+    let mut in_slots = Vec::new();
+    let mut slot_defaults = Vec::new();
+    let mut port_dof = Vec::new();
+    let mut rows = Vec::new();
+    let mut joints = Vec::new();
+    let mut plans = Vec::with_capacity(nb);
+    let mut x_off = 2 * n_nodes;
+    let mut g_off = 0;
+    for b in 0..nb {
+        let ports = &w.ports[b];
+        let inputs_start = in_slots.len();
+        for (p, decl) in ports.iter().enumerate() {
+            if decl.kind != PortKind::In {
+                continue;
+            }
+            let slot = match w.driver[b][p] {
+                Some(at) => out_slot(at),
+                None => {
+                    let s = SlotIx::at(n_signals);
+                    n_signals += 1;
+                    slot_defaults.push((s, decl.default.unwrap_or(0.0)));
+                    s
+                }
+            };
+            in_slots.push(slot);
+        }
+        let tab_start = port_dof.len();
+        port_dof.extend(w.node[b].iter().map(|n| n.map(|n| n.0).unwrap_or(u32::MAX)));
+        let blk = &blocks[b];
+        let decl = blk.mech();
+        let rows_start = rows.len();
+        for c in &decl.constraints {
+            let tracking = match c.kind {
+                RowKind::Velocity => None,
+                RowKind::Tracking { input, .. } => in_slots.get(inputs_start + input).copied(),
+            };
+            rows.push(RowPlan {
+                block: BlockIx::at(b),
+                tracking,
+            });
+        }
+        let joints_start = joints.len();
+        for (k, f) in decl.frictions.iter().enumerate() {
+            joints.push(JointPlan {
+                block: BlockIx::at(b),
+                local: k,
+                name: if f.label.is_empty() {
+                    names[b].clone()
+                } else {
+                    format!("{}.{}", names[b], f.label)
+                },
+            });
+        }
+        let nx = blk.n_states();
+        let ng = blk.n_guards();
+        let n_in = in_slots.len() - inputs_start;
+        let n_out = y_start[b + 1] - y_start[b];
+        plans.push(BlockPlan {
+            name: names[b].clone(),
+            type_name: types[b],
+            ports: ports.clone(),
+            x: x_off..x_off + nx,
+            y: y_start[b]..y_start[b + 1],
+            inputs: inputs_start..in_slots.len(),
+            port_tab: tab_start..port_dof.len(),
+            rows: rows_start..rows.len(),
+            joints: joints_start..joints.len(),
+            guards: g_off..g_off + ng,
+            energy: None,
+            has_forces: decl.has_forces,
+            constant: blk.constant_outputs(),
+            linear: linear_fits(blk.as_ref(), n_in, n_out),
+        });
+        x_off += nx;
+        g_off += ng;
+    }
+    // Work integrals: one per block with forces or tracking rows, then one per joint.
+    for bp in plans.iter_mut() {
+        let tracking = rows[bp.rows.clone()].iter().any(|r| r.tracking.is_some());
+        if bp.has_forces || tracking {
+            bp.energy = Some(StateIx::at(x_off));
+            x_off += 1;
+        }
+    }
+    let x_joint_energy = x_off;
+    x_off += joints.len();
+    Layout {
+        blocks: plans,
+        in_slots,
+        port_dof,
+        n_signals,
+        slot_defaults,
+        nodes: w
+            .nodes
+            .iter()
+            .map(|n| NodePlan {
+                name: n.name.clone(),
+                kind: n.kind,
+            })
+            .collect(),
+        rows,
+        joints,
+        n_states: x_off,
+        x_joint_energy,
+        n_block_guards: g_off,
+    }
+}
+
+impl Layout {
+    /// The node (degree of freedom) of port `p` of block `b` (`u32::MAX` for a signal port).
+    pub(crate) fn port_dof_of(&self, b: usize, p: usize) -> u32 {
+        self.port_dof[self.blocks[b].port_tab.start + p]
+    }
+}

@@ -1,0 +1,239 @@
+//! Pass 5, order: the evaluation stages in dependency order.
+//!
+//! Nodes of the dependency graph are block output evaluations, the mechanical network (one
+//! node for all of it) and the network outputs of blocks that read accelerations or
+//! constraint forces. An edge runs from a signal's source to every evaluation that reads
+//! it directly (direct feedthrough), and to the network for inputs of mechanical blocks.
+//! Blocks with constant outputs (evaluated only at events) and linear blocks without direct
+//! feedthrough (outputs from states only: one kernel pass before everything) are not
+//! ordered at all. The order is Kahn's algorithm that keeps linear blocks together where
+//! the dependencies allow, so consecutive linear blocks become one kernel stage. A cycle
+//! is an algebraic loop, reported with the blocks on it.
+
+use std::collections::BTreeSet;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::block::{Block, PortKind};
+use crate::error::Error;
+use crate::ids::BlockIx;
+use crate::plan::{LinRow, Stage};
+
+use super::connect::Wiring;
+use super::layout::Layout;
+
+/// The ordered stages and the per-kind block lists.
+pub(crate) struct Order {
+    pub stages: Vec<Stage>,
+    pub lin_out: Vec<LinRow>,
+    pub lin_der: Vec<LinRow>,
+    pub const_blocks: Vec<BlockIx>,
+    pub state_blocks: Vec<BlockIx>,
+    pub guard_blocks: Vec<BlockIx>,
+    pub force_blocks: Vec<BlockIx>,
+    pub energy_blocks: Vec<BlockIx>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Out(usize),
+    Net,
+    NetOut(usize),
+}
+
+/// Whether any input of a linear block feeds an output directly (a non-zero column of D).
+fn linear_feedthrough(b: &dyn Block) -> bool {
+    b.linear().is_some_and(|l| l.d.iter().any(|&d| d != 0.0))
+}
+
+/// Build the dependency graph.
+fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, ()> {
+    let nb = blocks.len();
+    let mut g: DiGraph<Node, ()> = DiGraph::new();
+    let n_out = |b: usize| lay.blocks[b].y.len();
+    let needs_net = |b: usize| (0..n_out(b)).any(|o| blocks[b].output_needs_network(o));
+    let unordered = |b: usize| {
+        lay.blocks[b].constant || (lay.blocks[b].linear && !linear_feedthrough(blocks[b].as_ref()))
+    };
+    let out: Vec<Option<NodeIndex>> = (0..nb)
+        .map(|b| (n_out(b) > 0 && !unordered(b)).then(|| g.add_node(Node::Out(b))))
+        .collect();
+    let net = (!lay.nodes.is_empty()).then(|| g.add_node(Node::Net));
+    let post: Vec<Option<NodeIndex>> = (0..nb)
+        .map(|b| needs_net(b).then(|| g.add_node(Node::NetOut(b))))
+        .collect();
+    for b in 0..nb {
+        if let Some(pn) = post[b] {
+            if let Some(o) = out[b] {
+                g.update_edge(o, pn, ());
+            }
+            if let Some(n) = net {
+                g.update_edge(n, pn, ());
+            }
+        }
+        let is_mech = w.ports[b].iter().any(|p| p.kind.is_mech());
+        let mut input = 0;
+        for (p, decl) in w.ports[b].iter().enumerate() {
+            if decl.kind != PortKind::In {
+                continue;
+            }
+            let i = input;
+            input += 1;
+            let Some(src) = w.driver[b][p] else {
+                continue;
+            };
+            let sb = src.block.ix();
+            let o = w.ports[sb][..src.port]
+                .iter()
+                .filter(|d| d.kind == PortKind::Out)
+                .count();
+            let src_node = if blocks[sb].output_needs_network(o) {
+                post[sb]
+            } else {
+                out[sb]
+            };
+            let Some(src_node) = src_node else {
+                continue;
+            };
+            if blocks[b].feedthrough(i) {
+                if let Some(o) = out[b] {
+                    g.update_edge(src_node, o, ());
+                }
+                if let Some(pn) = post[b] {
+                    g.update_edge(src_node, pn, ());
+                }
+            }
+            if is_mech {
+                if let Some(n) = net {
+                    g.update_edge(src_node, n, ());
+                }
+            }
+        }
+    }
+    g
+}
+
+/// The blocks on an algebraic loop of `g` (a strongly connected component with more than
+/// one node, or a node feeding itself), by name.
+fn loop_blocks(g: &DiGraph<Node, ()>, names: &[String]) -> Vec<String> {
+    let cyc = petgraph::algo::tarjan_scc(g)
+        .into_iter()
+        .find(|c| c.len() > 1 || g.contains_edge(c[0], c[0]))
+        .unwrap_or_default();
+    let mut on: Vec<String> = cyc
+        .iter()
+        .map(|&i| match g[i] {
+            Node::Out(b) | Node::NetOut(b) => names[b].clone(),
+            Node::Net => "<mechanical network>".to_string(),
+        })
+        .collect();
+    on.sort();
+    on.dedup();
+    on
+}
+
+/// Order the evaluation of `blocks`.
+pub(crate) fn order(
+    names: &[String],
+    blocks: &[Box<dyn Block>],
+    lay: &Layout,
+    w: &Wiring,
+) -> Result<Order, Error> {
+    let g = graph(blocks, lay, w);
+    let is_lin = |n: Node| matches!(n, Node::Out(b) if lay.blocks[b].linear);
+    let mut indeg: Vec<usize> = g
+        .node_indices()
+        .map(|i| g.neighbors_directed(i, petgraph::Incoming).count())
+        .collect();
+    let mut ready: [BTreeSet<usize>; 2] = [BTreeSet::new(), BTreeSet::new()];
+    for i in g.node_indices() {
+        if indeg[i.index()] == 0 {
+            ready[is_lin(g[i]) as usize].insert(i.index());
+        }
+    }
+    let mut lin_out = Vec::new();
+    // Linear blocks without feedthrough: one kernel stage first.
+    for (b, bp) in lay.blocks.iter().enumerate() {
+        if bp.linear && !linear_feedthrough(blocks[b].as_ref()) {
+            lin_out.extend((0..bp.y.len()).map(|k| LinRow {
+                block: BlockIx::at(b),
+                k,
+            }));
+        }
+    }
+    let mut stages = Vec::new();
+    if !lin_out.is_empty() {
+        stages.push(Stage::Linear(0..lin_out.len()));
+    }
+    let mut last_lin = false;
+    let mut emitted = 0;
+    loop {
+        let pick = if !ready[last_lin as usize].is_empty() {
+            last_lin
+        } else if !ready[!last_lin as usize].is_empty() {
+            !last_lin
+        } else {
+            break;
+        };
+        let i = ready[pick as usize].pop_first().unwrap_or_default();
+        emitted += 1;
+        let node = g[NodeIndex::new(i)];
+        match node {
+            Node::Out(b) if lay.blocks[b].linear => {
+                let start = lin_out.len();
+                lin_out.extend((0..lay.blocks[b].y.len()).map(|k| LinRow {
+                    block: BlockIx::at(b),
+                    k,
+                }));
+                match stages.last_mut() {
+                    Some(Stage::Linear(r)) if last_lin && r.end == start => r.end = lin_out.len(),
+                    _ => stages.push(Stage::Linear(start..lin_out.len())),
+                }
+            }
+            Node::Out(b) => stages.push(Stage::Outputs(BlockIx::at(b))),
+            Node::Net => stages.push(Stage::Network),
+            Node::NetOut(b) => stages.push(Stage::NetworkOutputs(BlockIx::at(b))),
+        }
+        last_lin = is_lin(node);
+        for nb in g.neighbors_directed(NodeIndex::new(i), petgraph::Outgoing) {
+            let d = &mut indeg[nb.index()];
+            *d -= 1;
+            if *d == 0 {
+                ready[is_lin(g[nb]) as usize].insert(nb.index());
+            }
+        }
+    }
+    if emitted < g.node_count() {
+        return Err(Error::AlgebraicLoop {
+            blocks: loop_blocks(&g, names),
+        });
+    }
+    let pick = |f: &dyn Fn(usize) -> bool| -> Vec<BlockIx> {
+        (0..blocks.len())
+            .filter(|&b| f(b))
+            .map(BlockIx::at)
+            .collect()
+    };
+    let lin_der = lay
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, bp)| bp.linear)
+        .flat_map(|(b, bp)| {
+            (0..bp.x.len()).map(move |k| LinRow {
+                block: BlockIx::at(b),
+                k,
+            })
+        })
+        .collect();
+    Ok(Order {
+        stages,
+        lin_out,
+        lin_der,
+        const_blocks: pick(&|b| lay.blocks[b].constant && !lay.blocks[b].y.is_empty()),
+        state_blocks: pick(&|b| !lay.blocks[b].linear && !lay.blocks[b].x.is_empty()),
+        guard_blocks: pick(&|b| !lay.blocks[b].guards.is_empty()),
+        force_blocks: pick(&|b| lay.blocks[b].has_forces),
+        energy_blocks: pick(&|b| lay.blocks[b].energy.is_some()),
+    })
+}

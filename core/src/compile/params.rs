@@ -1,0 +1,326 @@
+//! Pass 2, parameters: model parameters and block parameters resolved to SI values
+//! (expressions evaluated, units converted and checked against the declared dimension),
+//! then every primitive block built from its resolved parameters.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::block::Block;
+use crate::error::{Error, ParamError};
+use crate::expr::{self, Quantity};
+use crate::params::{BlockBuild, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry};
+use crate::suggest;
+use crate::units;
+
+use super::flatten::Flat;
+
+/// Declared unit of a parameter that takes a value of any dimension (signal levels such as
+/// `Constant.value` or `Step.after`, which carry whatever the signal means).
+pub const ANY_UNIT: &str = "*";
+
+/// A resolved model parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScopeVal {
+    Q(Quantity),
+    Json(Value),
+}
+
+/// Resolved parameters visible to the blocks of one (sub)diagram.
+pub type Scope = BTreeMap<String, ScopeVal>;
+
+fn quantity_lookup(scope: &Scope) -> impl Fn(&str) -> Option<Quantity> + '_ {
+    move |name: &str| match scope.get(name) {
+        Some(ScopeVal::Q(q)) => Some(*q),
+        _ => None,
+    }
+}
+
+/// Evaluate one model-parameter value (number, boolean, expression, or array kept as JSON)
+/// in `scope`.
+pub(crate) fn scope_value(v: &Value, scope: &Scope) -> Result<ScopeVal, String> {
+    match v {
+        Value::Number(n) => Ok(ScopeVal::Q(Quantity::bare(n.as_f64().unwrap_or(f64::NAN)))),
+        Value::Bool(b) => Ok(ScopeVal::Q(Quantity::bare(if *b { 1.0 } else { 0.0 }))),
+        Value::String(s) => match scope.get(s.trim()) {
+            Some(ScopeVal::Json(j)) => Ok(ScopeVal::Json(j.clone())),
+            _ => {
+                let names: Vec<&str> = scope.keys().map(String::as_str).collect();
+                expr::eval_with_names(s, &quantity_lookup(scope), &names)
+                    .map(ScopeVal::Q)
+                    .map_err(|e| format!("\"{s}\": {e}"))
+            }
+        },
+        Value::Array(_) => Ok(ScopeVal::Json(v.clone())),
+        _ => Err("expected a number, an expression string, a boolean or an array".to_string()),
+    }
+}
+
+/// Evaluate a diagram's `parameters` in order, with `overrides` (already resolved) taking
+/// precedence. `ctx` names the diagram in messages.
+pub fn resolve_parameters(
+    params: &[(String, Value)],
+    overrides: &Scope,
+    ctx: &str,
+) -> Result<Scope, Error> {
+    let mut scope = Scope::new();
+    let mut errors = Vec::new();
+    for (name, v) in params {
+        if let Some(o) = overrides.get(name) {
+            scope.insert(name.clone(), o.clone());
+            continue;
+        }
+        let r = scope_value(v, &scope);
+        match r {
+            Ok(val) => {
+                scope.insert(name.clone(), val);
+            }
+            Err(message) => errors.push(Error::Netlist {
+                file: ctx.to_string(),
+                path: format!("parameters.{name}"),
+                message,
+            }),
+        }
+    }
+    for (name, o) in overrides {
+        if !scope.contains_key(name) {
+            scope.insert(name.clone(), o.clone());
+        }
+    }
+    Error::from_list(errors)?;
+    Ok(scope)
+}
+
+/// Resolve one raw JSON value against a parameter spec.
+fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamValue, String> {
+    // A string naming an array-valued model parameter stands for that array.
+    let raw = match raw {
+        Value::String(s) => match scope.get(s.trim()) {
+            Some(ScopeVal::Json(j)) => j,
+            _ => raw,
+        },
+        _ => raw,
+    };
+    match &spec.kind {
+        ParamKind::Number { unit } => number(raw, unit, scope).map(ParamValue::Number),
+        ParamKind::Bool => match raw {
+            Value::Bool(b) => Ok(ParamValue::Bool(*b)),
+            Value::Number(n) if n.as_f64() == Some(0.0) || n.as_f64() == Some(1.0) => {
+                Ok(ParamValue::Bool(n.as_f64() == Some(1.0)))
+            }
+            other => Err(format!("expected true or false, got {}", short(other))),
+        },
+        ParamKind::Choice(options) => match raw {
+            Value::String(s) if options.contains(&s.as_str()) => Ok(ParamValue::Text(s.clone())),
+            Value::String(s) => Err(format!(
+                "'{s}' is not one of {}{}",
+                options
+                    .iter()
+                    .map(|o| format!("\"{o}\""))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                suggest::hint(s, options.iter().copied())
+            )),
+            other => Err(format!(
+                "expected one of {:?}, got {}",
+                options,
+                short(other)
+            )),
+        },
+        ParamKind::Text => match raw {
+            Value::String(s) => Ok(ParamValue::Text(s.clone())),
+            other => Err(format!("expected a string, got {}", short(other))),
+        },
+        ParamKind::Vector { unit } => match raw {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| number(it, unit, scope).map_err(|e| format!("entry {i}: {e}")))
+                .collect::<Result<Vec<_>, _>>()
+                .map(ParamValue::Vector),
+            other => Err(format!(
+                "expected an array of numbers, got {}",
+                short(other)
+            )),
+        },
+        ParamKind::Table { cols } => table(raw, *cols, scope).map(ParamValue::Table),
+        ParamKind::Matrix => match raw {
+            Value::Number(_) | Value::String(_) => {
+                number(raw, "1", scope).map(|v| ParamValue::Table(vec![vec![v]]))
+            }
+            _ => table(raw, 0, scope).map(ParamValue::Table),
+        },
+        ParamKind::NumberOrTable { unit } => match raw {
+            Value::Array(_) => table(raw, 2, scope).map(ParamValue::Table),
+            _ => number(raw, unit, scope).map(ParamValue::Number),
+        },
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 40 {
+        format!(
+            "{}...",
+            &s[..s.char_indices().nth(37).map(|c| c.0).unwrap_or(s.len())]
+        )
+    } else {
+        s
+    }
+}
+
+fn number(raw: &Value, unit: &str, scope: &Scope) -> Result<f64, String> {
+    let v = match raw {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| "not a finite number".to_string())?,
+        Value::String(s) => {
+            let names: Vec<&str> = scope.keys().map(String::as_str).collect();
+            let q = expr::eval_with_names(s, &quantity_lookup(scope), &names)
+                .map_err(|e| format!("\"{s}\": {e}"))?;
+            if unit == ANY_UNIT {
+                // Signal values of any dimension: the SI value ("10000 N*m" -> 10000).
+                q.value
+            } else {
+                let want = units::parse_unit(unit)
+                    .map_err(|e| format!("bad declared unit '{unit}': {e}"))?;
+                // A bare number is SI; a dimensioned one is already converted to SI.
+                expr::check_dim(&q, want.dim, unit).map_err(|e| format!("\"{s}\": {e}"))?
+            }
+        }
+        Value::Bool(_) => return Err("expected a number, got a boolean".into()),
+        other => return Err(format!("expected a number, got {}", short(other))),
+    };
+    if !v.is_finite() {
+        return Err(format!("must be finite, got {v}"));
+    }
+    Ok(v)
+}
+
+fn table(raw: &Value, cols: usize, scope: &Scope) -> Result<Vec<Vec<f64>>, String> {
+    let Value::Array(rows) = raw else {
+        return Err(format!("expected a table [[...], ...], got {}", short(raw)));
+    };
+    if rows.is_empty() {
+        return Err("table is empty".into());
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let Value::Array(cells) = r else {
+            return Err(format!("row {i} is not an array"));
+        };
+        if cols > 0 && cells.len() != cols {
+            return Err(format!(
+                "row {i} has {} entries, expected {cols}",
+                cells.len()
+            ));
+        }
+        let mut row = Vec::with_capacity(cells.len());
+        for (j, c) in cells.iter().enumerate() {
+            row.push(number(c, "1", scope).map_err(|e| format!("row {i}, column {j}: {e}"))?);
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// Resolve a block's raw parameters against its type's specs.
+pub fn resolve_params(
+    block: &str,
+    type_name: &str,
+    specs: &[ParamSpec],
+    raw: &serde_json::Map<String, Value>,
+    scope: &Scope,
+) -> Result<Params, Vec<Error>> {
+    let mut errors = Vec::new();
+    let known: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    for k in raw.keys() {
+        if !known.contains(&k.as_str()) {
+            errors.push(Error::UnknownParam {
+                block: block.to_string(),
+                type_name: type_name.to_string(),
+                param: k.clone(),
+                hint: suggest::hint(k, known.iter().copied()),
+                known: if known.is_empty() {
+                    "(none)".into()
+                } else {
+                    known.join(", ")
+                },
+            });
+        }
+    }
+    let mut values = BTreeMap::new();
+    for spec in specs {
+        let raw_v = match (raw.get(spec.name), &spec.default) {
+            (Some(v), _) => v.clone(),
+            (None, ParamDefault::Value(v)) => v.clone(),
+            (None, ParamDefault::Optional) => continue,
+            (None, ParamDefault::Required) => {
+                errors.push(Error::Param(ParamError {
+                    block: block.to_string(),
+                    param: spec.name.to_string(),
+                    message: format!("is required ({})", spec.doc),
+                }));
+                continue;
+            }
+        };
+        match resolve_value(spec, &raw_v, scope) {
+            Ok(v) => {
+                values.insert(spec.name.to_string(), v);
+            }
+            Err(message) => errors.push(Error::Param(ParamError {
+                block: block.to_string(),
+                param: spec.name.to_string(),
+                message,
+            })),
+        }
+    }
+    if errors.is_empty() {
+        Ok(Params {
+            block: block.to_string(),
+            type_name: type_name.to_string(),
+            values,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+/// The built blocks of a flattened diagram, in flat order, with their names.
+pub(crate) struct Built {
+    pub blocks: Vec<Box<dyn Block>>,
+    pub names: Vec<String>,
+    pub types: Vec<&'static str>,
+}
+
+/// Build every primitive block of `flat` from its resolved parameters, collecting every
+/// error.
+pub(crate) fn build_blocks(flat: &Flat, reg: &Registry) -> Result<Built, Error> {
+    let mut errors = Vec::new();
+    let mut built = Built {
+        blocks: Vec::with_capacity(flat.blocks.len()),
+        names: Vec::with_capacity(flat.blocks.len()),
+        types: Vec::with_capacity(flat.blocks.len()),
+    };
+    for fb in &flat.blocks {
+        let Some(t) = reg.get(&fb.type_name) else {
+            continue;
+        };
+        let BlockBuild::Primitive(build) = &t.build else {
+            continue;
+        };
+        match resolve_params(&fb.name, t.name, &t.params, &fb.params, &fb.scope) {
+            Ok(p) => match build(&p) {
+                Ok(b) => {
+                    built.blocks.push(b);
+                    built.names.push(fb.name.clone());
+                    built.types.push(t.name);
+                }
+                Err(e) => errors.push(Error::Param(e)),
+            },
+            Err(es) => errors.extend(es),
+        }
+    }
+    Error::from_list(errors)?;
+    Ok(built)
+}

@@ -1,0 +1,167 @@
+//! Pass 6, variables: every loggable variable (signal outputs, block variables, aliases of
+//! composite blocks) with its source and SI unit; the logged list; scope signals checked
+//! (known variables, display units that fit the signal's dimension).
+
+use std::collections::HashMap;
+
+use crate::block::{Block, PortKind, VarSource};
+use crate::error::Error;
+use crate::ids::{BlockIx, JointIx, NodeIx};
+use crate::plan::{VarInfo, VarRef};
+use crate::scope::{DisplayUnit, ScopeSpec};
+use crate::suggest;
+
+use super::flatten::Flat;
+use super::layout::Layout;
+
+/// The variables of a model and the indices of the logged ones.
+pub(crate) struct Vars {
+    pub vars: Vec<VarInfo>,
+    pub log: Vec<usize>,
+}
+
+/// The variables of block `b`, in declaration order.
+fn block_vars(b: usize, blk: &dyn Block, lay: &Layout, out: &mut Vec<VarInfo>) {
+    let bp = &lay.blocks[b];
+    let mut y = bp.y.start;
+    for decl in &bp.ports {
+        if decl.kind == PortKind::Out {
+            out.push(VarInfo {
+                name: format!("{}.{}", bp.name, decl.name),
+                source: VarRef::Signal(crate::ids::SlotIx::at(y)),
+                unit: decl.unit,
+                doc: "",
+            });
+            y += 1;
+        }
+    }
+    let node = |p: usize| NodeIx(lay.port_dof_of(b, p));
+    for v in blk.variables() {
+        let source = match v.source {
+            VarSource::Speed(p) => VarRef::NodeSpeed(node(p)),
+            VarSource::Position(p) => VarRef::NodePos(node(p)),
+            VarSource::Accel(p) => VarRef::NodeAccel(node(p)),
+            VarSource::Friction(k, fv) => VarRef::Friction(JointIx::at(bp.joints.start + k), fv),
+            VarSource::Custom(i) => VarRef::Custom(BlockIx::at(b), i),
+        };
+        out.push(VarInfo {
+            name: format!("{}.{}", bp.name, v.name),
+            source,
+            unit: Some(v.unit),
+            doc: v.doc,
+        });
+    }
+}
+
+/// "; block 'x' has: ..." for an unknown variable whose block exists.
+fn known_of_block(name: &str, vars: &[VarInfo]) -> String {
+    let Some((block, _)) = name.rsplit_once('.') else {
+        return String::new();
+    };
+    let prefix = format!("{block}.");
+    let own: Vec<&str> = vars
+        .iter()
+        .filter(|v| v.name.starts_with(&prefix) && !v.name[prefix.len()..].contains('.'))
+        .map(|v| v.name.as_str())
+        .collect();
+    if own.is_empty() {
+        String::new()
+    } else {
+        format!("; block '{block}' has: {}", own.join(", "))
+    }
+}
+
+/// Check the display units of a scope against its signals' dimensions.
+fn check_scope(scope: &ScopeSpec, vars: &[VarInfo], errors: &mut Vec<Error>) {
+    for s in scope.panels.iter().flatten() {
+        let Some(u) = scope.unit_of(s) else {
+            continue;
+        };
+        let Some(du) = DisplayUnit::parse(u) else {
+            errors.push(Error::UnknownDisplayUnit {
+                scope: scope.name.clone(),
+                unit: u.to_string(),
+                known: DisplayUnit::names(),
+            });
+            continue;
+        };
+        let Ok(i) = vars.binary_search_by(|v| v.name.as_str().cmp(&s.signal)) else {
+            continue;
+        };
+        if let Some(si) = vars[i].unit {
+            if !du.fits(si) {
+                errors.push(Error::ScopeUnit {
+                    scope: scope.name.clone(),
+                    signal: s.signal.clone(),
+                    unit: u.to_string(),
+                    unit_dim: du.dim.ascii(),
+                    si: format!("in {si}"),
+                });
+            }
+        }
+    }
+}
+
+/// Resolve the variables of the model, the logged list and the scopes.
+pub(crate) fn variables(
+    blocks: &[Box<dyn Block>],
+    lay: &Layout,
+    flat: &Flat,
+    scopes: &[ScopeSpec],
+) -> Result<Vars, Error> {
+    let mut vars: Vec<VarInfo> = Vec::new();
+    for (b, blk) in blocks.iter().enumerate() {
+        block_vars(b, blk.as_ref(), lay, &mut vars);
+    }
+    let by_name: HashMap<&str, usize> = vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.name.as_str(), i))
+        .collect();
+    let mut aliases: Vec<VarInfo> = flat
+        .alias_map
+        .iter()
+        .filter_map(|(alias, target)| {
+            by_name.get(target.as_str()).map(|&i| VarInfo {
+                name: alias.clone(),
+                ..vars[i].clone()
+            })
+        })
+        .collect();
+    drop(by_name);
+    vars.append(&mut aliases);
+    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    vars.dedup_by(|a, b| a.name == b.name);
+    let mut wanted: Vec<String> = Vec::new();
+    for l in &flat.log {
+        if l == "all" {
+            wanted.extend(vars.iter().map(|v| v.name.clone()));
+        } else {
+            wanted.push(l.clone());
+        }
+    }
+    for s in scopes {
+        wanted.extend(s.signal_names().map(str::to_string));
+    }
+    let mut log: Vec<usize> = Vec::new();
+    let mut errors = Vec::new();
+    for w in wanted {
+        match vars.binary_search_by(|v| v.name.as_str().cmp(&w)) {
+            Ok(i) => {
+                if !log.contains(&i) {
+                    log.push(i);
+                }
+            }
+            Err(_) => errors.push(Error::UnknownVariable {
+                hint: suggest::hint(&w, vars.iter().map(|v| v.name.as_str())),
+                known: known_of_block(&w, &vars),
+                name: w,
+            }),
+        }
+    }
+    for s in scopes {
+        check_scope(s, &vars, &mut errors);
+    }
+    Error::from_list(errors)?;
+    Ok(Vars { vars, log })
+}

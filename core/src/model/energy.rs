@@ -1,0 +1,108 @@
+//! The energy audit: where the mechanical work of a run went.
+//!
+//! Each force element's mechanical work `W` (the integrated power it delivers to its
+//! flanges) is a state; a source's work is reported as supplied energy, any other
+//! element's `−W − ΔE_stored` as dissipated. Friction joints integrate `tau·w_rel`. The
+//! kinetic energy removed by velocity projections (locks, inconsistent initial speeds) is
+//! the impact loss. The residual `Σ sources − Σ losses − impact − ΔKE − ΔPE` closes to the
+//! solver tolerance.
+
+use crate::block::Cx;
+
+use super::eval::{buffers, cx_of};
+use super::Model;
+use crate::block::Buffers;
+use crate::ids::BlockIx;
+
+/// The energy audit of a run: where the mechanical work went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergyAudit {
+    /// Work delivered by source blocks (engines, torque sources), J.
+    pub sources: Vec<(String, f64)>,
+    /// Energy dissipated by each non-source element (friction joints, dampers, converter,
+    /// road load), J (positive = dissipated).
+    pub losses: Vec<(String, f64)>,
+    /// Kinetic energy at the start, J.
+    pub kinetic_initial: f64,
+    /// Kinetic energy at the end, J.
+    pub kinetic_final: f64,
+    /// Stored (spring) energy at the start, J.
+    pub potential_initial: f64,
+    /// Stored energy at the end, J.
+    pub potential_final: f64,
+    /// Kinetic energy lost in velocity projections at mode changes, J.
+    pub impact_loss: f64,
+    /// `Σ sources − Σ losses − impact − ΔKE − ΔPE`, J.
+    pub residual: f64,
+    /// `residual / max(Σ|sources|, Σ|losses|, KE)`.
+    pub relative_residual: f64,
+}
+
+impl Model {
+    /// The energy audit of the last run (from its final state).
+    pub fn energy_audit(&mut self) -> EnergyAudit {
+        let x = self.run.last_x.clone();
+        let x0 = self.x0.clone();
+        let plan = self.plan.clone();
+        let n = plan.nodes.len();
+        let pe0 = self.block_potentials(plan.settings.start_time, &x0);
+        let pe1 = self.block_potentials(plan.settings.stop_time, &x);
+        let mut sources = Vec::new();
+        let mut losses = Vec::new();
+        for (b, bp) in plan.blocks.iter().enumerate() {
+            if let Some(e) = bp.energy {
+                let w = x[e.ix()];
+                if self.blocks[b].is_energy_source() {
+                    sources.push((bp.name.clone(), w));
+                } else {
+                    losses.push((bp.name.clone(), -w - (pe1[b] - pe0[b])));
+                }
+            }
+        }
+        for (j, jp) in plan.joints.iter().enumerate() {
+            losses.push((jp.name.clone(), -x[plan.x_joint_energy + j]));
+        }
+        let kinetic_initial = self.net.kinetic_energy(&x0[n..2 * n]);
+        let kinetic_final = self.net.kinetic_energy(&x[n..2 * n]);
+        let potential_initial: f64 = pe0.iter().sum();
+        let potential_final: f64 = pe1.iter().sum();
+        let src: f64 = sources.iter().map(|s| s.1).sum();
+        let loss: f64 = losses.iter().map(|s| s.1).sum();
+        let residual = src
+            - loss
+            - self.run.impact_loss
+            - (kinetic_final - kinetic_initial)
+            - (potential_final - potential_initial);
+        let scale = sources
+            .iter()
+            .map(|s| s.1.abs())
+            .sum::<f64>()
+            .max(losses.iter().map(|s| s.1.abs()).sum::<f64>())
+            .max(kinetic_initial.max(kinetic_final))
+            .max(1e-300);
+        EnergyAudit {
+            sources,
+            losses,
+            kinetic_initial,
+            kinetic_final,
+            potential_initial,
+            potential_final,
+            impact_loss: self.run.impact_loss,
+            residual,
+            relative_residual: residual / scale,
+        }
+    }
+
+    /// Stored energy of every block at `(t, x)`.
+    fn block_potentials(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
+        self.eval(t, x);
+        let plan = self.plan.clone();
+        (0..plan.blocks.len())
+            .map(|b| {
+                let b = BlockIx::at(b);
+                let cx: Cx = cx_of!(self, plan, b, t, x);
+                self.blocks[b.ix()].potential_energy(&cx)
+            })
+            .collect()
+    }
+}

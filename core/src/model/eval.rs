@@ -1,0 +1,261 @@
+//! The evaluation loop: one pass over the plan's stages computes every signal and the
+//! network's accelerations and constraint forces at `(t, x)` under the current modes;
+//! derivatives and guards read the result. Blocks read their inputs and flange motion in
+//! place through their [`Cx`] view, so nothing is gathered or copied per evaluation, and
+//! nothing is allocated.
+
+// Dense numeric kernels read better with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+use crate::block::{Buffers, Cx, Forces, FrictionLaw, FrictionMode};
+use crate::ids::BlockIx;
+use crate::plan::{Plan, Stage};
+
+use super::{Model, ENGAGE_OFF, ENGAGE_ON};
+
+/// Slack on friction guards so a joint released at zero slip does not relock on round-off.
+pub(super) const SLIP_EPS: f64 = 1e-10;
+/// Relative slack on locked-torque guards.
+const TORQUE_EPS: f64 = 1e-9;
+
+/// The shared buffers of model `$m` at state `$x` (a macro so the borrow checker sees
+/// field-level borrows).
+macro_rules! buffers {
+    ($m:expr, $x:expr, $n:expr) => {
+        Buffers {
+            sig: &$m.ev.sig,
+            pos: &$x[..$n],
+            vel: &$x[$n..2 * $n],
+            acc: &$m.net.a,
+            row_lambda: &$m.net.lambda_rows,
+            joint_tau: &$m.ev.joint_tau,
+            modes: &$m.net.modes,
+        }
+    };
+}
+pub(super) use buffers;
+
+/// The view of block `$b` (a `BlockIx`) of model `$m` at `(t, x)`.
+macro_rules! cx_of {
+    ($m:expr, $plan:expr, $b:expr, $t:expr, $x:expr) => {{
+        let n = $plan.nodes.len();
+        Cx::new(
+            $t,
+            &$x[$plan.blocks[$b.ix()].x.clone()],
+            buffers!($m, $x, n),
+            $plan.block_tables($b),
+        )
+    }};
+}
+pub(super) use cx_of;
+
+/// Static range slack of a locked joint's torque guard.
+pub(super) fn torque_slack(law: &FrictionLaw) -> f64 {
+    let span = if law.hi.is_finite() && law.lo.is_finite() {
+        law.hi - law.lo
+    } else {
+        1.0
+    };
+    TORQUE_EPS * span.max(1e-3)
+}
+
+impl Model {
+    /// `eval` unless the last cached evaluation was at the same (t, x) with the same modes.
+    pub(super) fn eval_cached(&mut self, t: f64, x: &[f64]) {
+        if self.cache.valid && t.to_bits() == self.cache.t.to_bits() && x == self.cache.x.as_slice()
+        {
+            return;
+        }
+        self.eval(t, x);
+        self.cache.t = t;
+        self.cache.x.copy_from_slice(x);
+        self.cache.valid = true;
+    }
+
+    /// Evaluate every signal and the network at (t, x) under the current modes.
+    pub(super) fn eval(&mut self, t: f64, x: &[f64]) {
+        self.cache.valid = false;
+        self.run.model_evals += 1;
+        let plan = self.plan.clone();
+        let mut lin_stage = 0;
+        for stage in &plan.stages {
+            match stage {
+                Stage::Linear(_) => {
+                    self.lin.outputs(lin_stage, x, &mut self.ev.sig);
+                    lin_stage += 1;
+                }
+                Stage::Outputs(b) => self.block_outputs(&plan, *b, t, x, false),
+                Stage::Network => self.eval_network(&plan, t, x),
+                Stage::NetworkOutputs(b) => self.block_outputs(&plan, *b, t, x, true),
+            }
+        }
+    }
+
+    /// Outputs (or network outputs) of block `b` into the signal buffer.
+    fn block_outputs(&mut self, plan: &Plan, b: BlockIx, t: f64, x: &[f64], network: bool) {
+        let y = plan.blocks[b.ix()].y.clone();
+        let ny = y.len();
+        self.ev.ybuf[..ny].copy_from_slice(&self.ev.sig[y.clone()]);
+        let cx = cx_of!(self, plan, b, t, x);
+        let blk = &self.blocks[b.ix()];
+        if network {
+            blk.network_outputs(&cx, &mut self.ev.ybuf[..ny]);
+        } else {
+            blk.outputs(&cx, &mut self.ev.ybuf[..ny]);
+        }
+        self.ev.sig[y].copy_from_slice(&self.ev.ybuf[..ny]);
+    }
+
+    /// Outputs of the blocks whose outputs change only at events (after every event and at
+    /// the start of a run).
+    pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
+        let plan = self.plan.clone();
+        for &b in &plan.const_blocks {
+            self.block_outputs(&plan, b, t, x, false);
+        }
+    }
+
+    /// Forces, friction, tracking targets, network solve.
+    fn eval_network(&mut self, plan: &Plan, t: f64, x: &[f64]) {
+        let n = plan.nodes.len();
+        self.net.f.fill(0.0);
+        for &b in &plan.force_blocks {
+            let tab = plan.block_tables(b);
+            let cx = Cx::new(
+                t,
+                &x[plan.blocks[b.ix()].x.clone()],
+                buffers!(self, x, n),
+                tab,
+            );
+            let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof);
+            self.blocks[b.ix()].forces(&cx, &mut f);
+            self.ev.block_power[b.ix()] = f.power();
+        }
+        let v = &x[n..2 * n];
+        for j in 0..plan.joints.len() {
+            let w_rel = self.net.friction_rows[j].dot(v);
+            self.ev.joint_wrel[j] = w_rel;
+            let s = self.net.modes[j].sliding_sign();
+            let tau = if s != 0.0 {
+                let jp = &plan.joints[j];
+                let cx = cx_of!(self, plan, jp.block, t, x);
+                -s * self.blocks[jp.block.ix()]
+                    .friction(jp.local, &cx, w_rel)
+                    .kinetic
+            } else {
+                0.0
+            };
+            self.ev.joint_kin[j] = tau;
+            if tau != 0.0 {
+                for &(node, c) in &self.net.friction_rows[j].terms {
+                    self.net.f[node] += c * tau;
+                }
+            }
+        }
+        for (i, r) in plan.rows.iter().enumerate() {
+            if let Some(s) = r.tracking {
+                self.ev.targets[i] = self.ev.sig[s.ix()];
+            }
+        }
+        self.net.set_tracking(v, &self.ev.targets);
+        self.net.solve();
+        for j in 0..plan.joints.len() {
+            self.ev.joint_tau[j] = match self.net.modes[j] {
+                FrictionMode::Locked => self.net.lambda_fric[j],
+                FrictionMode::Free => 0.0,
+                _ => self.ev.joint_kin[j],
+            };
+        }
+    }
+
+    /// Friction law of joint `j` at `(t, x)` and relative speed `w_rel` (after `eval`).
+    pub(super) fn law(&self, j: usize, t: f64, x: &[f64], w_rel: f64) -> FrictionLaw {
+        let plan = &self.plan;
+        let jp = &plan.joints[j];
+        let cx = cx_of!(self, plan, jp.block, t, x);
+        self.blocks[jp.block.ix()].friction(jp.local, &cx, w_rel)
+    }
+
+    /// Transmitted torque of friction joint `j` after `eval`.
+    pub(super) fn friction_tau(&self, j: usize) -> f64 {
+        self.ev.joint_tau[j]
+    }
+
+    pub(super) fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
+        self.eval_cached(t, x);
+        let plan = self.plan.clone();
+        let n = plan.nodes.len();
+        dx[..n].copy_from_slice(&x[n..2 * n]);
+        dx[n..2 * n].copy_from_slice(&self.net.a[..n]);
+        self.lin.derivatives(x, &self.ev.sig, dx);
+        for &b in &plan.state_blocks {
+            let cx = cx_of!(self, plan, b, t, x);
+            self.blocks[b.ix()].derivatives(&cx, &mut dx[plan.blocks[b.ix()].x.clone()]);
+        }
+        for &bi in &plan.energy_blocks {
+            let b = bi.ix();
+            let bp = &plan.blocks[b];
+            let Some(e) = bp.energy else {
+                continue;
+            };
+            let mut p = if bp.has_forces {
+                self.ev.block_power[b]
+            } else {
+                0.0
+            };
+            for r in bp.rows.clone() {
+                if plan.rows[r].tracking.is_some() {
+                    p += self.net.lambda_rows[r] * self.net.rows[r].dot(&x[n..2 * n]);
+                }
+            }
+            dx[e.ix()] = p;
+        }
+        let e0 = plan.x_joint_energy;
+        for j in 0..plan.joints.len() {
+            dx[e0 + j] = self.ev.joint_kin[j] * self.ev.joint_wrel[j];
+        }
+    }
+
+    pub(super) fn all_guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
+        self.eval_cached(t, x);
+        let plan = self.plan.clone();
+        for &b in &plan.guard_blocks {
+            let cx = cx_of!(self, plan, b, t, x);
+            self.blocks[b.ix()].guards(&cx, &mut g[plan.blocks[b.ix()].guards.clone()]);
+        }
+        let base = plan.n_block_guards;
+        for j in 0..plan.joints.len() {
+            let mode = self.net.modes[j];
+            let w_rel = self.ev.joint_wrel[j];
+            let law = self.law(
+                j,
+                t,
+                x,
+                if mode == FrictionMode::Locked {
+                    0.0
+                } else {
+                    w_rel
+                },
+            );
+            let gj = &mut g[base + 3 * j..base + 3 * j + 3];
+            match mode {
+                FrictionMode::Locked => {
+                    let lam = self.net.lambda_fric[j];
+                    gj[0] = lam - law.lo + torque_slack(&law);
+                    gj[1] = law.hi - lam + torque_slack(&law);
+                    gj[2] = law.engagement - ENGAGE_OFF;
+                }
+                FrictionMode::Free => {
+                    gj[0] = 1.0;
+                    gj[1] = 1.0;
+                    gj[2] = ENGAGE_ON - law.engagement;
+                }
+                m => {
+                    gj[0] = m.sliding_sign() * w_rel + SLIP_EPS;
+                    gj[1] = 1.0;
+                    gj[2] = law.engagement - ENGAGE_OFF;
+                }
+            }
+        }
+    }
+}

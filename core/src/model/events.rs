@@ -1,0 +1,314 @@
+//! Event handling: block time events and mode updates, and the friction stuck/slip
+//! machine, iterated at one instant until nothing changes.
+//!
+//! At the start of a run (the `Initial` event) the initial speeds are first made
+//! consistent with the always-active constraints (gears, grounds, rolling wheels) by a
+//! momentum-conserving projection; any kinetic energy that projection removes is logged
+//! as an `impact` event at the start time and reported as a warning. Only then are the
+//! friction joints given their modes, so a brake engaged at `t = 0` on a spinning
+//! flywheel slides (it cannot stop it instantly).
+
+use drivelink_solver::{EventAction, EventCause, EventKind, SystemError};
+
+use crate::block::{Block, EventCx, FrictionMode};
+use crate::ids::BlockIx;
+use crate::result::{EventRecord, EventTag};
+
+use super::eval::{buffers, torque_slack, SLIP_EPS};
+use super::{Model, ENGAGE_OFF, ENGAGE_ON};
+use crate::block::Buffers;
+
+impl Model {
+    /// Call `f` on block `b` with its event view at `t` and log what it reports.
+    fn block_event<R>(
+        &mut self,
+        b: BlockIx,
+        t: f64,
+        x: &mut [f64],
+        stop: &mut bool,
+        f: impl FnOnce(&mut dyn Block, &mut EventCx) -> R,
+    ) -> R {
+        let plan = self.plan.clone();
+        let n = plan.nodes.len();
+        let mut log: Vec<(EventTag, String)> = Vec::new();
+        let xr = plan.blocks[b.ix()].x.clone();
+        // The block's own states are mutable; the node speeds and positions it reads are
+        // a copy (blocks never change node states).
+        let (nodes, rest) = x.split_at_mut(2 * n);
+        let off = 2 * n;
+        let mut ecx = EventCx::new(
+            t,
+            &mut rest[xr.start - off..xr.end - off],
+            buffers!(self, nodes, n),
+            plan.block_tables(b),
+            &mut log,
+            stop,
+        );
+        let r = f(&mut *self.blocks[b.ix()], &mut ecx);
+        for (tag, d) in log {
+            self.push_event(t, &plan.blocks[b.ix()].name, tag, d);
+        }
+        r
+    }
+
+    /// Event handling at `t`: time events of blocks, block mode updates, friction mode
+    /// iteration, repeated until nothing changes.
+    pub(super) fn handle(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        cause: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if let Some(msg) = self.run.failure.take() {
+            return Err(SystemError { message: msg });
+        }
+        self.cache.valid = false;
+        let mut stop = false;
+        if cause.kind == EventKind::Initial {
+            self.initial_projection(t, x)?;
+        }
+        self.refresh_constants(t, x);
+        self.eval(t, x);
+        let plan = self.plan.clone();
+        if cause.kind == EventKind::Time {
+            let tol = 1e-13 * t.abs().max(1.0);
+            for b in 0..plan.blocks.len() {
+                if self.run.next_te[b] <= t + tol {
+                    self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
+                        blk.time_event(ecx)
+                    });
+                    self.refresh_constants(t, x);
+                    self.eval(t, x);
+                }
+            }
+        }
+        if matches!(cause.kind, EventKind::Time | EventKind::Initial) {
+            for (b, blk) in self.blocks.iter().enumerate() {
+                self.run.next_te[b] = blk.next_time_event(t);
+            }
+        }
+        for _round in 0..100 {
+            let mut changed = false;
+            for b in 0..plan.blocks.len() {
+                let c = self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
+                    blk.update_modes(ecx)
+                });
+                if c {
+                    changed = true;
+                    self.refresh_constants(t, x);
+                    self.eval(t, x);
+                }
+                if stop && self.run.stopped_by.is_none() {
+                    self.run.stopped_by = Some(plan.blocks[b].name.clone());
+                }
+            }
+            if self.settle_frictions(t, x)? {
+                changed = true;
+            }
+            if !changed {
+                break;
+            }
+            self.eval(t, x);
+        }
+        if stop {
+            let who = self.run.stopped_by.clone().unwrap_or_default();
+            self.push_event(t, &who, EventTag::Stop, "stop requested".into());
+            return Ok(EventAction::Stop);
+        }
+        Ok(EventAction::Continue)
+    }
+
+    /// Make the initial speeds consistent with the always-active constraints (all joints
+    /// free), conserving momentum; log the kinetic energy this removes.
+    fn initial_projection(&mut self, t: f64, x: &mut [f64]) -> Result<(), SystemError> {
+        let n = self.plan.nodes.len();
+        if n == 0 {
+            return Ok(());
+        }
+        self.refactor(t)?;
+        let ke0 = self.net.kinetic_energy(&x[n..2 * n]);
+        self.net.project(&mut x[n..2 * n]);
+        let ke1 = self.net.kinetic_energy(&x[n..2 * n]);
+        let lost = ke0 - ke1;
+        if lost > 1e-9 * ke0.max(1e-9) {
+            self.run.impact_loss += lost;
+            self.push_event(
+                t,
+                "network",
+                EventTag::Impact,
+                format!(
+                    "initial speeds are inconsistent with the rigid constraints; the momentum-conserving projection dissipated {lost:.6e} J"
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    pub(super) fn push_event(&mut self, t: f64, block: &str, tag: EventTag, detail: String) {
+        self.run.result.events.push(EventRecord {
+            time: t,
+            block: block.to_string(),
+            kind: tag,
+            detail,
+        });
+    }
+
+    /// Refactor the network for the current modes, reporting a singular network by node.
+    fn refactor(&mut self, t: f64) -> Result<(), SystemError> {
+        let plan = self.plan.clone();
+        self.net.refactor().map_err(|s| SystemError {
+            message: format!(
+                "the mechanical network became singular after a mode change at t = {t} s: nodes {} have no inertia in a direction the constraints leave free",
+                s.nodes.iter().map(|&i| plan.nodes[i].name.clone()).collect::<Vec<_>>().join(", ")
+            ),
+        })?;
+        self.dirty_factor = false;
+        Ok(())
+    }
+
+    /// Candidate modes from the slips and engagements at `t`: an engaged joint whose slip
+    /// reached zero locks, a free joint with normal force engages sliding.
+    fn candidate_modes(&self, t: f64, x: &[f64], old: &[FrictionMode]) -> Vec<FrictionMode> {
+        (0..old.len())
+            .map(|j| {
+                let w = self.ev.joint_wrel[j];
+                let law = self.law(j, t, x, w);
+                let engaged = if old[j] == FrictionMode::Free {
+                    law.engagement > ENGAGE_ON
+                } else {
+                    law.engagement >= ENGAGE_OFF
+                };
+                if !engaged {
+                    return FrictionMode::Free;
+                }
+                match old[j] {
+                    FrictionMode::Locked => FrictionMode::Locked,
+                    m => {
+                        let s = m.sliding_sign();
+                        let near = if s == 0.0 {
+                            w.abs() <= SLIP_EPS
+                        } else {
+                            s * w <= SLIP_EPS
+                        };
+                        if near {
+                            FrictionMode::Locked
+                        } else if w > 0.0 {
+                            FrictionMode::SlidingForward
+                        } else {
+                            FrictionMode::SlidingBackward
+                        }
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The locked joint whose constraint torque leaves its static range the most, and
+    /// whether it is over the top (`true`) or under the bottom.
+    fn worst_violator(&self, t: f64, x: &[f64], cand: &[FrictionMode]) -> Option<(usize, bool)> {
+        let mut worst: Option<(usize, f64, bool)> = None;
+        for (j, m) in cand.iter().enumerate() {
+            if *m != FrictionMode::Locked {
+                continue;
+            }
+            let law = self.law(j, t, x, 0.0);
+            let lam = self.net.lambda_fric[j];
+            let slack = torque_slack(&law);
+            let over = lam - law.hi - slack;
+            let under = law.lo - lam - slack;
+            let (excess, high) = if over > under {
+                (over, true)
+            } else {
+                (under, false)
+            };
+            if excess > 0.0 && worst.is_none_or(|w| excess > w.1) {
+                worst = Some((j, excess, high));
+            }
+        }
+        worst.map(|w| (w.0, w.2))
+    }
+
+    /// The friction mode iteration at an event instant: lock the joints whose slip reached
+    /// zero, check every locked joint's torque against its static range, release the worst
+    /// violator in the direction of its torque, repeat. Projects speeds in `x`. Returns true
+    /// if a mode changed.
+    fn settle_frictions(&mut self, t: f64, x: &mut [f64]) -> Result<bool, SystemError> {
+        let nf = self.plan.joints.len();
+        let n = self.plan.nodes.len();
+        if nf == 0 {
+            if self.dirty_factor && n > 0 {
+                self.refactor(t)?;
+            }
+            return Ok(false);
+        }
+        let old = self.net.modes.clone();
+        self.eval(t, x);
+        let mut cand = self.candidate_modes(t, x, &old);
+        for _iter in 0..(2 * nf + 2) {
+            if self.dirty_factor || cand != self.net.modes {
+                self.net.modes.copy_from_slice(&cand);
+                self.refactor(t)?;
+                let ke0 = self.net.kinetic_energy(&x[n..2 * n]);
+                self.net.project(&mut x[n..2 * n]);
+                let lost = ke0 - self.net.kinetic_energy(&x[n..2 * n]);
+                self.run.impact_loss += lost;
+                if lost > 1e-9 * ke0.max(1e-9) {
+                    self.push_event(
+                        t,
+                        "network",
+                        EventTag::Impact,
+                        format!("velocity projection dissipated {lost:.6e} J"),
+                    );
+                }
+            }
+            self.eval(t, x);
+            match self.worst_violator(t, x, &cand) {
+                None => break,
+                Some((j, high)) => {
+                    cand[j] = if high {
+                        FrictionMode::SlidingBackward
+                    } else {
+                        FrictionMode::SlidingForward
+                    };
+                }
+            }
+        }
+        if cand != self.net.modes {
+            self.net.modes.copy_from_slice(&cand);
+            self.refactor(t)?;
+            self.eval(t, x);
+        }
+        let changed = old != self.net.modes;
+        for (j, &from) in old.iter().enumerate() {
+            if from != self.net.modes[j] {
+                self.log_mode_change(t, j, from);
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Log joint `j`'s change from mode `from` to its current mode.
+    fn log_mode_change(&mut self, t: f64, j: usize, from: FrictionMode) {
+        let to = self.net.modes[j];
+        let tag = match (from, to) {
+            (_, FrictionMode::Locked) => EventTag::Lock,
+            (_, FrictionMode::Free) => EventTag::Free,
+            (FrictionMode::Locked, _) => EventTag::Unlock,
+            (FrictionMode::Free, _) => EventTag::Engage,
+            _ => EventTag::ZeroCrossing,
+        };
+        let detail = match to {
+            FrictionMode::Locked => {
+                format!("locked, holding torque {:.6} N·m", self.net.lambda_fric[j])
+            }
+            _ => format!(
+                "{} -> {}, w_rel = {:.3e}",
+                from.name(),
+                to.name(),
+                self.ev.joint_wrel[j]
+            ),
+        };
+        let name = self.plan.joints[j].name.clone();
+        self.push_event(t, &name, tag, detail);
+    }
+}

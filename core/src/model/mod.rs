@@ -1,0 +1,456 @@
+//! `Model`: a compiled diagram, runnable as a [`HybridSystem`].
+//!
+//! A model is an immutable [`Plan`] (shared, `Arc`) plus the state of runs: the blocks
+//! (with their modes), the mechanical network (masses, constraint coefficients,
+//! factorization), the linear kernels, the signal buffer and the result being recorded.
+//! Nothing in it is public: read it through methods.
+//!
+//! Modules: [`eval`] (the evaluation loop: outputs, network, derivatives, guards),
+//! [`linear`] (kernels of the linear blocks), [`events`] (event handling and the friction
+//! stuck/slip machine), [`energy`] (the energy audit), [`record`] (logging and output).
+//!
+//! State vector layout: `[node positions (n) | node speeds (n) | block states | work
+//! integrals (one per force block, one per friction joint)]`.
+
+mod energy;
+mod eval;
+mod events;
+pub(crate) mod linear;
+mod record;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use drivelink_solver::{
+    integrate, EventAction, EventCause, HybridSystem, OutputKind, Settings, Status, SystemError,
+};
+
+pub use energy::EnergyAudit;
+
+use crate::block::{Block, FrictionMode};
+use crate::error::Error;
+use crate::ids::BlockIx;
+use crate::network::{Network, NodeRow};
+use crate::plan::Plan;
+use crate::result::{RunStats, RunStatus, SimResult};
+
+use linear::LinKernel;
+
+/// A free friction joint engages when its engagement (normalized normal force) rises above
+/// `ENGAGE_ON`, and an engaged one becomes free when it falls below `ENGAGE_OFF`. The
+/// hysteresis keeps a pressure that decays towards zero (a first-order filter) from
+/// toggling free/engaged on integration noise.
+pub const ENGAGE_ON: f64 = 1e-6;
+/// See [`ENGAGE_ON`].
+pub const ENGAGE_OFF: f64 = 5e-7;
+
+/// Buffers of one evaluation (all allocated by `instantiate`).
+struct Eval {
+    /// Signal slots.
+    sig: Vec<f64>,
+    /// Scratch for one block's outputs.
+    ybuf: Vec<f64>,
+    /// Transmitted torque of each joint (kinetic when sliding, λ when locked, 0 free).
+    joint_tau: Vec<f64>,
+    /// Kinetic torque of each sliding joint (0 otherwise), for the energy integrals.
+    joint_kin: Vec<f64>,
+    /// Relative speed of each joint.
+    joint_wrel: Vec<f64>,
+    /// Power delivered by each force block at the last evaluation.
+    block_power: Vec<f64>,
+    /// Targets of the tracking rows.
+    targets: Vec<f64>,
+}
+
+/// The step-end cache: the solver asks for derivatives, guards and output at the same
+/// `(t, x)` in a row.
+struct Cache {
+    t: f64,
+    x: Vec<f64>,
+    valid: bool,
+}
+
+/// What one run accumulates.
+struct Run {
+    result: SimResult,
+    row_buf: Vec<f64>,
+    impact_loss: f64,
+    stopped_by: Option<String>,
+    last_x: Vec<f64>,
+    next_te: Vec<f64>,
+    model_evals: u64,
+    output_points: u64,
+    /// A failure found while recording (a non-finite value), reported at the next event
+    /// or at the end of the run.
+    failure: Option<String>,
+}
+
+/// A compiled model. See the module docs.
+pub struct Model {
+    plan: Arc<Plan>,
+    blocks: Vec<Box<dyn Block>>,
+    net: Network,
+    lin: LinKernel,
+    x0: Vec<f64>,
+    ev: Eval,
+    cache: Cache,
+    run: Run,
+    dirty_factor: bool,
+    progress: Option<Box<dyn FnMut(f64) + Send>>,
+}
+
+/// Build the network of a model from its blocks' mechanical declarations and fill the
+/// node part of `x0`.
+fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Result<Network, Error> {
+    let n = plan.nodes.len();
+    let mut mass = vec![0.0; n];
+    let mut v0: Vec<Option<(f64, usize)>> = vec![None; n];
+    let mut rows = Vec::with_capacity(plan.rows.len());
+    let mut fric_rows = Vec::with_capacity(plan.joints.len());
+    let mut errors = Vec::new();
+    for (b, blk) in blocks.iter().enumerate() {
+        let bp = &plan.blocks[b];
+        let node = |p: usize| plan.port_dof[bp.port_tab.start + p] as usize;
+        let decl = blk.mech();
+        for &(p, m) in &decl.masses {
+            mass[node(p)] += m;
+        }
+        for &(p, w, q) in &decl.initial {
+            let k = node(p);
+            match v0[k] {
+                Some((w_old, b_old)) if w_old != w => errors.push(Error::ConflictingInitial {
+                    node: plan.nodes[k].name.clone(),
+                    first: w_old,
+                    second: w,
+                    blocks: format!("{} and {}", plan.blocks[b_old].name, bp.name),
+                }),
+                _ => v0[k] = Some((w, b)),
+            }
+            x0[k] = q;
+        }
+        for c in &decl.constraints {
+            let tracking = match c.kind {
+                crate::block::RowKind::Velocity => None,
+                crate::block::RowKind::Tracking { tc, .. } => Some(tc),
+            };
+            rows.push(NodeRow::new(
+                c.row.0.iter().map(|&(p, k)| (node(p), k)),
+                tracking,
+            ));
+        }
+        for f in &decl.frictions {
+            fric_rows.push(NodeRow::new(
+                f.row.0.iter().map(|&(p, c)| (node(p), c)),
+                None,
+            ));
+        }
+    }
+    Error::from_list(errors)?;
+    for (k, v) in v0.iter().enumerate() {
+        x0[n + k] = v.map(|v| v.0).unwrap_or(0.0);
+    }
+    let mut net = Network::new(
+        plan.nodes.iter().map(|nd| nd.name.clone()).collect(),
+        plan.nodes.iter().map(|nd| nd.kind).collect(),
+        mass,
+        rows,
+        fric_rows,
+    );
+    if n > 0 {
+        if let Err(s) = net.refactor() {
+            return Err(Error::SingularNetwork {
+                nodes: s
+                    .nodes
+                    .iter()
+                    .map(|&i| plan.nodes[i].name.clone())
+                    .collect(),
+            });
+        }
+    }
+    Ok(net)
+}
+
+impl Model {
+    /// A run instance of `plan` with `blocks` (built from the plan's diagram, possibly with
+    /// other parameter values: their structure must match the plan's).
+    pub fn instantiate(plan: Arc<Plan>, blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
+        let mut x0 = vec![0.0; plan.n_states];
+        let net = build_network(&plan, &blocks, &mut x0)?;
+        for (b, blk) in blocks.iter().enumerate() {
+            blk.initial_states(&mut x0[plan.blocks[b].x.clone()]);
+        }
+        let lin = LinKernel::build(&plan, &blocks);
+        let mut sig = vec![0.0; plan.n_signals];
+        for &(s, v) in &plan.slot_defaults {
+            sig[s.ix()] = v;
+        }
+        let max_y = plan.blocks.iter().map(|b| b.y.len()).max().unwrap_or(0);
+        let nj = plan.joints.len();
+        let names: Vec<String> = plan.logged().map(str::to_string).collect();
+        let n_log = names.len();
+        let mut result = SimResult::new(plan.name.clone(), names);
+        result.scopes = plan.scopes.clone();
+        Ok(Model {
+            ev: Eval {
+                sig,
+                ybuf: vec![0.0; max_y],
+                joint_tau: vec![0.0; nj],
+                joint_kin: vec![0.0; nj],
+                joint_wrel: vec![0.0; nj],
+                block_power: vec![0.0; blocks.len()],
+                targets: vec![0.0; plan.rows.len()],
+            },
+            cache: Cache {
+                t: f64::NAN,
+                x: vec![0.0; plan.n_states],
+                valid: false,
+            },
+            run: Run {
+                result,
+                row_buf: vec![0.0; n_log],
+                impact_loss: 0.0,
+                stopped_by: None,
+                last_x: x0.clone(),
+                next_te: vec![f64::INFINITY; blocks.len()],
+                model_evals: 0,
+                output_points: 0,
+                failure: None,
+            },
+            x0,
+            net,
+            lin,
+            blocks,
+            plan,
+            dirty_factor: true,
+            progress: None,
+        })
+    }
+
+    /// The model name.
+    pub fn name(&self) -> &str {
+        &self.plan.name
+    }
+    /// The execution plan.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+    /// The settings `run()` uses.
+    pub fn settings(&self) -> &Settings {
+        &self.plan.settings
+    }
+    /// The initial state vector.
+    pub fn initial_state(&self) -> &[f64] {
+        &self.x0
+    }
+    /// Names of all loggable variables.
+    pub fn variable_names(&self) -> impl Iterator<Item = &str> {
+        self.plan.vars.iter().map(|v| v.name.as_str())
+    }
+    /// Flat block names, in plan order.
+    pub fn block_names(&self) -> impl Iterator<Item = &str> {
+        self.plan.blocks.iter().map(|b| b.name.as_str())
+    }
+    /// Index of the block named `name`.
+    pub fn block_index(&self, name: &str) -> Option<BlockIx> {
+        self.plan
+            .blocks
+            .iter()
+            .position(|b| b.name == name)
+            .map(BlockIx::at)
+    }
+    /// Number of mechanical nodes.
+    pub fn n_nodes(&self) -> usize {
+        self.plan.nodes.len()
+    }
+    /// Names of the mechanical nodes.
+    pub fn node_names(&self) -> impl Iterator<Item = &str> {
+        self.plan.nodes.iter().map(|n| n.name.as_str())
+    }
+    /// Current friction modes, by joint name.
+    pub fn friction_modes(&self) -> impl Iterator<Item = (&str, FrictionMode)> {
+        self.plan
+            .joints
+            .iter()
+            .zip(&self.net.modes)
+            .map(|(j, m)| (j.name.as_str(), *m))
+    }
+
+    /// Call `f(t)` at every output point (for progress bars).
+    pub fn set_progress(&mut self, f: Box<dyn FnMut(f64) + Send>) {
+        self.progress = Some(f);
+    }
+
+    /// Run the model with its settings.
+    pub fn run(&mut self) -> SimResult {
+        let settings = self.plan.settings.clone();
+        self.run_with(&settings)
+    }
+
+    /// Run with explicit settings. Always returns a result; a failed run has status
+    /// `Failed`, the error in `message`, and the samples up to the failure.
+    pub fn run_with(&mut self, settings: &Settings) -> SimResult {
+        self.start_run(settings.start_time);
+        let mut x = self.x0.clone();
+        self.refresh_constants(settings.start_time, &x);
+        let start = Instant::now();
+        let out = integrate(self, &mut x, settings);
+        let wall = start.elapsed().as_secs_f64();
+        let mut res = std::mem::replace(&mut self.run.result, SimResult::new("", vec![]));
+        res.wall_time_s = wall;
+        let (stats, end_time) = match &out {
+            Ok(o) => (o.stats, o.end_time),
+            Err(f) => (f.stats, f.end_time),
+        };
+        res.stats = RunStats {
+            steps: stats.steps,
+            rejected_steps: stats.rejected_steps,
+            rhs_evals: stats.rhs_evals,
+            guard_evals: stats.guard_evals,
+            output_points: self.run.output_points,
+            events: stats.events,
+            model_evals: self.run.model_evals,
+            ..Default::default()
+        };
+        res.end_time = end_time;
+        match out {
+            Ok(o) => {
+                res.status = match o.status {
+                    Status::Completed => RunStatus::Completed,
+                    Status::Stopped => RunStatus::Stopped,
+                };
+                res.message = match o.status {
+                    Status::Completed => format!("completed at t = {} s", o.end_time),
+                    Status::Stopped => format!(
+                        "stopped by '{}' at t = {} s",
+                        self.run.stopped_by.clone().unwrap_or_default(),
+                        o.end_time
+                    ),
+                };
+            }
+            Err(f) => {
+                res.status = RunStatus::Failed;
+                res.message = self.explain(&f.error);
+            }
+        }
+        res
+    }
+
+    /// Reset the run state and every block for a run starting at `t0`.
+    fn start_run(&mut self, t0: f64) {
+        let names: Vec<String> = self.plan.logged().map(str::to_string).collect();
+        let mut fresh = SimResult::new(self.plan.name.clone(), names);
+        fresh.scopes = self.plan.scopes.clone();
+        self.run.result = fresh;
+        self.run.impact_loss = 0.0;
+        self.run.stopped_by = None;
+        self.run.model_evals = 0;
+        self.run.output_points = 0;
+        self.run.failure = None;
+        for m in self.net.modes.iter_mut() {
+            *m = FrictionMode::Free;
+        }
+        self.dirty_factor = true;
+        self.cache.valid = false;
+        for b in self.blocks.iter_mut() {
+            b.reset(t0);
+        }
+        for (b, blk) in self.blocks.iter().enumerate() {
+            self.run.next_te[b] = blk.next_time_event(t0 - 1e-300);
+        }
+    }
+
+    /// A solver error as the message users see, with the block behind a state index.
+    fn explain(&self, e: &drivelink_solver::SolverError) -> String {
+        use drivelink_solver::SolverError;
+        match e {
+            SolverError::NonFinite { index, .. } => {
+                format!("{e}: {}", self.state_owner(*index))
+            }
+            _ => e.to_string(),
+        }
+    }
+
+    /// What state `i` is ("state 2 of block 'tf3'", "speed of node 'J1.flange'").
+    pub fn state_owner(&self, i: usize) -> String {
+        let plan = &self.plan;
+        let n = plan.nodes.len();
+        if i < n {
+            return format!("position of the shaft at '{}'", plan.nodes[i].name);
+        }
+        if i < 2 * n {
+            return format!("speed of the shaft at '{}'", plan.nodes[i - n].name);
+        }
+        if let Some(b) = plan.blocks.iter().find(|b| b.x.contains(&i)) {
+            return format!("state {} of block '{}'", i - b.x.start + 1, b.name);
+        }
+        if let Some(b) = plan
+            .blocks
+            .iter()
+            .find(|b| b.energy.map(|e| e.ix()) == Some(i))
+        {
+            return format!("work integral of block '{}'", b.name);
+        }
+        if i >= plan.x_joint_energy && i < plan.x_joint_energy + plan.joints.len() {
+            return format!(
+                "friction work integral of '{}'",
+                plan.joints[i - plan.x_joint_energy].name
+            );
+        }
+        format!("state {i}")
+    }
+}
+
+impl HybridSystem for Model {
+    fn n_states(&self) -> usize {
+        self.plan.n_states
+    }
+    fn n_guards(&self) -> usize {
+        self.plan.n_block_guards + 3 * self.plan.joints.len()
+    }
+    fn derivatives(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
+        self.derivs(t, x, dx);
+    }
+    fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
+        self.all_guards(t, x, g);
+    }
+    fn next_time_event(&self, t: f64) -> f64 {
+        self.run
+            .next_te
+            .iter()
+            .copied()
+            .filter(|&te| te > t)
+            .fold(f64::INFINITY, f64::min)
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        cause: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        self.handle(t, x, cause)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        let plan = &self.plan;
+        if i < plan.n_block_guards {
+            if let Some((b, bp)) = plan
+                .blocks
+                .iter()
+                .enumerate()
+                .find(|(_, bp)| bp.guards.contains(&i))
+            {
+                return format!(
+                    "{}.{}",
+                    bp.name,
+                    self.blocks[b].guard_name(i - bp.guards.start)
+                );
+            }
+            return format!("guard{i}");
+        }
+        let j = (i - plan.n_block_guards) / 3;
+        let what = ["slip/torque-low", "torque-high", "engagement"][(i - plan.n_block_guards) % 3];
+        format!("{}.{}", plan.joints[j].name, what)
+    }
+    fn output(&mut self, t: f64, x: &[f64], _kind: OutputKind) {
+        self.record(t, x);
+    }
+}

@@ -1,0 +1,85 @@
+//! Recording: the logged variables at every output point, and the check that what is
+//! recorded is finite (a non-finite signal fails the run, naming the block and port).
+
+use crate::block::{Cx, FrictionVar};
+use crate::plan::VarRef;
+
+use super::eval::{buffers, cx_of};
+use super::Model;
+use crate::block::Buffers;
+
+impl Model {
+    /// The value of a variable after `eval` at `(t, x)`.
+    fn var_value(&self, r: VarRef, t: f64, x: &[f64]) -> f64 {
+        let plan = &self.plan;
+        let n = plan.nodes.len();
+        match r {
+            VarRef::Signal(s) => self.ev.sig[s.ix()],
+            VarRef::NodeSpeed(k) => x[n + k.ix()],
+            VarRef::NodePos(k) => x[k.ix()],
+            VarRef::NodeAccel(k) => self.net.a[k.ix()],
+            VarRef::Friction(j, fv) => {
+                let j = j.ix();
+                match fv {
+                    FrictionVar::WRel => self.ev.joint_wrel[j],
+                    FrictionVar::PhiRel => self.net.friction_rows[j].dot(&x[..n]),
+                    FrictionVar::Tau => self.friction_tau(j),
+                    FrictionVar::Mode => self.net.modes[j].code(),
+                    FrictionVar::PowerLoss => -self.friction_tau(j) * self.ev.joint_wrel[j],
+                }
+            }
+            VarRef::Custom(b, i) => {
+                let cx: Cx = cx_of!(self, plan, b, t, x);
+                self.blocks[b.ix()].var(&cx, i)
+            }
+        }
+    }
+
+    /// Record the logged variables at `(t, x)`.
+    pub(super) fn record(&mut self, t: f64, x: &[f64]) {
+        self.eval_cached(t, x);
+        self.run.output_points += 1;
+        let plan = self.plan.clone();
+        for (k, &v) in plan.log.iter().enumerate() {
+            self.run.row_buf[k] = self.var_value(plan.vars[v].source, t, x);
+        }
+        if self.run.failure.is_none() {
+            self.run.failure = self.non_finite_signal(t);
+        }
+        let row = std::mem::take(&mut self.run.row_buf);
+        self.run.result.push_row(t, &row);
+        self.run.row_buf = row;
+        if let Some(p) = self.progress.as_mut() {
+            p(t);
+        }
+        self.run.last_x.copy_from_slice(x);
+    }
+
+    /// The first non-finite signal, as a message naming its block and port.
+    fn non_finite_signal(&self, t: f64) -> Option<String> {
+        let plan = &self.plan;
+        let out_port = |s: usize| {
+            let bp = plan.blocks.iter().find(|b| b.y.contains(&s))?;
+            let decl = bp
+                .ports
+                .iter()
+                .filter(|p| p.kind == crate::block::PortKind::Out)
+                .nth(s - bp.y.start)?;
+            Some((bp, decl))
+        };
+        let allowed_nan =
+            |s: usize, v: f64| v.is_nan() && out_port(s).is_some_and(|(_, d)| d.may_be_undefined);
+        let s = self
+            .ev
+            .sig
+            .iter()
+            .enumerate()
+            .position(|(s, &v)| !v.is_finite() && !allowed_nan(s, v))?;
+        let (bp, decl) = out_port(s)?;
+        let port = decl.name.as_str();
+        Some(format!(
+            "non-finite value {} at t = {t} s on output '{}.{port}' ({}); check its inputs and parameters (division by zero, overflow)",
+            self.ev.sig[s], bp.name, bp.type_name
+        ))
+    }
+}

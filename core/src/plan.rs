@@ -1,0 +1,226 @@
+//! The execution plan: everything `compile()` decides about a model's *structure*, laid out
+//! flat for the evaluation loop, and immutable afterwards.
+//!
+//! A plan holds indices only (where each block's states, outputs, inputs, flanges, rows,
+//! joints and guards are; the evaluation stages in order; which blocks carry states,
+//! guards, forces or constant outputs; the loggable variables). Everything that depends on
+//! parameter *values* (masses, gear ratios, linear-block coefficients, initial states,
+//! the blocks themselves with their modes) belongs to a run instance, the
+//! [`crate::model::Model`]. So one plan can be shared (`Arc`) by many runs, for example
+//! the runs of a parameter sweep on several threads.
+
+use std::ops::Range;
+
+use crate::block::{FrictionVar, PortDecl, PortKind};
+use crate::ids::{BlockIx, JointIx, NodeIx, SlotIx, StateIx};
+use crate::scope::ScopeSpec;
+use drivelink_solver::Settings;
+
+/// Where one block lives in the model's buffers.
+#[derive(Debug, Clone)]
+pub struct BlockPlan {
+    /// Flat name (`gearbox.clutch_a`).
+    pub name: String,
+    /// Registry type name.
+    pub type_name: &'static str,
+    /// Declared ports.
+    pub ports: Vec<PortDecl>,
+    /// Continuous states in the state vector.
+    pub(crate) x: Range<usize>,
+    /// Output slots in the signal buffer (consecutive).
+    pub(crate) y: Range<usize>,
+    /// Input slots: a range of [`Plan::in_slots`].
+    pub(crate) inputs: Range<usize>,
+    /// Port table: a range of [`Plan::port_dof`] (one entry per port).
+    pub(crate) port_tab: Range<usize>,
+    /// Always-active constraint rows.
+    pub(crate) rows: Range<usize>,
+    /// Friction joints.
+    pub(crate) joints: Range<usize>,
+    /// Guards in the block-guard vector.
+    pub(crate) guards: Range<usize>,
+    /// State integrating the block's mechanical work (force blocks, tracking rows).
+    pub(crate) energy: Option<StateIx>,
+    /// Whether `Block::forces` is called.
+    pub(crate) has_forces: bool,
+    /// Whether the block's outputs are evaluated only at events.
+    pub(crate) constant: bool,
+    /// Whether the block is evaluated by the linear kernels.
+    pub(crate) linear: bool,
+}
+
+/// One stage of the output pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// A block's `outputs`.
+    Outputs(BlockIx),
+    /// Rows `range` of the linear output kernel.
+    Linear(Range<usize>),
+    /// The mechanical network: forces, friction, solve.
+    Network,
+    /// A block's `network_outputs`.
+    NetworkOutputs(BlockIx),
+}
+
+/// An always-active constraint row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowPlan {
+    pub block: BlockIx,
+    /// The signal slot of the target of a tracking row.
+    pub tracking: Option<SlotIx>,
+}
+
+/// A friction joint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JointPlan {
+    pub block: BlockIx,
+    /// Index of the joint within its block.
+    pub local: usize,
+    /// Name in event logs and guard names (`brake`, `diff.lock`).
+    pub name: String,
+}
+
+/// A mechanical node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NodePlan {
+    pub name: String,
+    pub kind: PortKind,
+}
+
+/// Where a loggable variable's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum VarRef {
+    Signal(SlotIx),
+    NodeSpeed(NodeIx),
+    NodePos(NodeIx),
+    NodeAccel(NodeIx),
+    Friction(JointIx, FrictionVar),
+    Custom(BlockIx, usize),
+}
+
+/// A loggable variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarInfo {
+    /// `block.var` (or an alias of a composite block, `gearbox.A_mode`).
+    pub name: String,
+    pub(crate) source: VarRef,
+    /// SI unit, `None` when unknown (the output of a `Gain` carries whatever its input
+    /// carries).
+    pub unit: Option<&'static str>,
+    /// Meaning and sign convention.
+    pub doc: &'static str,
+}
+
+/// A linear-kernel row: output `k` of a linear block (an output row) or state `k` (a
+/// derivative row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LinRow {
+    pub block: BlockIx,
+    pub k: usize,
+}
+
+/// The immutable execution plan of a compiled model.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub(crate) name: String,
+    pub(crate) settings: Settings,
+    pub(crate) blocks: Vec<BlockPlan>,
+    /// Signal slot of every block input, per block (ranges in `BlockPlan::inputs`).
+    pub(crate) in_slots: Vec<SlotIx>,
+    /// Node (degree of freedom) of every block port, `u32::MAX` for signal ports.
+    pub(crate) port_dof: Vec<u32>,
+    /// Signal slots (outputs, then one constant slot per unconnected optional input).
+    pub(crate) n_signals: usize,
+    /// Constant slots and their values.
+    pub(crate) slot_defaults: Vec<(SlotIx, f64)>,
+    pub(crate) nodes: Vec<NodePlan>,
+    pub(crate) rows: Vec<RowPlan>,
+    pub(crate) joints: Vec<JointPlan>,
+    /// State vector: `[node positions | node speeds | block states | work integrals of
+    /// force blocks | work integrals of joints]`.
+    pub(crate) n_states: usize,
+    /// First work-integral state of the joints.
+    pub(crate) x_joint_energy: usize,
+    /// Guards declared by blocks (the friction guards follow, three per joint).
+    pub(crate) n_block_guards: usize,
+    /// The output pass, in order.
+    pub(crate) stages: Vec<Stage>,
+    /// Rows of the linear output kernel.
+    pub(crate) lin_out: Vec<LinRow>,
+    /// Rows of the linear derivative kernel.
+    pub(crate) lin_der: Vec<LinRow>,
+    /// Blocks whose outputs change only at events.
+    pub(crate) const_blocks: Vec<BlockIx>,
+    /// Non-linear blocks with states (their `derivatives` is called).
+    pub(crate) state_blocks: Vec<BlockIx>,
+    /// Blocks with guards.
+    pub(crate) guard_blocks: Vec<BlockIx>,
+    /// Blocks whose `forces` is called.
+    pub(crate) force_blocks: Vec<BlockIx>,
+    /// Blocks with a work integral (force blocks, tracking rows).
+    pub(crate) energy_blocks: Vec<BlockIx>,
+    /// Every loggable variable, sorted by name.
+    pub(crate) vars: Vec<VarInfo>,
+    /// Logged variables (index into `vars`), in column order.
+    pub(crate) log: Vec<usize>,
+    pub(crate) scopes: Vec<ScopeSpec>,
+    pub(crate) warnings: Vec<crate::compile::CompileWarning>,
+}
+
+impl Plan {
+    /// The model name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The settings the model was compiled with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+    /// The blocks, in flat order.
+    pub fn blocks(&self) -> &[BlockPlan] {
+        &self.blocks
+    }
+    /// Number of continuous states (including node positions and speeds and the energy
+    /// integrals).
+    pub fn n_states(&self) -> usize {
+        self.n_states
+    }
+    /// Number of mechanical nodes.
+    pub fn n_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+    /// Every loggable variable, sorted by name.
+    pub fn variables(&self) -> &[VarInfo] {
+        &self.vars
+    }
+    /// Names of the logged variables, in column order.
+    pub fn logged(&self) -> impl Iterator<Item = &str> {
+        self.log.iter().map(|&i| self.vars[i].name.as_str())
+    }
+    /// The scopes.
+    pub fn scopes(&self) -> &[ScopeSpec] {
+        &self.scopes
+    }
+    /// Warnings found while compiling (unconnected flanges, ...).
+    pub fn warnings(&self) -> &[crate::compile::CompileWarning] {
+        &self.warnings
+    }
+    /// A variable by name.
+    pub fn variable(&self, name: &str) -> Option<&VarInfo> {
+        self.vars
+            .binary_search_by(|v| v.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.vars[i])
+    }
+    /// The tables a block's [`crate::block::Cx`] reads through.
+    pub(crate) fn block_tables(&self, b: BlockIx) -> crate::block::BlockTables<'_> {
+        let bp = &self.blocks[b.ix()];
+        crate::block::BlockTables {
+            inputs: &self.in_slots[bp.inputs.clone()],
+            port_dof: &self.port_dof[bp.port_tab.clone()],
+            rows_start: bp.rows.start as u32,
+            n_rows: bp.rows.len() as u32,
+            joints_start: bp.joints.start as u32,
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Time the simulation of a netlist in process: compile once, run it N times, print the
+//! fastest and median wall time of the run itself (no file output) with its statistics.
+//!
+//! ```text
+//! cargo run --release --example time_runs -- models/netlists/full_car.json 50
+//! ```
+//!
+//! Used for the numbers in BENCHMARKS.md (with `benches/peer/*.py` as the peers).
+
+use std::path::Path;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: time_runs MODEL.json [RUNS]");
+        std::process::exit(2);
+    };
+    let runs: usize = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+        .max(1);
+    let reg = drivelink_blocks::registry();
+    let mut model = match drivelink_core::netlist::compile_file(Path::new(path), &reg) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let r = model.run();
+        times.push(t0.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    times.sort_by(f64::total_cmp);
+    let r = last.expect("at least one run");
+    let s = r.stats;
+    println!(
+        "{}: {} at t = {} s; min {:.3} ms, median {:.3} ms over {runs} runs; {} steps, {} rhs, {} guard evals, {} outputs, {} model evals",
+        r.model,
+        r.status.as_str(),
+        r.end_time,
+        times[0] * 1e3,
+        times[runs / 2] * 1e3,
+        s.steps,
+        s.rhs_evals,
+        s.guard_evals,
+        s.output_points,
+        s.model_evals
+    );
+}
