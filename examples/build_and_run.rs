@@ -4,7 +4,7 @@
 //! it decelerates at 6 rad/s², locks at t = J·w0/T = 5 s and then stays at rest.
 //!
 //! ```sh
-//! cargo run --example build_and_run          # writes out/examples/build_and_run.csv
+//! cargo run --example build_and_run    # writes out/examples/build_and_run/
 //! ```
 
 use std::error::Error;
@@ -40,45 +40,33 @@ pub fn simulate() -> Result<SimResult, drivelink::core::Error> {
     Ok(model.run())
 }
 
-/// The instant the brake locks, if it did.
-pub fn lock_time(r: &SimResult) -> Option<f64> {
-    r.events_of("b", EventTag::Lock).map(|e| e.time).next()
-}
-
-/// Run, print what the result holds and write it as CSV into `dir`.
+/// Run, print what the result holds and write `results.csv` and `events.csv` into `dir`.
 pub fn run(dir: &Path) -> Result<SimResult, Box<dyn Error>> {
     let r = simulate()?;
+    println!("{}: {} at t = {} s", r.model, r.status.as_str(), r.end_time);
+    // Columns by name: the samples, or a value interpolated at any time.
+    let w: &[f64] = r.get("J.w").ok_or("J.w is not logged")?;
+    let w_mid = r.value_at("J.w", 2.5).ok_or("J.w is not logged")?;
+    // Events: time, block, kind, detail.
+    let lock = r.events_of("b", EventTag::Lock).next().map(|e| e.time);
     println!(
-        "{}: {} at t = {} s ({} steps, {} events)",
-        r.model,
-        r.status.as_str(),
-        r.end_time,
-        r.stats.steps,
-        r.stats.events
+        "logged {:?}: {} samples, w(2.5 s) = {w_mid} rad/s",
+        r.names,
+        w.len()
     );
-    println!("logged: {}", r.names.join(", "));
-    if let Some(t) = lock_time(&r) {
-        println!("brake locks at t = {t:.9} s (J·w0/T = {} s)", J * W0 / T);
-    }
-    let w = r.get("J.w").ok_or("J.w was not logged")?;
     println!(
-        "J.w: {} samples, last {:.3e} rad/s",
-        w.len(),
-        w[w.len() - 1]
+        "the brake locks at t = {lock:?} s (J·w0/T = {} s)",
+        J * W0 / T
     );
-    let mid = r.value_at("J.w", 2.5).ok_or("J.w was not logged")?;
-    println!(
-        "J.w at 2.5 s = {mid:.6} rad/s (w0 - T/J·t = {:.6})",
-        W0 - T / J * 2.5
-    );
+    // The files `drivelink run` writes.
     std::fs::create_dir_all(dir)?;
-    let csv = dir.join("build_and_run.csv");
-    r.write_csv(std::fs::File::create(&csv)?)?;
-    println!("wrote {}", csv.display());
+    r.write_csv(std::fs::File::create(dir.join("results.csv"))?)?;
+    r.write_events_csv(std::fs::File::create(dir.join("events.csv"))?)?;
+    println!("wrote results.csv and events.csv into {}", dir.display());
     Ok(r)
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    run(Path::new("out/examples"))?;
+    run(Path::new("out/examples/build_and_run"))?;
     Ok(())
 }

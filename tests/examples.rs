@@ -46,7 +46,11 @@ fn build_and_run_brake_stops_the_flywheel_at_j_w0_over_t() {
     let r = build_and_run::run(&dir).unwrap();
     assert_eq!(r.status, RunStatus::Completed);
     let t_stop = J * W0 / T;
-    let lock = build_and_run::lock_time(&r).expect("the brake locks");
+    let lock = r
+        .events_of("b", EventTag::Lock)
+        .next()
+        .expect("the brake locks")
+        .time;
     assert!(
         (lock - t_stop).abs() < 1e-9,
         "lock at {lock}, expected {t_stop}"
@@ -55,9 +59,16 @@ fn build_and_run_brake_stops_the_flywheel_at_j_w0_over_t() {
     let w = r.value_at("J.w", 2.5).unwrap();
     assert!((w - (W0 - T / J * 2.5)).abs() < 1e-9, "{w}");
     assert_eq!(r.last("J.w"), Some(0.0));
-    let csv = std::fs::read_to_string(dir.join("build_and_run.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().next(), Some("time,J.w,b.mode,b.tau"));
     assert_eq!(csv.lines().count(), r.time.len() + 1);
+    let events = std::fs::read_to_string(dir.join("events.csv")).unwrap();
+    let lock_row = events
+        .lines()
+        .find(|l| l.contains(",b,lock,"))
+        .unwrap_or_else(|| panic!("no lock row in events.csv:\n{events}"));
+    let t: f64 = lock_row.split(',').next().unwrap().parse().unwrap();
+    assert!((t - t_stop).abs() < 1e-9, "{lock_row}");
 }
 
 #[test]
@@ -135,4 +146,22 @@ fn energy_audit_clutch_loss_is_the_relative_kinetic_energy() {
     assert!((a.kinetic_final - 0.5 * (J1 + J2) * w_common * w_common).abs() < 1e-9);
     assert!(a.sources.is_empty());
     assert!(a.relative_residual.abs() < 1e-9, "{}", a.relative_residual);
+}
+
+/// What `fn main() -> Result<(), drivelink::core::Error>` prints for an error propagated
+/// with `?`: the standard library writes `Error: {err:?}`.
+#[test]
+fn compile_error_through_question_mark_in_main_prints_the_user_message() {
+    let mut d = build_and_run::diagram();
+    d.blocks[1].type_name = "FrictionBrake".into();
+    let e = drivelink::core::compile(&d, &drivelink::blocks::registry())
+        .err()
+        .expect("an unknown type does not compile");
+    let shown = format!("Error: {e:?}");
+    assert!(
+        shown.starts_with("Error: block 'b': unknown block type 'FrictionBrake'"),
+        "{shown}"
+    );
+    assert!(!shown.contains("UnknownType"), "{shown}");
+    assert_eq!(format!("{e:?}"), e.to_string());
 }
