@@ -160,7 +160,35 @@ fn load(model: &Path, set: &[String]) -> Result<Diagram, Error> {
     let mut v = netlist::parse_text(&text, &origin)?;
     apply_sets(&mut v, set, &origin)?;
     let base = model.parent().map(Path::to_path_buf).unwrap_or_default();
-    netlist::load_value(&v, &origin, &base)
+    netlist::load_value(&v, &origin, &base).map_err(|e| name_set_origin(e, set))
+}
+
+/// Errors at `parameters.NAME` of a parameter given by `--set NAME=VALUE` say so (the
+/// value is the user's, not the file's).
+fn name_set_origin(e: Error, set: &[String]) -> Error {
+    match e {
+        Error::Many(v) => Error::Many(v.into_iter().map(|e| name_set_origin(e, set)).collect()),
+        Error::Netlist {
+            file,
+            path,
+            message,
+        } => {
+            let given = set.iter().find(|s| {
+                s.split_once('=')
+                    .is_some_and(|(n, _)| path == format!("parameters.{}", n.trim()))
+            });
+            let path = match given {
+                Some(s) => format!("{path} (from --set {s})"),
+                None => path,
+            };
+            Error::Netlist {
+                file,
+                path,
+                message,
+            }
+        }
+        other => other,
+    }
 }
 
 /// For a model file that does not exist: `"; did you mean models/netlists/NAME?"` when the
@@ -470,6 +498,20 @@ fn plot(
     out: &Path,
     title: Option<&str>,
 ) -> u8 {
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let is_svg = match ext.as_deref() {
+        Some("svg") => true,
+        Some("png") => false,
+        _ => {
+            console::error(format_args!(
+                "--out {}: expected an image file name ending in .png or .svg",
+                out.display()
+            ));
+            return 2;
+        }
+    };
     let file = match std::fs::File::open(results) {
         Ok(f) => f,
         Err(e) => {
@@ -525,9 +567,6 @@ fn plot(
         .unwrap_or_else(|| "plot".into());
     let mut scope = drivelink_plots::quick_scope(&stem, &names, unit);
     scope.title = title.map(str::to_string);
-    let is_svg = out
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     let bytes = if is_svg {
         drivelink_plots::render_scope_svg(&res, &scope).map(String::into_bytes)
     } else {

@@ -234,3 +234,55 @@ fn run_that_cannot_write_its_outputs_does_not_claim_a_destination() {
     assert!(stdout.contains("results not written"), "{stdout}");
     assert!(!stdout.contains("->"), "{stdout}");
 }
+
+#[test]
+fn plot_to_a_jpg_name_is_refused_instead_of_writing_png_bytes() {
+    let dir = temp_dir("plot_ext");
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("results.csv");
+    std::fs::write(&csv, "time,x.y\n0,1\n1,2\n").unwrap();
+    for name in ["plot.jpg", "plot"] {
+        let o = drivelink()
+            .arg("plot")
+            .arg(&csv)
+            .args(["--signals", "x.y", "--out"])
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let e = text(&o).1;
+        assert!(
+            e.contains("expected an image file name ending in .png or .svg"),
+            "{e}"
+        );
+        assert!(!dir.join(name).exists(), "{name} was written");
+    }
+    let o = drivelink()
+        .arg("plot")
+        .arg(&csv)
+        .args(["--signals", "x.y", "--out"])
+        .arg(dir.join("plot.PNG"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert_eq!(
+        &std::fs::read(dir.join("plot.PNG")).unwrap()[..4],
+        b"\x89PNG"
+    );
+}
+
+#[test]
+fn bad_set_value_is_reported_as_coming_from_set() {
+    let o = drivelink()
+        .arg("validate")
+        .arg(netlist("full_car.json"))
+        .args(["--set", "throttle=abc"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o).1;
+    assert!(
+        e.contains("full_car.json: parameters.throttle (from --set throttle=abc): \"abc\""),
+        "{e}"
+    );
+}
