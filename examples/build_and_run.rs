@@ -7,6 +7,10 @@
 //! cargo run --example build_and_run    # writes out/examples/build_and_run/
 //! ```
 
+// drivelink_core::Error is large (it names blocks, ports and hints); clippy's
+// result_large_err would ask to box it.
+#![allow(clippy::result_large_err)]
+
 use std::error::Error;
 use std::path::Path;
 

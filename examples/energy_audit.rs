@@ -10,6 +10,10 @@
 //! cargo run --release --example energy_audit -- models/netlists/full_car.json
 //! ```
 
+// drivelink_core::Error is large (it names blocks, ports and hints); clippy's
+// result_large_err would ask to box it.
+#![allow(clippy::result_large_err)]
+
 use std::error::Error;
 use std::path::Path;
 

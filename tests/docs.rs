@@ -96,10 +96,7 @@ fn committed_blocks_md_is_what_blocks_markdown_prints() {
             .lines()
             .zip(committed.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(
-                || generated.lines().count().min(committed.lines().count()),
-                |i| i,
-            );
+            .unwrap_or_else(|| generated.lines().count().min(committed.lines().count()));
         panic!(
             "docs/blocks.md is out of date (first difference at line {}); regenerate it with:\n\n    cargo run -- blocks --markdown > docs/blocks.md\n",
             line + 1
