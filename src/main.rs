@@ -8,6 +8,8 @@
 #![allow(clippy::result_large_err)]
 
 mod catalogue;
+mod console;
+mod hints;
 mod schema;
 
 use std::io::IsTerminal;
@@ -65,11 +67,14 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
-    /// The block catalogue: ports, parameters, units and defaults (one TYPE or all).
+    /// The block catalogue: ports, parameters, units, defaults and loggable variables (one TYPE or all).
     Blocks {
         /// A block type, for example Clutch.
         #[arg(value_name = "TYPE")]
         type_name: Option<String>,
+        /// Print Markdown (docs/blocks.md is `drivelink blocks --markdown`).
+        #[arg(long)]
+        markdown: bool,
     },
     /// Print the JSON Schema (draft 2020-12) of the netlist format.
     Schema,
@@ -104,16 +109,22 @@ fn main() -> ExitCode {
             no_plots,
         } => run(&model, out, stop_time.as_deref(), &set, svg, no_plots),
         Command::Validate { model, set } => validate(&model, &set),
-        Command::Blocks { type_name } => catalogue::blocks(type_name.as_deref()),
+        Command::Blocks {
+            type_name,
+            markdown,
+        } => match catalogue::blocks(type_name.as_deref(), markdown) {
+            Ok(text) => console::print(&text),
+            Err(msg) => {
+                console::error(msg);
+                2
+            }
+        },
         Command::Schema => {
             let reg = drivelink_blocks::registry();
             match serde_json::to_string_pretty(&schema::schema(&reg)) {
-                Ok(s) => {
-                    println!("{s}");
-                    0
-                }
+                Ok(s) => console::print(&format!("{s}\n")),
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    console::error(e);
                     1
                 }
             }
@@ -133,8 +144,8 @@ fn main() -> ExitCode {
 fn report(file: &str, e: &Error) {
     for e in e.flatten() {
         match e {
-            Error::Netlist { .. } | Error::Io { .. } => eprintln!("error: {e}"),
-            other => eprintln!("error: {file}: {other}"),
+            Error::Netlist { .. } | Error::Io { .. } => console::error(e),
+            other => console::error(format_args!("{file}: {other}")),
         }
     }
 }
@@ -144,12 +155,76 @@ fn load(model: &Path, set: &[String]) -> Result<Diagram, Error> {
     let origin = model.display().to_string();
     let text = std::fs::read_to_string(model).map_err(|e| Error::Io {
         path: origin.clone(),
-        message: e.to_string(),
+        message: format!("{e}{}", shipped_hint(model, &e)),
     })?;
     let mut v = netlist::parse_text(&text, &origin)?;
     apply_sets(&mut v, set, &origin)?;
     let base = model.parent().map(Path::to_path_buf).unwrap_or_default();
-    netlist::load_value(&v, &origin, &base)
+    netlist::load_value(&v, &origin, &base).map_err(|e| name_set_origin(e, set))
+}
+
+/// Errors at `parameters.NAME` of a parameter given by `--set NAME=VALUE` say so (the
+/// value is the user's, not the file's).
+fn name_set_origin(e: Error, set: &[String]) -> Error {
+    match e {
+        Error::Many(v) => Error::Many(v.into_iter().map(|e| name_set_origin(e, set)).collect()),
+        Error::Netlist {
+            file,
+            path,
+            message,
+        } => {
+            let given = set.iter().find(|s| {
+                s.split_once('=')
+                    .is_some_and(|(n, _)| path == format!("parameters.{}", n.trim()))
+            });
+            let path = match given {
+                Some(s) => format!("{path} (from --set {s})"),
+                None => path,
+            };
+            Error::Netlist {
+                file,
+                path,
+                message,
+            }
+        }
+        other => other,
+    }
+}
+
+/// For a model file that does not exist: `"; did you mean models/netlists/NAME?"` when the
+/// shipped example of that name exists, else `""`.
+fn shipped_hint(model: &Path, e: &std::io::Error) -> String {
+    if e.kind() != std::io::ErrorKind::NotFound {
+        return String::new();
+    }
+    let Some(file) = model.file_name() else {
+        return String::new();
+    };
+    let shipped = Path::new("models").join("netlists").join(file);
+    if shipped.is_file() && shipped != model {
+        format!("; did you mean {}?", shipped.display())
+    } else {
+        String::new()
+    }
+}
+
+/// A note when `--set` replaces a value with a unit (`"5 N*m"`) by a bare number: the
+/// number is taken in SI units.
+fn bare_number_note(s: &str, name: &str, old: &Value, new: &Value) {
+    let (Value::String(old), Value::Number(_)) = (old, new) else {
+        return;
+    };
+    let Ok(q) = expr::eval(old, &|_| None) else {
+        return;
+    };
+    if let Some(d) = q.dim.filter(|d| !d.is_dimensionless()) {
+        let unit = d
+            .derived_name()
+            .map_or_else(|| d.to_string(), str::to_string);
+        console::note(format_args!(
+            "--set {s}: a bare number is taken in SI units ({unit}); the netlist gives \"{old}\"; give a unit as in --set \"{name}={new} <unit>\""
+        ));
+    }
 }
 
 /// `--set name=value`: replace a top-level parameter in the netlist JSON.
@@ -176,13 +251,16 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str) -> Result<(), Error> 
             .and_then(Value::as_object_mut);
         match params {
             Some(p) if p.contains_key(name) => {
+                if let Some(old) = p.get(name) {
+                    bare_number_note(s, name, old, &parsed);
+                }
                 p.insert(name.to_string(), parsed);
             }
             Some(p) => {
                 let known: Vec<&str> = p.keys().map(String::as_str).collect();
                 errors.push(bad(format!(
                     "unknown parameter '{name}'{}; the model's parameters are: {}",
-                    drivelink_core::suggest::hint(name, known.iter().copied()),
+                    hints::hint(name, known.iter().copied()),
                     if known.is_empty() {
                         "(none)".to_string()
                     } else {
@@ -227,15 +305,12 @@ fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model,
 fn validate(model: &Path, set: &[String]) -> u8 {
     let origin = model.display().to_string();
     match build(model, set, None) {
-        Ok(m) => {
-            println!(
-                "ok: {} ({} blocks, {} states)",
-                m.name(),
-                m.plan().blocks().len(),
-                m.plan().n_states()
-            );
-            0
-        }
+        Ok(m) => console::print(&format!(
+            "ok: {} ({} blocks, {} states)\n",
+            m.name(),
+            m.plan().blocks().len(),
+            m.plan().n_states()
+        )),
         Err(e) => {
             report(&origin, &e);
             2
@@ -288,24 +363,28 @@ fn run(
         RunStatus::Completed | RunStatus::Stopped => 0,
         RunStatus::Failed => 1,
     };
-    if let Err(msg) = write_outputs(&res, &dir, svg, no_plots, Some(energy)) {
-        eprintln!("error: {msg}");
+    let written = write_outputs(&res, &dir, svg, no_plots, Some(energy));
+    if let Err(msg) = &written {
+        console::error(msg);
         code = 1;
     }
     if res.status == RunStatus::Failed {
-        eprintln!("error: {origin}: simulation failed: {}", res.message);
+        console::error(format_args!("{origin}: simulation failed: {}", res.message));
     }
-    println!(
-        "{}: {} at t = {} s ({} steps, {} events, {:.3} s wall) -> {}",
+    let destination = match written {
+        Ok(()) => format!("-> {}", dir.display()),
+        Err(_) => "; results not written (see the error above)".to_string(),
+    };
+    let line = format!(
+        "{}: {} at t = {} s ({} steps, {} events, {:.3} s wall) {destination}\n",
         res.model,
         res.status.as_str(),
         res.end_time,
         res.stats.steps,
         res.stats.events,
         res.wall_time_s,
-        dir.display()
     );
-    code
+    code.max(console::print(&line))
 }
 
 /// A progress bar on stderr, shown only on a terminal and only once a run has taken ~1 s.
@@ -404,7 +483,7 @@ fn write_outputs(
     std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     if !no_plots && !res.scopes.is_empty() {
         if res.time.is_empty() {
-            eprintln!("warning: no samples were recorded; scopes not drawn");
+            console::warning("no samples were recorded; scopes not drawn");
         } else {
             drivelink_plots::write_scopes(res, &res.scopes, dir, svg).map_err(|e| e.to_string())?;
         }
@@ -419,17 +498,31 @@ fn plot(
     out: &Path,
     title: Option<&str>,
 ) -> u8 {
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let is_svg = match ext.as_deref() {
+        Some("svg") => true,
+        Some("png") => false,
+        _ => {
+            console::error(format_args!(
+                "--out {}: expected an image file name ending in .png or .svg",
+                out.display()
+            ));
+            return 2;
+        }
+    };
     let file = match std::fs::File::open(results) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", results.display());
+            console::error(format_args!("cannot read {}: {e}", results.display()));
             return 2;
         }
     };
     let res = match SimResult::read_csv(std::io::BufReader::new(file), "results") {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {}: {e}", results.display());
+            console::error(format_args!("{}: {e}", results.display()));
             return 2;
         }
     };
@@ -439,29 +532,29 @@ fn plot(
         .filter(|s| !s.is_empty())
         .collect();
     if names.is_empty() {
-        eprintln!("error: --signals: expected one or more comma-separated signal names");
+        console::error("--signals: expected one or more comma-separated signal names");
         return 2;
     }
     let mut bad = false;
     for n in &names {
         if res.index_of(n).is_none() {
-            eprintln!(
-                "error: {}: no column '{n}'{}; columns are: {}",
+            console::error(format_args!(
+                "{}: no column '{n}'{}; columns are: {}",
                 results.display(),
-                drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
+                hints::hint(n, res.names.iter().map(String::as_str)),
                 res.names.join(", ")
-            );
+            ));
             bad = true;
         }
     }
     if let Some(u) = unit {
         if drivelink_core::DisplayUnit::parse(u).is_none() {
             let known = drivelink_core::DisplayUnit::names();
-            eprintln!(
-                "error: --unit: unknown display unit '{u}'{}; expected one of: {}",
-                drivelink_core::suggest::hint(u, known.iter().copied()),
+            console::error(format_args!(
+                "--unit: unknown display unit '{u}'{}; expected one of: {}",
+                hints::hint(u, known.iter().copied()),
                 known.join(", ")
-            );
+            ));
             bad = true;
         }
     }
@@ -474,9 +567,6 @@ fn plot(
         .unwrap_or_else(|| "plot".into());
     let mut scope = drivelink_plots::quick_scope(&stem, &names, unit);
     scope.title = title.map(str::to_string);
-    let is_svg = out
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     let bytes = if is_svg {
         drivelink_plots::render_scope_svg(&res, &scope).map(String::into_bytes)
     } else {
@@ -485,20 +575,19 @@ fn plot(
     let bytes = match bytes {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {e}");
+            console::error(e);
             return 2;
         }
     };
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         if let Err(e) = std::fs::create_dir_all(parent) {
-            eprintln!("error: cannot create {}: {e}", parent.display());
+            console::error(format_args!("cannot create {}: {e}", parent.display()));
             return 1;
         }
     }
     if let Err(e) = std::fs::write(out, bytes) {
-        eprintln!("error: cannot write {}: {e}", out.display());
+        console::error(format_args!("cannot write {}: {e}", out.display()));
         return 1;
     }
-    println!("wrote {}", out.display());
-    0
+    console::print(&format!("wrote {}\n", out.display()))
 }

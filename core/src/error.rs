@@ -1,8 +1,15 @@
 //! The one error type of drivelink-core. Every variant names the offending block, port,
 //! parameter, variable or netlist path, and says what was expected.
+//!
+//! `Debug` prints the same message as `Display`: a `main` that returns
+//! `Result<(), drivelink_core::Error>` and propagates with `?` shows the user the message
+//! (`Error: block 'c': unknown block type 'FrictionClutch' ...`), not the variant's fields.
+//! Match on the variants to inspect the fields.
+
+use std::fmt;
 
 /// A bad block parameter.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[error("block '{block}': parameter '{param}' {message}")]
 pub struct ParamError {
     pub block: String,
@@ -11,7 +18,7 @@ pub struct ParamError {
 }
 
 /// Errors of building, validating, compiling, loading and running models.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
     Param(#[from] ParamError),
@@ -114,6 +121,20 @@ pub enum Error {
     Io { path: String, message: String },
 }
 
+/// The user-facing message (same as `Display`), so `?` from `main` prints it.
+impl fmt::Debug for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The user-facing message (same as `Display`), so `?` from `main` prints it.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl Error {
     /// Collapse a list of errors: none -> Ok, one -> that error, several -> `Many`.
     pub fn from_list(mut errs: Vec<Error>) -> Result<(), Error> {
@@ -129,5 +150,36 @@ impl Error {
             Error::Many(v) => v.iter().flat_map(|e| e.flatten()).collect(),
             e => vec![e],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_prints_the_user_message_not_the_fields() {
+        let e = Error::UnknownType {
+            block: "c".into(),
+            type_name: "FrictionClutch".into(),
+            hint: " (did you mean 'Clutch'?)".into(),
+        };
+        let msg = "block 'c': unknown block type 'FrictionClutch' (did you mean 'Clutch'?)";
+        assert_eq!(e.to_string(), msg);
+        assert_eq!(format!("{e:?}"), msg);
+        assert_eq!(format!("{e:#?}"), msg);
+        let p = ParamError {
+            block: "J".into(),
+            param: "J".into(),
+            message: "must be > 0, got -1".into(),
+        };
+        assert_eq!(
+            format!("{p:?}"),
+            "block 'J': parameter 'J' must be > 0, got -1"
+        );
+        assert_eq!(format!("{:?}", Error::Param(p.clone())), p.to_string());
+        let many = Error::Many(vec![Error::Param(p), e]);
+        assert_eq!(format!("{many:?}"), many.to_string());
+        assert_eq!(many.to_string().lines().count(), 2);
     }
 }

@@ -1,0 +1,288 @@
+//! What the command line prints: a closed output pipe, the catalogue's variables,
+//! suggestions, notes and messages a new user meets.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn drivelink() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelink"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn netlist(name: &str) -> PathBuf {
+    root().join("models/netlists").join(name)
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("drivelink_cli_output_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Run `cmd` with standard output on a pipe whose reading end is already closed (as in
+/// `drivelink blocks | head -1` once `head` has exited): every write gets EPIPE.
+fn with_closed_stdout(mut cmd: Command) -> Output {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    cmd.stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run drivelink")
+}
+
+#[test]
+fn closed_stdout_pipe_ends_every_command_quietly() {
+    let dir = temp_dir("pipe");
+    let out_dir = dir.join("run");
+    let csv = out_dir.join("results.csv");
+    let cases: Vec<(Vec<String>, u8)> = vec![
+        (vec!["blocks".into()], 0),
+        (vec!["blocks".into(), "--markdown".into()], 0),
+        (vec!["blocks".into(), "Clutch".into()], 0),
+        (vec!["schema".into()], 0),
+        (vec!["--help".into()], 0),
+        (vec!["--version".into()], 0),
+        (
+            vec![
+                "validate".into(),
+                netlist("mech_clutch_lock.json").display().to_string(),
+            ],
+            0,
+        ),
+        (
+            vec![
+                "run".into(),
+                netlist("mech_clutch_lock.json").display().to_string(),
+                "--no-plots".into(),
+                "--out".into(),
+                out_dir.display().to_string(),
+            ],
+            0,
+        ),
+    ];
+    for (args, code) in cases {
+        let mut cmd = drivelink();
+        cmd.args(&args);
+        let o = with_closed_stdout(cmd);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(i32::from(code)), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?} printed on stderr: {stderr}");
+    }
+    // the run still wrote its results although nobody read its console line
+    assert!(csv.is_file());
+    // and plot, which prints "wrote ..."
+    let mut cmd = drivelink();
+    cmd.arg("plot")
+        .arg(&csv)
+        .args(["--signals", "clutch.mode", "--out"])
+        .arg(dir.join("mode.png"));
+    let o = with_closed_stdout(cmd);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert!(text(&o).1.is_empty(), "{}", text(&o).1);
+    assert!(dir.join("mode.png").is_file());
+}
+
+#[test]
+fn blocks_type_lists_loggable_variables_with_kernel_units() {
+    let o = drivelink().args(["blocks", "Clutch"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let s = text(&o).0;
+    let section = s
+        .split("variables, logged as NAME.VAR:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no variables section:\n{s}"));
+    let rows: Vec<Vec<&str>> = section
+        .lines()
+        .map(|l| l.split_whitespace().take(2).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ["w_rel", "rad/s"],
+            ["phi_rel", "rad"],
+            ["tau", "N*m"],
+            ["mode", "1"],
+            ["power_loss", "W"]
+        ]
+    );
+    // signal outputs are loggable too
+    let o = drivelink()
+        .args(["blocks", "TorqueSensor"])
+        .output()
+        .unwrap();
+    assert!(text(&o).0.contains("      tau"), "{}", text(&o).0);
+    // the Tire's slip joint is translational: its mode is listed, its speed w is rad/s
+    let o = drivelink().args(["blocks", "Tire"]).output().unwrap();
+    let tire = text(&o).0;
+    assert!(
+        tire.lines()
+            .any(|l| l.split_whitespace().take(2).eq(["w", "rad/s"])),
+        "{tire}"
+    );
+}
+
+#[test]
+fn unknown_block_type_friction_clutch_suggests_clutch() {
+    let o = drivelink()
+        .args(["blocks", "FrictionClutch"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let (stdout, stderr) = text(&o);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.starts_with(
+            "error: unknown block type 'FrictionClutch' (did you mean 'Clutch'?); known types: "
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_unknown_parameter_suggests_by_word_part() {
+    let o = drivelink()
+        .arg("validate")
+        .arg(netlist("full_car.json"))
+        .args(["--set", "wheel_radius=0.35", "--set", "clutch_rise=0.5"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o).1;
+    // word parts in another order and case: radiusWheel
+    assert!(
+        e.contains("unknown parameter 'wheel_radius' (did you mean 'radiusWheel'?)"),
+        "{e}"
+    );
+    // a typo still goes through the edit distance
+    assert!(
+        e.contains("unknown parameter 'clutch_rise' (did you mean 'clutchRise'?)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn set_bare_number_over_a_value_with_unit_notes_that_it_is_si() {
+    let o = drivelink()
+        .arg("validate")
+        .arg(netlist("signal_first_order.json"))
+        .args(["--set", "t0=0.5", "--set", "tau=0.25"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stdout.starts_with("ok: signal_first_order"), "{stdout}");
+    // t0 was "0.2 s": one note; tau was a bare number already: none
+    assert_eq!(
+        stderr,
+        "note: --set t0=0.5: a bare number is taken in SI units (s); the netlist gives \"0.2 s\"; give a unit as in --set \"t0=0.5 <unit>\"\n"
+    );
+}
+
+#[test]
+fn missing_model_file_points_at_the_shipped_netlist() {
+    let o = drivelink()
+        .current_dir(root())
+        .args(["validate", "full_car.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o).1;
+    assert!(e.contains("full_car.json"), "{e}");
+    assert!(
+        e.contains("did you mean models/netlists/full_car.json?"),
+        "{e}"
+    );
+    // a name that is not shipped gets no such hint
+    let o = drivelink()
+        .current_dir(root())
+        .args(["validate", "no_such_model.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!text(&o).1.contains("did you mean"), "{}", text(&o).1);
+}
+
+#[test]
+fn run_that_cannot_write_its_outputs_does_not_claim_a_destination() {
+    let dir = temp_dir("unwritable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a_file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let o = drivelink()
+        .arg("run")
+        .arg(netlist("mech_clutch_lock.json"))
+        .arg("--out")
+        .arg(file.join("sub"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot create output directory"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("results not written"), "{stdout}");
+    assert!(!stdout.contains("->"), "{stdout}");
+}
+
+#[test]
+fn plot_to_a_jpg_name_is_refused_instead_of_writing_png_bytes() {
+    let dir = temp_dir("plot_ext");
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("results.csv");
+    std::fs::write(&csv, "time,x.y\n0,1\n1,2\n").unwrap();
+    for name in ["plot.jpg", "plot"] {
+        let o = drivelink()
+            .arg("plot")
+            .arg(&csv)
+            .args(["--signals", "x.y", "--out"])
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let e = text(&o).1;
+        assert!(
+            e.contains("expected an image file name ending in .png or .svg"),
+            "{e}"
+        );
+        assert!(!dir.join(name).exists(), "{name} was written");
+    }
+    let o = drivelink()
+        .arg("plot")
+        .arg(&csv)
+        .args(["--signals", "x.y", "--out"])
+        .arg(dir.join("plot.PNG"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert_eq!(
+        &std::fs::read(dir.join("plot.PNG")).unwrap()[..4],
+        b"\x89PNG"
+    );
+}
+
+#[test]
+fn bad_set_value_is_reported_as_coming_from_set() {
+    let o = drivelink()
+        .arg("validate")
+        .arg(netlist("full_car.json"))
+        .args(["--set", "throttle=abc"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o).1;
+    assert!(
+        e.contains("full_car.json: parameters.throttle (from --set throttle=abc): \"abc\""),
+        "{e}"
+    );
+}
