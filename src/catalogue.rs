@@ -177,7 +177,7 @@ fn block_vars(block: &dyn Block) -> Vec<VarRow> {
         .filter(|p| p.kind == PortKind::Out)
         .map(|p| VarRow {
             name: p.name,
-            unit: String::new(),
+            unit: p.unit.unwrap_or_default().to_string(),
             meaning: "output port".into(),
         })
         .collect();
@@ -185,11 +185,15 @@ fn block_vars(block: &dyn Block) -> Vec<VarRow> {
         if rows.iter().any(|r| r.name == v.name) {
             continue;
         }
-        let (unit, meaning) = describe(block, v.source);
+        let (_, derived) = describe(block, v.source);
         rows.push(VarRow {
             name: v.name,
-            unit,
-            meaning,
+            unit: v.unit.to_string(),
+            meaning: if v.doc.is_empty() {
+                derived
+            } else {
+                v.doc.to_string()
+            },
         });
     }
     rows
