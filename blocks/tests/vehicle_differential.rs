@@ -293,7 +293,7 @@ fn viscous_limits_are_open_and_locked_and_coupling_grows() {
 }
 
 #[test]
-fn viscous_power_and_coast_settings_follow_input_power() {
+fn viscous_power_and_coast_settings_follow_input_torque() {
     // Power stiffness 0.5, coast 0 (open): driving couples, coasting does not.
     let p = json!({ "type": "viscous", "power_stiffness": 0.5, "coast_stiffness": 0.0 });
     let r = split_mu(p.clone(), 200.0, 2.0);

@@ -20,9 +20,15 @@
 //!
 //! # Power and coast
 //!
-//! The input power `P = T_sensed·w_input` selects the power (`P >= 0`) or coast (`P < 0`)
-//! settings. The choice is a discrete mode switched at a located zero crossing of `P` (small
-//! hysteresis `1e-6 W`), so the right-hand side stays smooth between events.
+//! The sign of the input torque selects the power or coast settings, as the Vehicle Physics
+//! seed says: power "when the input receives forward torque", coast when it receives reverse
+//! torque, whatever the direction of rotation (driving forwards is power, engine braking
+//! forwards and driving backwards in reverse gear are coast). The torque used is the sensed
+//! (lagged) input torque `T_sensed` below, which is a continuous state, defined and smooth at
+//! `w_input = 0` (a car held on its brakes with torque on the input is in power). The choice
+//! is a discrete mode switched only at located zero crossings of `T_sensed` with a hysteresis
+//! of `1e-6 N·m`; the capacities below depend on `|T_sensed|`, so both settings give the same
+//! capacity at the switching point and the switch itself never jerks the right-hand side.
 //!
 //! # Torque sensing (no algebraic loop)
 //!
@@ -63,8 +69,12 @@ use serde_json::json;
 
 use super::{finite, in_range, reg};
 
-/// Hysteresis of the power/coast switch (W).
-const POWER_EPS: f64 = 1e-6;
+/// Power/coast hysteresis on the sensed input torque (N·m): the mode switches to coast once
+/// `T_sensed < −TORQUE_EPS/2` (located by the guard `T_sensed + TORQUE_EPS`) and back to
+/// power once `T_sensed > TORQUE_EPS/2` (guard `TORQUE_EPS − T_sensed`). The guard roots lie
+/// beyond the switching thresholds, so a located crossing always switches, and an event
+/// elsewhere switches only after a genuine sign change: the mode cannot flip every step.
+const TORQUE_EPS: f64 = 1e-6;
 
 /// Differential types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +91,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "Differential",
-        "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine.",
+        "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
         "input[rot], left[rot], right[rot]",
         vec![
             ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
@@ -92,11 +102,11 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("viscous_coefficient", "N*m*s/rad", 100.0, "viscous: coupling rate at stiffness 0.5; rate = c·s/(1−s) (> 0)"),
             ParamSpec::number("clutch_preload", "N*m", 50.0, "clutch pack: minimum torque transfer (>= 0)"),
             ParamSpec::number("clutch_friction", "1", 0.4, "clutch pack: friction coefficient of the pack (>= 0)"),
-            ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power, in (0, 90 deg]"),
-            ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast, in (0, 90 deg]"),
+            ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power (forward input torque), in (0, 90 deg]"),
+            ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast (reverse input torque), in (0, 90 deg]; 90 deg = no ramp (1-way LSD)"),
             ParamSpec::number("torque_preload", "N*m", 0.0, "torque bias: minimum torque coupling the outputs (>= 0)"),
-            ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (>= 1)"),
-            ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (>= 1)"),
+            ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (forward input torque, >= 1)"),
+            ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (reverse input torque, >= 1; 1 = open)"),
             ParamSpec::number("torque_sense_time", "s", 0.005, "time constant of the input-torque lag used by torque-sensing capacities (> 0)"),
         ],
         build,
@@ -112,6 +122,15 @@ fn angle(p: &Params, name: &str) -> Result<f64, ParamError> {
         ));
     }
     Ok(a)
+}
+
+/// `1/tan(angle)`, exactly 0 at 90° (a ramp that does not press the pack: 1-way LSDs).
+fn ramp_factor(angle: f64) -> f64 {
+    if angle >= std::f64::consts::FRAC_PI_2 - 1e-12 {
+        0.0
+    } else {
+        1.0 / angle.tan()
+    }
 }
 
 fn non_neg_finite(p: &Params, name: &str) -> Result<f64, ParamError> {
@@ -172,8 +191,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         cv,
         clutch_preload: non_neg_finite(p, "clutch_preload")?,
         clutch_friction: non_neg_finite(p, "clutch_friction")?,
-        // friction/tan(angle), 0 at 90°.
-        ramp: [1.0 / pa.tan().max(0.0), 1.0 / ca.tan().max(0.0)],
+        ramp: [ramp_factor(pa), ramp_factor(ca)],
         torque_preload: non_neg_finite(p, "torque_preload")?,
         bias: [
             (pn - 1.0) / (2.0 * (pn + 1.0)),
@@ -216,11 +234,6 @@ impl Differential {
             1
         }
     }
-    /// Sensed input power.
-    #[inline]
-    fn power_of(&self, cx_x: f64, w_in: f64) -> f64 {
-        cx_x * w_in
-    }
     /// (static capacity, kinetic torque, engagement) at slip `w_rel` and sensed torque `t`.
     #[inline]
     pub fn law_at(&self, w_rel: f64, t_sensed: f64) -> (f64, f64, f64) {
@@ -259,6 +272,20 @@ impl Differential {
                 (c, c, c)
             }
         }
+    }
+}
+
+/// The power/coast choice from the sensed input torque `t_sensed` (power when the input
+/// receives forward torque), with the hysteresis of [`TORQUE_EPS`]. At the first event of a
+/// run (`fresh`) the sign alone decides (a zero torque counts as power).
+fn power_mode(power: bool, fresh: bool, t_sensed: f64) -> bool {
+    if fresh || t_sensed.is_nan() {
+        return !(t_sensed < 0.0);
+    }
+    if power {
+        !(t_sensed < -0.5 * TORQUE_EPS)
+    } else {
+        t_sensed > 0.5 * TORQUE_EPS
     }
 }
 
@@ -317,25 +344,17 @@ impl Block for Differential {
         };
     }
     fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let p = self.power_of(cx.x[0], cx.v[0]);
+        let t = cx.x[0];
         g[0] = if self.power {
-            p + POWER_EPS
+            t + TORQUE_EPS
         } else {
-            POWER_EPS - p
+            TORQUE_EPS - t
         };
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = !(cx.t >= self.last_t);
         self.last_t = cx.t;
-        let p = self.power_of(cx.x[0], cx.v[0]);
-        let new = if fresh {
-            p >= 0.0
-        } else if self.power {
-            // Guard root at p = −POWER_EPS: switch once clearly below zero.
-            p >= 0.0
-        } else {
-            p > 0.0
-        };
+        let new = power_mode(self.power, fresh, cx.x[0]);
         let changed = new != self.power;
         self.power = new;
         changed
