@@ -69,6 +69,8 @@ fn split_mu(diff: Value, torque: f64, stop: f64) -> SimResult {
         "tire_right.force",
         "tire_left.mode",
         "tire_right.mode",
+        "tire_left.slip",
+        "tire_right.slip",
     ]);
     d.settings.stop_time = stop;
     d.settings.max_step = 0.01;
@@ -112,10 +114,15 @@ fn kinematics_and_open_split() {
     assert_eq!(last(&r, "diff.mode"), 2.0);
     // The ice wheel spins, the asphalt wheel rolls: total drive is limited by the ice side:
     // each tire pushes about 0.1·0.8·3000 = 240 N (asymptote on ice).
+    // Both tires follow the curve: the asphalt one rolls with a small driving slip on the
+    // rising branch (force = curve(slip)·3000 N), the ice one spins.
     assert_eq!(last(&r, "tire_left.mode"), 1.0);
-    assert_eq!(last(&r, "tire_right.mode"), 0.0);
     let fl = last(&r, "tire_left.force");
     let fr = last(&r, "tire_right.force");
+    let sr = last(&r, "tire_right.slip");
+    assert!(sr > 0.0 && sr < 1.0, "asphalt slip {sr}");
+    let curve = drivelink_blocks::vehicle::friction_curve(sr, 1.0, 1.0, 5.0, 0.8) * 3000.0;
+    assert!((fr - curve).abs() < 1e-9 * curve, "{fr} vs curve {curve}");
     assert!((fl - 240.0).abs() < 1e-6, "ice force {fl}");
     // The asphalt wheel gets no more torque than the ice wheel: far below its 3000 N grip.
     assert!(

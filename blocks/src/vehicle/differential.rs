@@ -68,12 +68,11 @@ use drivelink_core::{
 use serde_json::json;
 
 use super::{finite, in_range, reg};
+use crate::util::{hysteresis_guard, hysteresis_mode};
 
-/// Power/coast hysteresis on the sensed input torque (N·m): the mode switches to coast once
-/// `T_sensed < −TORQUE_EPS/2` (located by the guard `T_sensed + TORQUE_EPS`) and back to
-/// power once `T_sensed > TORQUE_EPS/2` (guard `TORQUE_EPS − T_sensed`). The guard roots lie
-/// beyond the switching thresholds, so a located crossing always switches, and an event
-/// elsewhere switches only after a genuine sign change: the mode cannot flip every step.
+/// Power/coast hysteresis band on the sensed input torque (N·m), see
+/// [`hysteresis_mode`]: coast once `T_sensed < −TORQUE_EPS/2`, power again once
+/// `T_sensed > TORQUE_EPS/2`, each located by a guard.
 const TORQUE_EPS: f64 = 1e-6;
 
 /// Differential types.
@@ -275,20 +274,6 @@ impl Differential {
     }
 }
 
-/// The power/coast choice from the sensed input torque `t_sensed` (power when the input
-/// receives forward torque), with the hysteresis of [`TORQUE_EPS`]. At the first event of a
-/// run (`fresh`) the sign alone decides (a zero torque counts as power).
-fn power_mode(power: bool, fresh: bool, t_sensed: f64) -> bool {
-    if fresh || t_sensed.is_nan() {
-        return !(t_sensed < 0.0);
-    }
-    if power {
-        !(t_sensed < -0.5 * TORQUE_EPS)
-    } else {
-        t_sensed > 0.5 * TORQUE_EPS
-    }
-}
-
 impl Block for Differential {
     fn type_name(&self) -> &'static str {
         "Differential"
@@ -344,17 +329,13 @@ impl Block for Differential {
         };
     }
     fn guards(&mut self, cx: &Cx, g: &mut [f64]) {
-        let t = cx.x[0];
-        g[0] = if self.power {
-            t + TORQUE_EPS
-        } else {
-            TORQUE_EPS - t
-        };
+        g[0] = hysteresis_guard(self.power, cx.x[0], TORQUE_EPS);
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = !(cx.t >= self.last_t);
         self.last_t = cx.t;
-        let new = power_mode(self.power, fresh, cx.x[0]);
+        // Power while the input receives forward torque (sensed torque >= 0).
+        let new = hysteresis_mode(self.power, fresh, cx.x[0], TORQUE_EPS);
         let changed = new != self.power;
         self.power = new;
         changed
