@@ -41,15 +41,31 @@
 //! | type | capacity `C` (static) | kinetic `K` while slipping | engaged when |
 //! |---|---|---|---|
 //! | open | — | — | never (mode 2) |
-//! | locked | ∞ | `c_v·100·|w_rel|` (only to merge unequal initial speeds) | always |
-//! | viscous | `preload` (∞ if stiffness >= 1) | `preload + c_v·s/(1−s)·|w_rel|` | `preload > 0` or `s > 0` |
+//! | locked | ∞ | `1e4 N·m·s/rad·|w_rel|` (only to merge unequal initial speeds) | always |
+//! | viscous (lock ratio `s`) | `preload + s·T_c/2` (∞ at `s = 1`) | same as `C` (`1e4·|w_rel|` at `s = 1`) | `C > 0` |
+//! | viscous with `viscous_coefficient` | `preload` | `preload + c_v·|w_rel|` | `preload > 0` or `c_v > 0` |
 //! | clutch_pack | `clutch_preload + clutch_friction·T_c/tan(angle)` | same as `C` | `C > 0` |
 //! | torque_bias | `torque_preload + T_c·(n−1)/(2(n+1))` | same as `C` | `C > 0` |
 //!
 //! with `s` = power/coast stiffness, `angle` = power/coast ramp angle, `n` = power/coast
 //! ratio, `c_v` = `viscous_coefficient`. Properties:
-//! - viscous with 0 preload and 0 stiffness is open; stiffness 1 is locked; the coupling
-//!   torque grows with the stiffness and with the speed difference.
+//! - viscous, lock ratio (the default): the seed's stiffness is "the lock ratio among both
+//!   outputs, 0 = open, 1 = locked", i.e. the coupling transfers the fraction `s` of what a
+//!   locked differential would transfer (plus the preload). Stiffness 0 is open, 1 is
+//!   exactly locked. In between, the transfer is measured against the largest torque a
+//!   locked differential moves under the same (sensed) input torque, `T_c/2`: the whole half
+//!   of an output without resistance. That is exact for a lifted wheel (a locked
+//!   differential transfers `T_c/2` there, this one `s·T_c/2`) and an upper bound elsewhere.
+//!   The literal "fraction `s` of the lock torque in the same state" needs the mechanical
+//!   network's mobility of the output pair (the lock torque is a constraint force that only
+//!   exists while locked, and no lag or block-local measurement recovers it, because the
+//!   missing quantity is the reflected inertia, not the timing); it is a network-level
+//!   feature, see ARCHITECTURE.md. With the torque-sensed measure, stiffness `s` behaves
+//!   like a torque bias `(1 + s)/(1 − s) : 1`; the coupling always opposes the slip (it
+//!   dissipates, never feeds the relative motion).
+//! - viscous, explicit coefficient (an alternative, used when `viscous_coefficient` is
+//!   given): a speed-sensing viscous coupling `preload + c_v·|w_rel|` (N·m·s/rad), like a
+//!   viscous coupler filled with silicone; the stiffnesses are then not used.
 //! - clutch pack: with one wheel lifted the locked coupling would have to carry about
 //!   `T_c/2`; it holds only if `clutch_friction/tan(angle) >= 1/2` (beyond the preload): the
 //!   defaults (0.4, 45°) let the lifted wheel spin as with an open differential, while
@@ -75,6 +91,10 @@ use crate::util::{hysteresis_guard, hysteresis_mode};
 /// `T_sensed > TORQUE_EPS/2`, each located by a guard.
 const TORQUE_EPS: f64 = 1e-6;
 
+/// Slip rate (N·m·s/rad) of a locked coupling that starts with unequal output speeds: it
+/// merges them within milliseconds; a consistent start never slides.
+const MERGE_RATE: f64 = 1e4;
+
 /// Differential types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffType {
@@ -96,9 +116,9 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
             ParamSpec::number("gear_ratio", "1", 3.7, "input to output reduction ratio (final ratio, > 0)"),
             ParamSpec::number("preload", "N*m", 0.0, "viscous: minimum torque coupling the outputs (>= 0)"),
-            ParamSpec::number("power_stiffness", "1", 0.2, "viscous: coupling stiffness in power, 0 = open, 1 = locked"),
-            ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: coupling stiffness in coast, 0 = open, 1 = locked"),
-            ParamSpec::number("viscous_coefficient", "N*m*s/rad", 100.0, "viscous: coupling rate at stiffness 0.5; rate = c·s/(1−s) (> 0)"),
+            ParamSpec::number("power_stiffness", "1", 0.2, "viscous: lock ratio in power (forward input torque): fraction of a locked differential's transfer, 0 = open, 1 = locked"),
+            ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: lock ratio in coast (reverse input torque), 0 = open, 1 = locked"),
+            ParamSpec::optional("viscous_coefficient", ParamKind::Number { unit: "N*m*s/rad" }, "viscous, alternative to the lock ratio: coupling torque preload + c·|w_rel| (>= 0); when given, the stiffnesses are not used"),
             ParamSpec::number("clutch_preload", "N*m", 50.0, "clutch pack: minimum torque transfer (>= 0)"),
             ParamSpec::number("clutch_friction", "1", 0.4, "clutch pack: friction coefficient of the pack (>= 0)"),
             ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power (forward input torque), in (0, 90 deg]"),
@@ -165,17 +185,13 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         }
         Ok(n)
     };
-    let cv = p.positive("viscous_coefficient")?;
+    let cv = match p.opt_num("viscous_coefficient")? {
+        Some(_) => Some(non_neg_finite(p, "viscous_coefficient")?),
+        None => None,
+    };
     let ts = p.positive("torque_sense_time")?;
-    if !cv.is_finite() || !ts.is_finite() {
-        return Err(p.invalid(
-            if cv.is_finite() {
-                "torque_sense_time"
-            } else {
-                "viscous_coefficient"
-            },
-            "must be finite",
-        ));
+    if !ts.is_finite() {
+        return Err(p.invalid("torque_sense_time", "must be finite"));
     }
     let (pa, ca) = (angle(p, "power_angle")?, angle(p, "coast_angle")?);
     let (pn, cn) = (ratio("power_ratio")?, ratio("coast_ratio")?);
@@ -208,9 +224,10 @@ pub struct Differential {
     kind: DiffType,
     g: f64,
     preload: f64,
-    /// [power, coast].
+    /// Lock ratios [power, coast].
     stiffness: [f64; 2],
-    cv: f64,
+    /// Explicit viscous coefficient (the alternative to the lock ratio), N·m·s/rad.
+    cv: Option<f64>,
     clutch_preload: f64,
     clutch_friction: f64,
     /// 1/tan(ramp angle), [power, coast].
@@ -245,23 +262,27 @@ impl Differential {
         let dw = w_rel.abs();
         match self.kind {
             DiffType::Open => (0.0, 0.0, 0.0),
-            DiffType::Locked => (f64::INFINITY, self.cv * 100.0 * dw, 1.0),
-            DiffType::Viscous => {
-                let s = self.stiffness[k];
-                let cap = if s >= 1.0 {
-                    f64::INFINITY
-                } else {
-                    self.preload
-                };
-                let se = s.min(0.99);
-                let kin = self.preload + self.cv * se / (1.0 - se) * dw;
-                let eng = if self.preload > 0.0 || s > 0.0 {
-                    1.0
-                } else {
-                    0.0
-                };
-                (cap, kin, eng)
-            }
+            DiffType::Locked => (f64::INFINITY, MERGE_RATE * dw, 1.0),
+            DiffType::Viscous => match self.cv {
+                Some(cv) => {
+                    let kin = self.preload + cv * dw;
+                    let eng = if self.preload > 0.0 || cv > 0.0 {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    (self.preload, kin, eng)
+                }
+                None => {
+                    let s = self.stiffness[k];
+                    if s >= 1.0 {
+                        (f64::INFINITY, MERGE_RATE * dw, 1.0)
+                    } else {
+                        let c = self.preload + s * 0.5 * tc;
+                        (c, c, c)
+                    }
+                }
+            },
             DiffType::ClutchPack => {
                 let c = self.clutch_preload + self.clutch_friction * tc * self.ramp[k];
                 (c, c, c)
