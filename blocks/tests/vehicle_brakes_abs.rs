@@ -348,7 +348,7 @@ fn emergency_stop_abs_keeps_slip_near_the_peak_and_stops_near_the_ideal_distance
             s >= s_ideal,
             "{mode}: {s} beats the physical limit {s_ideal}"
         );
-        assert!(grip >= 0.95 && grip <= 1.0, "{mode}: mean grip {grip}");
+        assert!((0.95..=1.0).contains(&grip), "{mode}: mean grip {grip}");
         assert!(s <= s_ideal / 0.95 + 1e-9, "{mode}: {s} vs ideal {s_ideal}");
         assert!(
             mean_slip >= 0.5 * CURVE.0 && mean_slip <= CURVE.0 + 1.5,

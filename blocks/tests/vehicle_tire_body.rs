@@ -332,8 +332,8 @@ fn tire_braked_to_rest_on_a_slope_stays_put_without_creep() {
         r.events.len()
     );
     // Exactly at rest from then on: no creep, no chatter, no events.
-    for j in k..v.len() {
-        assert!(v[j].abs() <= 1e-12, "t = {}: v = {}", r.time[j], v[j]);
+    for (t, x) in r.time[k..].iter().zip(&v[k..]) {
+        assert!(x.abs() <= 1e-12, "t = {t}: v = {x}");
     }
     assert!((r.last("body.s").unwrap() - s_rest).abs() < 1e-12, "creep");
     assert!(
