@@ -46,10 +46,10 @@ fn register_abs(r: &mut Registry) {
     r.register(BlockType {
         name: "Abs",
         category: "signal / vehicle",
-        doc: "Without parameters: y = |u| (math, located sign changes). With any parameter: the anti-lock braking controller (demand, slip -> torque), every unspecified parameter at its seed default (enabled=false, mode=simple, trigger=peak_slip_offset, min_slip_offset=0.3, max_slip_offset=1.5, min_slip=0.5, max_slip=5, min_pressure_ratio=0.25, valve_positions=2, peak_slip=tire extremum slip, cycle_time=0.01 s).",
+        doc: "Without parameters: y = |u| (math, located sign changes). With any parameter: the anti-lock braking controller (demand, slip -> torque), every unspecified parameter at its seed default (enabled=false, mode=simple, trigger=peak_slip_offset, min_slip_offset=0.3, max_slip_offset=1.5, min_slip=0.5, max_slip=5, min_pressure_ratio=0.25, valve_positions=2, cycle_time=0.01 s). With trigger peak_slip_offset the peak slip comes from the controlled tire: connect Tire.peak_slip to the peak_slip input, or give the peak_slip parameter; with neither the model does not compile (no default).",
         params,
         build: BlockBuild::Primitive(build_abs),
-        ports_doc: "u[in] -> y[out] (no parameters); demand[in], slip[in] -> torque[out] (ABS controller)",
+        ports_doc: "u[in] -> y[out] (no parameters); demand[in], slip[in], peak_slip[in] -> torque[out] (ABS controller; peak_slip required with trigger peak_slip_offset unless the parameter is given)",
     });
 }
 

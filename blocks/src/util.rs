@@ -1,5 +1,5 @@
 //! Shared helpers of the block library: registration of primitive blocks, table
-//! interpolation.
+//! interpolation, two-state modes switched with hysteresis at located events.
 
 use drivelink_core::{Block, BlockBuild, BlockType, ParamError, ParamSpec, Params, Registry};
 
@@ -24,6 +24,32 @@ pub fn register_primitive(
         build: BlockBuild::Primitive(build),
         ports_doc,
     });
+}
+
+/// A two-state discrete mode chosen by the sign of a continuous quantity `x` (on while
+/// `x > 0`), with a hysteresis band: an on mode switches off once `x < −band/2`, an off mode
+/// on once `x > band/2`. At the first event of a run (`fresh`) the sign alone decides
+/// (`x = 0` counts as on). Pair it with [`hysteresis_guard`]: the guard's roots (`x = ∓band`)
+/// lie beyond the switching thresholds, so a located crossing always switches and an event
+/// elsewhere switches only after a genuine sign change: the mode cannot flip every step.
+pub fn hysteresis_mode(on: bool, fresh: bool, x: f64, band: f64) -> bool {
+    if fresh || x.is_nan() {
+        return !(x < 0.0);
+    }
+    if on {
+        !(x < -0.5 * band)
+    } else {
+        x > 0.5 * band
+    }
+}
+
+/// The guard (valid while `>= 0`) that locates the switch of [`hysteresis_mode`].
+pub fn hysteresis_guard(on: bool, x: f64, band: f64) -> f64 {
+    if on {
+        x + band
+    } else {
+        band - x
+    }
 }
 
 /// A piecewise-linear table `y(x)` with a strictly increasing axis.
@@ -77,6 +103,24 @@ impl Table1D {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hysteresis_switches_only_beyond_the_band() {
+        let b = 1e-6;
+        // Fresh: the sign decides, zero is on.
+        assert!(hysteresis_mode(false, true, 0.0, b));
+        assert!(!hysteresis_mode(true, true, -1e-12, b));
+        // Inside the band nothing switches.
+        for x in [-0.4e-6, 0.0, 0.4e-6] {
+            assert!(hysteresis_mode(true, false, x, b));
+            assert!(!hysteresis_mode(false, false, x, b));
+        }
+        // At the guard roots (x = ∓band) the switch is certain.
+        assert!(!hysteresis_mode(true, false, -b, b));
+        assert!(hysteresis_mode(false, false, b, b));
+        assert_eq!(hysteresis_guard(true, -b, b), 0.0);
+        assert_eq!(hysteresis_guard(false, b, b), 0.0);
+    }
 
     #[test]
     fn interpolates_holds_and_extrapolates() {

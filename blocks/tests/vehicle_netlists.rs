@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, RunStatus, SimResult};
+use drivelink_core::{compile, netlist, Model, RunStatus, SimResult};
 
-fn run(file: &str) -> SimResult {
+fn run_model(file: &str) -> (Model, SimResult) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../models/netlists")
         .join(file);
@@ -13,7 +13,35 @@ fn run(file: &str) -> SimResult {
     let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{file}: {e}"));
     let r = m.run();
     assert_ne!(r.status, RunStatus::Failed, "{file}: {}", r.message);
-    r
+    (m, r)
+}
+
+fn run(file: &str) -> SimResult {
+    run_model(file).1
+}
+
+#[test]
+fn vehicle_netlists_energy_audit_closes() {
+    // Source work = kinetic energy change + what each tire, brake, clutch, differential
+    // coupling, converter and drag dissipated, to solver tolerance.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/netlists");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("vehicle_") && n.ends_with(".json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    for f in files {
+        let (mut m, _) = run_model(&f);
+        let a = m.energy_audit();
+        println!(
+            "{f}: energy residual {:.3e} J, relative {:.3e}",
+            a.residual, a.relative_residual
+        );
+        assert!(a.relative_residual.abs() < 1e-6, "{f}: {a:#?}");
+    }
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //!
 //! Engine (gasoline, 150 kW at 4500 rpm, 6000 rpm limit) with its inertia -> torque
 //! converter with a lock-up clutch -> CR-CR 4-speed transmission (`CrCr4Speed`) -> final
-//! drive gear -> axle with a friction brake -> rolling wheel -> vehicle mass with road load.
+//! drive gear -> vehicle inertia (the axle, and the vehicle mass through a rolling wheel) ->
+//! torque sensor -> load (friction brake on the axle, road load through a second, massless
+//! rolling wheel), as in the seed's final-drive subsystem.
 //! A master clutch signal steps 1..5 at 10 s intervals; lookup tables turn it into the
 //! clutch schedule (1st A+D, 2nd A+C, 3rd A+B, 4th B+C, neutral), each pressure shaped by
 //! `s0/(s+s0)` hydraulics. At master 5 (40 s) the lock-up clutch engages. The brake torque
@@ -187,19 +189,33 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
         "RoadLoad",
         json!({ "A": p.road_a, "B": 0.0, "C": p.road_c }),
     );
+    // The seed's final-drive subsystem: the vehicle inertia (axle and, through the rolling
+    // wheel, the vehicle mass) ends the driveline; the torque sensor sits after it, in front
+    // of the load (brake and road load), so it measures the torque the load takes. A second,
+    // massless rolling wheel carries the road load, behind the sensor.
+    d.add(
+        "road_wheel",
+        "IdealRollingWheel",
+        json!({ "radius": p.wheel_radius }),
+    );
     d.connect(&["gearbox.output", "final_drive.flange_a"]);
-    d.connect(&["final_drive.flange_b", "drive_torque.flange_a"]);
+    d.connect(&[
+        "final_drive.flange_b",
+        "axle.flange",
+        "wheel.hub",
+        "drive_torque.flange_a",
+    ]);
+    d.connect(&["wheel.body", "vehicle.flange"]);
     d.connect(&[
         "drive_torque.flange_b",
-        "axle.flange",
         "axle_speed.flange",
         "brake.flange",
-        "wheel.hub",
+        "road_wheel.hub",
     ]);
-    d.connect(&["wheel.body", "vehicle.flange", "road.flange"]);
+    d.connect(&["road_wheel.body", "road.flange"]);
     d.connect(&["brake_torque.y", "brake_pedal.u"]);
     d.connect(&["brake_pedal.y", "brake.f"]);
-    // Driveline power at the axle.
+    // Driveline power delivered to the load (road load and brake).
     d.add("drive_power", "Product", json!({ "ops": "**" }));
     d.connect(&["drive_torque.tau", "drive_power.u1"]);
     d.connect(&["axle_speed.w", "drive_power.u2"]);

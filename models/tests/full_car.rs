@@ -126,3 +126,64 @@ fn full_car_is_deterministic() {
     }
     assert!(a.events == b.events, "event logs differ");
 }
+
+#[test]
+fn full_car_power_sensor_sits_in_front_of_the_load_so_total_and_braking_power_peak_after_44_s() {
+    // The seed's Power scope: the torque sensor is after the vehicle inertia, in front of the
+    // road-load/brake actuator, so the driveline power it shows is the power the load takes:
+    // road load plus brake. Law: drive_power = (A·tanh(v/v_reg) + C·v²)·v − brake.power at
+    // every sample, and after 44 s "both the total and the braking power then quickly peak
+    // and drop to zero".
+    let (_, r) = run();
+    let p = FullCarParams::default();
+    let dp = r.get("drive_power.y").unwrap();
+    let bp = r.get("brake.power").unwrap();
+    let v = r.get("vehicle.v").unwrap();
+    let hp = 745.699_871_582_270_2;
+    for k in 0..r.time.len() {
+        let road = (p.road_a * (v[k] / 1e-3).tanh() + p.road_c * v[k] * v[k]) * v[k];
+        let expected = road - bp[k];
+        assert!(
+            (dp[k] - expected).abs() <= 1e-9 * expected.abs().max(1.0),
+            "t = {}: driveline power {} W, road + brake {} W",
+            r.time[k],
+            dp[k],
+            expected
+        );
+    }
+    let after = |col: &[f64]| -> (f64, f64) {
+        let mut best = (0.0, 0.0);
+        for (k, &t) in r.time.iter().enumerate() {
+            if t > 44.0 && col[k].abs() > best.1 {
+                best = (t, col[k].abs());
+            }
+        }
+        best
+    };
+    let (t_dp, peak_dp) = after(dp);
+    let (t_bp, peak_bp) = after(bp);
+    println!(
+        "power after 44 s: driveline peak {:.1} hp at {t_dp:.2} s, braking peak {:.1} hp at {t_bp:.2} s",
+        peak_dp / hp,
+        peak_bp / hp
+    );
+    // Both peak well inside the braking phase (not at its ends), at about the same time,
+    // and the driveline peak is the braking one plus the road load (>= 100 hp each).
+    assert!(peak_dp > 100.0 * hp && peak_bp > 100.0 * hp);
+    assert!(peak_dp > peak_bp);
+    for t in [t_dp, t_bp] {
+        assert!(t > 44.5 && t < r.end_time - 0.5, "peak at {t}");
+    }
+    assert!((t_dp - t_bp).abs() < 0.2, "{t_dp} vs {t_bp}");
+    // Before braking the sensor sees only the road load: a few hp, never more.
+    let before = r
+        .time
+        .iter()
+        .zip(dp)
+        .filter(|(t, _)| **t < 44.0)
+        .fold(0.0_f64, |m, (_, p)| m.max(p.abs()));
+    assert!(before < 0.1 * peak_dp, "{before}");
+    // Both drop to zero at rest.
+    assert!(dp.last().unwrap().abs() < 1e-6 * peak_dp);
+    assert!(bp.last().unwrap().abs() < 1e-6 * peak_bp);
+}

@@ -2,11 +2,13 @@
 //! controller.
 //!
 //! Ports: `demand[in]` (requested brake torque, N·m), `slip[in]` (tire slip velocity, m/s,
-//! e.g. `Tire.slip`) -> `torque[out]` = `demand·ratio`. Variables: `ratio` (held pressure
-//! ratio), `active` (1 while `ratio < 1`).
+//! e.g. `Tire.slip`), `peak_slip[in]` (the slip of the controlled tire's peak grip, m/s:
+//! connect `Tire.peak_slip`) -> `torque[out]` = `demand·ratio`. Variables: `ratio` (held
+//! pressure ratio), `active` (1 while `ratio < 1`).
 //!
 //! At every cycle instant `t_k = k·cycle_time` (a time event; `k as f64 * cycle_time`) the
-//! controller samples `s = |slip|` and sets the valve ratio, held until the next cycle:
+//! controller samples `s = |slip|` (and the peak slip) and sets the valve ratio, held until
+//! the next cycle:
 //!
 //! ```text
 //! trigger peak_slip_offset: s_min = peak_slip + min_slip_offset, s_max = peak_slip + max_slip_offset
@@ -18,8 +20,18 @@
 //! continuous:      ratio = 1 − clamp(x, 0, 1)·(1 − min_pressure_ratio)
 //! ```
 //!
+//! # Where the peak slip comes from
+//!
+//! With `trigger: peak_slip_offset` the offsets are relative to the peak slip "as defined in
+//! the Tire Friction" (the seed), i.e. the `extremum_slip` of the tire the ABS controls. The
+//! `peak_slip` input takes it from that tire (`Tire.peak_slip`, `WheelCollider.peak_slip`),
+//! so changing the tire moves the trigger with it. Without a connection, an explicit
+//! `peak_slip` parameter is the input's value; with neither, compiling the model fails with
+//! the typed error "input '<abs>.peak_slip' has no driver" naming the block (there is no
+//! silent default). With `trigger: custom_slip` the input is not needed and is ignored.
+//!
 //! Disabled (`enabled = false`) the torque is the demand. The demand passes through (it is
-//! feedthrough), the slip only acts at the cycle instants (no feedthrough), so a tire ->
+//! feedthrough), the slips only act at the cycle instants (no feedthrough), so a tire ->
 //! ABS -> brake loop has no algebraic loop and the modulator cycles at its own rate instead
 //! of chattering on the slip threshold; the number of ABS events is at most one per cycle.
 //! The slip is taken as a magnitude, so the ABS works braking forwards and backwards.
@@ -45,8 +57,8 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "Abs",
-        "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio.",
-        "demand[in], slip[in] -> torque[out]",
+        "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio. With trigger peak_slip_offset the band is relative to the controlled tire's peak slip: connect Tire.peak_slip to the peak_slip input (or give the peak_slip parameter).",
+        "demand[in], slip[in], peak_slip[in] (required with trigger peak_slip_offset unless the peak_slip parameter is given) -> torque[out]",
         specs(),
         build,
     );
@@ -64,7 +76,7 @@ pub(crate) fn specs() -> Vec<ParamSpec> {
         ParamSpec::number("max_slip", "m/s", 5.0, "custom_slip: maximum relief beyond this slip (> min_slip for multi_position/continuous)"),
         ParamSpec::number("min_pressure_ratio", "1", 0.25, "pressure ratio with the ABS in full effect, in [0, 1]"),
         ParamSpec::number("valve_positions", "1", 2.0, "multi_position: number of valve ratios, integer in [2, 8]"),
-        ParamSpec::number("peak_slip", "m/s", super::tire::DEFAULT_EXTREMUM_SLIP, "slip of the tire's peak grip (its extremum_slip, >= 0)"),
+        ParamSpec::optional("peak_slip", ParamKind::Number { unit: "m/s" }, "peak_slip_offset: the tire's peak slip (its extremum_slip, >= 0) used when the peak_slip input is not connected; prefer connecting Tire.peak_slip"),
         ParamSpec::number("cycle_time", "s", 0.01, "controller cycle (sample) time (> 0)"),
     ]
 }
@@ -83,25 +95,45 @@ pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             ))
         }
     };
-    let (s_min, s_max, min_name, max_name) = match p.text("trigger")? {
+    let trigger = match p.text("trigger")? {
         "peak_slip_offset" => {
-            let peak = finite(p, "peak_slip")?;
-            if peak < 0.0 {
-                return Err(p.invalid("peak_slip", format!("must be >= 0, got {peak}")));
+            let peak = match p.opt_num("peak_slip")? {
+                Some(_) => {
+                    let v = finite(p, "peak_slip")?;
+                    if v < 0.0 {
+                        return Err(p.invalid("peak_slip", format!("must be >= 0, got {v}")));
+                    }
+                    Some(v)
+                }
+                None => None,
+            };
+            let (lo, hi) = (finite(p, "min_slip_offset")?, finite(p, "max_slip_offset")?);
+            if let Some(pk) = peak {
+                if pk + lo < 0.0 {
+                    return Err(p.invalid(
+                        "min_slip_offset",
+                        format!("gives a negative trigger slip {} m/s", pk + lo),
+                    ));
+                }
             }
-            (
-                peak + finite(p, "min_slip_offset")?,
-                peak + finite(p, "max_slip_offset")?,
-                "min_slip_offset",
-                "max_slip_offset",
-            )
+            if mode != AbsMode::Simple && !(hi > lo) {
+                return Err(p.invalid("max_slip_offset", format!("the maximum-relief offset ({hi} m/s) must be above the trigger offset ({lo} m/s)")));
+            }
+            Trigger::PeakOffset { lo, hi, peak }
         }
-        "custom_slip" => (
-            finite(p, "min_slip")?,
-            finite(p, "max_slip")?,
-            "min_slip",
-            "max_slip",
-        ),
+        "custom_slip" => {
+            let (lo, hi) = (finite(p, "min_slip")?, finite(p, "max_slip")?);
+            if lo < 0.0 {
+                return Err(p.invalid(
+                    "min_slip",
+                    format!("gives a negative trigger slip {lo} m/s"),
+                ));
+            }
+            if mode != AbsMode::Simple && !(hi > lo) {
+                return Err(p.invalid("max_slip", format!("the maximum-relief slip ({hi} m/s) must be above the trigger slip ({lo} m/s)")));
+            }
+            Trigger::Custom { lo, hi }
+        }
         o => {
             return Err(p.invalid(
                 "trigger",
@@ -109,15 +141,6 @@ pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             ))
         }
     };
-    if s_min < 0.0 {
-        return Err(p.invalid(
-            min_name,
-            format!("gives a negative trigger slip {s_min} m/s"),
-        ));
-    }
-    if mode != AbsMode::Simple && !(s_max > s_min) {
-        return Err(p.invalid(max_name, format!("the maximum-relief slip ({s_max} m/s) must be above the trigger slip ({s_min} m/s)")));
-    }
     let min_ratio = finite(p, "min_pressure_ratio")?;
     if !(0.0..=1.0).contains(&min_ratio) {
         return Err(p.invalid(
@@ -139,8 +162,7 @@ pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     Ok(Box::new(Abs {
         enabled,
         mode,
-        s_min,
-        s_max,
+        trigger,
         min_ratio,
         positions: vp,
         ts,
@@ -150,13 +172,22 @@ pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     }))
 }
 
+/// How the trigger slip band is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Trigger {
+    /// Offsets from the tire's peak slip (from the `peak_slip` input; `peak` is the
+    /// explicit parameter, the input's value when it is not connected).
+    PeakOffset { lo: f64, hi: f64, peak: Option<f64> },
+    /// Absolute slips.
+    Custom { lo: f64, hi: f64 },
+}
+
 /// The ABS block.
 #[derive(Debug, Clone)]
 pub struct Abs {
     enabled: bool,
     mode: AbsMode,
-    s_min: f64,
-    s_max: f64,
+    trigger: Trigger,
     min_ratio: f64,
     positions: f64,
     ts: f64,
@@ -166,35 +197,43 @@ pub struct Abs {
 }
 
 impl Abs {
-    /// The valve ratio for a sampled slip.
-    pub fn ratio_for(&self, slip: f64) -> f64 {
+    /// The trigger band `(s_min, s_max)` for the sampled peak slip `peak` (m/s).
+    pub fn band(&self, peak: f64) -> (f64, f64) {
+        match self.trigger {
+            Trigger::PeakOffset { lo, hi, .. } => (peak + lo, peak + hi),
+            Trigger::Custom { lo, hi } => (lo, hi),
+        }
+    }
+    /// The valve ratio for a sampled slip and peak slip.
+    pub fn ratio_for(&self, slip: f64, peak: f64) -> f64 {
         if !self.enabled || slip.is_nan() {
             return 1.0;
         }
         let s = slip.abs();
-        let span = self.s_max - self.s_min;
+        let (s_min, s_max) = self.band(peak);
+        let span = s_max - s_min;
         match self.mode {
             AbsMode::Simple => {
-                if s > self.s_min {
+                if s > s_min {
                     self.min_ratio
                 } else {
                     1.0
                 }
             }
             AbsMode::MultiPosition => {
-                if s <= self.s_min {
+                if s <= s_min {
                     1.0
-                } else if s >= self.s_max {
+                } else if s >= s_max {
                     self.min_ratio
                 } else {
-                    let k = ((s - self.s_min) / span * self.positions)
+                    let k = ((s - s_min) / span * self.positions)
                         .ceil()
                         .clamp(1.0, self.positions);
                     1.0 - k / self.positions * (1.0 - self.min_ratio)
                 }
             }
             AbsMode::Continuous => {
-                let x = ((s - self.s_min) / span).clamp(0.0, 1.0);
+                let x = ((s - s_min) / span).clamp(0.0, 1.0);
                 1.0 - x * (1.0 - self.min_ratio)
             }
         }
@@ -206,9 +245,17 @@ impl Block for Abs {
         "Abs"
     }
     fn ports(&self) -> Vec<PortDecl> {
+        let peak = match self.trigger {
+            // No explicit value: the tire must provide it (compile error if unconnected).
+            Trigger::PeakOffset { peak: None, .. } => PortDecl::input("peak_slip"),
+            Trigger::PeakOffset { peak: Some(v), .. } => PortDecl::optional_input("peak_slip", v),
+            // Not used by a custom band.
+            Trigger::Custom { .. } => PortDecl::optional_input("peak_slip", 0.0),
+        };
         vec![
             PortDecl::input("demand"),
             PortDecl::input("slip"),
+            peak,
             PortDecl::output("torque"),
         ]
     }
@@ -226,7 +273,7 @@ impl Block for Abs {
         }
     }
     fn time_event(&mut self, cx: &mut EventCx) {
-        self.ratio = self.ratio_for(cx.u(1));
+        self.ratio = self.ratio_for(cx.u(1), cx.u(2));
         self.hit_t = cx.t;
     }
     fn reset(&mut self, _t0: f64) {
@@ -237,14 +284,14 @@ impl Block for Abs {
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         if self.first.take() {
             self.hit_t = cx.t;
-            let r = self.ratio_for(cx.u(1));
+            let r = self.ratio_for(cx.u(1), cx.u(2));
             let changed = r != self.ratio;
             self.ratio = r;
             return changed;
         }
         if cx.t == self.hit_t {
             // Resample the right-hand slip value at the cycle instant.
-            let r = self.ratio_for(cx.u(1));
+            let r = self.ratio_for(cx.u(1), cx.u(2));
             if r != self.ratio {
                 self.ratio = r;
                 return true;

@@ -20,9 +20,15 @@
 //!
 //! # Power and coast
 //!
-//! The input power `P = T_sensed·w_input` selects the power (`P >= 0`) or coast (`P < 0`)
-//! settings. The choice is a discrete mode switched at a located zero crossing of `P` (small
-//! hysteresis `1e-6 W`), so the right-hand side stays smooth between events.
+//! The sign of the input torque selects the power or coast settings, as the Vehicle Physics
+//! seed says: power "when the input receives forward torque", coast when it receives reverse
+//! torque, whatever the direction of rotation (driving forwards is power, engine braking
+//! forwards and driving backwards in reverse gear are coast). The torque used is the sensed
+//! (lagged) input torque `T_sensed` below, which is a continuous state, defined and smooth at
+//! `w_input = 0` (a car held on its brakes with torque on the input is in power). The choice
+//! is a discrete mode switched only at located zero crossings of `T_sensed` with a hysteresis
+//! of `1e-6 N·m`; the capacities below depend on `|T_sensed|`, so both settings give the same
+//! capacity at the switching point and the switch itself never jerks the right-hand side.
 //!
 //! # Torque sensing (no algebraic loop)
 //!
@@ -35,15 +41,31 @@
 //! | type | capacity `C` (static) | kinetic `K` while slipping | engaged when |
 //! |---|---|---|---|
 //! | open | — | — | never (mode 2) |
-//! | locked | ∞ | `c_v·100·|w_rel|` (only to merge unequal initial speeds) | always |
-//! | viscous | `preload` (∞ if stiffness >= 1) | `preload + c_v·s/(1−s)·|w_rel|` | `preload > 0` or `s > 0` |
+//! | locked | ∞ | `1e4 N·m·s/rad·|w_rel|` (only to merge unequal initial speeds) | always |
+//! | viscous (lock ratio `s`) | `preload + s·T_c/2` (∞ at `s = 1`) | same as `C` (`1e4·|w_rel|` at `s = 1`) | `C > 0` |
+//! | viscous with `viscous_coefficient` | `preload` | `preload + c_v·|w_rel|` | `preload > 0` or `c_v > 0` |
 //! | clutch_pack | `clutch_preload + clutch_friction·T_c/tan(angle)` | same as `C` | `C > 0` |
 //! | torque_bias | `torque_preload + T_c·(n−1)/(2(n+1))` | same as `C` | `C > 0` |
 //!
 //! with `s` = power/coast stiffness, `angle` = power/coast ramp angle, `n` = power/coast
 //! ratio, `c_v` = `viscous_coefficient`. Properties:
-//! - viscous with 0 preload and 0 stiffness is open; stiffness 1 is locked; the coupling
-//!   torque grows with the stiffness and with the speed difference.
+//! - viscous, lock ratio (the default): the seed's stiffness is "the lock ratio among both
+//!   outputs, 0 = open, 1 = locked", i.e. the coupling transfers the fraction `s` of what a
+//!   locked differential would transfer (plus the preload). Stiffness 0 is open, 1 is
+//!   exactly locked. In between, the transfer is measured against the largest torque a
+//!   locked differential moves under the same (sensed) input torque, `T_c/2`: the whole half
+//!   of an output without resistance. That is exact for a lifted wheel (a locked
+//!   differential transfers `T_c/2` there, this one `s·T_c/2`) and an upper bound elsewhere.
+//!   The literal "fraction `s` of the lock torque in the same state" needs the mechanical
+//!   network's mobility of the output pair (the lock torque is a constraint force that only
+//!   exists while locked, and no lag or block-local measurement recovers it, because the
+//!   missing quantity is the reflected inertia, not the timing); it is a network-level
+//!   feature, see ARCHITECTURE.md. With the torque-sensed measure, stiffness `s` behaves
+//!   like a torque bias `(1 + s)/(1 − s) : 1`; the coupling always opposes the slip (it
+//!   dissipates, never feeds the relative motion).
+//! - viscous, explicit coefficient (an alternative, used when `viscous_coefficient` is
+//!   given): a speed-sensing viscous coupling `preload + c_v·|w_rel|` (N·m·s/rad), like a
+//!   viscous coupler filled with silicone; the stiffnesses are then not used.
 //! - clutch pack: with one wheel lifted the locked coupling would have to carry about
 //!   `T_c/2`; it holds only if `clutch_friction/tan(angle) >= 1/2` (beyond the preload): the
 //!   defaults (0.4, 45°) let the lifted wheel spin as with an open differential, while
@@ -62,9 +84,17 @@ use drivelink_core::{
 use serde_json::json;
 
 use super::{finite, in_range, reg};
+use crate::signal::FirstCall;
+use crate::util::{hysteresis_guard, hysteresis_mode};
 
-/// Hysteresis of the power/coast switch (W).
-const POWER_EPS: f64 = 1e-6;
+/// Power/coast hysteresis band on the sensed input torque (N·m), see
+/// [`hysteresis_mode`]: coast once `T_sensed < −TORQUE_EPS/2`, power again once
+/// `T_sensed > TORQUE_EPS/2`, each located by a guard.
+const TORQUE_EPS: f64 = 1e-6;
+
+/// Slip rate (N·m·s/rad) of a locked coupling that starts with unequal output speeds: it
+/// merges them within milliseconds; a consistent start never slides.
+const MERGE_RATE: f64 = 1e4;
 
 /// Differential types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,22 +111,22 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "Differential",
-        "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine.",
+        "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
         "input[rot], left[rot], right[rot]",
         vec![
             ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
             ParamSpec::number("gear_ratio", "1", 3.7, "input to output reduction ratio (final ratio, > 0)"),
             ParamSpec::number("preload", "N*m", 0.0, "viscous: minimum torque coupling the outputs (>= 0)"),
-            ParamSpec::number("power_stiffness", "1", 0.2, "viscous: coupling stiffness in power, 0 = open, 1 = locked"),
-            ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: coupling stiffness in coast, 0 = open, 1 = locked"),
-            ParamSpec::number("viscous_coefficient", "N*m*s/rad", 100.0, "viscous: coupling rate at stiffness 0.5; rate = c·s/(1−s) (> 0)"),
+            ParamSpec::number("power_stiffness", "1", 0.2, "viscous: lock ratio in power (forward input torque): fraction of a locked differential's transfer, 0 = open, 1 = locked"),
+            ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: lock ratio in coast (reverse input torque), 0 = open, 1 = locked"),
+            ParamSpec::optional("viscous_coefficient", ParamKind::Number { unit: "N*m*s/rad" }, "viscous, alternative to the lock ratio: coupling torque preload + c·|w_rel| (>= 0); when given, the stiffnesses are not used"),
             ParamSpec::number("clutch_preload", "N*m", 50.0, "clutch pack: minimum torque transfer (>= 0)"),
             ParamSpec::number("clutch_friction", "1", 0.4, "clutch pack: friction coefficient of the pack (>= 0)"),
-            ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power, in (0, 90 deg]"),
-            ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast, in (0, 90 deg]"),
+            ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power (forward input torque), in (0, 90 deg]"),
+            ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast (reverse input torque), in (0, 90 deg]; 90 deg = no ramp (1-way LSD)"),
             ParamSpec::number("torque_preload", "N*m", 0.0, "torque bias: minimum torque coupling the outputs (>= 0)"),
-            ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (>= 1)"),
-            ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (>= 1)"),
+            ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (forward input torque, >= 1)"),
+            ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (reverse input torque, >= 1; 1 = open)"),
             ParamSpec::number("torque_sense_time", "s", 0.005, "time constant of the input-torque lag used by torque-sensing capacities (> 0)"),
         ],
         build,
@@ -112,6 +142,15 @@ fn angle(p: &Params, name: &str) -> Result<f64, ParamError> {
         ));
     }
     Ok(a)
+}
+
+/// `1/tan(angle)`, exactly 0 at 90° (a ramp that does not press the pack: 1-way LSDs).
+fn ramp_factor(angle: f64) -> f64 {
+    if angle >= std::f64::consts::FRAC_PI_2 - 1e-12 {
+        0.0
+    } else {
+        1.0 / angle.tan()
+    }
 }
 
 fn non_neg_finite(p: &Params, name: &str) -> Result<f64, ParamError> {
@@ -147,17 +186,13 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         }
         Ok(n)
     };
-    let cv = p.positive("viscous_coefficient")?;
+    let cv = match p.opt_num("viscous_coefficient")? {
+        Some(_) => Some(non_neg_finite(p, "viscous_coefficient")?),
+        None => None,
+    };
     let ts = p.positive("torque_sense_time")?;
-    if !cv.is_finite() || !ts.is_finite() {
-        return Err(p.invalid(
-            if cv.is_finite() {
-                "torque_sense_time"
-            } else {
-                "viscous_coefficient"
-            },
-            "must be finite",
-        ));
+    if !ts.is_finite() {
+        return Err(p.invalid("torque_sense_time", "must be finite"));
     }
     let (pa, ca) = (angle(p, "power_angle")?, angle(p, "coast_angle")?);
     let (pn, cn) = (ratio("power_ratio")?, ratio("coast_ratio")?);
@@ -172,8 +207,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         cv,
         clutch_preload: non_neg_finite(p, "clutch_preload")?,
         clutch_friction: non_neg_finite(p, "clutch_friction")?,
-        // friction/tan(angle), 0 at 90°.
-        ramp: [1.0 / pa.tan().max(0.0), 1.0 / ca.tan().max(0.0)],
+        ramp: [ramp_factor(pa), ramp_factor(ca)],
         torque_preload: non_neg_finite(p, "torque_preload")?,
         bias: [
             (pn - 1.0) / (2.0 * (pn + 1.0)),
@@ -181,7 +215,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         ],
         ts,
         power: true,
-        last_t: f64::NAN,
+        first: FirstCall::armed(),
     }))
 }
 
@@ -191,9 +225,10 @@ pub struct Differential {
     kind: DiffType,
     g: f64,
     preload: f64,
-    /// [power, coast].
+    /// Lock ratios [power, coast].
     stiffness: [f64; 2],
-    cv: f64,
+    /// Explicit viscous coefficient (the alternative to the lock ratio), N·m·s/rad.
+    cv: Option<f64>,
     clutch_preload: f64,
     clutch_friction: f64,
     /// 1/tan(ramp angle), [power, coast].
@@ -204,7 +239,7 @@ pub struct Differential {
     ts: f64,
     /// Discrete power/coast mode.
     power: bool,
-    last_t: f64,
+    first: FirstCall,
 }
 
 impl Differential {
@@ -215,11 +250,6 @@ impl Differential {
         } else {
             1
         }
-    }
-    /// Sensed input power.
-    #[inline]
-    fn power_of(&self, cx_x: f64, w_in: f64) -> f64 {
-        cx_x * w_in
     }
     /// (static capacity, kinetic torque, engagement) at slip `w_rel` and sensed torque `t`.
     #[inline]
@@ -233,23 +263,27 @@ impl Differential {
         let dw = w_rel.abs();
         match self.kind {
             DiffType::Open => (0.0, 0.0, 0.0),
-            DiffType::Locked => (f64::INFINITY, self.cv * 100.0 * dw, 1.0),
-            DiffType::Viscous => {
-                let s = self.stiffness[k];
-                let cap = if s >= 1.0 {
-                    f64::INFINITY
-                } else {
-                    self.preload
-                };
-                let se = s.min(0.99);
-                let kin = self.preload + self.cv * se / (1.0 - se) * dw;
-                let eng = if self.preload > 0.0 || s > 0.0 {
-                    1.0
-                } else {
-                    0.0
-                };
-                (cap, kin, eng)
-            }
+            DiffType::Locked => (f64::INFINITY, MERGE_RATE * dw, 1.0),
+            DiffType::Viscous => match self.cv {
+                Some(cv) => {
+                    let kin = self.preload + cv * dw;
+                    let eng = if self.preload > 0.0 || cv > 0.0 {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    (self.preload, kin, eng)
+                }
+                None => {
+                    let s = self.stiffness[k];
+                    if s >= 1.0 {
+                        (f64::INFINITY, MERGE_RATE * dw, 1.0)
+                    } else {
+                        let c = self.preload + s * 0.5 * tc;
+                        (c, c, c)
+                    }
+                }
+            },
             DiffType::ClutchPack => {
                 let c = self.clutch_preload + self.clutch_friction * tc * self.ramp[k];
                 (c, c, c)
@@ -317,25 +351,15 @@ impl Block for Differential {
         };
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
-        let p = self.power_of(cx.x[0], cx.v(0));
-        g[0] = if self.power {
-            p + POWER_EPS
-        } else {
-            POWER_EPS - p
-        };
+        g[0] = hysteresis_guard(self.power, cx.x[0], TORQUE_EPS);
+    }
+    fn reset(&mut self, _t0: f64) {
+        self.first.arm();
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        let fresh = !(cx.t >= self.last_t);
-        self.last_t = cx.t;
-        let p = self.power_of(cx.x[0], cx.v(0));
-        let new = if fresh {
-            p >= 0.0
-        } else if self.power {
-            // Guard root at p = −POWER_EPS: switch once clearly below zero.
-            p >= 0.0
-        } else {
-            p > 0.0
-        };
+        let fresh = self.first.take();
+        // Power while the input receives forward torque (sensed torque >= 0).
+        let new = hysteresis_mode(self.power, fresh, cx.x[0], TORQUE_EPS);
         let changed = new != self.power;
         self.power = new;
         changed

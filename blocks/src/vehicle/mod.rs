@@ -12,8 +12,10 @@
 //! - Brake torques are magnitudes (N·m, >= 0); feed them to `Brake` with `max_torque = 1`,
 //!   `peak = 1` so that `f` is the torque itself.
 //!
-//! Zero-slip handling (exact rest, no chatter) comes from the network's stuck/slip event
-//! machine: tire contacts and differential locks are friction joints (see each submodule).
+//! Rest and locking (exact rest, no chatter) come from the network's stuck/slip event
+//! machine: tire contacts and differential locks are friction joints (see each submodule;
+//! a tire sticks only in its low-speed regime, at speed it follows its curve through zero
+//! slip).
 
 use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 
@@ -23,7 +25,7 @@ pub mod brakes;
 pub mod differential;
 pub mod tire;
 
-pub use tire::friction_curve;
+pub use tire::{curve_slip, friction_curve};
 
 /// Register one primitive vehicle block type.
 pub(crate) fn reg(
