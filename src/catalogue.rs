@@ -66,6 +66,7 @@ pub fn kind_text(p: &ParamSpec) -> String {
             .join("|"),
         ParamKind::Text => "string".into(),
         ParamKind::Vector { unit } => format!("[number, ...] [{unit}]"),
+        ParamKind::Polynomial => "[coefficient of s^n, ..., s^0] (units: s^k × common)".to_string(),
         ParamKind::Table { cols: 0 } => "table [[...], ...]".into(),
         ParamKind::Table { cols } => format!("table [[{}], ...]", vec!["x"; *cols].join(", ")),
         ParamKind::Matrix => "matrix [[...], ...]".into(),
@@ -96,7 +97,7 @@ pub fn example_params(t: &BlockType, x: f64) -> Map<String, Value> {
             ParamKind::Bool => json!(false),
             ParamKind::Choice(opts) => json!(opts.first().copied().unwrap_or_default()),
             ParamKind::Text => json!(""),
-            ParamKind::Vector { .. } => json!([x, x]),
+            ParamKind::Vector { .. } | ParamKind::Polynomial => json!([x, x]),
             ParamKind::Table { cols } => {
                 let n = (*cols).max(1);
                 json!([vec![0.0; n], vec![x; n]])

@@ -16,7 +16,9 @@ fn param_schema(p: &ParamSpec) -> Value {
         ParamKind::Bool => json!({"type": ["boolean", "number"]}),
         ParamKind::Choice(opts) => json!({"enum": opts}),
         ParamKind::Text => json!({"type": "string"}),
-        ParamKind::Vector { .. } | ParamKind::Table { .. } => json!({"type": ["array", "string"]}),
+        ParamKind::Vector { .. } | ParamKind::Polynomial | ParamKind::Table { .. } => {
+            json!({"type": ["array", "string"]})
+        }
         ParamKind::Matrix | ParamKind::NumberOrTable { .. } => {
             json!({"type": ["array", "number", "string"]})
         }

@@ -432,3 +432,40 @@ fn plot_replots_saved_results() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("did you mean 'rpm'"));
 }
+
+/// Issue 10 item 14: a top-level string (choice) parameter can be set from the command
+/// line: `--set diff_type=locked` on the open split-mu launch gives the locked netlist's
+/// results exactly.
+#[test]
+fn set_string_parameter_chooses_the_differential_type() {
+    let out = temp_dir("set_string");
+    let o = drivelink()
+        .args(["run", "--no-plots", "--set", "diff_type=locked", "--out"])
+        .arg(&out)
+        .arg(netlist("vehicle_split_mu_open.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let locked = temp_dir("set_string_ref");
+    let o = drivelink()
+        .args(["run", "--no-plots", "--out"])
+        .arg(&locked)
+        .arg(netlist("vehicle_split_mu_locked.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let a = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let b = std::fs::read_to_string(locked.join("results.csv")).unwrap();
+    assert_eq!(a, b, "same model, same results");
+    let o = drivelink()
+        .args(["validate", "--set", "diff_type=lokced"])
+        .arg(netlist("vehicle_split_mu_open.json"))
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("did you mean \"locked\"") || err.contains("did you mean 'locked'"),
+        "{err}"
+    );
+}

@@ -320,3 +320,39 @@ fn signal_levels_accept_any_unit() {
     let m = error_of("Step", json!({"time": "3 m"}), 0);
     assert_names(&m, "time");
 }
+
+/// Issue 10 item 13: the coefficient of s^k carries seconds^k, so `den: ["tau", 1]` with
+/// `tau = "250 ms"` is the lag 1/(0.25 s + 1), and `[1, "1/tau"]` (monic) works too.
+#[test]
+fn transfer_fcn_coefficients_with_time_units_are_accepted() {
+    for (num, den) in [
+        (json!([1]), json!(["tau", 1])),
+        (json!(["1/tau"]), json!([1, "1/tau"])),
+    ] {
+        let mut d = Diagram::new("lag");
+        d.param("tau", json!("250 ms"));
+        d.add("u", "Step", json!({"time": 0.0}));
+        d.add("tf", "TransferFcn", json!({"num": num, "den": den}));
+        d.connect(&["u.y", "tf.u"]);
+        d.log(&["tf.y"]);
+        d.settings.stop_time = 1.0;
+        d.settings.rtol = 1e-9;
+        d.settings.atol = 1e-12;
+        d.settings.output_interval = Some(0.05);
+        let r = compile(&d, &registry())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .run();
+        let y = r.value_at("tf.y", 0.5).unwrap();
+        assert!(
+            (y - (1.0 - (-0.5f64 / 0.25).exp())).abs() < 1e-7,
+            "y(0.5) = {y}"
+        );
+    }
+}
+
+#[test]
+fn transfer_fcn_coefficients_with_inconsistent_units_are_named() {
+    let msg = error_of("TransferFcn", json!({"num": [1], "den": ["2 s", "3 s"]}), 1);
+    assert_names(&msg, "den");
+    assert!(msg.contains("s^k"), "{msg}");
+}

@@ -22,7 +22,7 @@ pub use drivelink_units::{expr, suggest, units};
 
 pub use block::*;
 pub use compile::compile;
-pub use compile::CompileWarning;
+pub use compile::{CompileWarning, Compiled};
 pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
 pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};

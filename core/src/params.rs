@@ -26,6 +26,11 @@ pub enum ParamKind {
     Text,
     /// An array of numbers (`[1, 2]`), unit per entry.
     Vector { unit: &'static str },
+    /// Polynomial coefficients in `s`, highest power first (`TransferFcn.num`/`den`):
+    /// the coefficient of `s^k` may carry a unit, seconds to the `k`-th power times a unit
+    /// common to the whole polynomial (`["tau", 1]` with `tau = "250 ms"`, or
+    /// `[1, "1/tau"]`); bare numbers are SI.
+    Polynomial,
     /// A table `[[x, y], ...]` with `cols` columns (0 = any).
     Table { cols: usize },
     /// A matrix `[[...], ...]` (StateSpace).

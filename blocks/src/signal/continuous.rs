@@ -30,13 +30,13 @@ pub fn register(r: &mut Registry) {
         vec![
             ParamSpec::with(
                 "num",
-                ParamKind::Vector { unit: "1" },
+                ParamKind::Polynomial,
                 ParamDefault::Required,
                 "numerator coefficients, highest power of s first",
             ),
             ParamSpec::with(
                 "den",
-                ParamKind::Vector { unit: "1" },
+                ParamKind::Polynomial,
                 ParamDefault::Required,
                 "denominator coefficients, highest power of s first (leading one non-zero)",
             ),

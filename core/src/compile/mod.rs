@@ -86,3 +86,155 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     };
     Model::instantiate(Arc::new(plan), built.blocks)
 }
+
+/// What a block contributes to the *structure* of a plan: two blocks with equal
+/// signatures fit the same plan, whatever their parameter values.
+#[derive(Debug, Clone, PartialEq)]
+struct BlockSig {
+    name: String,
+    type_name: &'static str,
+    ports: Vec<(String, crate::block::PortKind)>,
+    n_states: usize,
+    n_guards: usize,
+    feedthrough: Vec<bool>,
+    net_out: Vec<bool>,
+    constant: bool,
+    linear: Option<(usize, usize, usize, Vec<bool>)>,
+    rows: Vec<(Vec<usize>, Option<usize>)>,
+    joints: Vec<Vec<usize>>,
+    has_forces: bool,
+    mass_ports: Vec<usize>,
+    initial_ports: Vec<usize>,
+}
+
+impl BlockSig {
+    fn of(name: &str, type_name: &'static str, b: &dyn crate::block::Block) -> BlockSig {
+        use crate::block::{PortKind, RowKind};
+        let ports = b.ports();
+        let n_in = ports.iter().filter(|p| p.kind == PortKind::In).count();
+        let n_out = ports.iter().filter(|p| p.kind == PortKind::Out).count();
+        let mech = b.mech();
+        BlockSig {
+            name: name.to_string(),
+            type_name,
+            ports: ports.iter().map(|p| (p.name.clone(), p.kind)).collect(),
+            n_states: b.n_states(),
+            n_guards: b.n_guards(),
+            feedthrough: (0..n_in).map(|i| b.feedthrough(i)).collect(),
+            net_out: (0..n_out).map(|o| b.output_needs_network(o)).collect(),
+            constant: b.constant_outputs(),
+            linear: b
+                .linear()
+                .map(|l| (l.n, l.m, l.p, l.d.iter().map(|&d| d != 0.0).collect())),
+            rows: mech
+                .constraints
+                .iter()
+                .map(|c| {
+                    let tracking = match c.kind {
+                        RowKind::Velocity => None,
+                        RowKind::Tracking { input, .. } => Some(input),
+                    };
+                    (c.row.0.iter().map(|t| t.0).collect(), tracking)
+                })
+                .collect(),
+            joints: mech
+                .frictions
+                .iter()
+                .map(|f| f.row.0.iter().map(|t| t.0).collect())
+                .collect(),
+            has_forces: mech.has_forces,
+            mass_ports: mech.masses.iter().map(|m| m.0).collect(),
+            initial_ports: mech.initial.iter().map(|m| m.0).collect(),
+        }
+    }
+}
+
+/// A diagram compiled once and instantiable again with other values of its top-level
+/// parameters: the parameters are re-resolved and the blocks rebuilt, and when the blocks'
+/// structure is unchanged (the usual case: a sweep over throttles, ratios, friction
+/// coefficients) the new run shares the plan instead of repeating the connect, layout,
+/// order and variable passes. A parameter that changes the structure (the order of a
+/// transfer function, the number of inputs of a `Sum`) is compiled in full.
+pub struct Compiled {
+    diagram: Diagram,
+    plan: Arc<Plan>,
+    sigs: Vec<BlockSig>,
+}
+
+fn signatures(built: &params::Built) -> Vec<BlockSig> {
+    built
+        .blocks
+        .iter()
+        .zip(&built.names)
+        .zip(&built.types)
+        .map(|((b, n), t)| BlockSig::of(n, t, b.as_ref()))
+        .collect()
+}
+
+impl Compiled {
+    /// Compile `d`.
+    pub fn new(d: &Diagram, reg: &Registry) -> Result<Compiled, Error> {
+        let model = compile(d, reg)?;
+        let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
+        let flat = flatten::flatten_diagram(d, reg, top)?;
+        let built = params::build_blocks(&flat, reg)?;
+        Ok(Compiled {
+            diagram: d.clone(),
+            plan: model.plan().clone(),
+            sigs: signatures(&built),
+        })
+    }
+    /// The plan.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+    /// The diagram it was compiled from.
+    pub fn diagram(&self) -> &Diagram {
+        &self.diagram
+    }
+    /// A fresh run instance with the diagram's own parameter values.
+    pub fn model(&self, reg: &Registry) -> Result<Model, Error> {
+        self.with_params(reg, &[])
+    }
+    /// A run instance with top-level parameters overridden. Values are raw netlist values:
+    /// numbers (SI), expression strings with units (`"250 ms"`), booleans, or strings for
+    /// choice parameters. An unknown name is an error naming it (with a suggestion).
+    pub fn with_params(
+        &self,
+        reg: &Registry,
+        overrides: &[(String, serde_json::Value)],
+    ) -> Result<Model, Error> {
+        let mut d = self.diagram.clone();
+        let known: Vec<&str> = self
+            .diagram
+            .parameters
+            .iter()
+            .map(|p| p.0.as_str())
+            .collect();
+        let mut errors = Vec::new();
+        for (name, value) in overrides {
+            if !known.contains(&name.as_str()) {
+                errors.push(Error::Netlist {
+                    file: d.name.clone(),
+                    path: format!("parameters.{name}"),
+                    message: format!(
+                        "no such model parameter{}; the model's parameters are: {}",
+                        crate::suggest::hint(name, known.iter().copied()),
+                        known.join(", ")
+                    ),
+                });
+                continue;
+            }
+            d.param(name, value.clone());
+        }
+        Error::from_list(errors)?;
+        let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
+        let flat = flatten::flatten_diagram(&d, reg, top)?;
+        let built = params::build_blocks(&flat, reg)?;
+        if signatures(&built) == self.sigs {
+            Model::instantiate(self.plan.clone(), built.blocks)
+        } else {
+            compile(&d, reg)
+        }
+    }
+}

@@ -22,8 +22,20 @@ pub const ANY_UNIT: &str = "*";
 /// A resolved model parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScopeVal {
+    /// A number with its dimension (bare numbers adapt to any).
     Q(Quantity),
+    /// An array (a table, a vector) kept as JSON.
     Json(Value),
+    /// A word that is not an expression: the value of a choice parameter
+    /// (`"diff_type": "clutch_pack"`, used by `"type": "diff_type"`).
+    Text(String),
+}
+
+/// Whether `s` is a plain word (`clutch_pack`), the form a text parameter takes.
+fn is_word(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
 /// Resolved parameters visible to the blocks of one (sub)diagram.
@@ -43,12 +55,14 @@ pub(crate) fn scope_value(v: &Value, scope: &Scope) -> Result<ScopeVal, String> 
         Value::Number(n) => Ok(ScopeVal::Q(Quantity::bare(n.as_f64().unwrap_or(f64::NAN)))),
         Value::Bool(b) => Ok(ScopeVal::Q(Quantity::bare(if *b { 1.0 } else { 0.0 }))),
         Value::String(s) => match scope.get(s.trim()) {
-            Some(ScopeVal::Json(j)) => Ok(ScopeVal::Json(j.clone())),
+            Some(v @ (ScopeVal::Json(_) | ScopeVal::Text(_))) => Ok(v.clone()),
             _ => {
                 let names: Vec<&str> = scope.keys().map(String::as_str).collect();
-                expr::eval_with_names(s, &quantity_lookup(scope), &names)
-                    .map(ScopeVal::Q)
-                    .map_err(|e| format!("\"{s}\": {e}"))
+                match expr::eval_with_names(s, &quantity_lookup(scope), &names) {
+                    Ok(q) => Ok(ScopeVal::Q(q)),
+                    Err(_) if is_word(s.trim()) => Ok(ScopeVal::Text(s.trim().to_string())),
+                    Err(e) => Err(format!("\"{s}\": {e}")),
+                }
             }
         },
         Value::Array(_) => Ok(ScopeVal::Json(v.clone())),
@@ -93,10 +107,23 @@ pub fn resolve_parameters(
 
 /// Resolve one raw JSON value against a parameter spec.
 fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamValue, String> {
-    // A string naming an array-valued model parameter stands for that array.
+    // A string naming an array-valued or text model parameter stands for its value.
+    let text;
     let raw = match raw {
         Value::String(s) => match scope.get(s.trim()) {
             Some(ScopeVal::Json(j)) => j,
+            Some(ScopeVal::Text(t)) => {
+                if matches!(spec.kind, ParamKind::Choice(_) | ParamKind::Text) {
+                    text = Value::String(t.clone());
+                    &text
+                } else {
+                    return Err(format!(
+                        "'{}' is a text parameter (\"{t}\"); expected {}",
+                        s.trim(),
+                        kind_noun(&spec.kind)
+                    ));
+                }
+            }
             _ => raw,
         },
         _ => raw,
@@ -143,6 +170,7 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
                 short(other)
             )),
         },
+        ParamKind::Polynomial => polynomial(raw, scope).map(ParamValue::Vector),
         ParamKind::Table { cols } => table(raw, *cols, scope).map(ParamValue::Table),
         ParamKind::Matrix => match raw {
             Value::Number(_) | Value::String(_) => {
@@ -154,6 +182,18 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
             Value::Array(_) => table(raw, 2, scope).map(ParamValue::Table),
             _ => number(raw, unit, scope).map(ParamValue::Number),
         },
+    }
+}
+
+/// What a parameter kind expects, for messages.
+fn kind_noun(k: &ParamKind) -> &'static str {
+    match k {
+        ParamKind::Number { .. } => "a number",
+        ParamKind::Bool => "true or false",
+        ParamKind::Choice(_) | ParamKind::Text => "a string",
+        ParamKind::Vector { .. } | ParamKind::Polynomial => "an array of numbers",
+        ParamKind::Table { .. } | ParamKind::Matrix => "a table",
+        ParamKind::NumberOrTable { .. } => "a number or a table",
     }
 }
 
@@ -195,6 +235,54 @@ fn number(raw: &Value, unit: &str, scope: &Scope) -> Result<f64, String> {
         return Err(format!("must be finite, got {v}"));
     }
     Ok(v)
+}
+
+/// Polynomial coefficients (highest power first): the coefficient of `s^k` must be of
+/// dimension `D·s^k` with one `D` for the whole polynomial (bare numbers fit anything).
+fn polynomial(raw: &Value, scope: &Scope) -> Result<Vec<f64>, String> {
+    let Value::Array(items) = raw else {
+        return Err(format!(
+            "expected an array of coefficients, highest power of s first, got {}",
+            short(raw)
+        ));
+    };
+    let n = items.len();
+    let names: Vec<&str> = scope.keys().map(String::as_str).collect();
+    let mut common: Option<(units::Dim, usize)> = None;
+    let mut out = Vec::with_capacity(n);
+    for (i, it) in items.iter().enumerate() {
+        let q = match it {
+            Value::Number(x) => Quantity::bare(x.as_f64().unwrap_or(f64::NAN)),
+            Value::String(s) => expr::eval_with_names(s, &quantity_lookup(scope), &names)
+                .map_err(|e| format!("entry {i}: \"{s}\": {e}"))?,
+            other => {
+                return Err(format!(
+                    "entry {i}: expected a number, got {}",
+                    short(other)
+                ))
+            }
+        };
+        if !q.value.is_finite() {
+            return Err(format!("entry {i}: must be finite, got {}", q.value));
+        }
+        let k = (n - 1 - i) as i32;
+        if let Some(d) = q.dim {
+            let per = d.checked_div(units::Dim::TIME.powi(k)).unwrap_or(d);
+            match common {
+                Some((c, j)) if c != per => {
+                    return Err(format!(
+                        "entry {i} (coefficient of s^{k}) has unit {} but entry {j} implies {} for it; the coefficient of s^k carries s^k times one unit common to the polynomial",
+                        d.ascii(),
+                        c.checked_mul(units::Dim::TIME.powi(k)).unwrap_or(c).ascii()
+                    ))
+                }
+                None => common = Some((per, i)),
+                _ => {}
+            }
+        }
+        out.push(q.value);
+    }
+    Ok(out)
 }
 
 fn table(raw: &Value, cols: usize, scope: &Scope) -> Result<Vec<Vec<f64>>, String> {
