@@ -20,8 +20,6 @@ use drivelink_core::{
     Block, BlockBuild, BlockType, Diagram, FrictionVar, PortKind, Registry, VarSource,
 };
 
-use crate::hints;
-
 /// The pseudo-type of subsystems (not in the registry).
 const SUBSYSTEM: &str = "Subsystem";
 
@@ -560,7 +558,7 @@ pub fn blocks(type_name: Option<&str>, markdown: bool) -> Result<String, String>
                 names.push(SUBSYSTEM);
                 Err(format!(
                     "unknown block type '{name}'{}; known types: {}",
-                    hints::hint(name, names.iter().copied()),
+                    drivelink_core::suggest::hint(name, names.iter().copied()),
                     names.join(", ")
                 ))
             }

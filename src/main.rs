@@ -9,7 +9,6 @@
 
 mod catalogue;
 mod console;
-mod hints;
 mod schema;
 
 use std::io::IsTerminal;
@@ -260,7 +259,7 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str) -> Result<(), Error> 
                 let known: Vec<&str> = p.keys().map(String::as_str).collect();
                 errors.push(bad(format!(
                     "unknown parameter '{name}'{}; the model's parameters are: {}",
-                    hints::hint(name, known.iter().copied()),
+                    drivelink_core::suggest::hint(name, known.iter().copied()),
                     if known.is_empty() {
                         "(none)".to_string()
                     } else {
@@ -305,12 +304,17 @@ fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model,
 fn validate(model: &Path, set: &[String]) -> u8 {
     let origin = model.display().to_string();
     match build(model, set, None) {
-        Ok(m) => console::print(&format!(
-            "ok: {} ({} blocks, {} states)\n",
-            m.name(),
-            m.plan().blocks().len(),
-            m.plan().n_states()
-        )),
+        Ok(m) => {
+            for w in m.plan().warnings() {
+                console::warning(format_args!("{origin}: {w}"));
+            }
+            console::print(&format!(
+                "ok: {} ({} blocks, {} states)\n",
+                m.name(),
+                m.plan().blocks().len(),
+                m.plan().n_states()
+            ))
+        }
         Err(e) => {
             report(&origin, &e);
             2
@@ -352,9 +356,20 @@ fn run(
             return 2;
         }
     };
+    for w in m.plan().warnings() {
+        console::warning(format_args!("{origin}: {w}"));
+    }
     let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(m.name())));
     let bar = progress_bar(&mut m);
     let res = m.run();
+    let t0 = m.settings().start_time;
+    for e in res
+        .events
+        .iter()
+        .filter(|e| e.time == t0 && e.kind == drivelink_core::EventTag::Impact)
+    {
+        console::warning(format_args!("{origin}: at t = {t0} s: {}", e.detail));
+    }
     let energy = energy_json(&m.energy_audit());
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -376,11 +391,12 @@ fn run(
         Err(_) => "; results not written (see the error above)".to_string(),
     };
     let line = format!(
-        "{}: {} at t = {} s ({} steps, {} events, {:.3} s wall) {destination}\n",
+        "{}: {} at t = {} s ({} steps, {} events logged at {} event instants, {:.3} s wall) {destination}\n",
         res.model,
         res.status.as_str(),
         res.end_time,
         res.stats.steps,
+        res.events.len(),
         res.stats.events,
         res.wall_time_s,
     );
@@ -541,7 +557,7 @@ fn plot(
             console::error(format_args!(
                 "{}: no column '{n}'{}; columns are: {}",
                 results.display(),
-                hints::hint(n, res.names.iter().map(String::as_str)),
+                drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
                 res.names.join(", ")
             ));
             bad = true;
@@ -552,7 +568,7 @@ fn plot(
             let known = drivelink_core::DisplayUnit::names();
             console::error(format_args!(
                 "--unit: unknown display unit '{u}'{}; expected one of: {}",
-                hints::hint(u, known.iter().copied()),
+                drivelink_core::suggest::hint(u, known.iter().copied()),
                 known.join(", ")
             ));
             bad = true;

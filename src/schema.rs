@@ -14,7 +14,11 @@ fn param_schema(p: &ParamSpec) -> Value {
     let mut s = match &p.kind {
         ParamKind::Number { .. } => json!({"type": ["number", "string"]}),
         ParamKind::Bool => json!({"type": ["boolean", "number"]}),
-        ParamKind::Choice(opts) => json!({"enum": opts}),
+        // One of the options, or the name of a text model parameter holding one.
+        ParamKind::Choice(opts) => json!({"anyOf": [
+            {"enum": opts},
+            {"type": "string"}
+        ]}),
         ParamKind::Text => json!({"type": "string"}),
         ParamKind::Vector { .. } | ParamKind::Polynomial | ParamKind::Table { .. } => {
             json!({"type": ["array", "string"]})

@@ -276,13 +276,26 @@ fn bad_set_value_is_reported_as_coming_from_set() {
     let o = drivelink()
         .arg("validate")
         .arg(netlist("full_car.json"))
+        .args(["--set", "throttle=abc+1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o).1;
+    assert!(
+        e.contains("full_car.json: parameters.throttle (from --set throttle=abc+1): \"abc+1\""),
+        "{e}"
+    );
+    // A plain word is a text (choice) parameter; used for a number it is named as such.
+    let o = drivelink()
+        .arg("validate")
+        .arg(netlist("full_car.json"))
         .args(["--set", "throttle=abc"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = text(&o).1;
     assert!(
-        e.contains("full_car.json: parameters.throttle (from --set throttle=abc): \"abc\""),
+        e.contains("'throttle' is a text parameter (\"abc\"); expected a number"),
         "{e}"
     );
 }

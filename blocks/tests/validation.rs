@@ -216,3 +216,41 @@ fn unknown_logged_variable_suggests() {
         "{msg}"
     );
 }
+
+/// Issue 10 item 15: an unknown block type gets a suggestion on word parts too
+/// (`FrictionClutch` is 8 edits from `Clutch` but shares the word).
+#[test]
+fn unknown_type_friction_clutch_suggests_clutch() {
+    let mut d = base();
+    d.add("c", "FrictionClutch", json!({}));
+    let e = err(&d).to_string();
+    assert!(
+        e.contains("'FrictionClutch'") && e.contains("did you mean 'Clutch'"),
+        "{e}"
+    );
+}
+
+/// Issue 10 item 15: an unknown log variable lists the variables of its block.
+#[test]
+fn unknown_variable_lists_the_blocks_variables() {
+    let mut d = base();
+    d.connect(&["src.y", "g.u"]);
+    d.log(&["g.gain"]);
+    let e = err(&d).to_string();
+    assert!(
+        e.contains("'g.gain'") && e.contains("block 'g' has: g.y"),
+        "{e}"
+    );
+}
+
+/// Issue 10 item 15: a flange joined to nothing is a named warning.
+#[test]
+fn unconnected_flange_is_a_named_warning() {
+    let mut d = base();
+    d.connect(&["src.y", "g.u"]);
+    d.add("J", "Inertia", json!({"J": 1.0, "w0": 1.0}));
+    let m = compile(&d, &registry()).expect("compiles");
+    let w: Vec<String> = m.plan().warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("'J.flange'"), "{w:?}");
+}
