@@ -107,7 +107,12 @@ def main() -> int:
 
         # Hover over the first scope: a unified hover label with the value and its unit.
         page.locator("#scope-0").scroll_into_view_if_needed()
-        box = page.locator("#scope-0 .nsewdrag").first.bounding_box()
+        # The tallest drag area is the signal panel (the event strip is short).
+        drags = page.locator("#scope-0 .nsewdrag")
+        box = max(
+            (drags.nth(i).bounding_box() for i in range(drags.count())),
+            key=lambda b: b["height"],
+        )
         page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.5)
         page.wait_for_timeout(500)
         hover = page.evaluate("(document.querySelector('#scope-0 .hoverlayer') || {}).textContent || ''")

@@ -28,8 +28,9 @@ pub const MAX_EVENT_MARKS: usize = 2000;
 pub const MAX_EVENT_LINES: usize = 200;
 
 /// Pixel heights used to size a figure.
-const PANEL_H: f64 = 230.0;
-const STRIP_ROW_H: f64 = 18.0;
+const PANEL_H: f64 = 300.0;
+const PANEL_MIN_H: f64 = 130.0;
+const STRIP_ROW_H: f64 = 14.0;
 const GAP_H: f64 = 28.0;
 const MARGIN_T: f64 = 56.0;
 const MARGIN_B: f64 = 56.0;
@@ -94,7 +95,13 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
     } else {
         STRIP_ROW_H * kinds.len() as f64 + 16.0
     };
-    let panels_h = PANEL_H * panels.len() as f64 + GAP_H * panels.len().saturating_sub(1) as f64;
+    // One panel gets the full height; stacked panels share a bit more than that.
+    let panel_h = if panels.len() <= 1 {
+        PANEL_H
+    } else {
+        (1.7 * PANEL_H / panels.len() as f64).max(PANEL_MIN_H)
+    };
+    let panels_h = panel_h * panels.len() as f64 + GAP_H * panels.len().saturating_sub(1) as f64;
     let plot_h = panels_h + if kinds.is_empty() { 0.0 } else { strip_h + GAP_H };
     let height = plot_h + MARGIN_T + MARGIN_B;
     let frac = |px: f64| px / plot_h;
@@ -112,8 +119,7 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
                 "domain": [lo, hi], "anchor": "x", "type": "category",
                 "categoryorder": "array",
                 "categoryarray": kinds.iter().rev().map(|k| k.as_str()).collect::<Vec<_>>(),
-                "fixedrange": true, "showgrid": true, "tickfont": {"size": 10},
-                "title": {"text": "events", "font": {"size": 11}}
+                "fixedrange": true, "showgrid": true, "tickfont": {"size": 10}
             }),
         );
         for kind in &kinds {
@@ -124,8 +130,8 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
 
     let mut bottom_axis = 1;
     for (k, p) in panels.iter().enumerate() {
-        let hi = top - frac((PANEL_H + GAP_H) * k as f64);
-        let lo = hi - frac(PANEL_H);
+        let hi = top - frac((panel_h + GAP_H) * k as f64);
+        let lo = hi - frac(panel_h);
         let left = next_axis;
         let mut ids = vec![left];
         let mut left_axis = json!({
@@ -231,7 +237,7 @@ fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
         .map(|e| {
             let mut s = format!(
                 "t = {} s<br>{}: <b>{}</b>",
-                e.time,
+                num(e.time),
                 crate::html::escape(&e.block),
                 kind.as_str()
             );
@@ -400,10 +406,13 @@ pub fn fmt_energy(j: f64) -> String {
     format!("{} {u}", sig(v, 4))
 }
 
-/// `v` with `digits` significant digits, without a trailing `.0`.
+/// `v` with `digits` significant digits (scientific below 0.01).
 fn sig(v: f64, digits: usize) -> String {
     if v == 0.0 {
         return "0".into();
+    }
+    if v.abs() < 0.01 {
+        return format!("{v:.prec$e}", prec = digits - 1);
     }
     let mag = v.abs().log10().floor() as i32;
     let decimals = (digits as i32 - 1 - mag).max(0) as usize;
@@ -425,9 +434,10 @@ mod tests {
 
     #[test]
     fn energy_units() {
-        assert_eq!(fmt_energy(1234.5), "1.235 kJ");
+        assert_eq!(fmt_energy(1234.6), "1.235 kJ");
         assert_eq!(fmt_energy(12.0), "12.00 J");
         assert_eq!(fmt_energy(2.5e6), "2.500 MJ");
+        assert_eq!(fmt_energy(1.079e-7), "1.079e-7 J");
     }
 
     #[test]

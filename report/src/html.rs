@@ -60,7 +60,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .status-failed{color:#cf222e;font-weight:bold}
 .chart{width:100%;min-height:200px}
 .error{color:#cf222e;background:#fff0f0;border:1px solid #f5c2c7;padding:8px;border-radius:4px}
-.diagram{overflow:auto;max-height:80vh;border:1px solid #eee}
+.diagram{overflow:auto;max-height:85vh;border:1px solid #eee}
+.diagram.fit svg{width:100%;height:auto}
+button.fit-toggle{font-size:12px;margin-bottom:6px}
 .events{max-height:480px;overflow:auto}
 details{margin:8px 0}
 summary{cursor:pointer;font-weight:600}
@@ -201,11 +203,12 @@ fn diagram_section(body: &mut String, levels: &[DiagramSvg]) {
         // Inline SVG needs no namespace declaration in HTML.
         let svg = l.svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
         if i == 0 {
-            let _ = writeln!(body, "<div class=\"diagram\" id=\"diagram-top\">{svg}</div>");
+            body.push_str("<button class=\"fit-toggle\" type=\"button\">actual size / fit to width</button>\n");
+            let _ = writeln!(body, "<div class=\"diagram fit\" id=\"diagram-top\">{svg}</div>");
         } else {
             let _ = writeln!(
                 body,
-                "<details id=\"{}\"><summary>{}</summary><div class=\"diagram\">{svg}</div></details>",
+                "<details id=\"{}\"><summary>{}</summary><div class=\"diagram fit\">{svg}</div></details>",
                 anchor(&l.path),
                 escape(&l.title)
             );
@@ -259,8 +262,9 @@ fn events_section(body: &mut String, r: &SimResult) {
     for e in r.events.iter().take(MAX_EVENT_ROWS) {
         let _ = writeln!(
             body,
-            "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"num\" title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             e.time,
+            crate::charts::num(e.time),
             escape(&e.block),
             e.kind.as_str(),
             escape(&e.detail)

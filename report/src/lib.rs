@@ -41,6 +41,11 @@ pub struct ReportInput<'a> {
     pub diagram: Option<&'a [DiagramSvg]>,
 }
 
+/// The plotly.js source every report embeds (from the `plotly` crate).
+pub fn embedded_plotly_js() -> Result<&'static str, ReportError> {
+    js::plotly_js()
+}
+
 /// The report page as HTML text. A scope that cannot be charted (unknown signal, unit) is
 /// shown as an error message in its place; the rest of the report is unaffected.
 pub fn render_report(input: &ReportInput<'_>) -> Result<String, ReportError> {
