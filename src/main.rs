@@ -127,7 +127,15 @@ fn main() -> ExitCode {
             svg,
             no_plots,
             no_report,
-        } => run(&model, out, stop_time.as_deref(), &set, svg, no_plots, no_report),
+        } => run(
+            &model,
+            out,
+            stop_time.as_deref(),
+            &set,
+            svg,
+            no_plots,
+            no_report,
+        ),
         Command::Validate { model, set } => validate(&model, &set),
         Command::Diagram {
             model,
@@ -158,11 +166,22 @@ fn main() -> ExitCode {
             xlim,
             ylim,
         } => {
-            let lims = (parse_lim("--xlim", xlim.as_deref()), parse_lim("--ylim", ylim.as_deref()));
+            let lims = (
+                parse_lim("--xlim", xlim.as_deref()),
+                parse_lim("--ylim", ylim.as_deref()),
+            );
             match lims {
                 (Ok(xlim), Ok(ylim)) => {
                     let view = drivelink_plots::View { xlim };
-                    plot(&results, &signals, unit.as_deref(), &out, title.as_deref(), &view, ylim)
+                    plot(
+                        &results,
+                        &signals,
+                        unit.as_deref(),
+                        &out,
+                        title.as_deref(),
+                        &view,
+                        ylim,
+                    )
                 }
                 (x, y) => {
                     for e in [x.err(), y.err()].into_iter().flatten() {
@@ -568,7 +587,11 @@ fn parse_lim(flag: &str, text: Option<&str>) -> Result<Option<(f64, f64)>, Strin
     let Some(text) = text else {
         return Ok(None);
     };
-    let bad = || format!("{flag} {text}: expected two numbers low,high with low < high (for example 9.9,10.3)");
+    let bad = || {
+        format!(
+            "{flag} {text}: expected two numbers low,high with low < high (for example 9.9,10.3)"
+        )
+    };
     let (a, b) = text.split_once(',').ok_or_else(bad)?;
     let (a, b): (f64, f64) = (
         a.trim().parse().map_err(|_| bad())?,
@@ -588,7 +611,11 @@ fn draw_diagram(
     expand: bool,
 ) -> Result<drivelink_report::Drawing, drivelink_report::ReportError> {
     let ports = drivelink_report::PortTable::from_registry(d, &drivelink_blocks::registry());
-    drivelink_report::diagram::render(d, &ports, &drivelink_report::DiagramOptions { expand, links })
+    drivelink_report::diagram::render(
+        d,
+        &ports,
+        &drivelink_report::DiagramOptions { expand, links },
+    )
 }
 
 /// Writes `dir/report.html` for a finished run (the diagram is drawn from the netlist).
@@ -634,7 +661,9 @@ fn diagram(model: &Path, out: Option<PathBuf>, expand: bool, set: &[String]) -> 
         }
     };
     let out = out.unwrap_or_else(|| {
-        let stem = model.file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+        let stem = model
+            .file_stem()
+            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
         PathBuf::from(format!("{stem}.svg"))
     });
     let stem = out
@@ -656,7 +685,10 @@ fn diagram(model: &Path, out: Option<PathBuf>, expand: bool, set: &[String]) -> 
     for w in &drawing.warnings {
         eprintln!("warning: {origin}: {w}");
     }
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf);
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf);
     if let Some(p) = &parent {
         if let Err(e) = std::fs::create_dir_all(p) {
             eprintln!("error: cannot create {}: {e}", p.display());

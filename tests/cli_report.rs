@@ -60,8 +60,13 @@ fn block_boxes(svg: &str) -> Vec<(String, f64, f64, f64, f64)> {
 fn assert_no_overlap(level: &str, boxes: &[(String, f64, f64, f64, f64)]) {
     for (i, a) in boxes.iter().enumerate() {
         for b in &boxes[i + 1..] {
-            let apart = a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1 || a.2 + a.4 <= b.2 || b.2 + b.4 <= a.2;
-            assert!(apart, "{level}: boxes {} and {} overlap: {a:?} {b:?}", a.0, b.0);
+            let apart =
+                a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1 || a.2 + a.4 <= b.2 || b.2 + b.4 <= a.2;
+            assert!(
+                apart,
+                "{level}: boxes {} and {} overlap: {a:?} {b:?}",
+                a.0, b.0
+            );
         }
     }
 }
@@ -101,8 +106,14 @@ fn full_car_diagram_shows_every_block_without_overlapping_boxes() {
     // The gearbox (a composite block) opens into its inner diagram.
     assert!(top.svg.contains("href=\"#diagram-gearbox\""));
     let gearbox = drawing.levels.iter().find(|l| l.path == "gearbox").unwrap();
-    assert!(block_boxes(&gearbox.svg).len() >= 5, "clutches, brakes and gearsets inside");
-    assert!(gearbox.svg.contains("class=\"terminal\""), "exported ports as terminals");
+    assert!(
+        block_boxes(&gearbox.svg).len() >= 5,
+        "clutches, brakes and gearsets inside"
+    );
+    assert!(
+        gearbox.svg.contains("class=\"terminal\""),
+        "exported ports as terminals"
+    );
 }
 
 #[test]
@@ -124,7 +135,11 @@ fn subsystems_are_boxes_with_their_inner_diagrams_and_terminals() {
     for inner in &drawing.levels[1..] {
         let names: Vec<String> = block_boxes(&inner.svg).into_iter().map(|b| b.0).collect();
         assert_eq!(names, ["gain", "lag"]);
-        assert_eq!(inner.svg.matches("class=\"terminal\"").count(), 2, "u and y");
+        assert_eq!(
+            inner.svg.matches("class=\"terminal\"").count(),
+            2,
+            "u and y"
+        );
         // gain -> lag, u -> gain, lag -> y
         assert_eq!(inner.svg.matches("class=\"line signal\"").count(), 3);
     }
@@ -135,7 +150,12 @@ fn diagram_command_writes_the_svg_and_each_inner_level() {
     let dir = temp_dir("diagram");
     let out = dir.join("car.svg");
     let o = drivelink()
-        .args(["diagram", netlist_path("full_car.json").to_str().unwrap(), "--expand", "--out"])
+        .args([
+            "diagram",
+            netlist_path("full_car.json").to_str().unwrap(),
+            "--expand",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -154,7 +174,12 @@ fn diagram_command_writes_the_svg_and_each_inner_level() {
 
 fn run(model: &str, dir: &Path, extra: &[&str]) {
     let o = drivelink()
-        .args(["run", netlist_path(model).to_str().unwrap(), "--no-plots", "--out"])
+        .args([
+            "run",
+            netlist_path(model).to_str().unwrap(),
+            "--no-plots",
+            "--out",
+        ])
         .arg(dir)
         .args(extra)
         .output()
@@ -183,12 +208,27 @@ fn plot_takes_xlim_and_ylim_and_rejects_reversed_ranges() {
     run("signal_first_order.json", &dir, &["--no-report"]);
     let csv = dir.join("results.csv");
     let header = std::fs::read_to_string(&csv).unwrap();
-    let signal = header.lines().next().unwrap().split(',').nth(1).unwrap().to_string();
+    let signal = header
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .to_string();
     let png = dir.join("zoom.png");
     let o = drivelink()
         .arg("plot")
         .arg(&csv)
-        .args(["--signals", &signal, "--xlim", "0.1,0.5", "--ylim", "-0.5,1.5", "--out"])
+        .args([
+            "--signals",
+            &signal,
+            "--xlim",
+            "0.1,0.5",
+            "--ylim",
+            "-0.5,1.5",
+            "--out",
+        ])
         .arg(&png)
         .output()
         .unwrap();
@@ -202,5 +242,7 @@ fn plot_takes_xlim_and_ylim_and_rejects_reversed_ranges() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--xlim 2,1: expected two numbers low,high"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--xlim 2,1: expected two numbers low,high")
+    );
 }

@@ -169,9 +169,11 @@ fn ticks(a: f64, b: f64, n: usize, min_step: f64) -> (Vec<f64>, usize) {
         })
         .filter(|v| *v >= a && *v <= b)
         .collect();
-    let mantissa = step / 10f64.powf(step.log10().floor());
-    let extra = usize::from((mantissa - 2.5).abs() < 1e-9);
-    let decimals = ((-step.log10().floor()).max(0.0) as usize + extra).min(15);
+    // Decimals the step needs: 2.5 × 10^e needs one more than 10^e, when e <= 0.
+    let e = step.log10().floor();
+    let mantissa = step / 10f64.powf(e);
+    let extra = usize::from((mantissa - 2.5).abs() < 1e-9 && e <= 0.0);
+    let decimals = ((-e).max(0.0) as usize + extra).min(15);
     (ticks, decimals)
 }
 
@@ -296,6 +298,9 @@ mod tests {
         let ax = Axis::new(Some((-1.0, 2.0)), None, true, 14).with_min_step(1.0, 14);
         assert_eq!(ax.ticks(), &[-1.0, 0.0, 1.0, 2.0]);
         assert_eq!(ax.label(1.0), "1");
+        // A step of 250 needs no decimals.
+        let ax = Axis::new(None, Some((2000.0, 5000.0)), false, 12);
+        assert_eq!(ax.label(ax.ticks()[1]), "2250");
     }
 
     #[test]

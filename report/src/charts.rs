@@ -102,7 +102,12 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
         (1.7 * PANEL_H / panels.len() as f64).max(PANEL_MIN_H)
     };
     let panels_h = panel_h * panels.len() as f64 + GAP_H * panels.len().saturating_sub(1) as f64;
-    let plot_h = panels_h + if kinds.is_empty() { 0.0 } else { strip_h + GAP_H };
+    let plot_h = panels_h
+        + if kinds.is_empty() {
+            0.0
+        } else {
+            strip_h + GAP_H
+        };
     let height = plot_h + MARGIN_T + MARGIN_B;
     let frac = |px: f64| px / plot_h;
 
@@ -159,7 +164,11 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
         }
         bottom_axis = left;
         for s in &p.signals {
-            let segs = decimate(linear(&t[..s.values.len()], s.values, s.factor), x_range, BUCKETS);
+            let segs = decimate(
+                linear(&t[..s.values.len()], s.values, s.factor),
+                x_range,
+                BUCKETS,
+            );
             let (mut xs, mut ys) = (Vec::new(), Vec::new());
             for (i, seg) in segs.iter().enumerate() {
                 if i > 0 {
@@ -171,7 +180,11 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
                     ys.push(num(y));
                 }
             }
-            let unit = if s.unit.is_empty() { String::new() } else { format!(" {}", s.unit) };
+            let unit = if s.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", s.unit)
+            };
             data.push(json!({
                 "type": "scatter", "mode": "lines", "name": s.label,
                 "x": xs, "y": ys,
@@ -227,7 +240,9 @@ fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
     let events: Vec<_> = result.events.iter().filter(|e| e.kind == kind).collect();
     let n = events.len();
     let picked: Vec<_> = if n > MAX_EVENT_MARKS {
-        (0..MAX_EVENT_MARKS).map(|k| events[k * n / MAX_EVENT_MARKS]).collect()
+        (0..MAX_EVENT_MARKS)
+            .map(|k| events[k * n / MAX_EVENT_MARKS])
+            .collect()
     } else {
         events
     };
@@ -276,7 +291,9 @@ fn event_lines(result: &SimResult, top: f64) -> Vec<Value> {
     ts.dedup();
     let n = ts.len();
     if n > MAX_EVENT_LINES {
-        ts = (0..MAX_EVENT_LINES).map(|k| ts[k * n / MAX_EVENT_LINES]).collect();
+        ts = (0..MAX_EVENT_LINES)
+            .map(|k| ts[k * n / MAX_EVENT_LINES])
+            .collect();
     }
     ts.into_iter()
         .map(|t| {
@@ -310,36 +327,76 @@ pub fn energy_figure(a: &EnergyAudit) -> Value {
     let grey = "rgba(127,127,127,0.5)";
     for (name, w) in &a.sources {
         if *w >= 0.0 {
-            ins.push(Flow { label: format!("{name} (source)"), joules: *w, color: green });
+            ins.push(Flow {
+                label: format!("{name} (source)"),
+                joules: *w,
+                color: green,
+            });
         } else {
-            outs.push(Flow { label: format!("{name} (absorbed)"), joules: -w, color: red });
+            outs.push(Flow {
+                label: format!("{name} (absorbed)"),
+                joules: -w,
+                color: red,
+            });
         }
     }
     for (name, w) in &a.losses {
         if *w >= 0.0 {
-            outs.push(Flow { label: name.clone(), joules: *w, color: red });
+            outs.push(Flow {
+                label: name.clone(),
+                joules: *w,
+                color: red,
+            });
         } else {
-            ins.push(Flow { label: format!("{name} (returned)"), joules: -w, color: green });
+            ins.push(Flow {
+                label: format!("{name} (returned)"),
+                joules: -w,
+                color: green,
+            });
         }
     }
     let mut storage = |label: &str, delta: f64| {
         if delta > 0.0 {
-            outs.push(Flow { label: format!("{label} stored"), joules: delta, color: blue });
+            outs.push(Flow {
+                label: format!("{label} stored"),
+                joules: delta,
+                color: blue,
+            });
         } else if delta < 0.0 {
-            ins.push(Flow { label: format!("{label} released"), joules: -delta, color: blue });
+            ins.push(Flow {
+                label: format!("{label} released"),
+                joules: -delta,
+                color: blue,
+            });
         }
     };
     storage("kinetic energy", d_ke);
     storage("potential energy", d_pe);
     if a.impact_loss > 0.0 {
-        outs.push(Flow { label: "impacts (velocity jumps)".into(), joules: a.impact_loss, color: red });
+        outs.push(Flow {
+            label: "impacts (velocity jumps)".into(),
+            joules: a.impact_loss,
+            color: red,
+        });
     }
     if a.residual > 0.0 {
-        outs.push(Flow { label: "residual (integration error)".into(), joules: a.residual, color: grey });
+        outs.push(Flow {
+            label: "residual (integration error)".into(),
+            joules: a.residual,
+            color: grey,
+        });
     } else if a.residual < 0.0 {
-        ins.push(Flow { label: "residual (integration error)".into(), joules: -a.residual, color: grey });
+        ins.push(Flow {
+            label: "residual (integration error)".into(),
+            joules: -a.residual,
+            color: grey,
+        });
     }
-    let total: f64 = ins.iter().map(|f| f.joules).sum::<f64>().max(outs.iter().map(|f| f.joules).sum());
+    let total: f64 = ins
+        .iter()
+        .map(|f| f.joules)
+        .sum::<f64>()
+        .max(outs.iter().map(|f| f.joules).sum());
     let merge = |flows: Vec<Flow>| -> Vec<Flow> {
         let (mut big, small): (Vec<Flow>, Vec<Flow>) = flows
             .into_iter()
@@ -357,10 +414,16 @@ pub fn energy_figure(a: &EnergyAudit) -> Value {
     };
     let ins = merge(ins);
     let outs = merge(outs);
-    let mut labels: Vec<String> = ins.iter().map(|f| format!("{}: {}", f.label, fmt_energy(f.joules))).collect();
+    let mut labels: Vec<String> = ins
+        .iter()
+        .map(|f| format!("{}: {}", f.label, fmt_energy(f.joules)))
+        .collect();
     let hub = labels.len();
     labels.push("model".into());
-    labels.extend(outs.iter().map(|f| format!("{}: {}", f.label, fmt_energy(f.joules))));
+    labels.extend(
+        outs.iter()
+            .map(|f| format!("{}: {}", f.label, fmt_energy(f.joules))),
+    );
     let (mut src, mut dst, mut val, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, f) in ins.iter().enumerate() {
         src.push(i);

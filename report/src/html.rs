@@ -89,7 +89,11 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
         let id = format!("scope-{i}");
         match scope_figure(r, scope) {
             Ok(fig) => {
-                let _ = writeln!(body, "<div class=\"chart\" id=\"{id}\" data-scope=\"{}\"></div>", escape(&scope.name));
+                let _ = writeln!(
+                    body,
+                    "<div class=\"chart\" id=\"{id}\" data-scope=\"{}\"></div>",
+                    escape(&scope.name)
+                );
                 figures.push(json!({"id": id, "figure": fig}));
             }
             Err(e) => {
@@ -114,7 +118,11 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let mut html = String::with_capacity(plotly.len() + body.len() + (1 << 16));
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    let _ = writeln!(html, "<title>drivelink report: {}</title>", escape(&r.model));
+    let _ = writeln!(
+        html,
+        "<title>drivelink report: {}</title>",
+        escape(&r.model)
+    );
     let _ = writeln!(html, "<style>{STYLE}</style>");
     // plotly.js (MIT licence), embedded: the page needs no network.
     html.push_str("<script>\n");
@@ -167,8 +175,19 @@ fn summary_section(body: &mut String, r: &SimResult) {
         row(body, "message", &escape(&r.message));
     }
     row(body, "end time", &format!("{} s", r.end_time));
-    row(body, "solver steps", &format!("{} accepted, {} rejected", r.stats.steps, r.stats.rejected_steps));
-    row(body, "right-hand side evaluations", &r.stats.rhs_evals.to_string());
+    row(
+        body,
+        "solver steps",
+        &format!(
+            "{} accepted, {} rejected",
+            r.stats.steps, r.stats.rejected_steps
+        ),
+    );
+    row(
+        body,
+        "right-hand side evaluations",
+        &r.stats.rhs_evals.to_string(),
+    );
     row(body, "solver events", &r.stats.events.to_string());
     let mut kinds: Vec<String> = Vec::new();
     for k in [
@@ -191,7 +210,11 @@ fn summary_section(body: &mut String, r: &SimResult) {
         "logged events",
         &format!("{} ({})", r.events.len(), escape(&kinds.join(", "))),
     );
-    row(body, "samples", &format!("{} × {} variables", r.time.len(), r.names.len()));
+    row(
+        body,
+        "samples",
+        &format!("{} × {} variables", r.time.len(), r.names.len()),
+    );
     row(body, "wall time", &format!("{:.3} s", r.wall_time_s));
     body.push_str("</table></section>\n");
 }
@@ -201,10 +224,15 @@ fn diagram_section(body: &mut String, levels: &[DiagramSvg]) {
     body.push_str("<p class=\"note\">Signal lines are arrows; mechanical lines are thick (blue: rotational, green: translational). Boxes with a double outline open their inner diagram (click them, or the list below).</p>\n");
     for (i, l) in levels.iter().enumerate() {
         // Inline SVG needs no namespace declaration in HTML.
-        let svg = l.svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+        let svg = l
+            .svg
+            .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
         if i == 0 {
             body.push_str("<button class=\"fit-toggle\" type=\"button\">actual size / fit to width</button>\n");
-            let _ = writeln!(body, "<div class=\"diagram fit\" id=\"diagram-top\">{svg}</div>");
+            let _ = writeln!(
+                body,
+                "<div class=\"diagram fit\" id=\"diagram-top\">{svg}</div>"
+            );
         } else {
             let _ = writeln!(
                 body,
@@ -239,7 +267,10 @@ fn energy_section(body: &mut String, a: &EnergyAudit) {
     line("potential energy, start", a.potential_initial);
     line("potential energy, end", a.potential_final);
     line("impacts (velocity jumps)", a.impact_loss);
-    line("residual (sources − losses − impacts − ΔKE − ΔPE)", a.residual);
+    line(
+        "residual (sources − losses − impacts − ΔKE − ΔPE)",
+        a.residual,
+    );
     let _ = writeln!(
         body,
         "<tr><td>relative residual</td><td class=\"num\">{:.3e}</td><td></td></tr></table></section>",
@@ -279,7 +310,10 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_script_ends() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
         let v = json!({"t": "</script><script>alert(1)</script>"});
         assert!(!script_json(&v).contains("</script"));
     }

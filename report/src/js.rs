@@ -77,7 +77,10 @@ mod tests {
     #[test]
     fn plotly_js_is_extracted_whole() {
         let js = super::plotly_js().unwrap();
-        assert!(js.trim_start().starts_with("/**"), "starts with the licence banner");
+        assert!(
+            js.trim_start().starts_with("/**"),
+            "starts with the licence banner"
+        );
         assert!(js.contains("plotly.js v"));
         assert!(js.len() > 1_000_000, "the full bundle ({} bytes)", js.len());
         assert!(!js.contains("</script"), "cannot close its script element");

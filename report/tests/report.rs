@@ -30,10 +30,15 @@ fn result() -> SimResult {
 }
 
 fn scopes() -> Vec<ScopeSpec> {
-    let mut speeds = ScopeSpec::new("speeds", vec![ScopeSignal::new("J.w").with_unit("rpm").with_label("flywheel")]);
-    speeds.panels.push(vec![
-        ScopeSignal::new("c.mode").with_label("clutch mode"),
-    ]);
+    let mut speeds = ScopeSpec::new(
+        "speeds",
+        vec![ScopeSignal::new("J.w")
+            .with_unit("rpm")
+            .with_label("flywheel")],
+    );
+    speeds
+        .panels
+        .push(vec![ScopeSignal::new("c.mode").with_label("clutch mode")]);
     let mixed = ScopeSpec::new(
         "mixed",
         vec![
@@ -61,7 +66,11 @@ fn audit() -> EnergyAudit {
 /// The page with the embedded plotly.js cut out (that library's own text mentions URLs).
 fn page_without_plotly(html: &str) -> String {
     let js = embedded_plotly_js().unwrap();
-    assert_eq!(html.matches(js).count(), 1, "plotly.js embedded exactly once");
+    assert_eq!(
+        html.matches(js).count(),
+        1,
+        "plotly.js embedded exactly once"
+    );
     html.replace(js, "")
 }
 
@@ -88,7 +97,11 @@ fn report_is_self_contained_with_every_scope_event_and_the_energy_audit() {
     }
     assert!(html.starts_with("<!DOCTYPE html>"));
     for s in &scopes {
-        assert!(own.contains(&format!("data-scope=\"{}\"", s.name)), "scope {} present", s.name);
+        assert!(
+            own.contains(&format!("data-scope=\"{}\"", s.name)),
+            "scope {} present",
+            s.name
+        );
     }
     for label in ["\"flywheel\"", "\"clutch mode\"", "\"J.w\"", "\"c.tau\""] {
         assert!(own.contains(label), "trace {label} present");
@@ -98,7 +111,9 @@ fn report_is_self_contained_with_every_scope_event_and_the_energy_audit() {
     assert!(own.contains("\"side\":\"right\""));
     // Events: in the table (escaped) and as hover markers with block and kind.
     assert!(own.contains("<td>c</td><td>lock</td><td>locked, holding torque 1.5 N·m</td>"));
-    assert!(own.contains("<td>step&lt;1&gt;</td><td>time_event</td><td>step 0 -&gt; 1 &amp; &quot;quoted&quot;</td>"));
+    assert!(own.contains(
+        "<td>step&lt;1&gt;</td><td>time_event</td><td>step 0 -&gt; 1 &amp; &quot;quoted&quot;</td>"
+    ));
     // (inside the JSON data block `<` is written `\u003c`)
     assert!(own.contains("c: \\u003cb>lock\\u003c/b>"));
     // Energy audit: chart and numbers; the diagram inline without its namespace URL.
@@ -111,7 +126,13 @@ fn report_is_self_contained_with_every_scope_event_and_the_energy_audit() {
 fn long_series_are_decimated_to_a_bounded_size() {
     let r = result();
     let scopes = scopes();
-    let html = render_report(&ReportInput { result: &r, scopes: &scopes, energy: None, diagram: None }).unwrap();
+    let html = render_report(&ReportInput {
+        result: &r,
+        scopes: &scopes,
+        energy: None,
+        diagram: None,
+    })
+    .unwrap();
     let own = page_without_plotly(&html);
     // 20 001 samples of 4 traces would be > 1 MB of numbers; decimation keeps <= 4 per bucket.
     assert!(own.len() < 600_000, "report data {} bytes", own.len());
@@ -122,7 +143,13 @@ fn a_bad_scope_is_reported_in_place_and_the_rest_is_kept() {
     let r = result();
     let mut scopes = scopes();
     scopes.push(ScopeSpec::new("typo", vec![ScopeSignal::new("J.ww")]));
-    let html = render_report(&ReportInput { result: &r, scopes: &scopes, energy: None, diagram: None }).unwrap();
+    let html = render_report(&ReportInput {
+        result: &r,
+        scopes: &scopes,
+        energy: None,
+        diagram: None,
+    })
+    .unwrap();
     assert!(html.contains("class=\"error\" data-scope=\"typo\""));
     assert!(html.contains("unknown signal `J.ww`"));
     assert!(html.contains("data-scope=\"speeds\"") && html.contains("data-scope=\"mixed\""));

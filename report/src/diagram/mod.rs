@@ -151,12 +151,20 @@ pub struct Drawing {
 }
 
 /// Draws `d` (and, with `opts.expand`, its inner levels) with the ports of `ports`.
-pub fn render(d: &Diagram, ports: &PortTable, opts: &DiagramOptions) -> Result<Drawing, ReportError> {
+pub fn render(
+    d: &Diagram,
+    ports: &PortTable,
+    opts: &DiagramOptions,
+) -> Result<Drawing, ReportError> {
     let mut out = Drawing {
         levels: Vec::new(),
         warnings: ports.warnings().to_vec(),
     };
-    let title = if d.name.is_empty() { "model".to_string() } else { d.name.clone() };
+    let title = if d.name.is_empty() {
+        "model".to_string()
+    } else {
+        d.name.clone()
+    };
     render_level(d, "", &title, ports, opts, &mut out, 0)?;
     Ok(out)
 }
@@ -188,7 +196,15 @@ fn render_level(
             .or_else(|| ports.get(&path).and_then(|i| i.inner.as_ref()));
         if let Some(inner) = inner {
             let title = format!("{path} ({})", b.type_name);
-            render_level(inner, &format!("{path}."), &title, ports, opts, out, depth + 1)?;
+            render_level(
+                inner,
+                &format!("{path}."),
+                &title,
+                ports,
+                opts,
+                out,
+                depth + 1,
+            )?;
         }
     }
     Ok(())
@@ -283,7 +299,9 @@ impl Level {
         let mut lines: Vec<Vec<(usize, usize)>> = Vec::new();
         for (name, target) in &d.ports {
             let Some(t) = PortRef::parse(target).and_then(|r| find(&nodes, &r)) else {
-                warnings.push(format!("{prefix}: exported port '{name}' -> '{target}' is not a port; left out"));
+                warnings.push(format!(
+                    "{prefix}: exported port '{name}' -> '{target}' is not a port; left out"
+                ));
                 continue;
             };
             let kind = nodes[t.0].ports[t.1].kind;
@@ -294,7 +312,11 @@ impl Level {
             };
             nodes.push(Node::terminal(name, own));
             let term = (nodes.len() - 1, 0);
-            lines.push(if kind == PortKind::Out { vec![t, term] } else { vec![term, t] });
+            lines.push(if kind == PortKind::Out {
+                vec![t, term]
+            } else {
+                vec![term, t]
+            });
         }
         for (i, c) in d.connections.iter().enumerate() {
             let mut ends = Vec::new();
@@ -303,7 +325,11 @@ impl Level {
                     Some(e) => ends.push(e),
                     None => warnings.push(format!(
                         "{}connections[{i}]: '{s}' is not a port of this diagram; left out",
-                        if prefix.is_empty() { String::new() } else { format!("{prefix} ") }
+                        if prefix.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{prefix} ")
+                        }
                     )),
                 }
             }
@@ -372,8 +398,11 @@ impl Node {
             .iter()
             .map(|p| text::width(&p.name, PORT_FONT, false))
             .fold(0.0, f64::max);
-        let title_w = text::width(name, NAME_FONT, true).max(text::width(type_name, TYPE_FONT, false) + 14.0);
-        let w = (title_w + 2.0 * (label_w + 12.0) + 2.0 * PAD).max(70.0).ceil();
+        let title_w =
+            text::width(name, NAME_FONT, true).max(text::width(type_name, TYPE_FONT, false) + 14.0);
+        let w = (title_w + 2.0 * (label_w + 12.0) + 2.0 * PAD)
+            .max(70.0)
+            .ceil();
         let count = |k: PortKind| ports.iter().filter(|p| p.kind == k).count();
         let n_mech = count(PortKind::Rot) + count(PortKind::Trans);
         let per_side = (count(PortKind::In).max(count(PortKind::Out)) + n_mech).max(2) as f64;
@@ -392,7 +421,11 @@ impl Node {
     }
 
     fn terminal(name: &str, kind: PortKind) -> Node {
-        let side = if kind == PortKind::In { Side::Left } else { Side::Right };
+        let side = if kind == PortKind::In {
+            Side::Left
+        } else {
+            Side::Right
+        };
         Node {
             name: name.to_string(),
             type_label: String::new(),

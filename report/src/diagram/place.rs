@@ -65,7 +65,15 @@ struct Capture {
 }
 
 impl RenderBackend for Capture {
-    fn draw_rect(&mut self, _: Point, _: Point, _: &StyleAttr, _: Option<String>, _: Option<ClipHandle>) {}
+    fn draw_rect(
+        &mut self,
+        _: Point,
+        _: Point,
+        _: &StyleAttr,
+        _: Option<String>,
+        _: Option<ClipHandle>,
+    ) {
+    }
     fn draw_line(&mut self, _: Point, _: Point, _: &StyleAttr, _: Option<String>) {}
     fn draw_circle(&mut self, _: Point, _: Point, _: &StyleAttr, _: Option<String>) {}
     fn draw_text(&mut self, _: Point, _: &str, _: &StyleAttr) {}
@@ -225,7 +233,8 @@ pub fn place(level: Level, title: &str) -> Result<Placed, ReportError> {
             s.iter_mut().for_each(shift);
         }
     }
-    let width = (hi.0 - lo.0 + 2.0 * MARGIN).max(crate::diagram::text::width(title, 16.0, true) + 2.0 * MARGIN);
+    let width = (hi.0 - lo.0 + 2.0 * MARGIN)
+        .max(crate::diagram::text::width(title, 16.0, true) + 2.0 * MARGIN);
     let height = hi.1 - lo.1 + 2.0 * MARGIN + TITLE_H + LEGEND_H;
     Ok(Placed {
         nodes: placed,
@@ -281,7 +290,13 @@ fn port_positions(node: &Node, x: f64, y: f64) -> Vec<(f64, f64)> {
 
 /// Cubic segments from `p` (leaving along `np`) through `via` to `q` (entering against
 /// `nq`), each point passed horizontally.
-fn curve(p: (f64, f64), np: f64, via: &[(f64, f64)], q: (f64, f64), nq: f64) -> Vec<[(f64, f64); 3]> {
+fn curve(
+    p: (f64, f64),
+    np: f64,
+    via: &[(f64, f64)],
+    q: (f64, f64),
+    nq: f64,
+) -> Vec<[(f64, f64); 3]> {
     let mut pts = vec![(p, np)];
     for (i, &v) in via.iter().enumerate() {
         let prev = if i == 0 { p } else { via[i - 1] };
@@ -367,14 +382,12 @@ fn run_layout(
             .collect::<Vec<_>>();
         (boxes, cap.routes)
     };
-    let (boxes, routes) = catch_unwind(AssertUnwindSafe(work)).map_err(|_| ReportError::Layout {
-        diagram: title.to_string(),
-        message: "the layout library failed on this diagram".into(),
-    })?;
-    if boxes
-        .iter()
-        .any(|b| !(b.0.is_finite() && b.1.is_finite()))
-    {
+    let (boxes, routes) =
+        catch_unwind(AssertUnwindSafe(work)).map_err(|_| ReportError::Layout {
+            diagram: title.to_string(),
+            message: "the layout library failed on this diagram".into(),
+        })?;
+    if boxes.iter().any(|b| !(b.0.is_finite() && b.1.is_finite())) {
         return Err(ReportError::Layout {
             diagram: title.to_string(),
             message: "the layout produced non-finite positions".into(),

@@ -275,7 +275,12 @@ fn parse_ports_doc(doc: &str) -> Vec<PortDecl> {
 /// unknown), in order of first mention.
 fn ports_from_connections(d: &Diagram, block: &str) -> Vec<PortDecl> {
     let mut ports: Vec<PortDecl> = Vec::new();
-    for r in d.connections.iter().flatten().filter_map(|s| PortRef::parse(s)) {
+    for r in d
+        .connections
+        .iter()
+        .flatten()
+        .filter_map(|s| PortRef::parse(s))
+    {
         if r.block == block && !ports.iter().any(|p| p.name == r.port) {
             ports.push(PortDecl::input(r.port));
         }

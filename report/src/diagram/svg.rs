@@ -128,7 +128,11 @@ fn write_node(s: &mut String, pn: &PlacedNode) {
             node.name,
             node.type_label,
             ports.join(", "),
-            if node.expandable { "\nclick to open the inner diagram" } else { "" }
+            if node.expandable {
+                "\nclick to open the inner diagram"
+            } else {
+                ""
+            }
         )
     };
     let _ = writeln!(s, r#"<g class="node"><title>{}</title>"#, escape(&tip));
@@ -228,7 +232,11 @@ fn write_port(s: &mut String, port: &super::Port, px: f64, py: f64, terminal: bo
     if terminal || port.name.is_empty() {
         return;
     }
-    let (tx, anchor) = if out < 0.0 { (px + 9.0, "start") } else { (px - 9.0, "end") };
+    let (tx, anchor) = if out < 0.0 {
+        (px + 9.0, "start")
+    } else {
+        (px - 9.0, "end")
+    };
     let _ = writeln!(
         s,
         r##"<text x="{}" y="{}" font-size="{PORT_FONT}" text-anchor="{anchor}" fill="#444444">{}</text>"##,
