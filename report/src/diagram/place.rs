@@ -129,7 +129,7 @@ pub fn place(level: Level, title: &str) -> Result<Placed, ReportError> {
                     }
                 })
                 .filter(|&m| m != n)
-                .map(|m| boxes[m].0 + 0.5 * nodes_w(&boxes, m))
+                .map(|m| boxes[m].0 + 0.5 * boxes[m].2)
                 .collect();
             if peers.is_empty() {
                 continue;
@@ -242,11 +242,6 @@ pub fn place(level: Level, title: &str) -> Result<Placed, ReportError> {
         width: width.ceil(),
         height: height.ceil(),
     })
-}
-
-/// Width of node `m` from its box.
-fn nodes_w(boxes: &[(f64, f64, f64, f64)], m: usize) -> f64 {
-    boxes[m].2
 }
 
 fn center(n: &PlacedNode) -> (f64, f64) {
