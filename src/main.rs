@@ -57,6 +57,9 @@ enum Command {
         /// Do not render the scopes.
         #[arg(long)]
         no_plots: bool,
+        /// Do not write report.html (the interactive run report).
+        #[arg(long)]
+        no_report: bool,
     },
     /// Check a netlist (load and compile) without simulating.
     Validate {
@@ -77,6 +80,21 @@ enum Command {
     },
     /// Print the JSON Schema (draft 2020-12) of the netlist format.
     Schema,
+    /// Draw the block diagram as SVG, laid out left to right.
+    Diagram {
+        /// The model netlist (JSON).
+        model: PathBuf,
+        /// Output SVG file (default: <model file stem>.svg).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also draw every subsystem's and composite block's inner diagram, as
+        /// <out stem>.<block path>.svg; the outer boxes link to them.
+        #[arg(long)]
+        expand: bool,
+        /// Override a top-level parameter (as for `run`).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
     /// Re-plot saved results (a results.csv of `drivelink run`).
     Plot {
         /// The results file.
@@ -93,6 +111,12 @@ enum Command {
         /// Title of the plot.
         #[arg(long)]
         title: Option<String>,
+        /// Time window: start,end in seconds (for example 9.9,10.3).
+        #[arg(long, value_name = "A,B", allow_hyphen_values = true)]
+        xlim: Option<String>,
+        /// Fixed y range: low,high in display units (for example -100,6000).
+        #[arg(long, value_name = "A,B", allow_hyphen_values = true)]
+        ylim: Option<String>,
     },
 }
 
@@ -106,8 +130,23 @@ fn main() -> ExitCode {
             set,
             svg,
             no_plots,
-        } => run(&model, out, stop_time.as_deref(), &set, svg, no_plots),
+            no_report,
+        } => run(
+            &model,
+            out,
+            stop_time.as_deref(),
+            &set,
+            svg,
+            no_plots,
+            no_report,
+        ),
         Command::Validate { model, set } => validate(&model, &set),
+        Command::Diagram {
+            model,
+            out,
+            expand,
+            set,
+        } => diagram(&model, out, expand, &set),
         Command::Blocks {
             type_name,
             markdown,
@@ -134,7 +173,34 @@ fn main() -> ExitCode {
             unit,
             out,
             title,
-        } => plot(&results, &signals, unit.as_deref(), &out, title.as_deref()),
+            xlim,
+            ylim,
+        } => {
+            let lims = (
+                parse_lim("--xlim", xlim.as_deref()),
+                parse_lim("--ylim", ylim.as_deref()),
+            );
+            match lims {
+                (Ok(xlim), Ok(ylim)) => {
+                    let view = drivelink_plots::View { xlim };
+                    plot(
+                        &results,
+                        &signals,
+                        unit.as_deref(),
+                        &out,
+                        title.as_deref(),
+                        &view,
+                        ylim,
+                    )
+                }
+                (x, y) => {
+                    for e in [x.err(), y.err()].into_iter().flatten() {
+                        eprintln!("error: {e}");
+                    }
+                    2
+                }
+            }
+        }
     };
     ExitCode::from(code)
 }
@@ -347,6 +413,7 @@ fn run(
     set: &[String],
     svg: bool,
     no_plots: bool,
+    no_report: bool,
 ) -> u8 {
     let origin = model.display().to_string();
     let mut m = match build(model, set, stop_time) {
@@ -370,7 +437,8 @@ fn run(
     {
         console::warning(format_args!("{origin}: at t = {t0} s: {}", e.detail));
     }
-    let energy = energy_json(&m.energy_audit());
+    let audit = m.energy_audit();
+    let energy = energy_json(&audit);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -382,6 +450,12 @@ fn run(
     if let Err(msg) = &written {
         console::error(msg);
         code = 1;
+    }
+    if !no_report {
+        if let Err(msg) = write_run_report(model, set, &res, &audit, &dir) {
+            eprintln!("error: {msg}");
+            code = 1;
+        }
     }
     if res.status == RunStatus::Failed {
         console::error(format_args!("{origin}: simulation failed: {}", res.message));
@@ -513,6 +587,8 @@ fn plot(
     unit: Option<&str>,
     out: &Path,
     title: Option<&str>,
+    view: &drivelink_plots::View,
+    ylim: Option<(f64, f64)>,
 ) -> u8 {
     let ext = out
         .extension()
@@ -583,10 +659,11 @@ fn plot(
         .unwrap_or_else(|| "plot".into());
     let mut scope = drivelink_plots::quick_scope(&stem, &names, unit);
     scope.title = title.map(str::to_string);
+    scope.ylim = ylim;
     let bytes = if is_svg {
-        drivelink_plots::render_scope_svg(&res, &scope).map(String::into_bytes)
+        drivelink_plots::render_scope_svg_view(&res, &scope, view).map(String::into_bytes)
     } else {
-        drivelink_plots::render_scope_png(&res, &scope)
+        drivelink_plots::render_scope_png_view(&res, &scope, view)
     };
     let bytes = match bytes {
         Ok(b) => b,
@@ -606,4 +683,137 @@ fn plot(
         return 1;
     }
     console::print(&format!("wrote {}\n", out.display()))
+}
+
+// ---- report.html, `diagram`, `plot --xlim/--ylim` (drivelink-report) ----
+
+/// `--xlim A,B` / `--ylim A,B`: two finite numbers, low < high.
+fn parse_lim(flag: &str, text: Option<&str>) -> Result<Option<(f64, f64)>, String> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let bad = || {
+        format!(
+            "{flag} {text}: expected two numbers low,high with low < high (for example 9.9,10.3)"
+        )
+    };
+    let (a, b) = text.split_once(',').ok_or_else(bad)?;
+    let (a, b): (f64, f64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if a.is_finite() && b.is_finite() && a < b {
+        Ok(Some((a, b)))
+    } else {
+        Err(bad())
+    }
+}
+
+/// The diagram drawings of a netlist (all levels), with the block library's ports.
+fn draw_diagram(
+    d: &Diagram,
+    links: drivelink_report::Links,
+    expand: bool,
+) -> Result<drivelink_report::Drawing, drivelink_report::ReportError> {
+    let ports = drivelink_report::PortTable::from_registry(d, &drivelink_blocks::registry());
+    drivelink_report::diagram::render(
+        d,
+        &ports,
+        &drivelink_report::DiagramOptions { expand, links },
+    )
+}
+
+/// Writes `dir/report.html` for a finished run (the diagram is drawn from the netlist).
+fn write_run_report(
+    model: &Path,
+    set: &[String],
+    res: &SimResult,
+    audit: &drivelink_core::EnergyAudit,
+    dir: &Path,
+) -> Result<(), String> {
+    let drawing = match load(model, set) {
+        Ok(d) => match draw_diagram(&d, drivelink_report::Links::Anchors, true) {
+            Ok(drawing) => Some(drawing),
+            Err(e) => {
+                eprintln!("warning: report: block diagram left out: {e}");
+                None
+            }
+        },
+        Err(_) => None,
+    };
+    if let Some(dr) = &drawing {
+        for w in &dr.warnings {
+            eprintln!("warning: diagram: {w}");
+        }
+    }
+    let input = drivelink_report::ReportInput {
+        result: res,
+        scopes: &res.scopes,
+        energy: Some(audit),
+        diagram: drawing.as_ref().map(|d| d.levels.as_slice()),
+    };
+    drivelink_report::write_report(&input, &dir.join("report.html")).map_err(|e| e.to_string())
+}
+
+/// `drivelink diagram MODEL.json --out model.svg [--expand]`.
+fn diagram(model: &Path, out: Option<PathBuf>, expand: bool, set: &[String]) -> u8 {
+    let origin = model.display().to_string();
+    let d = match load(model, set) {
+        Ok(d) => d,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let out = out.unwrap_or_else(|| {
+        let stem = model
+            .file_stem()
+            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from(format!("{stem}.svg"))
+    });
+    let stem = out
+        .file_stem()
+        .map_or_else(|| "diagram".into(), |s| s.to_string_lossy().into_owned());
+    let files = drivelink_report::Links::Files(stem);
+    let links = if expand {
+        files.clone()
+    } else {
+        drivelink_report::Links::None
+    };
+    let drawing = match draw_diagram(&d, links, expand) {
+        Ok(dr) => dr,
+        Err(e) => {
+            eprintln!("error: {origin}: {e}");
+            return 1;
+        }
+    };
+    for w in &drawing.warnings {
+        eprintln!("warning: {origin}: {w}");
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf);
+    if let Some(p) = &parent {
+        if let Err(e) = std::fs::create_dir_all(p) {
+            eprintln!("error: cannot create {}: {e}", p.display());
+            return 1;
+        }
+    }
+    let mut written = Vec::new();
+    for level in &drawing.levels {
+        let path = if level.path.is_empty() {
+            out.clone()
+        } else {
+            let name = files.href(&level.path).unwrap_or_default();
+            parent.clone().unwrap_or_default().join(name)
+        };
+        if let Err(e) = std::fs::write(&path, &level.svg) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return 1;
+        }
+        written.push(path.display().to_string());
+    }
+    println!("wrote {}", written.join(", "));
+    0
 }

@@ -84,6 +84,10 @@ pub struct PortDecl {
 }
 
 impl PortDecl {
+    /// A port of `kind` (no default, no declared unit).
+    pub fn new(name: impl Into<String>, kind: PortKind) -> Self {
+        Self::of(name, kind)
+    }
     fn of(name: impl Into<String>, kind: PortKind) -> Self {
         PortDecl {
             name: name.into(),

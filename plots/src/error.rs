@@ -29,6 +29,24 @@ pub enum PlotError {
     /// The scope has no signal to plot.
     #[error("scope `{scope}` has no signals")]
     NoSignals { scope: String },
+    /// A panel mixes more display units than it has y axes (left and right).
+    #[error("scope `{scope}`, panel {panel}: {} display units ({}); a panel has at most two y axes (left and right): put the signals of the other units in another panel", .units.len(), groups(.units))]
+    TooManyUnits {
+        scope: String,
+        /// 1-based panel number.
+        panel: usize,
+        /// Each unit with the signals that use it, in order of appearance.
+        units: Vec<(String, Vec<String>)>,
+    },
+    /// A fixed axis range (`--xlim`, `--ylim`, scope `ylim`) is not `low < high`, finite.
+    #[error("scope `{scope}`: {axis} range [{low}, {high}] must be finite with low < high")]
+    BadRange {
+        scope: String,
+        /// `"x"` or `"y"`.
+        axis: &'static str,
+        low: f64,
+        high: f64,
+    },
     /// Writing an image file failed.
     #[error("scope `{scope}`: writing `{}`: {source}", .path.display())]
     Io {
@@ -40,6 +58,17 @@ pub enum PlotError {
     /// The drawing backend or the PNG encoder failed (or the image size is unusable).
     #[error("scope `{scope}`: drawing failed: {message}")]
     Drawing { scope: String, message: String },
+}
+
+fn groups(units: &[(String, Vec<String>)]) -> String {
+    units
+        .iter()
+        .map(|(u, names)| {
+            let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("{u}: {}", names.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn list(names: &[String], more: usize) -> String {

@@ -10,11 +10,19 @@
 //! once with plotters' `ab_glyph` support. Large results are decimated per pixel column
 //! (min/max/first/last), so 10^6 samples plot quickly and no peak disappears. Output is
 //! deterministic: the same input gives byte-identical files.
+//!
+//! Any finite value plots ([`axis`]: power-of-ten scaled axes, bounded tick search);
+//! NaN and infinite samples are skipped (the line breaks there). A panel takes signals of
+//! up to two display units (left and right y axis, [`signals`]); equal traces get distinct
+//! dash styles. [`View`] selects a time window (`drivelink plot --xlim`).
 
+pub mod axis;
+mod clip;
 pub mod decimate;
 mod error;
 mod font;
 mod render;
+pub mod signals;
 
 use std::path::{Path, PathBuf};
 
@@ -25,10 +33,27 @@ use plotters::prelude::*;
 pub use error::PlotError;
 pub use font::FAMILY as FONT_FAMILY;
 pub use render::PALETTE;
+pub use signals::check_scope;
+
+/// What part of a result a scope shows (beyond the scope's own settings such as `ylim`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct View {
+    /// Time window `[start, end]` in seconds; `None` shows every sample.
+    pub xlim: Option<(f64, f64)>,
+}
 
 /// Renders one scope as PNG file bytes (RGB, 8 bit, `scope.width` x `scope.height`).
 pub fn render_scope_png(result: &SimResult, scope: &ScopeSpec) -> Result<Vec<u8>, PlotError> {
-    let plan = render::Plan::new(result, scope)?;
+    render_scope_png_view(result, scope, &View::default())
+}
+
+/// Renders one scope as PNG file bytes, showing the time window of `view`.
+pub fn render_scope_png_view(
+    result: &SimResult,
+    scope: &ScopeSpec,
+    view: &View,
+) -> Result<Vec<u8>, PlotError> {
+    let plan = render::Plan::new(result, scope, view)?;
     let (w, h) = plan.size();
     let mut rgb = vec![0u8; w as usize * h as usize * 3];
     {
@@ -41,7 +66,16 @@ pub fn render_scope_png(result: &SimResult, scope: &ScopeSpec) -> Result<Vec<u8>
 
 /// Renders one scope as an SVG document.
 pub fn render_scope_svg(result: &SimResult, scope: &ScopeSpec) -> Result<String, PlotError> {
-    let plan = render::Plan::new(result, scope)?;
+    render_scope_svg_view(result, scope, &View::default())
+}
+
+/// Renders one scope as an SVG document, showing the time window of `view`.
+pub fn render_scope_svg_view(
+    result: &SimResult,
+    scope: &ScopeSpec,
+    view: &View,
+) -> Result<String, PlotError> {
+    let plan = render::Plan::new(result, scope, view)?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, plan.size()).into_drawing_area();

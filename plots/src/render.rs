@@ -1,19 +1,29 @@
 //! Scope layout and drawing on any plotters backend (bitmap for PNG, SVG).
 //!
-//! [`Plan::new`] validates a scope against a result (signals, display units, samples) and
-//! computes everything backend-independent: ranges, labels, colours, legend layout.
-//! [`Plan::draw`] then lays the image out as title, stacked panels (each with its legend
-//! strip on top and its own y axis) and a shared time axis under the bottom panel.
+//! [`Plan::new`] validates a scope against a result (signals, display units, samples,
+//! ranges) and computes everything backend-independent: axes with their ticks
+//! ([`crate::axis::Axis`], safe for any finite value), the visible sample window, labels,
+//! colours, dash styles, legend layout. [`Plan::draw`] then lays the image out as title,
+//! stacked panels (each with its legend strip on top, its left y axis and, when the panel
+//! mixes two display units, a right y axis) and a shared time axis under the bottom panel.
+//! Lines are clipped to the plot area in axis units before they reach the backend, so no
+//! value, however large, turns into an enormous pixel coordinate.
 
 use drivelink_core::result::{EventTag, SimResult};
-use drivelink_core::scope::{DisplayUnit, ScopeSpec};
+use drivelink_core::scope::ScopeSpec;
+use plotters::coord::cartesian::Cartesian2d;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::decimate::{decimate, is_step_like, linear, staircase};
-use crate::error::{unknown_signal, PlotError};
+use crate::axis::Axis;
+use crate::clip::clip_polyline;
+use crate::decimate::{decimate, linear, staircase};
+use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
+use crate::signals::{finite_range, resolve, Dash, Panel};
+use crate::View;
 
 /// Signal colours, in order of appearance in a scope (Tableau-like, well contrasted on
 /// white, none of them grey so they never mix with grid or event markers).
@@ -77,24 +87,31 @@ impl Metrics {
     }
 }
 
-struct SignalPlan<'a> {
-    name: &'a str,
-    label: &'a str,
-    values: &'a [f64],
-    factor: f64,
-    step: bool,
-    color: RGBColor,
-}
-
 struct PanelPlan<'a> {
-    signals: Vec<SignalPlan<'a>>,
-    y_range: (f64, f64),
-    /// All signals are integer steps spanning at most this many units (integer ticks).
-    integer_span: Option<usize>,
-    y_label: String,
+    panel: Panel<'a>,
+    /// Left axis, and the right one when the panel has a second unit.
+    axes: Vec<Axis>,
+    /// Legend text per signal (with the unit when the panel has two axes).
+    texts: Vec<String>,
     /// Legend items: (signal index, row, x offset from the legend start).
     legend: Vec<(usize, i32, i32)>,
     legend_h: i32,
+}
+
+impl PanelPlan<'_> {
+    /// Maps a display value of `axis` to left-axis units (the right axis is drawn as a
+    /// linear relabelling of the left one).
+    fn to_left(&self, axis: usize, v: f64) -> f64 {
+        let left = &self.axes[0];
+        match self.axes.get(axis) {
+            Some(a) if axis > 0 => {
+                let (l0, l1) = left.range();
+                let (a0, a1) = a.range();
+                l0 + (a.to_axis(v) - a0) * (l1 - l0) / (a1 - a0)
+            }
+            _ => left.to_axis(v),
+        }
+    }
 }
 
 /// A validated scope, ready to draw.
@@ -103,10 +120,62 @@ pub struct Plan<'a> {
     title: &'a str,
     size: (u32, u32),
     time: &'a [f64],
-    x_range: (f64, f64),
+    /// Sample indices drawn: those inside the x range plus one neighbour each side.
+    window: (usize, usize),
+    x_axis: Axis,
     panels: Vec<PanelPlan<'a>>,
+    /// Event marker times (axis units).
     markers: Vec<f64>,
+    plot_h: i32,
+    right_w: i32,
     m: Metrics,
+}
+
+/// A linear f64 coordinate whose tick marks are given (from an [`Axis`]) instead of searched
+/// by plotters (whose search does not return for ranges near `f64::MAX`).
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    bold: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(axis: &Axis) -> Self {
+        let (lo, hi) = axis.range();
+        let bold = axis.ticks().to_vec();
+        let light = bold.windows(2).map(|w| 0.5 * (w[0] + w[1])).collect();
+        Ticked {
+            lo,
+            hi,
+            bold,
+            light,
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.lo) / (self.hi - self.lo);
+        let px = limit.0 as f64 + f * (limit.1 - limit.0) as f64;
+        // `as` saturates; clipped lines never get here with far-away values anyway.
+        px.round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
 }
 
 fn text_style(size: f64) -> TextStyle<'static> {
@@ -120,62 +189,17 @@ fn drawing_err(scope: &str, e: impl std::fmt::Display) -> PlotError {
     }
 }
 
-/// Finite min and max of `values * factor`.
-fn finite_range(values: &[f64], factor: f64) -> Option<(f64, f64)> {
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    for &v in values {
-        let v = v * factor;
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
+fn check_range(scope: &str, axis: &'static str, r: Option<(f64, f64)>) -> Result<(), PlotError> {
+    match r {
+        Some((low, high)) if !(low.is_finite() && high.is_finite() && low < high) => {
+            Err(PlotError::BadRange {
+                scope: scope.to_string(),
+                axis,
+                low,
+                high,
+            })
         }
-    }
-    (lo <= hi).then_some((lo, hi))
-}
-
-/// Pads a data range by 6 % each side; a constant gets a non-zero range around it.
-fn padded(range: Option<(f64, f64)>) -> (f64, f64) {
-    let (lo, hi) = range.unwrap_or((-1.0, 1.0));
-    let span = hi - lo;
-    let mag = lo.abs().max(hi.abs());
-    if span <= mag * 1e-9 || span == 0.0 {
-        let c = 0.5 * (lo + hi);
-        let half = if c.abs() > 0.0 { c.abs() * 0.1 } else { 1.0 };
-        (c - half, c + half)
-    } else {
-        (lo - 0.06 * span, hi + 0.06 * span)
-    }
-}
-
-/// Tick label formatter for an axis of the given span and about `n` labels: as many decimals
-/// as the tick step needs (plus one, trailing zeros trimmed), scientific for huge values.
-fn tick_formatter(range: (f64, f64), n: usize) -> impl Fn(&f64) -> String {
-    let span = (range.1 - range.0).abs().max(f64::MIN_POSITIVE);
-    let raw = span / n.max(1) as f64;
-    let decimals = (-(raw.log10().floor()) + 1.0).clamp(0.0, 12.0) as usize;
-    let huge = range.0.abs().max(range.1.abs()) >= 1e6;
-    move |v: &f64| {
-        if huge {
-            return if *v == 0.0 {
-                "0".to_string()
-            } else {
-                format!("{v:.2e}")
-            };
-        }
-        let mut s = format!("{v:.decimals$}");
-        if s.contains('.') {
-            while s.ends_with('0') {
-                s.pop();
-            }
-            if s.ends_with('.') {
-                s.pop();
-            }
-        }
-        if s == "-0" {
-            s = "0".into();
-        }
-        s
+        _ => Ok(()),
     }
 }
 
@@ -194,6 +218,54 @@ fn pen_offsets(w: u32) -> Vec<(i32, i32)> {
     v
 }
 
+/// Splits a pixel polyline into the "on" pieces of a dash `pattern` (lengths in pixels,
+/// alternating on/off). An empty pattern returns the polyline unchanged.
+fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
+    if pattern.is_empty() || pattern.iter().any(|l| *l <= 0.0) {
+        return vec![px.to_vec()];
+    }
+    let mut out = Vec::new();
+    let mut cur: Vec<(i32, i32)> = Vec::new();
+    let (mut k, mut left) = (0usize, pattern[0]);
+    let at = |a: (i32, i32), b: (i32, i32), f: f64| {
+        (
+            (a.0 as f64 + f * (b.0 - a.0) as f64).round() as i32,
+            (a.1 as f64 + f * (b.1 - a.1) as f64).round() as i32,
+        )
+    };
+    if let Some(&p) = px.first() {
+        cur.push(p);
+    }
+    for w in px.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let len = (((b.0 - a.0) as f64).powi(2) + ((b.1 - a.1) as f64).powi(2)).sqrt();
+        let mut pos = 0.0;
+        while len - pos > left {
+            pos += left;
+            let p = at(a, b, pos / len);
+            if k % 2 == 0 {
+                cur.push(p);
+                out.push(std::mem::take(&mut cur));
+            } else {
+                cur.push(p);
+            }
+            k = (k + 1) % pattern.len();
+            left = pattern[k];
+        }
+        left -= len - pos;
+        if k % 2 == 0 {
+            cur.push(b);
+        } else {
+            cur.clear();
+            cur.push(b);
+        }
+    }
+    if k % 2 == 0 && cur.len() > 1 {
+        out.push(cur);
+    }
+    out
+}
+
 fn text_width(text: &str, size: f64) -> Result<i32, String> {
     let (w, _) = (FAMILY, size)
         .into_font()
@@ -208,8 +280,13 @@ fn marked(kind: EventTag) -> bool {
 }
 
 impl<'a> Plan<'a> {
-    /// Validates `scope` against `result` and prepares the drawing.
-    pub fn new(result: &'a SimResult, scope: &'a ScopeSpec) -> Result<Self, PlotError> {
+    /// Validates `scope` against `result` and prepares the drawing of the time window
+    /// `view.xlim` (all samples when `None`).
+    pub fn new(
+        result: &'a SimResult,
+        scope: &'a ScopeSpec,
+        view: &View,
+    ) -> Result<Self, PlotError> {
         let name = scope.name.as_str();
         ensure_registered().map_err(|e| drawing_err(name, e))?;
         let (w, h) = (scope.width, scope.height);
@@ -222,77 +299,18 @@ impl<'a> Plan<'a> {
                 ),
             ));
         }
-        if scope.signal_names().next().is_none() {
-            return Err(PlotError::NoSignals {
-                scope: name.to_string(),
-            });
-        }
+        check_range(name, "x", view.xlim)?;
+        check_range(name, "y", scope.ylim)?;
         let m = Metrics::new(w, h);
 
-        // Validate every signal and unit before looking at the samples.
-        let mut panels = Vec::new();
-        let mut color_k = 0;
-        for panel in &scope.panels {
-            let mut signals = Vec::new();
-            let mut units: Vec<Option<String>> = Vec::new();
-            for s in panel {
-                let values = result
-                    .get(&s.signal)
-                    .ok_or_else(|| unknown_signal(name, &s.signal, &result.names))?;
-                let unit = match scope.unit_of(s) {
-                    Some(u) => {
-                        Some(DisplayUnit::parse(u).ok_or_else(|| PlotError::UnknownUnit {
-                            scope: name.to_string(),
-                            signal: s.signal.clone(),
-                            unit: u.to_string(),
-                            accepted: DisplayUnit::names(),
-                        })?)
-                    }
-                    None => None,
-                };
-                units.push(unit.as_ref().map(|u| u.label.clone()));
-                let n = values.len().min(result.time.len());
-                signals.push(SignalPlan {
-                    name: &s.signal,
-                    label: s.display_label(),
-                    values: &values[..n],
-                    factor: unit.as_ref().map_or(1.0, |u| u.factor),
-                    step: false,
-                    color: PALETTE[color_k % PALETTE.len()],
-                });
-                color_k += 1;
-            }
-            if signals.is_empty() {
-                continue;
-            }
-            let y_label = if units.iter().all(|u| *u == units[0]) {
-                units[0].clone().unwrap_or_default()
-            } else {
-                let mut distinct: Vec<&str> = Vec::new();
-                for u in units.iter().flatten().map(String::as_str) {
-                    if !u.is_empty() && !distinct.contains(&u) {
-                        distinct.push(u);
-                    }
-                }
-                distinct.join(", ")
-            };
-            panels.push(PanelPlan {
-                signals,
-                y_range: (0.0, 1.0),
-                integer_span: None,
-                y_label,
-                legend: Vec::new(),
-                legend_h: 0,
-            });
-        }
+        let panels = resolve(result, scope)?;
         if result.time.is_empty() {
             return Err(PlotError::EmptyResult {
                 scope: name.to_string(),
             });
         }
         let time = result.time.as_slice();
-
-        let x_range = match finite_range(time, 1.0) {
+        let x_data = match finite_range(time, 1.0) {
             Some((a, b)) if b > a => (a, b),
             Some((a, _)) => (a, a + 1.0),
             None => {
@@ -301,50 +319,88 @@ impl<'a> Plan<'a> {
                 })
             }
         };
+        let right_w = if panels.iter().any(|p| p.units.len() > 1) {
+            m.y_area
+        } else {
+            m.right
+        };
+        let plot_w = (w as i32 - m.y_area - right_w).max(10);
+        let x_axis = Axis::new(
+            Some(x_data),
+            view.xlim,
+            false,
+            (plot_w as usize / 80).clamp(2, 20),
+        );
+        let (x0, x1) = view.xlim.unwrap_or(x_data);
+        let inside = time.partition_point(|&t| t < x0)..time.partition_point(|&t| t <= x1);
+        let window = (
+            inside.start.saturating_sub(1),
+            (inside.end + 1).min(time.len()),
+        );
 
-        // Ranges, step detection and legend layout.
-        let legend_max_w = w as i32 - m.y_area - m.right;
-        for p in &mut panels {
-            let mut range: Option<(f64, f64)> = None;
-            for s in &mut p.signals {
-                s.step = is_step_like(s.name, s.values);
-                if let Some((lo, hi)) = finite_range(s.values, s.factor) {
-                    range = Some(match range {
-                        Some((a, b)) => (a.min(lo), b.max(hi)),
-                        None => (lo, hi),
-                    });
-                }
-            }
-            p.y_range = match scope.ylim {
-                Some((lo, hi)) if lo < hi => (lo, hi),
-                _ => padded(range),
-            };
-            if let Some((lo, hi)) = range {
-                let integral = p.signals.iter().all(|s| s.step && s.factor == 1.0);
-                if integral && hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 {
-                    p.integer_span = Some((hi - lo) as usize);
-                }
-            }
+        // Legend layout first: it decides the height left for the plots.
+        let legend_max_w = w as i32 - m.y_area - right_w;
+        let mut plans = Vec::with_capacity(panels.len());
+        for panel in panels {
+            let two = panel.units.len() > 1;
+            let texts: Vec<String> = panel
+                .signals
+                .iter()
+                .map(|s| match (two, s.unit.is_empty()) {
+                    (true, false) => format!("{} [{}]", s.label, s.unit),
+                    _ => s.label.to_string(),
+                })
+                .collect();
             let (mut row, mut x) = (0, 0);
-            for (i, s) in p.signals.iter().enumerate() {
-                let tw = text_width(s.label, m.legend_font).map_err(|e| drawing_err(name, e))?;
+            let mut legend = Vec::with_capacity(texts.len());
+            for (i, t) in texts.iter().enumerate() {
+                let tw = text_width(t, m.legend_font).map_err(|e| drawing_err(name, e))?;
                 let item_w = m.swatch + m.swatch / 3 + tw;
                 if x > 0 && x + item_w > legend_max_w {
                     row += 1;
                     x = 0;
                 }
-                p.legend.push((i, row, x));
+                legend.push((i, row, x));
                 x += item_w + m.swatch;
             }
-            p.legend_h = (row + 1) * m.legend_row_h + m.legend_row_h / 4;
+            let legend_h = (row + 1) * m.legend_row_h + m.legend_row_h / 4;
+            plans.push(PanelPlan {
+                panel,
+                axes: Vec::new(),
+                texts,
+                legend,
+                legend_h,
+            });
+        }
+        let n = plans.len().max(1) as i32;
+        let legends: i32 = plans.iter().map(|p| p.legend_h).sum();
+        let plot_h = ((h as i32 - m.title_h - m.x_area - m.bottom - legends) / n).max(10);
+        let n_y = (plot_h as usize / 28).clamp(3, 14);
+        for p in &mut plans {
+            for k in 0..p.panel.units.len() {
+                let data = p.panel.data_range_in(k, inside.clone());
+                let fixed = if k == 0 { scope.ylim } else { None };
+                let mut axis = Axis::new(data, fixed, true, n_y);
+                let on_axis = p.panel.signals.iter().filter(|s| s.axis == k);
+                let integral = on_axis.clone().all(|s| s.step && s.factor == 1.0);
+                if let (true, Some((lo, hi))) = (integral, data) {
+                    if hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 {
+                        // One tick per integer value, so mode panels read 0, 1, 2, ...
+                        axis = axis.with_min_step(1.0, n_y);
+                    }
+                }
+                p.axes.push(axis);
+            }
         }
 
         let markers = if scope.event_markers {
+            let (lo, hi) = (x0, x1);
             let mut ts: Vec<f64> = result
                 .events
                 .iter()
-                .filter(|e| marked(e.kind) && e.time >= x_range.0 && e.time <= x_range.1)
-                .map(|e| e.time)
+                .filter(|e| marked(e.kind) && e.time >= lo && e.time <= hi)
+                .map(|e| x_axis.to_axis(e.time))
+                .filter(|t| t.is_finite())
                 .collect();
             ts.sort_by(f64::total_cmp);
             ts.dedup();
@@ -362,9 +418,12 @@ impl<'a> Plan<'a> {
             title: scope.title_text(),
             size: (w, h),
             time,
-            x_range,
-            panels,
+            window,
+            x_axis,
+            panels: plans,
             markers,
+            plot_h,
+            right_w,
             m,
         })
     }
@@ -386,7 +445,7 @@ impl<'a> Plan<'a> {
     {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
         let m = &self.m;
-        let (w, h) = (self.size.0 as i32, self.size.1 as i32);
+        let w = self.size.0 as i32;
         root.fill(&WHITE).map_err(err)?;
 
         let title_style = (FAMILY, m.title_font, FontStyle::Bold)
@@ -397,16 +456,97 @@ impl<'a> Plan<'a> {
             .map_err(err)?;
 
         let (_, mut rest) = root.split_vertically(m.title_h);
-        let n = self.panels.len() as i32;
-        let legends: i32 = self.panels.iter().map(|p| p.legend_h).sum();
-        let plot_h = ((h - m.title_h - m.x_area - m.bottom - legends) / n.max(1)).max(10);
-
         for (i, p) in self.panels.iter().enumerate() {
             let last = i + 1 == self.panels.len();
-            let area_h = p.legend_h + plot_h + if last { m.x_area } else { 0 };
+            let area_h = p.legend_h + self.plot_h + if last { m.x_area } else { 0 };
             let (area, below) = rest.split_vertically(area_h);
             rest = below;
-            self.draw_panel(&area, p, plot_h, last, pixel_lines)?;
+            self.draw_panel(&area, p, last, pixel_lines)?;
+        }
+        Ok(())
+    }
+
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        p: &PanelPlan<'_>,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let m = &self.m;
+        let legend_text = text_style(m.legend_font).pos(Pos::new(HPos::Left, VPos::Center));
+        for &(k, row, x) in &p.legend {
+            let s = &p.panel.signals[k];
+            let y = row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
+            let x = m.y_area + x;
+            let style = ShapeStyle {
+                color: PALETTE[s.color % PALETTE.len()].to_rgba(),
+                filled: false,
+                stroke_width: m.line_w + 1,
+            };
+            let pattern: Vec<f64> = s
+                .dash
+                .pattern()
+                .iter()
+                .map(|l| l * (m.line_w + 1) as f64)
+                .collect();
+            for piece in dash_polyline(&[(x, y), (x + m.swatch, y)], &pattern) {
+                area.draw(&PathElement::new(piece, style)).map_err(err)?;
+            }
+            area.draw_text(&p.texts[k], &legend_text, (x + m.swatch + m.swatch / 3, y))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// The right y axis of a panel with a second unit: axis line, ticks, labels and title,
+    /// drawn in the right margin next to the plot (the primary mesh labels only the left).
+    fn draw_right_axis<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        p: &PanelPlan<'_>,
+        chart: &ChartContext<'_, DB, Cartesian2d<Ticked, Ticked>>,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let m = &self.m;
+        let right = &p.axes[1];
+        let (x1, (y0, y1)) = (self.x_axis.range().1, p.axes[0].range());
+        let base = area.get_base_pixel();
+        let at = |y: f64| {
+            let c = chart.backend_coord(&(x1, y));
+            (c.0 - base.0, c.1 - base.1)
+        };
+        let (top, bottom) = (at(y1), at(y0));
+        let line = ShapeStyle {
+            color: AXIS.to_rgba(),
+            filled: false,
+            stroke_width: 1,
+        };
+        area.draw(&PathElement::new(vec![top, bottom], line))
+            .map_err(err)?;
+        let tick = (m.label_font * 0.4).round() as i32;
+        let labels = text_style(m.label_font).pos(Pos::new(HPos::Left, VPos::Center));
+        let (r0, r1) = right.range();
+        for &t in right.ticks() {
+            let (x, y) = at(y0 + (t - r0) * (y1 - y0) / (r1 - r0));
+            area.draw(&PathElement::new(vec![(x, y), (x + tick, y)], line))
+                .map_err(err)?;
+            area.draw_text(&right.label(t), &labels, (x + tick + 3, y))
+                .map_err(err)?;
+        }
+        let title = right.title(&p.panel.units[1]);
+        if !title.is_empty() {
+            let style = text_style(m.desc_font)
+                .transform(FontTransform::Rotate90)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            let x = top.0 + self.right_w - (m.desc_font * 0.8).round() as i32;
+            area.draw_text(&title, &style, (x, (top.1 + bottom.1) / 2))
+                .map_err(err)?;
         }
         Ok(())
     }
@@ -415,7 +555,6 @@ impl<'a> Plan<'a> {
         &self,
         area: &DrawingArea<DB, Shift>,
         p: &PanelPlan<'_>,
-        plot_h: i32,
         last: bool,
         pixel_lines: bool,
     ) -> Result<(), PlotError>
@@ -424,64 +563,42 @@ impl<'a> Plan<'a> {
     {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
         let m = &self.m;
+        self.draw_legend(area, p)?;
 
-        // Legend strip above the plot area.
-        let legend_text = text_style(m.legend_font).pos(Pos::new(HPos::Left, VPos::Center));
-        for &(k, row, x) in &p.legend {
-            let s = &p.signals[k];
-            let y = row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
-            let x = m.y_area + x;
-            let style = ShapeStyle {
-                color: s.color.to_rgba(),
-                filled: false,
-                stroke_width: m.line_w + 1,
-            };
-            area.draw(&PathElement::new(vec![(x, y), (x + m.swatch, y)], style))
-                .map_err(err)?;
-            area.draw_text(s.label, &legend_text, (x + m.swatch + m.swatch / 3, y))
-                .map_err(err)?;
-        }
-
-        let (x0, x1) = self.x_range;
-        let (y0, y1) = p.y_range;
-        let mut chart = ChartBuilder::on(area)
+        let (x0, x1) = self.x_axis.range();
+        let left = &p.axes[0];
+        let (y0, y1) = left.range();
+        let two = p.axes.len() > 1;
+        let mut builder = ChartBuilder::on(area);
+        builder
             .margin_top(p.legend_h)
-            .margin_right(m.right)
             .y_label_area_size(m.y_area)
-            .x_label_area_size(if last { m.x_area } else { 0 })
-            .build_cartesian_2d(x0..x1, y0..y1)
+            .x_label_area_size(if last { m.x_area } else { 0 });
+        builder.margin_right(self.right_w);
+        let mut chart = builder
+            .build_cartesian_2d(Ticked::new(&self.x_axis), Ticked::new(left))
             .map_err(err)?;
 
-        let plot_w = chart.plotting_area().dim_in_pixel().0.max(1) as usize;
-        let n_x = (plot_w / 80).clamp(2, 20);
-        let mut n_y = (plot_h as usize / 28).clamp(3, 14);
-        if let Some(span) = p.integer_span {
-            // One tick per integer value when they fit, so mode panels read 0, 1, 2, ...
-            if span < n_y {
-                n_y = span + 1;
-            }
-        }
-        let xf = tick_formatter(self.x_range, n_x);
-        let yf = tick_formatter(p.y_range, n_y);
+        let xf = |v: &f64| self.x_axis.label(*v);
+        let yf = |v: &f64| left.label(*v);
         let label_style = text_style(m.label_font);
         let desc_style = text_style(m.desc_font);
+        let y_desc = left.title(&p.panel.units[0]);
+        let x_desc = self.x_axis.title("time [s]");
         {
             let mut mesh = chart.configure_mesh();
             mesh.bold_line_style(GRID_MAJOR)
                 .light_line_style(GRID_MINOR)
-                .max_light_lines(1)
                 .axis_style(AXIS)
-                .x_labels(n_x)
-                .y_labels(n_y)
                 .x_label_formatter(&xf)
                 .y_label_formatter(&yf)
-                .label_style(label_style)
-                .axis_desc_style(desc_style);
-            if !p.y_label.is_empty() {
-                mesh.y_desc(p.y_label.as_str());
+                .label_style(label_style.clone())
+                .axis_desc_style(desc_style.clone());
+            if !y_desc.is_empty() {
+                mesh.y_desc(y_desc.as_str());
             }
             if last {
-                mesh.x_desc("time [s]");
+                mesh.x_desc(x_desc.as_str());
             }
             mesh.draw().map_err(err)?;
         }
@@ -511,54 +628,106 @@ impl<'a> Plan<'a> {
 
         let plot_area = chart.plotting_area().strip_coord_spec();
         let base = plot_area.get_base_pixel();
-        for s in &p.signals {
+        let plot_w = chart.plotting_area().dim_in_pixel().0.max(1) as usize;
+        let clip_rect = ((x0, y0), (x1, y1));
+        let (i0, i1) = self.window;
+        for s in &p.panel.signals {
+            let color = PALETTE[s.color % PALETTE.len()];
             let style = ShapeStyle {
-                color: s.color.to_rgba(),
+                color: color.to_rgba(),
                 filled: false,
                 stroke_width: m.line_w,
             };
-            let t = &self.time[..s.values.len()];
+            let hi = i1.min(s.values.len());
+            let lo = i0.min(hi);
+            let (t, y) = (&self.time[lo..hi], &s.values[lo..hi]);
+            let to_axes = |(t, v): (f64, f64)| (self.x_axis.to_axis(t), p.to_left(s.axis, v));
             let segments = if s.step {
-                decimate(staircase(t, s.values, s.factor), self.x_range, plot_w)
+                decimate(staircase(t, y, s.factor).map(to_axes), (x0, x1), plot_w)
             } else {
-                decimate(linear(t, s.values, s.factor), self.x_range, plot_w)
+                decimate(linear(t, y, s.factor).map(to_axes), (x0, x1), plot_w)
             };
-            for seg in segments {
+            let pattern: Vec<f64> = s
+                .dash
+                .pattern()
+                .iter()
+                .map(|l| l * m.line_w.max(2) as f64)
+                .collect();
+            for seg in segments.iter().flat_map(|g| clip_polyline(g, clip_rect)) {
                 if seg.len() == 1 {
                     let dot = Circle::new(seg[0], m.line_w, style.filled());
                     chart.draw_series(std::iter::once(dot)).map_err(err)?;
-                } else if pixel_lines && m.line_w > 1 {
-                    // Thick line as 1 px polylines offset by whole pixels: plotters' wide-line
-                    // polygons grow long miter spikes at the sharp turns of decimated data.
-                    let mut px: Vec<(i32, i32)> = Vec::with_capacity(seg.len());
-                    for q in &seg {
-                        let c = chart.backend_coord(q);
-                        let c = (c.0 - base.0, c.1 - base.1);
-                        if px.last() != Some(&c) {
-                            px.push(c);
-                        }
-                    }
-                    if px.len() == 1 {
-                        px.push(px[0]);
-                    }
-                    let thin = ShapeStyle {
-                        stroke_width: 1,
-                        ..style
-                    };
-                    for (dx, dy) in pen_offsets(m.line_w) {
-                        let shifted: Vec<(i32, i32)> =
-                            px.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
-                        plot_area
-                            .draw(&PathElement::new(shifted, thin))
-                            .map_err(err)?;
-                    }
-                } else {
+                    continue;
+                }
+                if !(pixel_lines && m.line_w > 1) && s.dash == Dash::Solid {
                     chart
                         .draw_series(LineSeries::new(seg, style))
                         .map_err(err)?;
+                    continue;
+                }
+                // Pixel polylines: dashes are laid out in pixels, and thick raster lines are
+                // drawn as 1 px polylines offset by whole pixels (plotters' wide-line polygons
+                // grow long miter spikes at the sharp turns of decimated data).
+                let mut px: Vec<(i32, i32)> = Vec::with_capacity(seg.len());
+                for q in &seg {
+                    let c = chart.backend_coord(q);
+                    let c = (c.0 - base.0, c.1 - base.1);
+                    if px.last() != Some(&c) {
+                        px.push(c);
+                    }
+                }
+                if px.len() == 1 {
+                    px.push(px[0]);
+                }
+                let (offsets, pen) = if pixel_lines {
+                    (
+                        pen_offsets(m.line_w),
+                        ShapeStyle {
+                            stroke_width: 1,
+                            ..style
+                        },
+                    )
+                } else {
+                    (vec![(0, 0)], style)
+                };
+                for piece in dash_polyline(&px, &pattern) {
+                    for &(dx, dy) in &offsets {
+                        let shifted: Vec<(i32, i32)> =
+                            piece.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
+                        plot_area
+                            .draw(&PathElement::new(shifted, pen))
+                            .map_err(err)?;
+                    }
                 }
             }
         }
+
+        if two {
+            self.draw_right_axis(area, p, &chart)?;
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dash_pattern_splits_a_line_into_on_pieces() {
+        let pieces = dash_polyline(&[(0, 0), (20, 0)], &[5.0, 3.0]);
+        assert_eq!(
+            pieces,
+            vec![
+                vec![(0, 0), (5, 0)],
+                vec![(8, 0), (13, 0)],
+                vec![(16, 0), (20, 0)]
+            ]
+        );
+        // Solid: unchanged.
+        assert_eq!(
+            dash_polyline(&[(0, 0), (3, 4)], &[]),
+            vec![vec![(0, 0), (3, 4)]]
+        );
     }
 }

@@ -1,0 +1,358 @@
+//! A scope's signals resolved against a result: samples, display units, y axes, line styles.
+//!
+//! Shared by the PNG/SVG renderer and the HTML report (`drivelink-report`), so both show
+//! the same thing:
+//! - every signal carries its own display unit ([`PanelSignal::unit`]); the signals of one
+//!   panel are grouped by unit onto at most two y axes, the first unit on the left and the
+//!   second on the right. A panel mixing three or more units is refused
+//!   ([`PlotError::TooManyUnits`], naming the scope, the panel and the signals of each unit);
+//! - a signal that lies on top of an earlier signal of the same axis (equal within 0.1 % of
+//!   the axis span on at least 10 % of the samples) gets a dash style no overlapping earlier
+//!   signal uses, so equal traces stay visible ([`Dash`]);
+//! - step-like signals (modes, gears) are marked for staircase drawing.
+
+use drivelink_core::result::SimResult;
+use drivelink_core::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+
+use crate::decimate::is_step_like;
+use crate::error::{unknown_signal, PlotError};
+
+/// At most this many y axes (units) per panel: left and right.
+pub const MAX_AXES: usize = 2;
+/// Two samples coincide when they differ by at most this fraction of the axis data span.
+pub const OVERLAP_TOL: f64 = 1e-3;
+/// Two signals overlap when at least this fraction of their common finite samples coincide.
+pub const OVERLAP_FRACTION: f64 = 0.1;
+
+/// Line dash styles, in the order they are handed out to overlapping signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dash {
+    Solid,
+    Dash,
+    Dot,
+    DashDot,
+    LongDash,
+}
+
+impl Dash {
+    /// All styles, in the order they are used.
+    pub const ALL: [Dash; 5] = [
+        Dash::Solid,
+        Dash::Dash,
+        Dash::Dot,
+        Dash::DashDot,
+        Dash::LongDash,
+    ];
+    /// The plotly.js name of the style.
+    pub fn plotly(&self) -> &'static str {
+        match self {
+            Dash::Solid => "solid",
+            Dash::Dash => "dash",
+            Dash::Dot => "dot",
+            Dash::DashDot => "dashdot",
+            Dash::LongDash => "longdash",
+        }
+    }
+    /// On/off lengths in line widths (empty: solid).
+    pub fn pattern(&self) -> &'static [f64] {
+        match self {
+            Dash::Solid => &[],
+            Dash::Dash => &[4.0, 4.0],
+            Dash::Dot => &[1.0, 3.0],
+            Dash::DashDot => &[5.0, 3.0, 1.0, 3.0],
+            Dash::LongDash => &[9.0, 4.0],
+        }
+    }
+}
+
+/// One signal of a panel, resolved.
+#[derive(Debug, Clone)]
+pub struct PanelSignal<'a> {
+    /// Logged variable name.
+    pub signal: &'a str,
+    /// Legend label.
+    pub label: &'a str,
+    /// Display unit as written on an axis (`"rpm"`, `"N·m"`; `""`: the logged value as is).
+    pub unit: String,
+    /// `display = logged * factor`.
+    pub factor: f64,
+    /// Logged samples (as many as the result's time vector, or fewer).
+    pub values: &'a [f64],
+    /// Draw as a staircase (modes, gears).
+    pub step: bool,
+    /// Y axis: 0 left, 1 right.
+    pub axis: usize,
+    /// Dash style (solid unless it overlaps an earlier signal of its axis).
+    pub dash: Dash,
+    /// Colour index, counting the scope's signals in order.
+    pub color: usize,
+}
+
+/// One panel: its signals and the unit of each y axis.
+#[derive(Debug, Clone)]
+pub struct Panel<'a> {
+    /// The signals, in the scope's order.
+    pub signals: Vec<PanelSignal<'a>>,
+    /// Unit label of each y axis (one or two entries).
+    pub units: Vec<String>,
+}
+
+impl Panel<'_> {
+    /// Finite min and max of the display values on `axis` (`None` without finite samples).
+    pub fn data_range(&self, axis: usize) -> Option<(f64, f64)> {
+        self.data_range_in(axis, 0..usize::MAX)
+    }
+
+    /// As [`Panel::data_range`], over the samples with index in `samples` only.
+    pub fn data_range_in(
+        &self,
+        axis: usize,
+        samples: std::ops::Range<usize>,
+    ) -> Option<(f64, f64)> {
+        let mut r: Option<(f64, f64)> = None;
+        for s in self.signals.iter().filter(|s| s.axis == axis) {
+            let hi = samples.end.min(s.values.len());
+            let lo = samples.start.min(hi);
+            if let Some((lo, hi)) = finite_range(&s.values[lo..hi], s.factor) {
+                r = Some(match r {
+                    Some((a, b)) => (a.min(lo), b.max(hi)),
+                    None => (lo, hi),
+                });
+            }
+        }
+        r
+    }
+}
+
+/// Finite min and max of `values * factor` (non-finite products are skipped).
+pub fn finite_range(values: &[f64], factor: f64) -> Option<(f64, f64)> {
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for &v in values {
+        let v = v * factor;
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// The display unit of one scope signal (`None`: as logged).
+fn display_unit(scope: &ScopeSpec, s: &ScopeSignal) -> Result<Option<DisplayUnit>, PlotError> {
+    match scope.unit_of(s) {
+        Some(u) => DisplayUnit::parse(u)
+            .map(Some)
+            .ok_or_else(|| PlotError::UnknownUnit {
+                scope: scope.name.clone(),
+                signal: s.signal.clone(),
+                unit: u.to_string(),
+                accepted: DisplayUnit::names(),
+            }),
+        None => Ok(None),
+    }
+}
+
+/// The axis units of one panel, in order of first appearance, with the signals of each.
+fn unit_groups<'a>(
+    scope: &ScopeSpec,
+    panel: &'a [ScopeSignal],
+) -> Result<Vec<(String, Vec<&'a str>)>, PlotError> {
+    let mut groups: Vec<(String, Vec<&'a str>)> = Vec::new();
+    for s in panel {
+        let unit = display_unit(scope, s)?.map_or(String::new(), |u| u.label);
+        match groups.iter_mut().find(|(u, _)| *u == unit) {
+            Some((_, names)) => names.push(&s.signal),
+            None => groups.push((unit, vec![&s.signal])),
+        }
+    }
+    Ok(groups)
+}
+
+/// Checks a scope without data: at least one signal, known display units, at most
+/// [`MAX_AXES`] units per panel. (`drivelink validate` can call this before a run.)
+pub fn check_scope(scope: &ScopeSpec) -> Result<(), PlotError> {
+    if scope.signal_names().next().is_none() {
+        return Err(PlotError::NoSignals {
+            scope: scope.name.clone(),
+        });
+    }
+    for (k, panel) in scope.panels.iter().enumerate() {
+        let groups = unit_groups(scope, panel)?;
+        if groups.len() > MAX_AXES {
+            return Err(PlotError::TooManyUnits {
+                scope: scope.name.clone(),
+                panel: k + 1,
+                units: groups
+                    .into_iter()
+                    .map(|(u, names)| {
+                        let u = if u.is_empty() { "as logged" } else { &u };
+                        (u.to_string(), names.into_iter().map(String::from).collect())
+                    })
+                    .collect(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Resolves every panel of `scope` against `result` (empty panels are dropped).
+pub fn resolve<'a>(
+    result: &'a SimResult,
+    scope: &'a ScopeSpec,
+) -> Result<Vec<Panel<'a>>, PlotError> {
+    check_scope(scope)?;
+    let n_time = result.time.len();
+    let mut color = 0;
+    let mut panels = Vec::new();
+    for panel in &scope.panels {
+        let units: Vec<String> = unit_groups(scope, panel)?
+            .into_iter()
+            .map(|(u, _)| u)
+            .collect();
+        let mut signals = Vec::with_capacity(panel.len());
+        for s in panel {
+            let values = result
+                .get(&s.signal)
+                .ok_or_else(|| unknown_signal(&scope.name, &s.signal, &result.names))?;
+            let values = &values[..values.len().min(n_time)];
+            let unit = display_unit(scope, s)?;
+            let unit_label = unit.as_ref().map_or(String::new(), |u| u.label.clone());
+            let axis = units.iter().position(|u| *u == unit_label).unwrap_or(0);
+            signals.push(PanelSignal {
+                signal: &s.signal,
+                label: s.display_label(),
+                unit: unit_label,
+                factor: unit.as_ref().map_or(1.0, |u| u.factor),
+                values,
+                step: is_step_like(&s.signal, values),
+                axis,
+                dash: Dash::Solid,
+                color,
+            });
+            color += 1;
+        }
+        if signals.is_empty() {
+            continue;
+        }
+        let mut p = Panel { signals, units };
+        assign_dashes(&mut p);
+        panels.push(p);
+    }
+    Ok(panels)
+}
+
+/// Gives each signal the first dash style that no earlier, overlapping signal of its axis has.
+fn assign_dashes(p: &mut Panel<'_>) {
+    let spans: Vec<f64> = (0..p.units.len())
+        .map(|a| p.data_range(a).map_or(0.0, |(lo, hi)| hi - lo))
+        .collect();
+    for i in 1..p.signals.len() {
+        let (before, rest) = p.signals.split_at_mut(i);
+        let s = &mut rest[0];
+        let tol = OVERLAP_TOL * spans[s.axis];
+        let taken: Vec<Dash> = before
+            .iter()
+            .filter(|e| e.axis == s.axis && overlap(e, s, tol))
+            .map(|e| e.dash)
+            .collect();
+        s.dash = Dash::ALL
+            .into_iter()
+            .find(|d| !taken.contains(d))
+            .unwrap_or(Dash::ALL[i % Dash::ALL.len()]);
+    }
+}
+
+/// Whether two signals coincide (within `tol`, display units) on at least
+/// [`OVERLAP_FRACTION`] of their common finite samples.
+fn overlap(a: &PanelSignal<'_>, b: &PanelSignal<'_>, tol: f64) -> bool {
+    let (mut common, mut equal) = (0usize, 0usize);
+    for (x, y) in a.values.iter().zip(b.values) {
+        let (x, y) = (x * a.factor, y * b.factor);
+        if x.is_finite() && y.is_finite() {
+            common += 1;
+            if (x - y).abs() <= tol {
+                equal += 1;
+            }
+        }
+    }
+    common > 0 && equal as f64 >= OVERLAP_FRACTION * common as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(cols: &[(&str, Vec<f64>)]) -> SimResult {
+        let names = cols.iter().map(|(n, _)| n.to_string()).collect();
+        let mut r = SimResult::new("m", names);
+        let n = cols[0].1.len();
+        for i in 0..n {
+            let row: Vec<f64> = cols.iter().map(|(_, v)| v[i]).collect();
+            r.push_row(i as f64, &row);
+        }
+        r
+    }
+
+    #[test]
+    fn equal_traces_get_distinct_dashes() {
+        let ramp: Vec<f64> = (0..100).map(f64::from).collect();
+        let other: Vec<f64> = ramp.iter().map(|v| 500.0 - v).collect();
+        let r = result(&[
+            ("a", ramp.clone()),
+            ("b", ramp.clone()),
+            ("c", other),
+            ("d", ramp),
+        ]);
+        let scope = ScopeSpec::new(
+            "s",
+            ["a", "b", "c", "d"]
+                .iter()
+                .map(|n| ScopeSignal::new(*n))
+                .collect(),
+        );
+        let panels = resolve(&r, &scope).unwrap();
+        let dashes: Vec<Dash> = panels[0].signals.iter().map(|s| s.dash).collect();
+        // b equals a; c is elsewhere; d equals a and b.
+        assert_eq!(dashes, [Dash::Solid, Dash::Dash, Dash::Solid, Dash::Dot]);
+    }
+
+    #[test]
+    fn two_units_share_a_panel_on_left_and_right_axes() {
+        let r = result(&[("w", vec![1.0, 2.0]), ("tau", vec![3.0, 4.0])]);
+        let scope = ScopeSpec::new(
+            "s",
+            vec![
+                ScopeSignal::new("w").with_unit("rpm"),
+                ScopeSignal::new("tau").with_unit("N*m"),
+                ScopeSignal::new("w").with_unit("rpm").with_label("again"),
+            ],
+        );
+        let panels = resolve(&r, &scope).unwrap();
+        assert_eq!(panels[0].units, vec!["rpm", "N·m"]);
+        let axes: Vec<usize> = panels[0].signals.iter().map(|s| s.axis).collect();
+        assert_eq!(axes, [0, 1, 0]);
+    }
+
+    #[test]
+    fn three_units_in_one_panel_are_refused_naming_scope_and_signals() {
+        let r = result(&[("w", vec![1.0]), ("tau", vec![3.0]), ("p", vec![5.0])]);
+        let scope = ScopeSpec::new(
+            "mixed",
+            vec![
+                ScopeSignal::new("w").with_unit("rpm"),
+                ScopeSignal::new("tau").with_unit("N*m"),
+                ScopeSignal::new("p").with_unit("hp"),
+            ],
+        );
+        let e = resolve(&r, &scope).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            matches!(e, PlotError::TooManyUnits { panel: 1, .. }),
+            "{msg}"
+        );
+        for part in ["`mixed`", "rpm: `w`", "N·m: `tau`", "hp: `p`"] {
+            assert!(msg.contains(part), "{part} missing in: {msg}");
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! plotly.js figures (as JSON) for the scopes and the energy audit.
+//!
+//! A scope becomes one figure: its panels stacked on a shared time axis (zoom and pan act on
+//! all of them), each panel with a left y axis and, for a second display unit, a right one
+//! ([`drivelink_plots::signals`], the same grouping as the PNGs). Hovering shows every
+//! signal's value at that time with its unit. Clicking a legend entry hides or shows a
+//! signal. Above the panels an event strip has one row per event kind: hovering a marker
+//! shows the time, the block, the kind and the detail; marked events (every kind but time
+//! events) also get a dotted vertical line across the panels.
+//!
+//! Long series are decimated per pixel-sized bucket keeping first/min/max/last
+//! ([`drivelink_plots::decimate`]); values are written with 9 significant digits.
+
+use serde_json::{json, Map, Value};
+
+use drivelink_core::model::EnergyAudit;
+use drivelink_core::result::{EventTag, SimResult};
+use drivelink_core::scope::ScopeSpec;
+use drivelink_plots::decimate::{decimate, linear};
+use drivelink_plots::signals::{resolve, Dash};
+use drivelink_plots::{PlotError, PALETTE};
+
+/// Buckets per trace: at most four points each survive decimation.
+pub const BUCKETS: usize = 2000;
+/// Event markers per scope at most (evenly thinned beyond).
+pub const MAX_EVENT_MARKS: usize = 2000;
+/// Vertical event lines per scope at most.
+pub const MAX_EVENT_LINES: usize = 200;
+
+/// Pixel heights used to size a figure.
+const PANEL_H: f64 = 300.0;
+const PANEL_MIN_H: f64 = 130.0;
+const STRIP_ROW_H: f64 = 14.0;
+const GAP_H: f64 = 28.0;
+const MARGIN_T: f64 = 56.0;
+const MARGIN_B: f64 = 56.0;
+
+/// A number rounded to 9 significant digits (JSON `null` when not finite).
+pub fn num(v: f64) -> Value {
+    if !v.is_finite() {
+        return Value::Null;
+    }
+    let r: f64 = format!("{v:.8e}").parse().unwrap_or(v);
+    serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
+}
+
+fn color(k: usize) -> String {
+    let c = PALETTE[k % PALETTE.len()];
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+/// Colour of an event kind's markers.
+fn event_color(kind: EventTag) -> &'static str {
+    match kind {
+        EventTag::Lock => "#2ca02c",
+        EventTag::Unlock => "#d62728",
+        EventTag::Free => "#7f7f7f",
+        EventTag::Engage => "#1f77b4",
+        EventTag::ZeroCrossing => "#9467bd",
+        EventTag::TimeEvent => "#8c564b",
+        EventTag::Stop => "#000000",
+        EventTag::Impact => "#ff7f0e",
+    }
+}
+
+const EVENT_ORDER: [EventTag; 8] = [
+    EventTag::Lock,
+    EventTag::Unlock,
+    EventTag::Engage,
+    EventTag::Free,
+    EventTag::ZeroCrossing,
+    EventTag::Impact,
+    EventTag::Stop,
+    EventTag::TimeEvent,
+];
+
+/// The plotly figure (`{data, layout}`) of one scope.
+pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, PlotError> {
+    let panels = resolve(result, scope)?;
+    if result.time.is_empty() {
+        return Err(PlotError::EmptyResult {
+            scope: scope.name.clone(),
+        });
+    }
+    let t = &result.time;
+    let x_range = (t[0], t[t.len() - 1]);
+
+    // Event strip rows: kinds present, in a fixed order.
+    let kinds: Vec<EventTag> = EVENT_ORDER
+        .into_iter()
+        .filter(|k| result.events.iter().any(|e| e.kind == *k))
+        .collect();
+    let strip_h = if kinds.is_empty() {
+        0.0
+    } else {
+        STRIP_ROW_H * kinds.len() as f64 + 16.0
+    };
+    // One panel gets the full height; stacked panels share a bit more than that.
+    let panel_h = if panels.len() <= 1 {
+        PANEL_H
+    } else {
+        (1.7 * PANEL_H / panels.len() as f64).max(PANEL_MIN_H)
+    };
+    let panels_h = panel_h * panels.len() as f64 + GAP_H * panels.len().saturating_sub(1) as f64;
+    let plot_h = panels_h
+        + if kinds.is_empty() {
+            0.0
+        } else {
+            strip_h + GAP_H
+        };
+    let height = plot_h + MARGIN_T + MARGIN_B;
+    let frac = |px: f64| px / plot_h;
+
+    let mut data: Vec<Value> = Vec::new();
+    let mut layout = Map::new();
+    let mut next_axis = 1;
+    let mut top = 1.0;
+    if !kinds.is_empty() {
+        let (lo, hi) = (1.0 - frac(strip_h), 1.0);
+        top = lo - frac(GAP_H);
+        layout.insert(
+            axis_key(next_axis),
+            json!({
+                "domain": [lo, hi], "anchor": "x", "type": "category",
+                "categoryorder": "array",
+                "categoryarray": kinds.iter().rev().map(|k| k.as_str()).collect::<Vec<_>>(),
+                "fixedrange": true, "showgrid": true, "tickfont": {"size": 10}
+            }),
+        );
+        for kind in &kinds {
+            data.push(event_trace(result, *kind, next_axis));
+        }
+        next_axis += 1;
+    }
+
+    let mut bottom_axis = 1;
+    for (k, p) in panels.iter().enumerate() {
+        let hi = top - frac((panel_h + GAP_H) * k as f64);
+        let lo = hi - frac(panel_h);
+        let left = next_axis;
+        let mut ids = vec![left];
+        let mut left_axis = json!({
+            "domain": [lo.max(0.0), hi], "anchor": "x", "zeroline": false,
+            "title": {"text": p.units[0]}, "exponentformat": "e"
+        });
+        if let Some((a, b)) = scope.ylim {
+            left_axis["range"] = json!([num(a), num(b)]);
+            left_axis["autorange"] = json!(false);
+        }
+        layout.insert(axis_key(left), left_axis);
+        next_axis += 1;
+        if p.units.len() > 1 {
+            let right = next_axis;
+            ids.push(right);
+            layout.insert(
+                axis_key(right),
+                json!({
+                    "overlaying": format!("y{}", axis_suffix(left)), "side": "right",
+                    "anchor": "x", "zeroline": false, "showgrid": false,
+                    "title": {"text": p.units[1]}, "exponentformat": "e"
+                }),
+            );
+            next_axis += 1;
+        }
+        bottom_axis = left;
+        for s in &p.signals {
+            let segs = decimate(
+                linear(&t[..s.values.len()], s.values, s.factor),
+                x_range,
+                BUCKETS,
+            );
+            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            for (i, seg) in segs.iter().enumerate() {
+                if i > 0 {
+                    xs.push(Value::Null);
+                    ys.push(Value::Null);
+                }
+                for &(x, y) in seg {
+                    xs.push(num(x));
+                    ys.push(num(y));
+                }
+            }
+            let unit = if s.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", s.unit)
+            };
+            data.push(json!({
+                "type": "scatter", "mode": "lines", "name": s.label,
+                "x": xs, "y": ys,
+                "xaxis": "x", "yaxis": format!("y{}", axis_suffix(ids[s.axis])),
+                "line": {
+                    "color": color(s.color), "width": if s.dash == Dash::Solid { 2.0 } else { 2.4 },
+                    "dash": s.dash.plotly(), "shape": if s.step { "hv" } else { "linear" }
+                },
+                "connectgaps": false,
+                "hovertemplate": format!("%{{y:.6g}}{}<extra>{}</extra>", crate::html::escape(&unit), crate::html::escape(s.label)),
+            }));
+        }
+    }
+    layout.insert(
+        "xaxis".into(),
+        json!({
+            "title": {"text": "time [s]"}, "anchor": format!("y{}", axis_suffix(bottom_axis)),
+            "domain": [0.0, 1.0], "range": [num(x_range.0), num(x_range.1)],
+            "showspikes": true, "spikemode": "across", "spikethickness": 1,
+            "spikecolor": "#999999", "spikedash": "dot", "exponentformat": "e"
+        }),
+    );
+    layout.insert("shapes".into(), Value::Array(event_lines(result, top)));
+    layout.insert("height".into(), json!(height.round()));
+    layout.insert(
+        "title".into(),
+        json!({"text": crate::html::escape(scope.title_text()), "x": 0.01, "xanchor": "left"}),
+    );
+    layout.insert("hovermode".into(), json!("x unified"));
+    layout.insert(
+        "margin".into(),
+        json!({"l": 70, "r": 80, "t": MARGIN_T, "b": MARGIN_B}),
+    );
+    layout.insert("legend".into(), json!({"groupclick": "toggleitem"}));
+    layout.insert("plot_bgcolor".into(), json!("#ffffff"));
+    Ok(json!({"data": data, "layout": Value::Object(layout)}))
+}
+
+fn axis_suffix(n: usize) -> String {
+    if n == 1 {
+        String::new()
+    } else {
+        n.to_string()
+    }
+}
+
+fn axis_key(n: usize) -> String {
+    format!("yaxis{}", axis_suffix(n))
+}
+
+/// Markers of one event kind on the strip, with hover text (time, block, kind, detail).
+fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
+    let events: Vec<_> = result.events.iter().filter(|e| e.kind == kind).collect();
+    let n = events.len();
+    let picked: Vec<_> = if n > MAX_EVENT_MARKS {
+        (0..MAX_EVENT_MARKS)
+            .map(|k| events[k * n / MAX_EVENT_MARKS])
+            .collect()
+    } else {
+        events
+    };
+    let xs: Vec<Value> = picked.iter().map(|e| num(e.time)).collect();
+    let texts: Vec<String> = picked
+        .iter()
+        .map(|e| {
+            let mut s = format!(
+                "t = {} s<br>{}: <b>{}</b>",
+                num(e.time),
+                crate::html::escape(&e.block),
+                kind.as_str()
+            );
+            if !e.detail.is_empty() {
+                s.push_str("<br>");
+                s.push_str(&crate::html::escape(&e.detail));
+            }
+            s
+        })
+        .collect();
+    let name = if n > picked.len() {
+        format!("{} ({n}, {} shown)", kind.as_str(), picked.len())
+    } else {
+        format!("{} ({n})", kind.as_str())
+    };
+    json!({
+        "type": "scatter", "mode": "markers", "name": name,
+        "legendgroup": "events", "legendgrouptitle": {"text": "events"},
+        "x": xs, "y": vec![kind.as_str(); picked.len()],
+        "xaxis": "x", "yaxis": format!("y{}", axis_suffix(axis)),
+        "marker": {"symbol": "diamond", "size": 9, "color": event_color(kind),
+                   "line": {"width": 1, "color": "#ffffff"}},
+        "text": texts, "hovertemplate": "%{text}<extra></extra>",
+    })
+}
+
+/// Dotted vertical lines at marked events, across the panels (below `top`, paper units).
+fn event_lines(result: &SimResult, top: f64) -> Vec<Value> {
+    let mut ts: Vec<f64> = result
+        .events
+        .iter()
+        .filter(|e| e.kind != EventTag::TimeEvent && e.time.is_finite())
+        .map(|e| e.time)
+        .collect();
+    ts.sort_by(f64::total_cmp);
+    ts.dedup();
+    let n = ts.len();
+    if n > MAX_EVENT_LINES {
+        ts = (0..MAX_EVENT_LINES)
+            .map(|k| ts[k * n / MAX_EVENT_LINES])
+            .collect();
+    }
+    ts.into_iter()
+        .map(|t| {
+            json!({
+                "type": "line", "xref": "x", "yref": "paper", "x0": num(t), "x1": num(t),
+                "y0": 0, "y1": top, "layer": "below",
+                "line": {"color": "#c8c8c8", "width": 1, "dash": "dot"}
+            })
+        })
+        .collect()
+}
+
+/// One flow of the energy audit.
+struct Flow {
+    label: String,
+    joules: f64,
+    color: &'static str,
+}
+
+/// The energy audit as a Sankey figure: sources (and energy released from storage) flow
+/// into the model, which passes it on to each loss and to energy stored at the end.
+/// Flows under 0.1 % of the total are merged into "other".
+pub fn energy_figure(a: &EnergyAudit) -> Value {
+    let d_ke = a.kinetic_final - a.kinetic_initial;
+    let d_pe = a.potential_final - a.potential_initial;
+    let mut ins: Vec<Flow> = Vec::new();
+    let mut outs: Vec<Flow> = Vec::new();
+    let green = "rgba(44,160,44,0.55)";
+    let red = "rgba(214,39,40,0.45)";
+    let blue = "rgba(31,119,180,0.5)";
+    let grey = "rgba(127,127,127,0.5)";
+    for (name, w) in &a.sources {
+        if *w >= 0.0 {
+            ins.push(Flow {
+                label: format!("{name} (source)"),
+                joules: *w,
+                color: green,
+            });
+        } else {
+            outs.push(Flow {
+                label: format!("{name} (absorbed)"),
+                joules: -w,
+                color: red,
+            });
+        }
+    }
+    for (name, w) in &a.losses {
+        if *w >= 0.0 {
+            outs.push(Flow {
+                label: name.clone(),
+                joules: *w,
+                color: red,
+            });
+        } else {
+            ins.push(Flow {
+                label: format!("{name} (returned)"),
+                joules: -w,
+                color: green,
+            });
+        }
+    }
+    let mut storage = |label: &str, delta: f64| {
+        if delta > 0.0 {
+            outs.push(Flow {
+                label: format!("{label} stored"),
+                joules: delta,
+                color: blue,
+            });
+        } else if delta < 0.0 {
+            ins.push(Flow {
+                label: format!("{label} released"),
+                joules: -delta,
+                color: blue,
+            });
+        }
+    };
+    storage("kinetic energy", d_ke);
+    storage("potential energy", d_pe);
+    if a.impact_loss > 0.0 {
+        outs.push(Flow {
+            label: "impacts (velocity jumps)".into(),
+            joules: a.impact_loss,
+            color: red,
+        });
+    }
+    if a.residual > 0.0 {
+        outs.push(Flow {
+            label: "residual (integration error)".into(),
+            joules: a.residual,
+            color: grey,
+        });
+    } else if a.residual < 0.0 {
+        ins.push(Flow {
+            label: "residual (integration error)".into(),
+            joules: -a.residual,
+            color: grey,
+        });
+    }
+    let total: f64 = ins
+        .iter()
+        .map(|f| f.joules)
+        .sum::<f64>()
+        .max(outs.iter().map(|f| f.joules).sum());
+    let merge = |flows: Vec<Flow>| -> Vec<Flow> {
+        let (mut big, small): (Vec<Flow>, Vec<Flow>) = flows
+            .into_iter()
+            .filter(|f| f.joules.is_finite() && f.joules > 0.0)
+            .partition(|f| f.joules >= 1e-3 * total);
+        big.sort_by(|a, b| b.joules.total_cmp(&a.joules));
+        if !small.is_empty() {
+            big.push(Flow {
+                label: format!("other ({} elements)", small.len()),
+                joules: small.iter().map(|f| f.joules).sum(),
+                color: grey,
+            });
+        }
+        big
+    };
+    let ins = merge(ins);
+    let outs = merge(outs);
+    let mut labels: Vec<String> = ins
+        .iter()
+        .map(|f| format!("{}: {}", f.label, fmt_energy(f.joules)))
+        .collect();
+    let hub = labels.len();
+    labels.push("model".into());
+    labels.extend(
+        outs.iter()
+            .map(|f| format!("{}: {}", f.label, fmt_energy(f.joules))),
+    );
+    let (mut src, mut dst, mut val, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, f) in ins.iter().enumerate() {
+        src.push(i);
+        dst.push(hub);
+        val.push(num(f.joules));
+        col.push(f.color);
+    }
+    for (i, f) in outs.iter().enumerate() {
+        src.push(hub);
+        dst.push(hub + 1 + i);
+        val.push(num(f.joules));
+        col.push(f.color);
+    }
+    let height = (60.0 + 34.0 * ins.len().max(outs.len()) as f64).max(320.0);
+    json!({
+        "data": [{
+            "type": "sankey", "orientation": "h", "valueformat": ".4s", "valuesuffix": " J",
+            "node": {"label": labels, "pad": 14, "thickness": 16,
+                     "color": "#9aa5b1", "line": {"width": 0}},
+            "link": {"source": src, "target": dst, "value": val, "color": col},
+        }],
+        "layout": {
+            "title": {"text": "Where the energy went", "x": 0.01, "xanchor": "left"},
+            "height": height.round(), "margin": {"l": 20, "r": 20, "t": 50, "b": 20},
+            "font": {"size": 12},
+        }
+    })
+}
+
+/// `1234.5` -> `"1.23 kJ"`.
+pub fn fmt_energy(j: f64) -> String {
+    let a = j.abs();
+    if !a.is_finite() {
+        return format!("{j} J");
+    }
+    let (v, u) = if a >= 1e6 {
+        (j / 1e6, "MJ")
+    } else if a >= 1e3 {
+        (j / 1e3, "kJ")
+    } else {
+        (j, "J")
+    };
+    format!("{} {u}", sig(v, 4))
+}
+
+/// `v` with `digits` significant digits (scientific below 0.01).
+fn sig(v: f64, digits: usize) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    if v.abs() < 0.01 {
+        return format!("{v:.prec$e}", prec = digits - 1);
+    }
+    let mag = v.abs().log10().floor() as i32;
+    let decimals = (digits as i32 - 1 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_nine_significant_digits() {
+        assert_eq!(num(12.340000000000002), json!(12.34));
+        assert_eq!(num(1.0 / 3.0), json!(0.333333333));
+        assert_eq!(num(f64::NAN), Value::Null);
+        assert_eq!(num(f64::INFINITY), Value::Null);
+        assert_eq!(num(1e308), json!(1e308));
+    }
+
+    #[test]
+    fn energy_units() {
+        assert_eq!(fmt_energy(1234.6), "1.235 kJ");
+        assert_eq!(fmt_energy(12.0), "12.00 J");
+        assert_eq!(fmt_energy(2.5e6), "2.500 MJ");
+        assert_eq!(fmt_energy(1.079e-7), "1.079e-7 J");
+    }
+
+    #[test]
+    fn sankey_balances_sources_and_sinks() {
+        let a = EnergyAudit {
+            sources: vec![("engine".into(), 1000.0)],
+            losses: vec![("clutch".into(), 300.0), ("spring".into(), -50.0)],
+            kinetic_initial: 0.0,
+            kinetic_final: 750.0,
+            potential_initial: 0.0,
+            potential_final: 0.0,
+            impact_loss: 0.0,
+            residual: 0.0,
+            relative_residual: 0.0,
+        };
+        let f = energy_figure(&a);
+        let link = &f["data"][0]["link"];
+        let hub = f["data"][0]["node"]["label"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|l| l == "model")
+            .unwrap();
+        let sum = |into: bool| -> f64 {
+            let src = link["source"].as_array().unwrap();
+            let dst = link["target"].as_array().unwrap();
+            let val = link["value"].as_array().unwrap();
+            (0..val.len())
+                .filter(|&i| if into { dst[i] == hub } else { src[i] == hub })
+                .map(|i| val[i].as_f64().unwrap())
+                .sum()
+        };
+        // In: 1000 (engine) + 50 (spring returned); out: 300 (clutch) + 750 (kinetic).
+        assert_eq!(sum(true), 1050.0);
+        assert_eq!(sum(false), 1050.0);
+    }
+}

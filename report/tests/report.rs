@@ -1,0 +1,156 @@
+//! The report page: self-contained (no network references), every scope, the events, the
+//! energy audit and the diagram present; a bad scope does not lose the rest.
+
+use drivelink_core::model::EnergyAudit;
+use drivelink_core::result::{EventRecord, EventTag, SimResult};
+use drivelink_core::scope::{ScopeSignal, ScopeSpec};
+use drivelink_report::{embedded_plotly_js, render_report, DiagramSvg, ReportInput};
+
+fn result() -> SimResult {
+    let mut r = SimResult::new("demo", vec!["J.w".into(), "c.mode".into(), "c.tau".into()]);
+    for i in 0..=20_000 {
+        let t = i as f64 * 1e-3;
+        let mode = if t < 5.0 { 1.0 } else { 0.0 };
+        r.push_row(t, &[10.0 * (1.0 - (-t).exp()), mode, 3.0 * t.sin()]);
+    }
+    r.events.push(EventRecord {
+        time: 5.0,
+        block: "c".into(),
+        kind: EventTag::Lock,
+        detail: "locked, holding torque 1.5 N·m".into(),
+    });
+    r.events.push(EventRecord {
+        time: 7.5,
+        block: "step<1>".into(),
+        kind: EventTag::TimeEvent,
+        detail: "step 0 -> 1 & \"quoted\"".into(),
+    });
+    r.end_time = 20.0;
+    r
+}
+
+fn scopes() -> Vec<ScopeSpec> {
+    let mut speeds = ScopeSpec::new(
+        "speeds",
+        vec![ScopeSignal::new("J.w")
+            .with_unit("rpm")
+            .with_label("flywheel")],
+    );
+    speeds
+        .panels
+        .push(vec![ScopeSignal::new("c.mode").with_label("clutch mode")]);
+    let mixed = ScopeSpec::new(
+        "mixed",
+        vec![
+            ScopeSignal::new("J.w").with_unit("rpm"),
+            ScopeSignal::new("c.tau").with_unit("N*m"),
+        ],
+    );
+    vec![speeds, mixed]
+}
+
+fn audit() -> EnergyAudit {
+    EnergyAudit {
+        sources: vec![("engine".into(), 1000.0)],
+        losses: vec![("c".into(), 400.0)],
+        kinetic_initial: 0.0,
+        kinetic_final: 600.0,
+        potential_initial: 0.0,
+        potential_final: 0.0,
+        impact_loss: 0.0,
+        residual: 0.0,
+        relative_residual: 0.0,
+    }
+}
+
+/// The page with the embedded plotly.js cut out (that library's own text mentions URLs).
+fn page_without_plotly(html: &str) -> String {
+    let js = embedded_plotly_js().unwrap();
+    assert_eq!(
+        html.matches(js).count(),
+        1,
+        "plotly.js embedded exactly once"
+    );
+    html.replace(js, "")
+}
+
+#[test]
+fn report_is_self_contained_with_every_scope_event_and_the_energy_audit() {
+    let r = result();
+    let scopes = scopes();
+    let a = audit();
+    let diagram = vec![DiagramSvg {
+        path: String::new(),
+        title: "demo".into(),
+        svg: "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"drivelink-diagram\"><rect class=\"block\" data-block=\"J\"/></svg>".into(),
+    }];
+    let html = render_report(&ReportInput {
+        result: &r,
+        scopes: &scopes,
+        energy: Some(&a),
+        diagram: Some(&diagram),
+    })
+    .unwrap();
+    let own = page_without_plotly(&html);
+    for bad in ["http://", "https://", "<link", "@import", " src="] {
+        assert!(!own.contains(bad), "the page refers to `{bad}`");
+    }
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for s in &scopes {
+        assert!(
+            own.contains(&format!("data-scope=\"{}\"", s.name)),
+            "scope {} present",
+            s.name
+        );
+    }
+    for label in ["\"flywheel\"", "\"clutch mode\"", "\"J.w\"", "\"c.tau\""] {
+        assert!(own.contains(label), "trace {label} present");
+    }
+    // Units in the hover text, the second unit on a right axis.
+    assert!(own.contains("%{y:.6g} rpm") && own.contains("%{y:.6g} N·m"));
+    assert!(own.contains("\"side\":\"right\""));
+    // Events: in the table (escaped) and as hover markers with block and kind.
+    assert!(own.contains("<td>c</td><td>lock</td><td>locked, holding torque 1.5 N·m</td>"));
+    assert!(own.contains(
+        "<td>step&lt;1&gt;</td><td>time_event</td><td>step 0 -&gt; 1 &amp; &quot;quoted&quot;</td>"
+    ));
+    // (inside the JSON data block `<` is written `\u003c`)
+    assert!(own.contains("c: \\u003cb>lock\\u003c/b>"));
+    // Energy audit: chart and numbers; the diagram inline without its namespace URL.
+    assert!(own.contains("\"type\":\"sankey\""));
+    assert!(own.contains("dissipated: c"));
+    assert!(own.contains("data-block=\"J\""));
+}
+
+#[test]
+fn long_series_are_decimated_to_a_bounded_size() {
+    let r = result();
+    let scopes = scopes();
+    let html = render_report(&ReportInput {
+        result: &r,
+        scopes: &scopes,
+        energy: None,
+        diagram: None,
+    })
+    .unwrap();
+    let own = page_without_plotly(&html);
+    // 20 001 samples of 4 traces would be > 1 MB of numbers; decimation keeps <= 4 per bucket.
+    assert!(own.len() < 600_000, "report data {} bytes", own.len());
+}
+
+#[test]
+fn a_bad_scope_is_reported_in_place_and_the_rest_is_kept() {
+    let r = result();
+    let mut scopes = scopes();
+    scopes.push(ScopeSpec::new("typo", vec![ScopeSignal::new("J.ww")]));
+    let html = render_report(&ReportInput {
+        result: &r,
+        scopes: &scopes,
+        energy: None,
+        diagram: None,
+    })
+    .unwrap();
+    assert!(html.contains("class=\"error\" data-scope=\"typo\""));
+    assert!(html.contains("unknown signal `J.ww`"));
+    assert!(html.contains("data-scope=\"speeds\"") && html.contains("data-scope=\"mixed\""));
+}
