@@ -75,7 +75,7 @@ fn max_steps_error() {
     };
     let (r, _) = run(&mut p, &[1.0, 0.0], &s);
     let f = r.expect_err("must fail");
-    let SolverError::MaxSteps { t, max_steps } = f.error else {
+    let SolverError::MaxSteps { t, max_steps, .. } = f.error else {
         panic!("{:?}", f.error)
     };
     assert_eq!(max_steps, 10);
