@@ -62,8 +62,8 @@ pub const SOLVER_KEYS: &[&str] = &[
     "chatter_window",
     "chatter_max_events",
 ];
-/// Solver methods.
-pub const METHODS: &[&str] = &["dopri5", "dop853", "rk4"];
+/// Solver methods (`stiff` is an alias of `radau5`).
+pub const METHODS: &[&str] = Method::NAMES;
 /// Keys of a scope.
 pub const SCOPE_KEYS: &[&str] = &[
     "name",
@@ -1159,39 +1159,24 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
             "dopri5".to_string()
         }
         Some(other) => {
+            let names: Vec<String> = METHODS.iter().map(|m| format!("\"{m}\"")).collect();
             cx.err(
                 "solver.method",
-                format!(
-                    "expected one of \"dopri5\", \"dop853\", \"rk4\", {}",
-                    got(other)
-                ),
+                format!("expected one of {}, {}", names.join(", "), got(other)),
             );
             "dopri5".to_string()
         }
     };
-    st.method = match method.as_str() {
-        "dop853" => Method::Dop853,
-        "rk4" => match step {
-            Some(h) => Method::Rk4 { step: h },
-            None => {
-                if !s.contains_key("step") {
-                    cx.err(
-                        "solver.step",
-                        "method \"rk4\" is fixed-step: give \"step\" (the step size, s)",
-                    );
-                }
-                Method::Rk4 { step: 1e-3 }
+    st.method = match Method::from_name(&method, step) {
+        Ok(m) => m,
+        Err(message) => {
+            // The name is one of METHODS (checked above), so the message is about "step"
+            // (missing for rk4, or given to an adaptive method); an invalid "step" value
+            // was reported already.
+            if step.is_some() || !s.contains_key("step") {
+                cx.err("solver.step", message);
             }
-        },
-        _ => {
-            if s.contains_key("step") {
-                cx.err("solver.step", format!("\"step\" is the fixed step of method \"rk4\"; method \"{method}\" is adaptive (use max_step / initial_step)"));
-            }
-            if method == "dop853" {
-                Method::Dop853
-            } else {
-                Method::Dopri5
-            }
+            Method::from_name(&method, None).unwrap_or(Method::Rk4 { step: 1e-3 })
         }
     };
     if let Some(x) = start {

@@ -62,6 +62,8 @@ type Fail = (SolverError, f64);
 ///
 /// `x` holds the initial state on entry and the final state (at `end_time`) on return, also
 /// on failure (then the last good state). The trajectory goes to [`HybridSystem::output`].
+// A `Failure` is built once, at the end of a failed run; boxing it would buy nothing.
+#[allow(clippy::result_large_err)]
 pub fn integrate<S: HybridSystem>(
     sys: &mut S,
     x: &mut [f64],

@@ -233,8 +233,13 @@ impl FiniteDifferences {
     /// Use `floor` (> 0, finite) as the increment floor `s_j` of every component.
     pub fn with_floor(mut self, floor: f64) -> Result<Self, SolverError> {
         check_floor(floor)?;
-        self.floor.iter_mut().for_each(|s| *s = floor);
+        self.set_uniform_floor(floor);
         Ok(self)
+    }
+
+    /// Set the same increment floor for every component (the caller checked it).
+    pub(crate) fn set_uniform_floor(&mut self, floor: f64) {
+        self.floor.iter_mut().for_each(|s| *s = floor);
     }
 
     /// Set a per-component increment floor `s_j` (each > 0 and finite).
@@ -328,12 +333,17 @@ impl FiniteDifferences {
             Differencing::Forward => f64::EPSILON.sqrt(),
             Differencing::Central => f64::EPSILON.cbrt(),
         };
-        for j in 0..x.len() {
-            let d = sigma * x[j].abs().max(self.floor[j]);
+        for (((&xj, &s), dp), dm) in x
+            .iter()
+            .zip(&self.floor)
+            .zip(&mut self.delta_plus)
+            .zip(&mut self.delta_minus)
+        {
+            let d = sigma * xj.abs().max(s);
             // Exactly representable increments: the quotient then divides by the step
             // actually taken.
-            self.delta_plus[j] = (x[j] + d) - x[j];
-            self.delta_minus[j] = x[j] - (x[j] - d);
+            *dp = (xj + d) - xj;
+            *dm = xj - (xj - d);
         }
         jac.fill(0.0);
         self.xp.copy_from_slice(x);

@@ -154,16 +154,18 @@ impl Settings {
     /// The largest accepted `guard_samples`.
     pub const MAX_GUARD_SAMPLES: usize = 1000;
     /// The default `guard_samples`, chosen by measurement (see `docs/solver.md`).
-    pub const DEFAULT_GUARD_SAMPLES: usize = 4;
+    pub const DEFAULT_GUARD_SAMPLES: usize = 1;
 
     /// Output points the fixed output grid will produce (`None` without `output_interval`,
-    /// when the number follows the accepted steps). The count includes the initial and the
-    /// final point but not the two extra points of each event instant; it is `inf` for an
-    /// absurd interval (say 5e-324), so a caller can refuse such settings before running.
+    /// when the number follows the accepted steps): the initial point, the grid points
+    /// `start + k·dt` before `stop_time` and the final point, without the two points of
+    /// each event instant. It is `inf` for an absurd interval (say 5e-324), so a caller
+    /// can refuse such settings before running.
     pub fn estimated_output_points(&self) -> Option<f64> {
         let dt = self.output_interval?;
-        let span = self.stop_time - self.start_time;
-        Some((span / dt).floor() + 2.0)
+        // Grid points closer to stop_time than the snapping tolerance give way to Final.
+        let span = self.stop_time - self.start_time - 1e-12 * self.stop_time.abs().max(1.0);
+        Some(((span / dt).ceil() - 1.0).max(0.0) + 2.0)
     }
 
     /// The least number of steps the settings force: `(stop − start) / step` for RK4, or

@@ -119,9 +119,12 @@ const TI: [[f64; 3]; 3] = [
 
 /// Newton iterations allowed per attempt (RADAU5's `NIT`).
 const NIT: usize = 7;
-/// Keep the Jacobian after an accepted step if Newton contracted at least this fast
-/// (RADAU5's `THET`; see `docs/solver.md` for the choice).
-const THET: f64 = 0.001;
+/// Keep the Jacobian after a step if Newton contracted at least this fast (RADAU5's
+/// `THET`): Hairer advises 0.001 when Jacobians are cheap and about 0.1 when they are
+/// costly. A Jacobian costing at most one Newton iteration (three evaluations) counts as
+/// cheap (see `docs/solver.md` for the measurements behind the choice).
+const THET_CHEAP: f64 = 0.001;
+const THET_COSTLY: f64 = 0.1;
 /// Safety factor of the step-size control.
 const SAFE: f64 = 0.9;
 /// Step-size ratio limits: `h_new / h` in `[1/FACL, 1/FACR]` = `[0.2, 8]`.
@@ -132,6 +135,10 @@ const QUOT1: f64 = 1.0;
 const QUOT2: f64 = 1.2;
 /// Power iterations per spectral-radius estimate (Auto's switch-back test).
 const POWER_ITERS: usize = 12;
+/// Under Auto, a Jacobian older than this many accepted steps is refreshed, so the
+/// spectral radius behind the switch-back test stays current (LSODA's `MSBJ` is 50 for its
+/// BDF Jacobian, its `MSBP` 20).
+const AUTO_JAC_AGE: u32 = 20;
 
 /// Outcome of the Newton iteration of one attempt.
 enum Newton {
@@ -180,6 +187,8 @@ pub(crate) struct Radau {
     h_old: f64,
     /// The last accepted step's polynomial may seed the next Newton iteration.
     have_cont: bool,
+    /// The Jacobian-reuse threshold for this system (`THET_CHEAP` or `THET_COSTLY`).
+    thet: f64,
     theta: f64,
     faccon: f64,
     /// First attempt after a (re)start.
@@ -190,8 +199,11 @@ pub(crate) struct Radau {
     n_acc: u64,
     hacc: f64,
     erracc: f64,
-    /// Estimate the spectral radius of every new Jacobian (for `Method::Auto`).
+    /// Estimate the spectral radius of every new Jacobian and refresh Jacobians older than
+    /// `AUTO_JAC_AGE` steps (for `Method::Auto`).
     track_rho: bool,
+    /// Accepted steps since the Jacobian was formed.
+    jac_age: u32,
     rho: Option<f64>,
     pv: Vec<f64>,
     pw: Vec<f64>,
@@ -218,11 +230,15 @@ impl Radau {
         let fnewt = (10.0 * f64::EPSILON / rtol_t).max(0.03f64.min(rtol_t.sqrt()));
         let pattern = pattern.unwrap_or_else(|| SparsityPattern::dense(n));
         let mut fd = FiniteDifferences::new(pattern);
-        let floor = atol / rtol;
-        if let Ok(f) = fd.clone().with_floor(floor) {
-            fd = f;
-        }
+        // atol / rtol: the magnitude below which a component's error control is absolute
+        // (positive and finite: the settings were validated).
+        fd.set_uniform_floor(atol / rtol);
         let vec = || vec![0.0; n];
+        let thet = if fd.evaluations() <= 3 {
+            THET_CHEAP
+        } else {
+            THET_COSTLY
+        };
         Radau {
             n,
             co: Coeffs::new(),
@@ -251,7 +267,8 @@ impl Radau {
             h: 0.0,
             h_old: 0.0,
             have_cont: false,
-            theta: THET,
+            thet,
+            theta: thet,
             faccon: 1.0,
             first: true,
             reject: false,
@@ -259,6 +276,7 @@ impl Radau {
             hacc: 0.0,
             erracc: 0.0,
             track_rho,
+            jac_age: 0,
             rho: None,
             pv: vec![1.0; n],
             pw: vec(),
@@ -313,7 +331,7 @@ impl Radau {
         self.first = true;
         self.reject = false;
         self.n_acc = 0;
-        self.theta = THET;
+        self.theta = self.thet;
         self.faccon = 1.0;
         self.update_scal(y);
     }
@@ -361,7 +379,10 @@ impl Radau {
         if self.need_jac {
             self.form_jacobian(sys, t0, y0);
         }
-        if !((h - self.lu_h).abs() <= 1e-12 * h.abs()) && !self.factor(h) {
+        // The factorisations stay valid for the same step size (a step recomputed as
+        // `(t + h) − t` may differ from `h` in the last bits).
+        let same_h = (h - self.lu_h).abs() <= 1e-12 * h.abs();
+        if !same_h && !self.factor(h) {
             // Singular iteration matrix: halve the step (RADAU5 gives up after 5 in a
             // row; here the step-size underflow check ends it).
             return self.fail(h, 0.5);
@@ -394,6 +415,7 @@ impl Radau {
         self.rhs_evals += evals;
         self.jac_rhs_evals += evals;
         self.jac_evals += 1;
+        self.jac_age = 0;
         self.need_jac = false;
         self.jac_fresh = true;
         self.lu_h = f64::NAN;
@@ -509,7 +531,7 @@ impl Radau {
         let fac1 = co.u1 / h;
         let (alphn, betan) = (co.alph / h, co.beta / h);
         self.faccon = self.faccon.max(f64::EPSILON).powf(0.8);
-        self.theta = THET;
+        self.theta = self.thet;
         let (mut dynold, mut thqold) = (0.0f64, 0.0f64);
         let mut newt = 0;
         loop {
@@ -645,10 +667,12 @@ impl Radau {
         let fac = SAFE.min(cfac / (newt + 2 * NIT) as f64);
         let mut quot = FACR.max(FACL.min(err.powf(0.25) / fac));
         let mut hnew = h / quot;
-        if !(err < 1.0) {
+        if err.is_nan() || err >= 1.0 {
             let first = self.first;
             self.reject = true;
-            if !self.jac_fresh {
+            // An error-test failure says the step was too long, not that the Jacobian is
+            // poor: keep it if Newton converged fast (RADAU5 always refreshes it here).
+            if !self.jac_fresh && self.theta > self.thet {
                 self.need_jac = true;
             }
             let h_next = if first || !hnew.is_finite() {
@@ -668,8 +692,10 @@ impl Radau {
         self.hacc = h;
         self.erracc = err.max(1e-2);
         self.accept_step(t1, h, y0);
-        // Keep the Jacobian only if Newton converged fast.
-        if self.theta > THET {
+        // Keep the Jacobian only if Newton converged fast (and, under Auto, while it is
+        // young enough for the spectral radius to be current).
+        self.jac_age += 1;
+        if self.theta > self.thet || (self.track_rho && self.jac_age >= AUTO_JAC_AGE) {
             self.need_jac = true;
         }
         self.jac_fresh = false;
@@ -678,7 +704,7 @@ impl Radau {
         }
         self.reject = false;
         let qt = hnew / h;
-        if self.theta <= THET && (QUOT1..=QUOT2).contains(&qt) {
+        if self.theta <= self.thet && (QUOT1..=QUOT2).contains(&qt) {
             // Same step size: the factorisations stay valid.
             hnew = h;
         }

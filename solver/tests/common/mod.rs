@@ -4,7 +4,7 @@
 
 use drivelink_solver::{
     integrate, EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome,
-    OutputKind, Settings, SystemError,
+    OutputKind, Settings, SparsityPattern, SystemError,
 };
 
 /// Every output point of a run.
@@ -37,9 +37,20 @@ impl Recorder {
     }
 }
 
-/// The three methods with the RK4 step used throughout the tests.
-pub fn methods() -> [Method; 3] {
-    [Method::Dopri5, Method::Dop853, Method::Rk4 { step: 1e-2 }]
+/// Every method (RK4 with the step used throughout the tests).
+pub fn methods() -> [Method; 5] {
+    [
+        Method::Dopri5,
+        Method::Dop853,
+        Method::Rk4 { step: 1e-2 },
+        Method::Radau5,
+        Method::Auto,
+    ]
+}
+
+/// The adaptive methods.
+pub fn adaptive_methods() -> [Method; 4] {
+    [Method::Dopri5, Method::Dop853, Method::Radau5, Method::Auto]
 }
 
 /// One handler call: time, kind, guards, state on entry.
@@ -408,5 +419,140 @@ pub fn settings(method: Method, stop: f64) -> Settings {
         method,
         stop_time: stop,
         ..Settings::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stiff problems.
+
+/// Robertson's chemical kinetics (Hairer & Wanner, Solving ODEs II, §IV.1, eq. (1.4)):
+/// y1' = −0.04 y1 + 1e4 y2 y3, y2' = 0.04 y1 − 1e4 y2 y3 − 3e7 y2², y3' = 3e7 y2²,
+/// y(0) = (1, 0, 0). Eigenvalues down to about −1e4 while the solution evolves over
+/// seconds to years; y1 + y2 + y3 = 1 is a linear invariant.
+pub fn robertson() -> Custom {
+    Custom::new(
+        3,
+        0,
+        |_, y, dy| {
+            dy[0] = -0.04 * y[0] + 1e4 * y[1] * y[2];
+            dy[2] = 3e7 * y[1] * y[1];
+            dy[1] = -dy[0] - dy[2];
+        },
+        |_, _, _| {},
+        EventAction::Continue,
+    )
+}
+
+/// Van der Pol's oscillator x'' − μ(1 − x²)x' + x = 0 as x = (x, x'), with a guard on the
+/// sign of x (mode ±1, flipped at every crossing); the crossing times are recorded.
+pub struct VanDerPol {
+    pub mu: f64,
+    pub mode: f64,
+    pub crossings: Vec<f64>,
+    pub rec: Recorder,
+}
+
+impl VanDerPol {
+    pub fn new(mu: f64) -> Self {
+        VanDerPol {
+            mu,
+            mode: 1.0,
+            crossings: vec![],
+            rec: Recorder::default(),
+        }
+    }
+}
+
+impl HybridSystem for VanDerPol {
+    fn n_states(&self) -> usize {
+        2
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        dx[0] = x[1];
+        dx[1] = self.mu * (1.0 - x[0] * x[0]) * x[1] - x[0];
+    }
+    fn guards(&mut self, _t: f64, x: &[f64], g: &mut [f64]) {
+        g[0] = self.mode * x[0];
+    }
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if c.kind == EventKind::Initial {
+            self.mode = if x[0] >= 0.0 { 1.0 } else { -1.0 };
+        } else if !c.guards.is_empty() {
+            self.mode = -self.mode;
+            self.crossings.push(t);
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "vdp.sign".into()
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+/// A chain of `n` first-order lags with a stiff spread of rates, x_i' = k_i (x_{i−1} − x_i)
+/// (x_0 driven by 1), k_i = 10^(i mod 4): a tridiagonal Jacobian that it declares through
+/// `jacobian_pattern`, so a finite-difference Jacobian costs 2 evaluations.
+pub struct LagChain {
+    pub n: usize,
+    pub declare_pattern: bool,
+}
+
+impl LagChain {
+    pub fn rate(i: usize) -> f64 {
+        10f64.powi((i % 4) as i32)
+    }
+}
+
+impl HybridSystem for LagChain {
+    fn n_states(&self) -> usize {
+        self.n
+    }
+    fn n_guards(&self) -> usize {
+        0
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        for i in 0..self.n {
+            let input = if i == 0 { 1.0 } else { x[i - 1] };
+            dx[i] = Self::rate(i) * (input - x[i]);
+        }
+    }
+    fn guards(&mut self, _t: f64, _x: &[f64], _g: &mut [f64]) {}
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        _t: f64,
+        _x: &mut [f64],
+        _c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        format!("g{i}")
+    }
+    fn output(&mut self, _t: f64, _x: &[f64], _kind: OutputKind) {}
+    fn jacobian_pattern(&self) -> Option<SparsityPattern> {
+        if !self.declare_pattern {
+            return None;
+        }
+        let entries = (0..self.n).flat_map(|i| {
+            let left = (i > 0).then(|| (i, i - 1));
+            std::iter::once((i, i)).chain(left)
+        });
+        SparsityPattern::from_entries(self.n, entries).ok()
     }
 }
