@@ -154,7 +154,7 @@ impl Settings {
     /// The largest accepted `guard_samples`.
     pub const MAX_GUARD_SAMPLES: usize = 1000;
     /// The default `guard_samples`, chosen by measurement (see `docs/solver.md`).
-    pub const DEFAULT_GUARD_SAMPLES: usize = 1;
+    pub const DEFAULT_GUARD_SAMPLES: usize = 4;
 
     /// Output points the fixed output grid will produce (`None` without `output_interval`,
     /// when the number follows the accepted steps): the initial point, the grid points

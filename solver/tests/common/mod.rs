@@ -556,3 +556,136 @@ impl HybridSystem for LagChain {
         SparsityPattern::from_entries(self.n, entries).ok()
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The stiff driveline of blocks/tests/stiff_driveline.rs written out by hand: a 1 kg·m²
+// hub driven by 50 N·m, a shaft of 2e6 N·m/rad with damping ratio 0.1 (1.03 kHz) to a
+// 0.05 kg·m² gear, a clutch (300 N·m kinetic, 330 N·m static) engaged by a time event at
+// 50 ms, a 5 kg·m² wheel with a 0.5 N·m·s/rad road-load damper. States: shaft twist, hub,
+// gear and wheel speeds. Guards: the slip while slipping, the static capacity minus the
+// holding torque while locked.
+
+pub struct Driveline {
+    pub engaged: bool,
+    pub locked: bool,
+    pub locks: Vec<f64>,
+    pub rec: Recorder,
+}
+
+impl Driveline {
+    pub const J_HUB: f64 = 1.0;
+    pub const J_GEAR: f64 = 0.05;
+    pub const J_WHEEL: f64 = 5.0;
+    pub const C: f64 = 2.0e6;
+    pub const T_ENGINE: f64 = 50.0;
+    pub const T_KINETIC: f64 = 300.0;
+    pub const T_STATIC: f64 = 330.0;
+    pub const D_ROAD: f64 = 0.5;
+    pub const T_ENGAGE: f64 = 0.05;
+
+    pub fn new() -> Self {
+        Driveline {
+            engaged: false,
+            locked: false,
+            locks: vec![],
+            rec: Recorder::default(),
+        }
+    }
+
+    /// Initial state: relaxed shaft, hub and gear at 100 rad/s, wheel at rest.
+    pub fn x0() -> Vec<f64> {
+        vec![0.0, 100.0, 100.0, 0.0]
+    }
+
+    /// Shaft damping for damping ratio 0.1 of the open-clutch mode.
+    pub fn d_shaft() -> f64 {
+        let j_red = Self::J_HUB * Self::J_GEAR / (Self::J_HUB + Self::J_GEAR);
+        2.0 * 0.1 * (Self::C * j_red).sqrt()
+    }
+
+    fn shaft_torque(x: &[f64]) -> f64 {
+        Self::C * x[0] + Self::d_shaft() * (x[1] - x[2])
+    }
+
+    /// Acceleration of gear and wheel together while locked, and the holding torque.
+    fn locked_motion(x: &[f64]) -> (f64, f64) {
+        let a = (Self::shaft_torque(x) - Self::D_ROAD * x[3]) / (Self::J_GEAR + Self::J_WHEEL);
+        (a, Self::J_WHEEL * a + Self::D_ROAD * x[3])
+    }
+}
+
+impl Default for Driveline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HybridSystem for Driveline {
+    fn n_states(&self) -> usize {
+        4
+    }
+    fn n_guards(&self) -> usize {
+        2
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        let tau = Self::shaft_torque(x);
+        dx[0] = x[1] - x[2];
+        dx[1] = (Self::T_ENGINE - tau) / Self::J_HUB;
+        if self.locked {
+            let (a, _) = Self::locked_motion(x);
+            dx[2] = a;
+            dx[3] = a;
+        } else {
+            let friction = if self.engaged { Self::T_KINETIC } else { 0.0 };
+            dx[2] = (tau - friction) / Self::J_GEAR;
+            dx[3] = (friction - Self::D_ROAD * x[3]) / Self::J_WHEEL;
+        }
+    }
+    fn guards(&mut self, _t: f64, x: &[f64], g: &mut [f64]) {
+        g[0] = if self.engaged && !self.locked {
+            x[2] - x[3]
+        } else {
+            1.0
+        };
+        g[1] = if self.locked {
+            Self::T_STATIC - Self::locked_motion(x).1.abs()
+        } else {
+            1.0
+        };
+    }
+    fn next_time_event(&self, t: f64) -> f64 {
+        if t < Self::T_ENGAGE {
+            Self::T_ENGAGE
+        } else {
+            f64::INFINITY
+        }
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if c.kind == EventKind::Time {
+            self.engaged = true;
+        }
+        if c.guards.contains(&0) {
+            // Lock: gear and wheel move together (momentum-conserving projection).
+            self.locked = true;
+            self.locks.push(t);
+            let w = (Self::J_GEAR * x[2] + Self::J_WHEEL * x[3]) / (Self::J_GEAR + Self::J_WHEEL);
+            x[2] = w;
+            x[3] = w;
+        }
+        if c.guards.contains(&1) {
+            self.locked = false;
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        ["clutch.slip", "clutch.capacity"][i].to_string()
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
