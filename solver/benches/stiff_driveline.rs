@@ -10,7 +10,6 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use drivelink_solver::{integrate, Method, Settings};
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 use common::Driveline;
 

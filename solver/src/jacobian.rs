@@ -199,6 +199,8 @@ pub struct FiniteDifferences {
     xp: Vec<f64>,
     fp: Vec<f64>,
     fm: Vec<f64>,
+    /// `f(x)` when the caller of `compute` does not supply it.
+    f0: Vec<f64>,
 }
 
 impl FiniteDifferences {
@@ -216,6 +218,7 @@ impl FiniteDifferences {
             xp: vec![0.0; n],
             fp: vec![0.0; n],
             fm: vec![0.0; n],
+            f0: vec![0.0; n],
         }
     }
 
@@ -301,20 +304,14 @@ impl FiniteDifferences {
                 got: jac.nrows() * jac.ncols(),
             });
         }
-        let mut evals = 0;
-        let own_f0;
-        let f0 = match (fx, self.differencing) {
-            (Some(f0), _) => Some(f0),
-            (None, Differencing::Forward) => {
-                let mut v = vec![0.0; n];
-                f(x, &mut v);
-                evals += 1;
-                own_f0 = v;
-                Some(own_f0.as_slice())
-            }
-            (None, Differencing::Central) => None,
-        };
-        Ok(evals + self.form(f, x, f0, jac))
+        if let (None, Differencing::Forward) = (fx, self.differencing) {
+            let mut f0 = std::mem::take(&mut self.f0);
+            f(x, &mut f0);
+            let evals = 1 + self.form(&mut f, x, Some(&f0), jac);
+            self.f0 = f0;
+            return Ok(evals);
+        }
+        Ok(self.form(f, x, fx, jac))
     }
 
     /// [`FiniteDifferences::compute`] without the dimension checks (the integrator's
