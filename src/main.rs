@@ -39,28 +39,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a netlist and write results.csv, events.csv, summary.json and one PNG per scope.
-    Run {
-        /// The model netlist (JSON).
-        model: PathBuf,
-        /// Output directory (default: out/<model name>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Override solver.stop_time (seconds, or an expression such as "2 min").
-        #[arg(long, value_name = "T", allow_hyphen_values = true)]
-        stop_time: Option<String>,
-        /// Override a top-level parameter: name=value (a JSON number, boolean or array, else an expression string such as "4500 rpm").
-        #[arg(long = "set", value_name = "NAME=VALUE")]
-        set: Vec<String>,
-        /// Also write an SVG per scope.
-        #[arg(long)]
-        svg: bool,
-        /// Do not render the scopes.
-        #[arg(long)]
-        no_plots: bool,
-        /// Do not write report.html (the interactive run report).
-        #[arg(long)]
-        no_report: bool,
-    },
+    Run(RunArgs),
     /// Check a netlist (load and compile) without simulating.
     Validate {
         /// The model netlist (JSON).
@@ -123,23 +102,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run {
-            model,
-            out,
-            stop_time,
-            set,
-            svg,
-            no_plots,
-            no_report,
-        } => run(
-            &model,
-            out,
-            stop_time.as_deref(),
-            &set,
-            svg,
-            no_plots,
-            no_report,
-        ),
+        Command::Run(args) => run(&args),
         Command::Validate { model, set } => validate(&model, &set),
         Command::Diagram {
             model,
@@ -406,16 +369,62 @@ fn dir_name(name: &str) -> String {
     }
 }
 
-fn run(
-    model: &Path,
+/// Arguments of `drivelink run`.
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// The model netlist (JSON).
+    model: PathBuf,
+    /// Output directory (default: out/<model name>/).
+    #[arg(long)]
     out: Option<PathBuf>,
-    stop_time: Option<&str>,
-    set: &[String],
+    /// Override solver.stop_time (seconds, or an expression such as "2 min").
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    stop_time: Option<String>,
+    /// Override a top-level parameter: name=value (a JSON number, boolean or array, else an expression string such as "4500 rpm", or a word for a choice parameter).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Also write an SVG per scope.
+    #[arg(long)]
     svg: bool,
+    /// Do not render the scopes.
+    #[arg(long)]
     no_plots: bool,
+    /// Do not write report.html (the interactive run report).
+    #[arg(long)]
     no_report: bool,
-) -> u8 {
+    /// End the run as failed (partial results written) after this many seconds of wall time.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+}
+
+fn run(args: &RunArgs) -> u8 {
+    let RunArgs {
+        model,
+        out,
+        stop_time,
+        set,
+        svg,
+        no_plots,
+        no_report,
+        timeout,
+    } = args;
+    let (model, out, stop_time, svg, no_plots, no_report) = (
+        model.as_path(),
+        out.clone(),
+        stop_time.as_deref(),
+        *svg,
+        *no_plots,
+        *no_report,
+    );
     let origin = model.display().to_string();
+    if let Some(t) = timeout {
+        if !(t.is_finite() && *t > 0.0) {
+            console::error(format_args!(
+                "--timeout: expected a positive number of seconds, got {t}"
+            ));
+            return 2;
+        }
+    }
     let mut m = match build(model, set, stop_time) {
         Ok(m) => m,
         Err(e) => {
@@ -428,7 +437,11 @@ fn run(
     }
     let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(m.name())));
     let bar = progress_bar(&mut m);
-    let res = m.run();
+    let mut settings = m.settings().clone();
+    if timeout.is_some() {
+        settings.timeout = *timeout;
+    }
+    let res = m.run_with(&settings);
     let t0 = m.settings().start_time;
     for e in res
         .events

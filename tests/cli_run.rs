@@ -289,7 +289,7 @@ fn failed_run_writes_partial_results_and_exits_1() {
     std::fs::write(
         &model,
         r#"{"drivelink": 1, "name": "too_few_steps",
-            "solver": {"stop_time": 10, "max_step": 0.01, "max_steps": 20},
+            "solver": {"stop_time": 10, "rtol": 1e-10, "atol": 1e-12, "max_steps": 20},
             "blocks": [{"name": "s", "type": "Sine", "params": {"amplitude": 1, "frequency": 1}},
                        {"name": "i", "type": "Integrator"}],
             "connections": [["s.y", "i.u"]],

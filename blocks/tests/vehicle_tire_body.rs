@@ -394,6 +394,8 @@ fn tire_force_is_continuous_through_zero_slip_at_speed() {
     d.settings.stop_time = 2.0;
     d.settings.rtol = 1e-10;
     d.settings.atol = 1e-10;
+    // Record at the solver's steps, which crowd where the force changes fast.
+    d.settings.output_points = None;
     let r = run(&d);
     let (sl, fo) = (r.get("tire.slip").unwrap(), r.get("tire.force").unwrap());
     for k in 0..sl.len() {
@@ -417,6 +419,19 @@ fn tire_force_is_continuous_through_zero_slip_at_speed() {
         .collect();
     assert_eq!(ev.len(), 1, "{ev:?}");
     assert_eq!(ev[0].kind, drivelink_core::EventTag::ZeroCrossing);
+    // At the event instant (recorded twice, left and right) the force does not jump.
+    let k = r
+        .time
+        .iter()
+        .position(|&t| t == ev[0].time)
+        .expect("event instant recorded");
+    assert_eq!(r.time[k + 1], r.time[k]);
+    assert!(
+        (fo[k + 1] - fo[k]).abs() < 1e-9 * 3000.0,
+        "{} vs {}",
+        fo[k],
+        fo[k + 1]
+    );
     // The largest force step between samples stays far below the peak (3000 N): no jump.
     let max_step = fo
         .windows(2)

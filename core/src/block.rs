@@ -661,6 +661,12 @@ pub trait Block: Send + Sync {
     fn next_time_event(&self, _t: f64) -> f64 {
         f64::INFINITY
     }
+    /// The period of the block's recurring time events (a sample time), with the name of
+    /// the parameter that sets it; used to refuse a run that would produce an absurd
+    /// number of them before it starts.
+    fn time_event_period(&self) -> Option<(f64, &'static str)> {
+        None
+    }
     /// A custom variable.
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         f64::NAN

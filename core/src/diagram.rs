@@ -77,6 +77,16 @@ pub struct Diagram {
 }
 
 impl Diagram {
+    /// The settings of a diagram (and a netlist) that gives none: the solver's defaults
+    /// with an output grid of about [`Settings::NETLIST_OUTPUT_POINTS`] points plus every
+    /// event instant.
+    pub fn default_settings() -> Settings {
+        Settings {
+            output_points: Some(Settings::NETLIST_OUTPUT_POINTS),
+            ..Settings::default()
+        }
+    }
+
     pub fn new(name: impl Into<String>) -> Self {
         Diagram {
             name: name.into(),
@@ -86,7 +96,7 @@ impl Diagram {
             connections: Vec::new(),
             log: Vec::new(),
             scopes: Vec::new(),
-            settings: Settings::default(),
+            settings: Diagram::default_settings(),
             settings_given: false,
             ports: Vec::new(),
             aliases: Vec::new(),

@@ -61,9 +61,14 @@ pub const SOLVER_KEYS: &[&str] = &[
     "max_event_iterations",
     "chatter_window",
     "chatter_max_events",
+    "guard_samples",
+    "timeout",
+    "output_points",
+    "max_output_points",
+    "max_time_events",
 ];
-/// Solver methods.
-pub const METHODS: &[&str] = &["dopri5", "dop853", "rk4"];
+/// Solver methods (`stiff` is an alias of `radau5`).
+pub const METHODS: &[&str] = Method::NAMES;
 /// Keys of a scope.
 pub const SCOPE_KEYS: &[&str] = &[
     "name",
@@ -153,7 +158,7 @@ pub fn to_json(d: &Diagram) -> Value {
             .collect();
         m.insert("parameters".into(), Value::Object(p));
     }
-    if d.settings_given || d.settings != Settings::default() {
+    if d.settings_given || d.settings != Diagram::default_settings() {
         m.insert("solver".into(), settings_json(&d.settings));
     }
     let blocks: Vec<Value> = d.blocks.iter().map(block_json).collect();
@@ -206,7 +211,7 @@ fn num(x: f64) -> Value {
 }
 
 fn settings_json(s: &Settings) -> Value {
-    let def = Settings::default();
+    let def = Diagram::default_settings();
     let mut m = Map::new();
     m.insert("method".into(), Value::from(s.method.name()));
     if let Method::Rk4 { step } = s.method {
@@ -223,8 +228,29 @@ fn settings_json(s: &Settings) -> Value {
     if s.max_step.is_finite() {
         m.insert("max_step".into(), num(s.max_step));
     }
-    if let Some(dt) = s.output_interval {
-        m.insert("output_interval".into(), num(dt));
+    match (s.output_interval, s.output_points) {
+        (Some(dt), _) => {
+            m.insert("output_interval".into(), num(dt));
+        }
+        (None, None) => {
+            m.insert("output_interval".into(), Value::from("steps"));
+        }
+        _ => {}
+    }
+    if let Some(n) = s.output_points.filter(|&n| Some(n) != def.output_points) {
+        m.insert("output_points".into(), Value::from(n));
+    }
+    if s.guard_samples != def.guard_samples {
+        m.insert("guard_samples".into(), Value::from(s.guard_samples as u64));
+    }
+    if let Some(t) = s.timeout {
+        m.insert("timeout".into(), num(t));
+    }
+    if s.max_output_points != def.max_output_points {
+        m.insert("max_output_points".into(), Value::from(s.max_output_points));
+    }
+    if s.max_time_events != def.max_time_events {
+        m.insert("max_time_events".into(), Value::from(s.max_time_events));
     }
     if let Some(h) = s.initial_step {
         m.insert("initial_step".into(), num(h));
@@ -1097,7 +1123,7 @@ fn solver_number(
 
 fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) -> Settings {
     check_keys(cx, "solver", s, SOLVER_KEYS, "solver");
-    let mut st = Settings::default();
+    let mut st = Diagram::default_settings();
     let get = |cx: &mut Ctx, key: &str, dim: Dim, unit: &str| -> Option<f64> {
         s.get(key)
             .and_then(|v| solver_number(cx, key, v, scope, dim, unit))
@@ -1111,11 +1137,17 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
     let initial_step = get(cx, "initial_step", Dim::TIME, "s");
     let min_step_rel = get(cx, "min_step_rel", Dim::ONE, "1");
     let chatter_window = get(cx, "chatter_window", Dim::TIME, "s");
+    // "steps": output at every accepted step; absent: a grid of about
+    // NETLIST_OUTPUT_POINTS points (or `output_points`).
+    let steps_only =
+        matches!(s.get("output_interval"), Some(Value::String(v)) if v.trim() == "steps");
     let output_interval = match s.get("output_interval") {
         Some(Value::Null) => None,
+        _ if steps_only => None,
         Some(v) => solver_number(cx, "output_interval", v, scope, Dim::TIME, "s"),
         None => None,
     };
+    let timeout = get(cx, "timeout", Dim::TIME, "s");
     let positive = |cx: &mut Ctx, key: &str, v: Option<f64>| -> Option<f64> {
         match v {
             Some(x) if x <= 0.0 => {
@@ -1133,6 +1165,7 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
     let min_step_rel = positive(cx, "min_step_rel", min_step_rel);
     let chatter_window = positive(cx, "chatter_window", chatter_window);
     let output_interval = positive(cx, "output_interval", output_interval);
+    let timeout = positive(cx, "timeout", timeout);
     let int = |cx: &mut Ctx, key: &str| -> Option<u64> {
         match s.get(key) {
             None => None,
@@ -1149,6 +1182,29 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
     let max_steps = int(cx, "max_steps");
     let max_iter = int(cx, "max_event_iterations");
     let chatter_max = int(cx, "chatter_max_events");
+    let output_points = int(cx, "output_points");
+    let max_output_points = int(cx, "max_output_points");
+    let max_time_events = int(cx, "max_time_events");
+    let guard_samples = match s.get("guard_samples") {
+        None => None,
+        Some(Value::Number(n))
+            if n.as_u64()
+                .is_some_and(|k| k as usize <= Settings::MAX_GUARD_SAMPLES) =>
+        {
+            n.as_u64()
+        }
+        Some(other) => {
+            cx.err(
+                "solver.guard_samples",
+                format!(
+                    "expected an integer from 0 to {}, {}",
+                    Settings::MAX_GUARD_SAMPLES,
+                    got(other)
+                ),
+            );
+            None
+        }
+    };
 
     let method = match s.get("method") {
         None => "dopri5".to_string(),
@@ -1165,39 +1221,24 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
             "dopri5".to_string()
         }
         Some(other) => {
+            let names: Vec<String> = METHODS.iter().map(|m| format!("\"{m}\"")).collect();
             cx.err(
                 "solver.method",
-                format!(
-                    "expected one of \"dopri5\", \"dop853\", \"rk4\", {}",
-                    got(other)
-                ),
+                format!("expected one of {}, {}", names.join(", "), got(other)),
             );
             "dopri5".to_string()
         }
     };
-    st.method = match method.as_str() {
-        "dop853" => Method::Dop853,
-        "rk4" => match step {
-            Some(h) => Method::Rk4 { step: h },
-            None => {
-                if !s.contains_key("step") {
-                    cx.err(
-                        "solver.step",
-                        "method \"rk4\" is fixed-step: give \"step\" (the step size, s)",
-                    );
-                }
-                Method::Rk4 { step: 1e-3 }
+    st.method = match Method::from_name(&method, step) {
+        Ok(m) => m,
+        Err(message) => {
+            // The name is one of METHODS (checked above), so the message is about "step"
+            // (missing for rk4, or given to an adaptive method); an invalid "step" value
+            // was reported already.
+            if step.is_some() || !s.contains_key("step") {
+                cx.err("solver.step", message);
             }
-        },
-        _ => {
-            if s.contains_key("step") {
-                cx.err("solver.step", format!("\"step\" is the fixed step of method \"rk4\"; method \"{method}\" is adaptive (use max_step / initial_step)"));
-            }
-            if method == "dop853" {
-                Method::Dop853
-            } else {
-                Method::Dopri5
-            }
+            Method::from_name(&method, None).unwrap_or(Method::Rk4 { step: 1e-3 })
         }
     };
     if let Some(x) = start {
@@ -1226,6 +1267,25 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
     }
     st.initial_step = initial_step;
     st.output_interval = output_interval;
+    st.output_points = if steps_only {
+        None
+    } else {
+        Some(
+            output_points
+                .map(|n| n.min(u32::MAX as u64) as u32)
+                .unwrap_or(Settings::NETLIST_OUTPUT_POINTS),
+        )
+    };
+    st.timeout = timeout;
+    if let Some(x) = guard_samples {
+        st.guard_samples = x as usize;
+    }
+    if let Some(x) = max_output_points {
+        st.max_output_points = x;
+    }
+    if let Some(x) = max_time_events {
+        st.max_time_events = x;
+    }
     if let Some(x) = min_step_rel {
         st.min_step_rel = x;
     }

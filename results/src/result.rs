@@ -34,6 +34,21 @@ pub struct RunStats {
     pub jacobian_evals: u64,
     /// LU factorisations (implicit methods).
     pub lu_decompositions: u64,
+    /// The part of `rhs_evals` spent on finite-difference Jacobians.
+    pub jacobian_rhs_evals: u64,
+    /// Simplified-Newton iterations (implicit methods).
+    pub newton_iterations: u64,
+}
+
+/// A switch of the integration method during a run (`"auto"`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MethodSwitch {
+    /// When, s.
+    pub time: f64,
+    /// Method used before.
+    pub from: String,
+    /// Method used after.
+    pub to: String,
 }
 
 /// How a run ended.
@@ -130,6 +145,8 @@ pub struct SimResult {
     pub columns: Vec<Vec<f64>>,
     pub events: Vec<EventRecord>,
     pub stats: RunStats,
+    /// Switches of the integration method (`"auto"`), in time order.
+    pub method_switches: Vec<MethodSwitch>,
     pub wall_time_s: f64,
     /// Scopes stored with the model, for the plots crate.
     pub scopes: Vec<ScopeSpec>,
@@ -149,6 +166,7 @@ impl SimResult {
             columns,
             events: Vec::new(),
             stats: RunStats::default(),
+            method_switches: Vec::new(),
             wall_time_s: 0.0,
             scopes: Vec::new(),
         }
@@ -252,6 +270,7 @@ impl SimResult {
             "end_time": self.end_time,
             "message": self.message,
             "stats": self.stats,
+            "method_switches": self.method_switches,
             "wall_time_s": self.wall_time_s,
         })
     }

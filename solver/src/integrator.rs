@@ -13,9 +13,12 @@
 //! control, and its `Dopri5`/`Dop853`/`Rk4` serve as independent cross-checks in the tests.
 //!
 //! ## Conventions (beyond the contract in `system.rs`)
-//! * Guards are sampled after each accepted step at [`GUARD_SAMPLES`] equally spaced interior
-//!   points of the dense output plus the step end, so a guard that dips below zero and
-//!   back inside one step is still caught when the dip spans a sample.
+//! * Guards are sampled after each accepted step at `Settings::guard_samples` equally
+//!   spaced interior points of the dense output plus the step end, so a guard that dips
+//!   below zero and back inside one step is still caught when the dip spans a sample.
+//! * The step kernels (explicit Runge–Kutta or Radau IIA) sit behind one protocol in
+//!   `engine.rs`; everything in this file is the same for every method.
+//! * The wall clock is read once per attempted step when `Settings::timeout` is set.
 //! * The event instant is the right end of a bracket of width
 //!   `<= 1e-12 * max(1, |t|)` around the earliest crossing.
 //! * A step that ends at a time event emits `EventLeft` (not `Step`), a step that ends at
@@ -32,19 +35,14 @@
 //!   instant (state call first, then the time call) between one `EventLeft`/`EventRight` pair.
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
-use ode_solvers::controller::Controller;
-
+use crate::engine::{Engine, Verdict};
 use crate::locate::{crossed, locate, Bracket};
-use crate::stepper::{Kind, Stepper};
 use crate::{
     EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome, OutputKind,
     Settings, SolverError, Stats, Status,
 };
-
-/// Interior dense-output points (equally spaced) at which guards are sampled on every
-/// accepted step, in addition to the step end.
-pub const GUARD_SAMPLES: usize = 4;
 
 /// A step whose end falls within this relative distance of a time event or the stop time
 /// is stretched to end exactly there.
@@ -64,31 +62,54 @@ type Fail = (SolverError, f64);
 ///
 /// `x` holds the initial state on entry and the final state (at `end_time`) on return, also
 /// on failure (then the last good state). The trajectory goes to [`HybridSystem::output`].
+// A `Failure` is built once, at the end of a failed run; boxing it would buy nothing.
+#[allow(clippy::result_large_err)]
 pub fn integrate<S: HybridSystem>(
     sys: &mut S,
     x: &mut [f64],
     settings: &Settings,
 ) -> Result<Outcome, Failure> {
-    if let Err(message) = validate(settings, sys.n_states(), x.len()) {
-        return Err(Failure {
-            error: SolverError::InvalidSettings { message },
-            end_time: settings.start_time,
-            stats: Stats::default(),
-        });
+    let clock = Instant::now();
+    let n = sys.n_states();
+    let invalid = |message: String| Failure {
+        error: SolverError::InvalidSettings { message },
+        end_time: settings.start_time,
+        stats: Stats::default(),
+        switches: Vec::new(),
+    };
+    if let Err(message) = validate(settings, n, x.len()) {
+        return Err(invalid(message));
     }
-    let mut run = Run::new(settings, sys.n_states(), sys.n_guards());
+    let implicit = matches!(settings.method, Method::Radau5 | Method::Auto);
+    let pattern = if implicit {
+        sys.jacobian_pattern()
+    } else {
+        None
+    };
+    if let Some(p) = &pattern {
+        if p.n() != n {
+            return Err(invalid(format!(
+                "the system's Jacobian pattern is {0}x{0} but it has {n} states",
+                p.n()
+            )));
+        }
+    }
+    let mut run = Run::new(settings, n, sys.n_guards(), pattern, clock);
     let result = run.execute(sys, x);
-    run.stats.rhs_evals = run.stepper.rhs_evals;
+    run.engine.fill_stats(&mut run.stats);
+    let switches = run.engine.take_switches();
     match result {
         Ok((status, end_time)) => Ok(Outcome {
             status,
             end_time,
             stats: run.stats,
+            switches,
         }),
         Err((error, end_time)) => Err(Failure {
             error,
             end_time,
             stats: run.stats,
+            switches,
         }),
     }
 }
@@ -134,6 +155,19 @@ fn validate(s: &Settings, n: usize, len: usize) -> Result<(), String> {
             return Err(format!("output_interval ({dt}) must be positive"));
         }
     }
+    if s.output_points == Some(0) {
+        return Err("output_points must be at least 1".to_string());
+    }
+    if let Some(p) = s.estimated_output_points() {
+        if p.is_nan() || p > s.max_output_points as f64 {
+            return Err(format!(
+                "the output grid (interval {} s over {} s) would produce {p:e} points, more than max_output_points = {}; choose a coarser output_interval or raise max_output_points",
+                s.output_grid().unwrap_or(f64::NAN),
+                s.stop_time - s.start_time,
+                s.max_output_points
+            ));
+        }
+    }
     if s.max_event_iterations == 0 {
         return Err("max_event_iterations must be at least 1".to_string());
     }
@@ -146,22 +180,24 @@ fn validate(s: &Settings, n: usize, len: usize) -> Result<(), String> {
     if s.chatter_max_events == 0 {
         return Err("chatter_max_events must be at least 1".to_string());
     }
+    if s.guard_samples > Settings::MAX_GUARD_SAMPLES {
+        return Err(format!(
+            "guard_samples ({}) must be at most {}",
+            s.guard_samples,
+            Settings::MAX_GUARD_SAMPLES
+        ));
+    }
+    if let Some(limit) = s.timeout {
+        if limit.is_nan() || limit <= 0.0 {
+            return Err(format!("timeout ({limit}) must be positive"));
+        }
+    }
     if len != n {
         return Err(format!(
             "the state vector has {len} entries but the system has {n} states"
         ));
     }
     Ok(())
-}
-
-/// A fresh PI controller with Hairer's default parameters for the method.
-fn controller(kind: Kind, h_max: f64) -> Controller<f64> {
-    match kind {
-        // DOPRI5: beta = 0.04, alpha = 0.2 - 0.75 beta, step ratio in [0.2, 10].
-        Kind::Dopri5 | Kind::Rk4 => Controller::new(0.17, 0.04, 10.0, 0.2, h_max, 0.9, 1.0),
-        // DOP853: beta = 0, alpha = 1/8, step ratio in [0.333, 6].
-        Kind::Dop853 => Controller::new(0.125, 0.0, 6.0, 0.333, h_max, 0.9, 1.0),
-    }
 }
 
 /// Tolerance scale `max(1, |t|)`.
@@ -176,10 +212,10 @@ fn first_non_finite(x: &[f64]) -> Option<usize> {
 /// All state of one run, allocated once.
 struct Run<'a> {
     set: &'a Settings,
-    kind: Kind,
     m: usize,
-    stepper: Stepper,
-    controller: Controller<f64>,
+    engine: Engine,
+    /// When `integrate` was called (for `Settings::timeout`).
+    clock: Instant,
     /// Guard values at the current step start / event instant.
     g: Vec<f64>,
     bracket: Bracket,
@@ -194,25 +230,31 @@ struct Run<'a> {
     stats: Stats,
     /// Index `k` of the next output grid point `start + k*dt`.
     next_grid: u64,
+    /// The output grid interval (`Settings::output_grid`), `None`: output at the steps.
+    grid: Option<f64>,
+    /// Time events handled so far.
+    time_events: u64,
 }
 
 impl<'a> Run<'a> {
-    fn new(set: &'a Settings, n: usize, m: usize) -> Self {
-        let kind = match set.method {
-            Method::Dopri5 => Kind::Dopri5,
-            Method::Dop853 => Kind::Dop853,
-            Method::Rk4 { .. } => Kind::Rk4,
-        };
+    fn new(
+        set: &'a Settings,
+        n: usize,
+        m: usize,
+        pattern: Option<crate::SparsityPattern>,
+        clock: Instant,
+    ) -> Self {
         let cap = set
             .chatter_max_events
             .saturating_add(1)
             .min(CHATTER_PREALLOC);
         Run {
             set,
-            kind,
             m,
-            stepper: Stepper::new(kind, n, set.rtol, set.atol),
-            controller: controller(kind, Self::h_max(set)),
+            engine: Engine::new(set, n, pattern),
+            grid: set.output_grid(),
+            time_events: 0,
+            clock,
             g: vec![0.0; m],
             bracket: Bracket::new(m),
             armed: vec![true; m],
@@ -224,8 +266,33 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn h_max(set: &Settings) -> f64 {
-        set.max_step.min(set.stop_time - set.start_time)
+    /// Hand an output point to the system (and count it).
+    fn emit<S: HybridSystem>(&mut self, sys: &mut S, t: f64, x: &[f64], kind: OutputKind) {
+        self.stats.output_points += 1;
+        sys.output(t, x, kind);
+    }
+
+    /// The system's own health check after outputs (a non-finite signal, ...).
+    fn check_system<S: HybridSystem>(&self, sys: &mut S, t: f64) -> Result<(), Fail> {
+        sys.check().map_err(|e| {
+            (
+                SolverError::System {
+                    t,
+                    message: e.message,
+                },
+                t,
+            )
+        })
+    }
+
+    /// `Err(Timeout)` once the wall-clock limit is exceeded (`t`: the last time reached).
+    fn check_clock(&self, t: f64) -> Result<(), Fail> {
+        match self.set.timeout {
+            Some(limit) if self.clock.elapsed().as_secs_f64() > limit => {
+                Err((SolverError::Timeout { t, seconds: limit }, t))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Fill `neg` with the guards negative in `g`.
@@ -301,11 +368,10 @@ impl<'a> Run<'a> {
     /// Restart the integration at `(t, x)`: new `f0`, re-armed guards (from `g`), fresh
     /// controller history.
     fn restart<S: HybridSystem>(&mut self, sys: &mut S, t: f64, x: &[f64]) {
-        self.stepper.start(sys, t, x);
+        self.engine.start(sys, t, x);
         for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
             *a = gi >= 0.0;
         }
-        self.controller = controller(self.kind, Self::h_max(self.set));
     }
 
     /// Record a state event at `t` triggered by `guard`; fail if it makes the recent history
@@ -354,7 +420,7 @@ impl<'a> Run<'a> {
     /// instant, a grid point falling on it is skipped: the instant's EventLeft/EventRight
     /// pair is its output (so every instant appears at most twice).
     fn emit_grid<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64], upto: f64, event: bool) {
-        let Some(dt) = self.set.output_interval else {
+        let Some(dt) = self.grid else {
             return;
         };
         let stop = self.set.stop_time;
@@ -368,8 +434,9 @@ impl<'a> Run<'a> {
                 self.next_grid += 1;
                 return;
             }
-            self.stepper.ensure_dense(sys, y0);
-            self.stepper.dense(tg, &mut self.xs);
+            self.engine.ensure_dense(sys, y0);
+            self.engine.dense(tg, &mut self.xs);
+            self.stats.output_points += 1;
             sys.output(tg, &self.xs, OutputKind::Interpolated);
             self.next_grid += 1;
         }
@@ -396,7 +463,8 @@ impl<'a> Run<'a> {
         self.collect_negatives();
         let mut calls = 0;
         let action = self.settle(sys, t, x, EventKind::Initial, &mut calls)?;
-        sys.output(t, x, OutputKind::Initial);
+        self.emit(sys, t, x, OutputKind::Initial);
+        self.check_system(sys, t)?;
         if action == EventAction::Stop {
             return Ok((Status::Stopped, t));
         }
@@ -430,7 +498,7 @@ impl<'a> Run<'a> {
                     Some(h0) => h0,
                     None => {
                         let hmax = set.max_step.min(target - t);
-                        self.stepper.initial_step(sys, t, x, hmax)
+                        self.engine.initial_step(sys, t, x, hmax)
                     }
                 },
             };
@@ -439,46 +507,47 @@ impl<'a> Run<'a> {
             let t_end = if lands { target } else { t + h };
             let h = t_end - t;
             if !lands && (h.is_nan() || h < set.min_step_rel * scale(t)) {
-                return Err((SolverError::StepSizeUnderflow { t, h }, t));
+                return Err((
+                    SolverError::StepSizeUnderflow {
+                        t,
+                        h,
+                        index: self.engine.worst(),
+                    },
+                    t,
+                ));
             }
             if self.stats.steps + self.stats.rejected_steps >= set.max_steps {
                 return Err((
                     SolverError::MaxSteps {
                         t,
                         max_steps: set.max_steps,
+                        index: self.engine.worst(),
                     },
                     t,
                 ));
             }
+            self.check_clock(t)?;
 
-            let err = self.stepper.attempt(sys, t, t_end, x);
-            if self.kind != Kind::Rk4 {
-                if !err.is_finite() {
-                    // NaN/inf in the trial: shrink hard and retry.
-                    self.stats.rejected_steps += 1;
-                    h_next = Some(0.2 * h);
-                    continue;
-                }
-                let mut h_new = h;
-                if !self.controller.accept(err, h, &mut h_new) {
+            match self.engine.attempt(sys, t, t_end, x) {
+                Verdict::Reject { h_next: h_new } => {
                     self.stats.rejected_steps += 1;
                     h_next = Some(h_new);
                     continue;
                 }
-                h_next = Some(h_new);
+                Verdict::Accept { h_next: h_new } => h_next = Some(h_new),
             }
-            if let Some(index) = first_non_finite(self.stepper.y1()) {
+            if let Some(index) = first_non_finite(self.engine.y1()) {
                 return Err((SolverError::NonFinite { t: t_end, index }, t));
             }
             self.stats.steps += 1;
-            self.stepper.accepted(sys);
+            self.engine.accepted(sys);
 
             if self.m > 0 {
                 if let Some(tr) = self.detect(sys, x, t, t_end) {
                     // ---- state event at tr ----
                     // Grid points up to tr first (they use `xs` as scratch).
                     self.emit_grid(sys, x, tr, true);
-                    self.stepper.dense(tr, &mut self.xs);
+                    self.engine.dense(tr, &mut self.xs);
                     self.neg.clear();
                     for (i, (&gi, &a)) in self.bracket.hi.iter().zip(&self.armed).enumerate() {
                         if a && gi < 0.0 {
@@ -488,7 +557,7 @@ impl<'a> Run<'a> {
                     let primary = self.neg.first().copied().unwrap_or(0);
                     x.copy_from_slice(&self.xs);
                     t = tr;
-                    sys.output(t, x, OutputKind::EventLeft);
+                    self.emit(sys, t, x, OutputKind::EventLeft);
                     self.stats.events += 1;
                     self.chatter_check(sys, t, primary)?;
                     self.g.copy_from_slice(&self.bracket.hi);
@@ -498,7 +567,8 @@ impl<'a> Run<'a> {
                         self.collect_negatives();
                         action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
                     }
-                    sys.output(t, x, OutputKind::EventRight);
+                    self.emit(sys, t, x, OutputKind::EventRight);
+                    self.check_system(sys, t)?;
                     if action == EventAction::Stop {
                         return Ok((Status::Stopped, t));
                     }
@@ -510,12 +580,14 @@ impl<'a> Run<'a> {
 
             // ---- no state event: accept the step as a whole ----
             self.emit_grid(sys, x, t_end, lands && is_time_event);
-            if set.output_interval.is_none() && !lands {
-                sys.output(t_end, self.stepper.y1(), OutputKind::Step);
+            if self.grid.is_none() && !lands {
+                self.stats.output_points += 1;
+                sys.output(t_end, self.engine.y1(), OutputKind::Step);
             }
-            x.copy_from_slice(self.stepper.y1());
+            x.copy_from_slice(self.engine.y1());
             t = t_end;
-            self.stepper.advance();
+            self.engine.advance(sys, t);
+            self.check_system(sys, t)?;
             if self.m > 0 {
                 std::mem::swap(&mut self.g, &mut self.bracket.lo);
                 for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
@@ -524,12 +596,23 @@ impl<'a> Run<'a> {
             }
             if lands && is_time_event {
                 // ---- time event at t (bit-exactly the time returned by next_time_event) ----
-                sys.output(t, x, OutputKind::EventLeft);
+                self.time_events += 1;
+                if self.time_events > self.set.max_time_events {
+                    return Err((
+                        SolverError::TooManyTimeEvents {
+                            t,
+                            limit: self.set.max_time_events,
+                        },
+                        t,
+                    ));
+                }
+                self.emit(sys, t, x, OutputKind::EventLeft);
                 self.stats.events += 1;
                 self.collect_negatives();
                 let mut calls = 0;
                 let action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
-                sys.output(t, x, OutputKind::EventRight);
+                self.emit(sys, t, x, OutputKind::EventRight);
+                self.check_system(sys, t)?;
                 if action == EventAction::Stop {
                     return Ok((Status::Stopped, t));
                 }
@@ -537,7 +620,8 @@ impl<'a> Run<'a> {
                 h_next = None;
             }
         }
-        sys.output(t, x, OutputKind::Final);
+        self.emit(sys, t, x, OutputKind::Final);
+        self.check_system(sys, t)?;
         Ok((Status::Completed, t))
     }
 
@@ -551,18 +635,19 @@ impl<'a> Run<'a> {
         t0: f64,
         t1: f64,
     ) -> Option<f64> {
-        self.stepper.ensure_dense(sys, y0);
+        self.engine.ensure_dense(sys, y0);
         let h = t1 - t0;
+        let samples = self.set.guard_samples;
         self.bracket.lo.copy_from_slice(&self.g);
         let mut tl = t0;
         let mut found = None;
-        for j in 1..=GUARD_SAMPLES + 1 {
-            let tj = if j == GUARD_SAMPLES + 1 {
+        for j in 1..=samples + 1 {
+            let tj = if j == samples + 1 {
                 t1
             } else {
-                t0 + (j as f64 / (GUARD_SAMPLES + 1) as f64) * h
+                t0 + (j as f64 / (samples + 1) as f64) * h
             };
-            self.stepper.dense(tj, &mut self.xs);
+            self.engine.dense(tj, &mut self.xs);
             sys.guards(tj, &self.xs, &mut self.bracket.hi);
             self.stats.guard_evals += 1;
             if crossed(&self.bracket.hi, &self.armed) {
@@ -574,11 +659,11 @@ impl<'a> Run<'a> {
         }
         let (a, b) = found?;
         let tol = LOCATE_REL * scale(b);
-        let stepper = &self.stepper;
+        let engine = &self.engine;
         let xs = &mut self.xs;
         let evals = &mut self.stats.guard_evals;
         let tr = locate(a, b, tol, &mut self.bracket, &self.armed, |tm, g| {
-            stepper.dense(tm, xs);
+            engine.dense(tm, xs);
             sys.guards(tm, xs, g);
             *evals += 1;
         });

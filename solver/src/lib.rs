@@ -10,11 +10,16 @@
 mod system;
 pub use system::{EventAction, EventCause, EventKind, HybridSystem, OutputKind, SystemError};
 
+mod engine;
 mod integrator;
+pub mod jacobian;
 mod locate;
+mod lu;
+mod radau;
 mod stepper;
 mod tableau;
-pub use integrator::{integrate, GUARD_SAMPLES};
+pub use integrator::integrate;
+pub use jacobian::{jacobian, Colouring, Differencing, FiniteDifferences, SparsityPattern};
 
 /// The time-stepping method.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,17 +30,85 @@ pub enum Method {
     Dop853,
     /// Classic Runge–Kutta 4 with a fixed step (`step`, seconds); events are still located.
     Rk4 { step: f64 },
+    /// Radau IIA of order 5 (Hairer & Wanner's RADAU5 design): implicit, L-stable, for stiff
+    /// models; simplified Newton with a finite-difference Jacobian, 3rd-order dense output
+    /// from the collocation polynomial. Netlist names `radau5` and `stiff`.
+    Radau5,
+    /// Starts with [`Method::Dopri5`], switches to [`Method::Radau5`] when Dopri5's
+    /// stiffness test fires and back when the step size no longer is stability-limited
+    /// (like LSODA). Every switch is logged in [`Outcome::switches`] / [`Failure::switches`].
+    Auto,
 }
 
 impl Method {
-    /// The netlist spelling (`dopri5`, `dop853`, `rk4`).
+    /// Every name [`Method::from_name`] accepts (`stiff` is an alias of `radau5`).
+    pub const NAMES: &'static [&'static str] =
+        &["dopri5", "dop853", "rk4", "radau5", "stiff", "auto"];
+
+    /// The netlist spelling (`dopri5`, `dop853`, `rk4`, `radau5`, `auto`).
     pub fn name(&self) -> &'static str {
         match self {
             Method::Dopri5 => "dopri5",
             Method::Dop853 => "dop853",
             Method::Rk4 { .. } => "rk4",
+            Method::Radau5 => "radau5",
+            Method::Auto => "auto",
         }
     }
+
+    /// The method called `name` (one of [`Method::NAMES`]). `step` is the fixed step of
+    /// `rk4` (required there) and must be `None` for the adaptive methods.
+    ///
+    /// ```
+    /// use drivelink_solver::Method;
+    /// assert_eq!(Method::from_name("stiff", None), Ok(Method::Radau5));
+    /// assert_eq!(Method::from_name("rk4", Some(1e-3)), Ok(Method::Rk4 { step: 1e-3 }));
+    /// assert!(Method::from_name("rk4", None).is_err());
+    /// assert!(Method::from_name("ode45", None).unwrap_err().contains("dopri5"));
+    /// ```
+    pub fn from_name(name: &str, step: Option<f64>) -> Result<Method, String> {
+        let method = match name {
+            "dopri5" => Method::Dopri5,
+            "dop853" => Method::Dop853,
+            "radau5" | "stiff" => Method::Radau5,
+            "auto" => Method::Auto,
+            "rk4" => {
+                return match step {
+                    Some(h) if h > 0.0 && h.is_finite() => Ok(Method::Rk4 { step: h }),
+                    Some(h) => Err(format!(
+                        "method \"rk4\" needs a positive finite \"step\" (s), got {h}"
+                    )),
+                    None => Err(
+                        "method \"rk4\" is fixed-step: give \"step\" (the step size, s)"
+                            .to_string(),
+                    ),
+                };
+            }
+            other => {
+                return Err(format!(
+                    "unknown method '{other}'; expected one of: {}",
+                    Self::NAMES.join(", ")
+                ))
+            }
+        };
+        if step.is_some() {
+            return Err(format!(
+                "\"step\" is the fixed step of method \"rk4\"; method \"{name}\" is adaptive (use max_step / initial_step)"
+            ));
+        }
+        Ok(method)
+    }
+}
+
+/// One switch of [`Method::Auto`] between its explicit and its implicit method.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MethodSwitch {
+    /// The instant of the switch (a step boundary), s.
+    pub t: f64,
+    /// The method used before `t`.
+    pub from: Method,
+    /// The method used from `t` on.
+    pub to: Method,
 }
 
 /// Integrator settings. `Settings::default()` gives the netlist defaults.
@@ -57,14 +130,97 @@ pub struct Settings {
     /// Accepted + rejected steps allowed before a max-steps error.
     pub max_steps: u64,
     /// `Some(dt)`: output on the grid `start + k*dt` (interpolated) plus event instants;
-    /// `None`: output at every accepted step and event instant.
+    /// `None`: see `output_points`.
     pub output_interval: Option<f64>,
+    /// Without `output_interval`: `Some(n)` outputs on a grid of about `n` points chosen
+    /// from the span (`(stop − start)/n` rounded down to 1, 2 or 5 × 10^k, so between `n`
+    /// and `2.5·n` points) plus every event instant; `None` outputs at every accepted step
+    /// and event instant. Netlists default to `Some(2000)`.
+    pub output_points: Option<u32>,
+    /// Refuse settings whose output grid would exceed this many points (a grid that fine
+    /// is a typo, and would exhaust memory).
+    pub max_output_points: u64,
+    /// Time events (sample hits, breakpoints) allowed in one run: a model whose blocks
+    /// declare more is refused before running, and a run that reaches this many fails.
+    pub max_time_events: u64,
     /// Handler calls allowed at one instant before the run fails (event iteration).
     pub max_event_iterations: usize,
     /// Chattering guard: more than `chatter_max_events` state events within a window of
     /// `chatter_window` seconds is an error naming the guard that fired most.
     pub chatter_window: f64,
     pub chatter_max_events: usize,
+    /// Interior points of every accepted step's dense output at which the guards are
+    /// sampled (equally spaced), besides the step end. A guard that dips below zero and
+    /// back within one step is caught when the dip spans a sample; `0` samples only the
+    /// step ends. At most [`Settings::MAX_GUARD_SAMPLES`].
+    pub guard_samples: usize,
+    /// Wall-clock limit in seconds from the start of [`integrate`] (`None` = none). The
+    /// clock is read once per attempted step; exceeding the limit ends the run with
+    /// [`SolverError::Timeout`] (the outputs up to then were delivered, as with every
+    /// failure).
+    pub timeout: Option<f64>,
+}
+
+impl Settings {
+    /// The largest accepted `guard_samples`.
+    pub const MAX_GUARD_SAMPLES: usize = 1000;
+    /// The default `guard_samples`, chosen by measurement (see `docs/solver.md`).
+    pub const DEFAULT_GUARD_SAMPLES: usize = 4;
+
+    /// The default `max_output_points`.
+    pub const DEFAULT_MAX_OUTPUT_POINTS: u64 = 10_000_000;
+    /// The default `max_time_events`.
+    pub const DEFAULT_MAX_TIME_EVENTS: u64 = 10_000_000;
+    /// The output grid netlists use by default: about this many points.
+    pub const NETLIST_OUTPUT_POINTS: u32 = 2000;
+
+    /// The interval of the output grid: `output_interval`, or the span divided by
+    /// `output_points` rounded down to 1, 2 or 5 × 10^k; `None`: output at the steps.
+    pub fn output_grid(&self) -> Option<f64> {
+        if let Some(dt) = self.output_interval {
+            return Some(dt);
+        }
+        let n = self.output_points? as f64;
+        let raw = (self.stop_time - self.start_time) / n.max(1.0);
+        if !(raw > 0.0 && raw.is_finite()) {
+            return None;
+        }
+        let e = 10f64.powf(raw.log10().floor());
+        let m = raw / e;
+        let nice = if m >= 5.0 {
+            5.0
+        } else if m >= 2.0 {
+            2.0
+        } else {
+            1.0
+        };
+        Some(nice * e)
+    }
+
+    /// Output points the fixed output grid will produce (`None` without an output grid,
+    /// when the number follows the accepted steps): the initial point, the grid points
+    /// `start + k·dt` before `stop_time` and the final point, without the two points of
+    /// each event instant. It is `inf` for an absurd interval (say 5e-324), so a caller
+    /// can refuse such settings before running.
+    pub fn estimated_output_points(&self) -> Option<f64> {
+        let dt = self.output_grid()?;
+        // Grid points closer to stop_time than the snapping tolerance give way to Final.
+        let span = self.stop_time - self.start_time - 1e-12 * self.stop_time.abs().max(1.0);
+        Some(((span / dt).ceil() - 1.0).max(0.0) + 2.0)
+    }
+
+    /// The least number of steps the settings force: `(stop − start) / step` for RK4, or
+    /// `(stop − start) / max_step` when `max_step` is finite (`None` otherwise). Like
+    /// [`Settings::estimated_output_points`], a guard against absurd settings before a run.
+    pub fn estimated_min_steps(&self) -> Option<f64> {
+        let span = self.stop_time - self.start_time;
+        let h = match self.method {
+            Method::Rk4 { step } => step.min(self.max_step),
+            _ if self.max_step.is_finite() => self.max_step,
+            _ => return None,
+        };
+        Some((span / h).ceil())
+    }
 }
 
 impl Default for Settings {
@@ -80,9 +236,14 @@ impl Default for Settings {
             min_step_rel: 1e-14,
             max_steps: 10_000_000,
             output_interval: None,
+            output_points: None,
+            max_output_points: Self::DEFAULT_MAX_OUTPUT_POINTS,
+            max_time_events: Self::DEFAULT_MAX_TIME_EVENTS,
             max_event_iterations: 50,
             chatter_window: 1e-6,
             chatter_max_events: 100,
+            guard_samples: Settings::DEFAULT_GUARD_SAMPLES,
+            timeout: None,
         }
     }
 }
@@ -92,14 +253,31 @@ impl Default for Settings {
 pub struct Stats {
     /// Accepted steps.
     pub steps: u64,
-    /// Rejected steps.
+    /// Rejected steps (error too large, Newton not converging, singular iteration matrix).
     pub rejected_steps: u64,
-    /// Calls of `derivatives`.
+    /// Calls of `derivatives`: every one, including those made to form Jacobians.
     pub rhs_evals: u64,
+    /// The part of `rhs_evals` spent on finite-difference Jacobians.
+    pub jacobian_rhs_evals: u64,
     /// Calls of `guards`.
     pub guard_evals: u64,
+    /// Calls of `output`.
+    pub output_points: u64,
     /// Event instants handled (time and state events; iterations at one instant count once).
     pub events: u64,
+    /// Jacobians formed (implicit method only).
+    pub jacobian_evals: u64,
+    /// Factorisations of the iteration matrices (one real plus one complex LU each).
+    pub lu_decompositions: u64,
+    /// Simplified-Newton iterations (each costs three `derivatives` calls).
+    pub newton_iterations: u64,
+}
+
+impl Stats {
+    /// All model evaluations the run asked for: `derivatives` + `guards` + `output` calls.
+    pub fn model_evals(&self) -> u64 {
+        self.rhs_evals + self.guard_evals + self.output_points
+    }
 }
 
 /// How a run ended without error.
@@ -117,6 +295,8 @@ pub struct Outcome {
     pub status: Status,
     pub end_time: f64,
     pub stats: Stats,
+    /// The switches [`Method::Auto`] made, in time order (empty for the other methods).
+    pub switches: Vec<MethodSwitch>,
 }
 
 /// Why a run failed.
@@ -124,10 +304,20 @@ pub struct Outcome {
 pub enum SolverError {
     #[error("invalid solver settings: {message}")]
     InvalidSettings { message: String },
-    #[error("maximum number of steps ({max_steps}) reached at t = {t} s; raise solver.max_steps or check the model for stiffness or chattering")]
-    MaxSteps { t: f64, max_steps: u64 },
-    #[error("step size underflow at t = {t} s (h = {h:e} s); the model is probably stiff or discontinuous here; loosen rtol/atol, or check for a discontinuity that is not declared as an event")]
-    StepSizeUnderflow { t: f64, h: f64 },
+    /// `index`: the state component that dominated the error of the last attempted step.
+    #[error("maximum number of steps ({max_steps}) reached at t = {t} s{}; raise solver.max_steps or check the model for stiffness or chattering", culprit(index))]
+    MaxSteps {
+        t: f64,
+        max_steps: u64,
+        index: Option<usize>,
+    },
+    /// `index`: the state component that dominated the error of the last rejected step.
+    #[error("step size underflow at t = {t} s (h = {h:e} s){}; the model is probably stiff or discontinuous here; loosen rtol/atol, try method \"radau5\", or check for a discontinuity that is not declared as an event", culprit(index))]
+    StepSizeUnderflow {
+        t: f64,
+        h: f64,
+        index: Option<usize>,
+    },
     #[error("chattering at t = {t} s: {count} events within {window} s, most from guard '{guard}'; the model switches mode endlessly there")]
     Chattering {
         t: f64,
@@ -145,6 +335,44 @@ pub enum SolverError {
     System { t: f64, message: String },
     #[error("non-finite state at t = {t} s (state index {index}); the model diverged")]
     NonFinite { t: f64, index: usize },
+    /// The wall-clock limit [`Settings::timeout`] was exceeded; `t` is the last time reached.
+    /// A Jacobian sparsity pattern entry outside the matrix.
+    #[error(
+        "Jacobian sparsity pattern entry (row {row}, column {col}) is outside the {n}x{n} matrix"
+    )]
+    PatternEntry { row: usize, col: usize, n: usize },
+    /// A vector or matrix handed to the solver's API with the wrong size.
+    #[error("{what} has {got} entries, expected {expected}")]
+    Dimension {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    #[error("timeout: the run exceeded its wall-clock limit of {seconds} s at t = {t} s; results up to t were kept")]
+    Timeout { t: f64, seconds: f64 },
+    #[error("more than max_time_events = {limit} time events by t = {t} s; a sample time or breakpoint spacing this fine is probably a mistake (raise solver.max_time_events to allow it)")]
+    TooManyTimeEvents { t: f64, limit: u64 },
+}
+
+impl SolverError {
+    /// The state component an error points at, if any (the dominant error component of a
+    /// step-size underflow or max-steps failure, the offending entry of a non-finite state).
+    pub fn state_index(&self) -> Option<usize> {
+        match self {
+            SolverError::MaxSteps { index, .. } | SolverError::StepSizeUnderflow { index, .. } => {
+                *index
+            }
+            SolverError::NonFinite { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+}
+
+fn culprit(index: &Option<usize>) -> String {
+    match index {
+        Some(i) => format!(", largest error in state {i}"),
+        None => String::new(),
+    }
 }
 
 /// A failed run: the error plus where and how far it got (outputs up to `end_time` were
@@ -154,4 +382,6 @@ pub struct Failure {
     pub error: SolverError,
     pub end_time: f64,
     pub stats: Stats,
+    /// The switches [`Method::Auto`] made before the failure.
+    pub switches: Vec<MethodSwitch>,
 }

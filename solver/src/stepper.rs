@@ -87,11 +87,100 @@ pub(crate) struct Stepper {
     dense_ready: bool,
     /// Right-hand-side evaluations made by this stepper.
     pub(crate) rhs_evals: u64,
+    /// The component that dominated the error norm of the last attempt.
+    worst: Option<usize>,
 }
 
-fn rhs<S: HybridSystem>(sys: &mut S, evals: &mut u64, t: f64, y: &[f64], dy: &mut [f64]) {
+pub(crate) fn rhs<S: HybridSystem>(
+    sys: &mut S,
+    evals: &mut u64,
+    t: f64,
+    y: &[f64],
+    dy: &mut [f64],
+) {
     *evals += 1;
     sys.derivatives(t, y, dy);
+}
+
+/// Scalar tolerances of an error norm.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tol {
+    pub(crate) rtol: f64,
+    pub(crate) atol: f64,
+}
+
+/// Hairer's `HINIT` (Solving ODEs I, §II.4): a first step for a method of `order` from
+/// `(t, y)` with `f0 = f(t, y)` given, at most `hmax`. One extra evaluation; `ytmp` and `f1`
+/// are scratch of length `n`.
+pub(crate) fn hinit<S: HybridSystem>(
+    sys: &mut S,
+    evals: &mut u64,
+    (t, y, f0): (f64, &[f64], &[f64]),
+    (ytmp, f1): (&mut [f64], &mut [f64]),
+    tol: Tol,
+    order: i32,
+    hmax: f64,
+) -> f64 {
+    let n = y.len();
+    let (mut dnf, mut dny) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        let sk = tol.atol + tol.rtol * y[i].abs();
+        dnf += (f0[i] / sk).powi(2);
+        dny += (y[i] / sk).powi(2);
+    }
+    let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
+        1e-6
+    } else {
+        (dny / dnf).sqrt() * 0.01
+    };
+    h = h.min(hmax);
+    // One explicit Euler step to estimate the second derivative.
+    for i in 0..n {
+        ytmp[i] = y[i] + h * f0[i];
+    }
+    rhs(sys, evals, t + h, ytmp, f1);
+    let mut der2 = 0.0f64;
+    for i in 0..n {
+        let sk = tol.atol + tol.rtol * y[i].abs();
+        der2 += ((f1[i] - f0[i]) / sk).powi(2);
+    }
+    der2 = der2.sqrt() / h;
+    let der12 = der2.abs().max(dnf.sqrt());
+    let h1 = if der12 <= 1e-15 || !der12.is_finite() {
+        1e-6f64.max(h * 1e-3)
+    } else {
+        (0.01 / der12).powf(1.0 / f64::from(order))
+    };
+    (100.0 * h).min(h1).min(hmax)
+}
+
+/// Tracks the component with the largest error term (the first non-finite one wins).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Worst {
+    index: Option<usize>,
+    value: f64,
+    non_finite: bool,
+}
+
+impl Worst {
+    /// Consider term `e` of component `i`.
+    pub(crate) fn see(&mut self, i: usize, e: f64) {
+        if self.non_finite {
+            return;
+        }
+        if !e.is_finite() {
+            self.non_finite = true;
+            self.index = Some(i);
+        } else if self.index.is_none() || e > self.value {
+            self.index = Some(i);
+            self.value = e;
+        }
+    }
+
+    /// The dominant component, `None` if nothing was seen.
+    pub(crate) fn index(&self) -> Option<usize> {
+        self.index
+    }
 }
 
 impl Stepper {
@@ -110,6 +199,7 @@ impl Stepper {
             h: 0.0,
             dense_ready: false,
             rhs_evals: 0,
+            worst: None,
         }
     }
 
@@ -134,40 +224,23 @@ impl Stepper {
         hmax: f64,
     ) -> f64 {
         let n = self.n;
-        let (mut dnf, mut dny) = (0.0f64, 0.0f64);
-        for i in 0..n {
-            let sk = self.atol + self.rtol * y[i].abs();
-            dnf += (self.k[i] / sk).powi(2);
-            dny += (y[i] / sk).powi(2);
-        }
-        let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
-            1e-6
-        } else {
-            (dny / dnf).sqrt() * 0.01
-        };
-        h = h.min(hmax);
-        // One explicit Euler step to estimate the second derivative.
-        for i in 0..n {
-            self.ytmp[i] = y[i] + h * self.k[i];
-        }
-        // Use the dense coefficient storage as scratch for f(t+h, ytmp): it is rebuilt
-        // before any interpolation.
+        // The dense coefficient storage is scratch for f(t+h, ytmp): it is rebuilt before
+        // any interpolation.
         let (f1, _) = self.cont.split_at_mut(n);
-        rhs(sys, &mut self.rhs_evals, t + h, &self.ytmp, f1);
         self.dense_ready = false;
-        let mut der2 = 0.0f64;
-        for i in 0..n {
-            let sk = self.atol + self.rtol * y[i].abs();
-            der2 += ((f1[i] - self.k[i]) / sk).powi(2);
-        }
-        der2 = der2.sqrt() / h;
-        let der12 = der2.abs().max(dnf.sqrt());
-        let h1 = if der12 <= 1e-15 || !der12.is_finite() {
-            1e-6f64.max(h * 1e-3)
-        } else {
-            (0.01 / der12).powf(1.0 / f64::from(self.kind.order()))
+        let tol = Tol {
+            rtol: self.rtol,
+            atol: self.atol,
         };
-        (100.0 * h).min(h1).min(hmax)
+        hinit(
+            sys,
+            &mut self.rhs_evals,
+            (t, y, &self.k[..n]),
+            (&mut self.ytmp, f1),
+            tol,
+            self.kind.order(),
+            hmax,
+        )
     }
 
     /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the first `a.len()` stages.
@@ -220,8 +293,7 @@ impl Stepper {
                 if n == 0 {
                     return 0.0;
                 }
-                let mut err = 0.0f64;
-                for i in 0..n {
+                let term = |i: usize| {
                     let mut e = 0.0;
                     for (s, &es) in dopri5::E.iter().enumerate() {
                         if es != 0.0 {
@@ -229,8 +301,16 @@ impl Stepper {
                         }
                     }
                     let sk = self.atol + self.rtol * y0[i].abs().max(self.y1[i].abs());
-                    err += (h * e / sk).powi(2);
+                    (h * e / sk).powi(2)
+                };
+                let mut err = 0.0f64;
+                let mut worst = Worst::default();
+                for i in 0..n {
+                    let e = term(i);
+                    err += e;
+                    worst.see(i, e);
                 }
+                self.worst = worst.index();
                 (err / n as f64).sqrt()
             }
             Kind::Dop853 => {
@@ -248,8 +328,8 @@ impl Stepper {
                 if n == 0 {
                     return 0.0;
                 }
-                let (mut err5, mut err3) = (0.0f64, 0.0f64);
-                for i in 0..n {
+                // Per component: (e5/sk)^2 and (e3/sk)^2.
+                let terms = |i: usize| {
                     let k = |s: usize| self.k[s * n + i];
                     let mut bsum = 0.0;
                     let mut e5 = 0.0;
@@ -262,9 +342,17 @@ impl Stepper {
                         - dop853::BHH[1] * k(8)
                         - dop853::BHH[2] * k(11);
                     let sk = self.atol + self.rtol * y0[i].abs().max(self.y1[i].abs());
-                    err5 += (e5 / sk).powi(2);
-                    err3 += (e3 / sk).powi(2);
+                    ((e5 / sk).powi(2), (e3 / sk).powi(2))
+                };
+                let (mut err5, mut err3) = (0.0f64, 0.0f64);
+                let mut worst = Worst::default();
+                for i in 0..n {
+                    let (a, b) = terms(i);
+                    err5 += a;
+                    err3 += b;
+                    worst.see(i, a + 0.01 * b);
                 }
+                self.worst = worst.index();
                 let mut deno = err5 + 0.01 * err3;
                 if deno <= 0.0 {
                     deno = 1.0;
@@ -295,6 +383,42 @@ impl Stepper {
                 0.0
             }
         }
+    }
+
+    /// The component that dominated the error norm of the last attempted step (`None` for
+    /// RK4, which has no error estimate).
+    pub(crate) fn worst(&self) -> Option<usize> {
+        self.worst
+    }
+
+    /// Hairer's stiffness indicator of the last accepted DOPRI5 step (Solving ODEs II,
+    /// §IV.2): `h·ρ` with `ρ = ‖f(y1) − f(ŷ6)‖ / ‖y1 − ŷ6‖` from the last two stages, which
+    /// both sit at `t1`; `h·ρ` above 3.25 (the stability boundary) means the step size is
+    /// limited by stability. `None` for the other kernels or when `y1 == ŷ6`. Valid until
+    /// [`Stepper::advance`].
+    pub(crate) fn stiffness(&self) -> Option<f64> {
+        if self.kind != Kind::Dopri5 {
+            return None;
+        }
+        let n = self.n;
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            num += (self.k[6 * n + i] - self.k[5 * n + i]).powi(2);
+            den += (self.y1[i] - self.ytmp[i]).powi(2);
+        }
+        (den > 0.0).then(|| self.h.abs() * (num / den).sqrt())
+    }
+
+    /// `f(t0, y0)` of the current step (after [`Stepper::start`] or [`Stepper::advance`]).
+    pub(crate) fn f0(&self) -> &[f64] {
+        &self.k[..self.n]
+    }
+
+    /// Restart at `(t, y)` with `f0 = f(t, y)` already known (no evaluation).
+    pub(crate) fn start_with(&mut self, f0: &[f64]) {
+        let n = self.n;
+        self.k[..n].copy_from_slice(f0);
+        self.dense_ready = false;
     }
 
     /// Finish an accepted step: make sure `f(t1, y1)` is available.

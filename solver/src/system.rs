@@ -84,6 +84,8 @@ impl std::fmt::Display for SystemError {
 /// A hybrid dynamical system the integrator can drive.
 ///
 /// `derivatives` and `guards` are called many times per step and must not allocate.
+/// The implicit method also calls `derivatives` at perturbed states to form Jacobians by
+/// finite differences, so `derivatives` must not assume its `x` lies on the trajectory.
 pub trait HybridSystem {
     /// Number of continuous states (constant over a run).
     fn n_states(&self) -> usize;
@@ -108,4 +110,16 @@ pub trait HybridSystem {
     fn guard_name(&self, i: usize) -> String;
     /// Record an output point. `x` is the state at `t` (interpolated for `Interpolated`).
     fn output(&mut self, t: f64, x: &[f64], kind: OutputKind);
+    /// Called after the outputs of every accepted step and event instant: an error ends the
+    /// run as a failure at that time (a non-finite signal found while recording, ...).
+    fn check(&mut self) -> Result<(), SystemError> {
+        Ok(())
+    }
+    /// The structure of `∂(dx)/∂x`: a superset of the non-zero entries, valid in every mode
+    /// the run can reach. The implicit method asks once per run and forms its
+    /// finite-difference Jacobians with one `derivatives` call per colour of the pattern's
+    /// column colouring instead of one per state. `None` (the default) means dense.
+    fn jacobian_pattern(&self) -> Option<crate::SparsityPattern> {
+        None
+    }
 }

@@ -1,6 +1,7 @@
 //! No heap allocation per step: a counting global allocator (per thread) shows that the
 //! number of allocations made by `integrate` does not grow with the number of steps, with
-//! state events, time events and both output modes exercised.
+//! state events, time events and both output modes exercised, for every method (Radau5:
+//! Jacobians, LU factorisations and Newton iterations included).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -115,7 +116,13 @@ fn count(method: Method, stop: f64, interval: Option<f64>) -> (u64, u64, u64) {
 
 #[test]
 fn allocations_do_not_grow_with_steps() {
-    for method in [Method::Dopri5, Method::Dop853, Method::Rk4 { step: 1e-3 }] {
+    for method in [
+        Method::Dopri5,
+        Method::Dop853,
+        Method::Rk4 { step: 1e-3 },
+        Method::Radau5,
+        Method::Auto,
+    ] {
         for interval in [None, Some(0.01)] {
             let (a_short, steps_short, ev_short) = count(method, 5.0, interval);
             let (a_long, steps_long, ev_long) = count(method, 100.0, interval);
@@ -125,7 +132,13 @@ fn allocations_do_not_grow_with_steps() {
                 a_short, a_long,
                 "{method:?} {interval:?}: allocations grow with steps"
             );
-            assert!(a_short < 30, "{method:?}: {a_short} setup allocations");
+            // Setup only: the explicit kernels' stage buffers; Radau5 adds its Jacobian,
+            // two iteration matrices with pivots, stage and Jacobian work buffers.
+            let bound = match method {
+                Method::Radau5 | Method::Auto => 60,
+                _ => 30,
+            };
+            assert!(a_short < bound, "{method:?}: {a_short} setup allocations");
         }
     }
 }

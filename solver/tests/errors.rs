@@ -75,7 +75,7 @@ fn max_steps_error() {
     };
     let (r, _) = run(&mut p, &[1.0, 0.0], &s);
     let f = r.expect_err("must fail");
-    let SolverError::MaxSteps { t, max_steps } = f.error else {
+    let SolverError::MaxSteps { t, max_steps, .. } = f.error else {
         panic!("{:?}", f.error)
     };
     assert_eq!(max_steps, 10);
@@ -239,4 +239,200 @@ fn system_error_from_handler() {
     );
     assert_eq!(f.end_time, 0.25);
     assert_eq!(f.error.to_string(), "at t = 0.25 s: singular network");
+}
+
+/// Slow to evaluate: x' = −x with a 200 µs pause per evaluation.
+fn slow_decay() -> Custom {
+    Custom::new(
+        1,
+        0,
+        |_, x, dx| {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            dx[0] = -x[0];
+        },
+        |_, _, _| {},
+        EventAction::Continue,
+    )
+}
+
+#[test]
+fn timeout_ends_the_run_with_partial_results() {
+    // 1e5 s at max_step 0.01 would take 1e7 steps (hours at 200 µs per evaluation); the
+    // 50 ms limit ends it after a few dozen steps with the outputs so far delivered.
+    for method in [Method::Dopri5, Method::Radau5] {
+        let mut sys = slow_decay();
+        let s = Settings {
+            max_step: 0.01,
+            timeout: Some(0.05),
+            ..settings(method, 1e5)
+        };
+        let (r, x) = run(&mut sys, &[1.0], &s);
+        let f = r.expect_err("must time out");
+        let SolverError::Timeout { t, seconds } = f.error else {
+            panic!("{method:?}: {:?}", f.error)
+        };
+        assert_eq!(seconds, 0.05);
+        assert_eq!(f.end_time, t);
+        assert!(t > 0.0 && t < 1e3, "{method:?}: t = {t}");
+        // The partial trajectory reached t and is right (x = e^-t).
+        assert_eq!(*sys.rec.t.last().unwrap(), t);
+        assert_eq!(x, *sys.rec.x.last().unwrap());
+        assert!(
+            (x[0] - (-t).exp()).abs() < 1e-5,
+            "{method:?}: {} at {t}",
+            x[0]
+        );
+        assert_eq!(f.stats.output_points, sys.rec.t.len() as u64);
+        assert!(f.error.to_string().contains("timeout"), "{}", f.error);
+    }
+}
+
+/// Three states; only x1 blows up (x1' = x1², finite-time singularity at t = 1).
+fn blow_up_in_x1() -> Custom {
+    Custom::new(
+        3,
+        0,
+        |_, x, dx| {
+            dx[0] = -x[0];
+            dx[1] = x[1] * x[1];
+            dx[2] = 0.5;
+        },
+        |_, _, _| {},
+        EventAction::Continue,
+    )
+}
+
+#[test]
+fn step_size_underflow_names_the_state_that_caused_it() {
+    for method in adaptive_methods() {
+        let mut sys = blow_up_in_x1();
+        let (r, _) = run(&mut sys, &[1.0, 1.0, 0.0], &settings(method, 2.0));
+        let f = r.expect_err("must fail");
+        match f.error {
+            SolverError::StepSizeUnderflow { index, .. } => {
+                assert_eq!(index, Some(1), "{method:?}: {}", f.error);
+                assert!(f.error.to_string().contains("largest error in state 1"));
+            }
+            SolverError::NonFinite { index, .. } => assert_eq!(index, 1, "{method:?}"),
+            ref e => panic!("{method:?}: {e:?}"),
+        }
+        assert_eq!(f.error.state_index(), Some(1));
+    }
+}
+
+#[test]
+fn max_steps_names_the_state_with_the_largest_error() {
+    // x0 is constant (no error), x1 oscillates fast: x1 dominates every error estimate.
+    for method in adaptive_methods() {
+        let mut sys = Custom::new(
+            3,
+            0,
+            |_, x, dx| {
+                dx[0] = 0.0;
+                dx[1] = 50.0 * x[2];
+                dx[2] = -50.0 * x[1];
+            },
+            |_, _, _| {},
+            EventAction::Continue,
+        );
+        let s = Settings {
+            max_steps: 20,
+            ..settings(method, 10.0)
+        };
+        let (r, _) = run(&mut sys, &[1.0, 1.0, 0.0], &s);
+        let f = r.expect_err("must fail");
+        let SolverError::MaxSteps { index, .. } = f.error else {
+            panic!("{method:?}: {:?}", f.error)
+        };
+        assert!(matches!(index, Some(1) | Some(2)), "{method:?}: {index:?}");
+    }
+    // RK4 has no error estimate: no culprit.
+    let mut p = oscillator();
+    let s = Settings {
+        max_steps: 5,
+        ..settings(Method::Rk4 { step: 1e-3 }, 1.0)
+    };
+    let (r, _) = run(&mut p, &[1.0, 0.0], &s);
+    let f = r.expect_err("must fail");
+    assert_eq!(f.error.state_index(), None);
+    assert!(!f.error.to_string().contains("largest error"));
+}
+
+#[test]
+fn guard_samples_and_timeout_are_validated() {
+    for s in [
+        Settings {
+            guard_samples: Settings::MAX_GUARD_SAMPLES + 1,
+            ..Settings::default()
+        },
+        Settings {
+            timeout: Some(0.0),
+            ..Settings::default()
+        },
+        Settings {
+            timeout: Some(f64::NAN),
+            ..Settings::default()
+        },
+    ] {
+        let mut p = decay();
+        let (r, _) = run(&mut p, &[1.0], &s);
+        let f = r.expect_err("must fail");
+        assert!(
+            matches!(f.error, SolverError::InvalidSettings { .. }),
+            "{s:?}: {:?}",
+            f.error
+        );
+        assert!(p.rec.t.is_empty());
+    }
+}
+
+#[test]
+fn method_names_round_trip_and_unknown_names_list_the_valid_ones() {
+    for &name in Method::NAMES {
+        let step = (name == "rk4").then_some(1e-3);
+        let m = Method::from_name(name, step).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let canonical = if name == "stiff" { "radau5" } else { name };
+        assert_eq!(m.name(), canonical);
+    }
+    assert_eq!(Method::from_name("stiff", None), Ok(Method::Radau5));
+    let e = Method::from_name("ode15s", None).unwrap_err();
+    for &name in Method::NAMES {
+        assert!(e.contains(name), "{e}");
+    }
+    assert!(Method::from_name("rk4", None).unwrap_err().contains("step"));
+    assert!(Method::from_name("rk4", Some(-1.0)).is_err());
+    assert!(Method::from_name("radau5", Some(1e-3))
+        .unwrap_err()
+        .contains("adaptive"));
+}
+
+#[test]
+fn estimated_output_points_count_the_grid_exactly() {
+    // Smooth problem (no events): the estimate equals what the run delivers.
+    for (stop, dt) in [(10.0, 0.05), (10.0, 0.3), (1.0, 0.1), (2.5, 1.0)] {
+        let s = Settings {
+            output_interval: Some(dt),
+            ..settings(Method::Dopri5, stop)
+        };
+        let mut p = decay();
+        let (r, _) = run(&mut p, &[1.0], &s);
+        let out = r.expect("run");
+        assert_eq!(
+            s.estimated_output_points(),
+            Some(p.rec.t.len() as f64),
+            "{stop} {dt}"
+        );
+        assert_eq!(out.stats.output_points, p.rec.t.len() as u64);
+    }
+    let absurd = Settings {
+        output_interval: Some(5e-324),
+        ..Settings::default()
+    };
+    assert_eq!(absurd.estimated_output_points(), Some(f64::INFINITY));
+    assert_eq!(Settings::default().estimated_output_points(), None);
+    let tiny_step = Settings {
+        max_step: 1e-12,
+        ..Settings::default()
+    };
+    assert_eq!(tiny_step.estimated_min_steps(), Some(1e13));
 }

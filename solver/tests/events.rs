@@ -203,8 +203,9 @@ fn guard_starting_at_zero() {
 fn double_crossing_inside_one_step_is_caught() {
     // x' = 1 (integrated exactly, so the step grows x10 per step up to max_step = 8):
     // steps [0, 1], [1, 9]. The guard (x-4.5)^2 - 1 is negative on (3.5, 5.5), entirely
-    // inside the second step: positive at both its ends, caught by an interior sample.
-    for method in [Method::Dopri5, Method::Dop853] {
+    // inside the second step: positive at both its ends, caught by an interior sample
+    // (Radau5 grows the step by at most 8x, which gives the same two steps).
+    for method in [Method::Dopri5, Method::Dop853, Method::Radau5, Method::Auto] {
         let mut sys = Custom::new(
             1,
             1,
@@ -231,6 +232,35 @@ fn double_crossing_inside_one_step_is_caught() {
             "{method:?}: {}",
             sys.calls[1].t
         );
+    }
+}
+
+#[test]
+fn double_crossing_is_missed_without_interior_guard_samples() {
+    // The same dip as above with `guard_samples = 0`: only the step ends are sampled, both
+    // are positive, the run completes without an event. This is what the default of one
+    // interior sample buys.
+    for (samples, status) in [(0, Status::Completed), (1, Status::Stopped)] {
+        let mut sys = Custom::new(
+            1,
+            1,
+            |_, _, dx| dx[0] = 1.0,
+            |_, x, g| g[0] = (x[0] - 4.5).powi(2) - 1.0,
+            EventAction::Stop,
+        );
+        let s = Settings {
+            initial_step: Some(1.0),
+            max_step: 8.0,
+            guard_samples: samples,
+            ..settings(Method::Dopri5, 20.0)
+        };
+        let (r, _) = run(&mut sys, &[0.0], &s);
+        let out = r.expect("run");
+        assert_eq!(out.status, status, "guard_samples = {samples}");
+        // Guards before and after the initial handler call, then only at step ends.
+        if samples == 0 {
+            assert_eq!(out.stats.guard_evals, 2 + out.stats.steps);
+        }
     }
 }
 

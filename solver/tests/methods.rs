@@ -298,4 +298,64 @@ fn stats_snapshot() {
         ),
         (24, 0, 158, 168, 6)
     );
+    assert_eq!(stb.output_points, b.rec.t.len() as u64);
+}
+
+/// Run `method` with default settings on the shared problems: oscillator to 10 s, decay to
+/// 10 s, bouncing ball (e = 0.8) to 3 s.
+fn shared_stats(method: Method) -> [drivelink_solver::Stats; 3] {
+    let mut p = oscillator();
+    let x0 = p.x0();
+    let (r, _) = run(&mut p, &x0, &settings(method, 10.0));
+    let osc = r.expect("oscillator").stats;
+    let mut p = decay();
+    let x0 = p.x0();
+    let (r, _) = run(&mut p, &x0, &settings(method, 10.0));
+    let dec = r.expect("decay").stats;
+    let mut b = Ball::new(0.8);
+    let (r, _) = run(&mut b, &[1.0, 0.0], &settings(method, 3.0));
+    let ball = r.expect("ball").stats;
+    assert_eq!(ball.output_points, b.rec.t.len() as u64);
+    [osc, dec, ball]
+}
+
+/// (steps, rejected, rhs evaluations, Jacobian rhs evaluations, guard evaluations, events,
+/// Jacobians, LU factorisations, Newton iterations).
+type Counters = (u64, u64, u64, u64, u64, u64, u64, u64, u64);
+
+fn counters(s: &drivelink_solver::Stats) -> Counters {
+    (
+        s.steps,
+        s.rejected_steps,
+        s.rhs_evals,
+        s.jacobian_rhs_evals,
+        s.guard_evals,
+        s.events,
+        s.jacobian_evals,
+        s.lu_decompositions,
+        s.newton_iterations,
+    )
+}
+
+#[test]
+fn radau5_and_auto_stats_snapshot() {
+    // SNAPSHOT: exact counters of the implicit method and of Auto on the shared problems.
+    // They change only if the Newton iteration, the Jacobian/LU reuse, the step-size
+    // control or the switching change; update them deliberately when that is intended.
+    let radau = shared_stats(Method::Radau5);
+    for s in &radau {
+        println!("radau5 {s:?}");
+    }
+    // The linear problems need one Jacobian for the whole run (Newton keeps converging
+    // fast); the ball needs one per restart (every impact is an event).
+    let expect_radau: [Counters; 3] = [
+        (122, 9, 582, 2, 0, 0, 1, 52, 152),
+        (27, 0, 123, 1, 0, 0, 1, 6, 31),
+        (25, 0, 143, 14, 184, 6, 7, 25, 32),
+    ];
+    assert_eq!(radau.map(|s| counters(&s)), expect_radau);
+    // Non-stiff problems: Auto never leaves Dopri5, so it costs exactly what Dopri5 costs.
+    let auto = shared_stats(Method::Auto);
+    let dopri = shared_stats(Method::Dopri5);
+    assert_eq!(auto, dopri);
 }

@@ -90,6 +90,9 @@ impl Block for ZeroOrderHold {
     fn next_time_event(&self, t: f64) -> f64 {
         next_sample_hit(t, self.ts)
     }
+    fn time_event_period(&self) -> Option<(f64, &'static str)> {
+        Some((self.ts, "sample_time"))
+    }
     fn time_event(&mut self, cx: &mut EventCx) {
         self.held = cx.u(0);
         self.hit_t = cx.t;
@@ -160,6 +163,9 @@ impl Block for UnitDelay {
     }
     fn next_time_event(&self, t: f64) -> f64 {
         next_sample_hit(t, self.ts)
+    }
+    fn time_event_period(&self) -> Option<(f64, &'static str)> {
+        Some((self.ts, "sample_time"))
     }
     fn time_event(&mut self, cx: &mut EventCx) {
         self.out = self.stored;

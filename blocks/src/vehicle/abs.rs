@@ -272,6 +272,9 @@ impl Block for Abs {
             f64::INFINITY
         }
     }
+    fn time_event_period(&self) -> Option<(f64, &'static str)> {
+        self.enabled.then_some((self.ts, "cycle_time"))
+    }
     fn time_event(&mut self, cx: &mut EventCx) {
         self.ratio = self.ratio_for(cx.u(1), cx.u(2));
         self.hit_t = cx.t;

@@ -84,7 +84,9 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         scopes: d.scopes.clone(),
         warnings,
     };
-    Model::instantiate(Arc::new(plan), built.blocks)
+    let model = Model::instantiate(Arc::new(plan), built.blocks)?;
+    model.check_settings(&d.settings)?;
+    Ok(model)
 }
 
 /// What a block contributes to the *structure* of a plan: two blocks with equal

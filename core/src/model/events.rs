@@ -59,9 +59,6 @@ impl Model {
         x: &mut [f64],
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
-        if let Some(msg) = self.run.failure.take() {
-            return Err(SystemError { message: msg });
-        }
         self.cache.valid = false;
         let mut stop = false;
         if cause.kind == EventKind::Initial {

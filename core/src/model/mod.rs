@@ -226,6 +226,63 @@ impl Model {
         })
     }
 
+    /// Refuse settings that would exhaust the machine before running: an output grid of
+    /// more than `max_output_points` points, a `max_step` forcing more than `max_steps`
+    /// steps, blocks whose sample times produce more than `max_time_events` time events.
+    /// Each error names the setting or block parameter and the number it would produce.
+    pub fn check_settings(&self, s: &Settings) -> Result<(), Error> {
+        let span = s.stop_time - s.start_time;
+        let mut errors = Vec::new();
+        let limit = |path: &str, message: String| Error::Netlist {
+            file: self.plan.name.clone(),
+            path: path.to_string(),
+            message,
+        };
+        if let Some(p) = s.estimated_output_points() {
+            if p.is_nan() || p > s.max_output_points as f64 {
+                errors.push(limit(
+                    "solver.output_interval",
+                    format!(
+                        "an output every {} s over {span} s is {p:.3e} points, more than solver.max_output_points = {} (raise it to allow this)",
+                        s.output_grid().unwrap_or(f64::NAN),
+                        s.max_output_points
+                    ),
+                ));
+            }
+        }
+        if let Some(n) = s.estimated_min_steps() {
+            if n.is_nan() || n > s.max_steps as f64 {
+                errors.push(limit(
+                    "solver.max_step",
+                    format!(
+                        "a step of at most {} s over {span} s needs {n:.3e} steps, more than solver.max_steps = {} (raise it to allow this)",
+                        match s.method {
+                            drivelink_solver::Method::Rk4 { step } => step.min(s.max_step),
+                            _ => s.max_step,
+                        },
+                        s.max_steps
+                    ),
+                ));
+            }
+        }
+        for (b, blk) in self.blocks.iter().enumerate() {
+            if let Some((ts, param)) = blk.time_event_period() {
+                let n = span / ts;
+                if n.is_nan() || n > s.max_time_events as f64 {
+                    errors.push(Error::Param(crate::error::ParamError {
+                        block: self.plan.blocks[b].name.clone(),
+                        param: param.to_string(),
+                        message: format!(
+                            "= {ts} s gives {n:.3e} time events over {span} s, more than solver.max_time_events = {} (raise it to allow this)",
+                            s.max_time_events
+                        ),
+                    }));
+                }
+            }
+        }
+        Error::from_list(errors)
+    }
+
     /// The model name.
     pub fn name(&self) -> &str {
         &self.plan.name
@@ -289,6 +346,15 @@ impl Model {
     /// Run with explicit settings. Always returns a result; a failed run has status
     /// `Failed`, the error in `message`, and the samples up to the failure.
     pub fn run_with(&mut self, settings: &Settings) -> SimResult {
+        if let Err(e) = self.check_settings(settings) {
+            let names: Vec<String> = self.plan.logged().map(str::to_string).collect();
+            let mut r = SimResult::new(self.plan.name.clone(), names);
+            r.scopes = self.plan.scopes.clone();
+            r.status = RunStatus::Failed;
+            r.end_time = settings.start_time;
+            r.message = e.to_string();
+            return r;
+        }
         self.start_run(settings.start_time);
         let mut x = self.x0.clone();
         self.refresh_constants(settings.start_time, &x);
@@ -306,11 +372,26 @@ impl Model {
             rejected_steps: stats.rejected_steps,
             rhs_evals: stats.rhs_evals,
             guard_evals: stats.guard_evals,
-            output_points: self.run.output_points,
+            output_points: stats.output_points,
             events: stats.events,
             model_evals: self.run.model_evals,
-            ..Default::default()
+            jacobian_evals: stats.jacobian_evals,
+            jacobian_rhs_evals: stats.jacobian_rhs_evals,
+            lu_decompositions: stats.lu_decompositions,
+            newton_iterations: stats.newton_iterations,
         };
+        let switches = match &out {
+            Ok(o) => &o.switches,
+            Err(f) => &f.switches,
+        };
+        res.method_switches = switches
+            .iter()
+            .map(|s| crate::result::MethodSwitch {
+                time: s.t,
+                from: s.from.name().to_string(),
+                to: s.to.name().to_string(),
+            })
+            .collect();
         res.end_time = end_time;
         match out {
             Ok(o) => {
@@ -361,12 +442,9 @@ impl Model {
 
     /// A solver error as the message users see, with the block behind a state index.
     fn explain(&self, e: &drivelink_solver::SolverError) -> String {
-        use drivelink_solver::SolverError;
-        match e {
-            SolverError::NonFinite { index, .. } => {
-                format!("{e}: {}", self.state_owner(*index))
-            }
-            _ => e.to_string(),
+        match e.state_index() {
+            Some(i) => format!("{e} ({})", self.state_owner(i)),
+            None => e.to_string(),
         }
     }
 
@@ -452,5 +530,11 @@ impl HybridSystem for Model {
     }
     fn output(&mut self, t: f64, x: &[f64], _kind: OutputKind) {
         self.record(t, x);
+    }
+    fn check(&mut self) -> Result<(), SystemError> {
+        match self.run.failure.take() {
+            Some(message) => Err(SystemError { message }),
+            None => Ok(()),
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use drivelink_solver::{
     integrate, EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome,
-    OutputKind, Settings, SystemError,
+    OutputKind, Settings, SparsityPattern, SystemError,
 };
 
 /// Every output point of a run.
@@ -37,9 +37,20 @@ impl Recorder {
     }
 }
 
-/// The three methods with the RK4 step used throughout the tests.
-pub fn methods() -> [Method; 3] {
-    [Method::Dopri5, Method::Dop853, Method::Rk4 { step: 1e-2 }]
+/// Every method (RK4 with the step used throughout the tests).
+pub fn methods() -> [Method; 5] {
+    [
+        Method::Dopri5,
+        Method::Dop853,
+        Method::Rk4 { step: 1e-2 },
+        Method::Radau5,
+        Method::Auto,
+    ]
+}
+
+/// The adaptive methods.
+pub fn adaptive_methods() -> [Method; 4] {
+    [Method::Dopri5, Method::Dop853, Method::Radau5, Method::Auto]
 }
 
 /// One handler call: time, kind, guards, state on entry.
@@ -408,5 +419,273 @@ pub fn settings(method: Method, stop: f64) -> Settings {
         method,
         stop_time: stop,
         ..Settings::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stiff problems.
+
+/// Robertson's chemical kinetics (Hairer & Wanner, Solving ODEs II, §IV.1, eq. (1.4)):
+/// y1' = −0.04 y1 + 1e4 y2 y3, y2' = 0.04 y1 − 1e4 y2 y3 − 3e7 y2², y3' = 3e7 y2²,
+/// y(0) = (1, 0, 0). Eigenvalues down to about −1e4 while the solution evolves over
+/// seconds to years; y1 + y2 + y3 = 1 is a linear invariant.
+pub fn robertson() -> Custom {
+    Custom::new(
+        3,
+        0,
+        |_, y, dy| {
+            dy[0] = -0.04 * y[0] + 1e4 * y[1] * y[2];
+            dy[2] = 3e7 * y[1] * y[1];
+            dy[1] = -dy[0] - dy[2];
+        },
+        |_, _, _| {},
+        EventAction::Continue,
+    )
+}
+
+/// Van der Pol's oscillator x'' − μ(1 − x²)x' + x = 0 as x = (x, x'), with a guard on the
+/// sign of x (mode ±1, flipped at every crossing); the crossing times are recorded.
+pub struct VanDerPol {
+    pub mu: f64,
+    pub mode: f64,
+    pub crossings: Vec<f64>,
+    pub rec: Recorder,
+}
+
+impl VanDerPol {
+    pub fn new(mu: f64) -> Self {
+        VanDerPol {
+            mu,
+            mode: 1.0,
+            crossings: vec![],
+            rec: Recorder::default(),
+        }
+    }
+}
+
+impl HybridSystem for VanDerPol {
+    fn n_states(&self) -> usize {
+        2
+    }
+    fn n_guards(&self) -> usize {
+        1
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        dx[0] = x[1];
+        dx[1] = self.mu * (1.0 - x[0] * x[0]) * x[1] - x[0];
+    }
+    fn guards(&mut self, _t: f64, x: &[f64], g: &mut [f64]) {
+        g[0] = self.mode * x[0];
+    }
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if c.kind == EventKind::Initial {
+            self.mode = if x[0] >= 0.0 { 1.0 } else { -1.0 };
+        } else if !c.guards.is_empty() {
+            self.mode = -self.mode;
+            self.crossings.push(t);
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "vdp.sign".into()
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
+    }
+}
+
+/// A chain of `n` first-order lags with a stiff spread of rates, x_i' = k_i (x_{i−1} − x_i)
+/// (x_0 driven by 1), k_i = 10^(i mod 4): a tridiagonal Jacobian that it declares through
+/// `jacobian_pattern`, so a finite-difference Jacobian costs 2 evaluations.
+pub struct LagChain {
+    pub n: usize,
+    pub declare_pattern: bool,
+}
+
+impl LagChain {
+    pub fn rate(i: usize) -> f64 {
+        10f64.powi((i % 4) as i32)
+    }
+}
+
+impl HybridSystem for LagChain {
+    fn n_states(&self) -> usize {
+        self.n
+    }
+    fn n_guards(&self) -> usize {
+        0
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        for i in 0..self.n {
+            let input = if i == 0 { 1.0 } else { x[i - 1] };
+            dx[i] = Self::rate(i) * (input - x[i]);
+        }
+    }
+    fn guards(&mut self, _t: f64, _x: &[f64], _g: &mut [f64]) {}
+    fn next_time_event(&self, _t: f64) -> f64 {
+        f64::INFINITY
+    }
+    fn handle_event(
+        &mut self,
+        _t: f64,
+        _x: &mut [f64],
+        _c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        format!("g{i}")
+    }
+    fn output(&mut self, _t: f64, _x: &[f64], _kind: OutputKind) {}
+    fn jacobian_pattern(&self) -> Option<SparsityPattern> {
+        if !self.declare_pattern {
+            return None;
+        }
+        let entries = (0..self.n).flat_map(|i| {
+            let left = (i > 0).then(|| (i, i - 1));
+            std::iter::once((i, i)).chain(left)
+        });
+        SparsityPattern::from_entries(self.n, entries).ok()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The stiff driveline of blocks/tests/stiff_driveline.rs written out by hand: a 1 kg·m²
+// hub driven by 50 N·m, a shaft of 2e6 N·m/rad with damping ratio 0.1 (1.03 kHz) to a
+// 0.05 kg·m² gear, a clutch (300 N·m kinetic, 330 N·m static) engaged by a time event at
+// 50 ms, a 5 kg·m² wheel with a 0.5 N·m·s/rad road-load damper. States: shaft twist, hub,
+// gear and wheel speeds. Guards: the slip while slipping, the static capacity minus the
+// holding torque while locked.
+
+pub struct Driveline {
+    pub engaged: bool,
+    pub locked: bool,
+    pub locks: Vec<f64>,
+    pub rec: Recorder,
+}
+
+impl Driveline {
+    pub const J_HUB: f64 = 1.0;
+    pub const J_GEAR: f64 = 0.05;
+    pub const J_WHEEL: f64 = 5.0;
+    pub const C: f64 = 2.0e6;
+    pub const T_ENGINE: f64 = 50.0;
+    pub const T_KINETIC: f64 = 300.0;
+    pub const T_STATIC: f64 = 330.0;
+    pub const D_ROAD: f64 = 0.5;
+    pub const T_ENGAGE: f64 = 0.05;
+
+    pub fn new() -> Self {
+        Driveline {
+            engaged: false,
+            locked: false,
+            locks: vec![],
+            rec: Recorder::default(),
+        }
+    }
+
+    /// Initial state: relaxed shaft, hub and gear at 100 rad/s, wheel at rest.
+    pub fn x0() -> Vec<f64> {
+        vec![0.0, 100.0, 100.0, 0.0]
+    }
+
+    /// Shaft damping for damping ratio 0.1 of the open-clutch mode.
+    pub fn d_shaft() -> f64 {
+        let j_red = Self::J_HUB * Self::J_GEAR / (Self::J_HUB + Self::J_GEAR);
+        2.0 * 0.1 * (Self::C * j_red).sqrt()
+    }
+
+    fn shaft_torque(x: &[f64]) -> f64 {
+        Self::C * x[0] + Self::d_shaft() * (x[1] - x[2])
+    }
+
+    /// Acceleration of gear and wheel together while locked, and the holding torque.
+    fn locked_motion(x: &[f64]) -> (f64, f64) {
+        let a = (Self::shaft_torque(x) - Self::D_ROAD * x[3]) / (Self::J_GEAR + Self::J_WHEEL);
+        (a, Self::J_WHEEL * a + Self::D_ROAD * x[3])
+    }
+}
+
+impl Default for Driveline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HybridSystem for Driveline {
+    fn n_states(&self) -> usize {
+        4
+    }
+    fn n_guards(&self) -> usize {
+        2
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        let tau = Self::shaft_torque(x);
+        dx[0] = x[1] - x[2];
+        dx[1] = (Self::T_ENGINE - tau) / Self::J_HUB;
+        if self.locked {
+            let (a, _) = Self::locked_motion(x);
+            dx[2] = a;
+            dx[3] = a;
+        } else {
+            let friction = if self.engaged { Self::T_KINETIC } else { 0.0 };
+            dx[2] = (tau - friction) / Self::J_GEAR;
+            dx[3] = (friction - Self::D_ROAD * x[3]) / Self::J_WHEEL;
+        }
+    }
+    fn guards(&mut self, _t: f64, x: &[f64], g: &mut [f64]) {
+        g[0] = if self.engaged && !self.locked {
+            x[2] - x[3]
+        } else {
+            1.0
+        };
+        g[1] = if self.locked {
+            Self::T_STATIC - Self::locked_motion(x).1.abs()
+        } else {
+            1.0
+        };
+    }
+    fn next_time_event(&self, t: f64) -> f64 {
+        if t < Self::T_ENGAGE {
+            Self::T_ENGAGE
+        } else {
+            f64::INFINITY
+        }
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        c: EventCause<'_>,
+    ) -> Result<EventAction, SystemError> {
+        if c.kind == EventKind::Time {
+            self.engaged = true;
+        }
+        if c.guards.contains(&0) {
+            // Lock: gear and wheel move together (momentum-conserving projection).
+            self.locked = true;
+            self.locks.push(t);
+            let w = (Self::J_GEAR * x[2] + Self::J_WHEEL * x[3]) / (Self::J_GEAR + Self::J_WHEEL);
+            x[2] = w;
+            x[3] = w;
+        }
+        if c.guards.contains(&1) {
+            self.locked = false;
+        }
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        ["clutch.slip", "clutch.capacity"][i].to_string()
+    }
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.rec.push(t, x, kind)
     }
 }

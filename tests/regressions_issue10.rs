@@ -1,0 +1,171 @@
+//! Regression tests for the defects of issue 10 found by the fuzz campaign and by new
+//! users (bad input must end in a clear error naming the culprit, or a correct result —
+//! never a hang, a silent NaN or an exhausted machine). Each runs the release CLI as a
+//! user would.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn drivelink() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelink"))
+}
+
+/// A fresh temporary directory holding `model.json` with `text`.
+fn model(tag: &str, text: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "drivelink_i10_{tag}_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.json");
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+/// Run `drivelink run` on `text`; returns (exit code, stderr, summary.json if written).
+fn run(tag: &str, text: &str, extra: &[&str]) -> (i32, String, Option<serde_json::Value>) {
+    let (dir, path) = model(tag, text);
+    let out = dir.join("out");
+    let o = drivelink()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .arg("--no-plots")
+        .arg("--no-report")
+        .args(extra)
+        .output()
+        .unwrap();
+    let summary = std::fs::read_to_string(out.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        summary,
+    )
+}
+
+const DIVIDE_BY_ZERO: &str = r#"{"drivelink": 1, "name": "div0",
+    "solver": {"stop_time": 1},
+    "blocks": [{"name": "zero", "type": "Constant", "params": {"value": 0}},
+               {"name": "one", "type": "Constant", "params": {"value": 1}},
+               {"name": "div", "type": "Product", "params": {"ops": "*/"}}],
+    "connections": [["one.y", "div.u1"], ["zero.y", "div.u2"]],
+    "log": ["div.y"]}"#;
+
+#[test]
+fn non_finite_output_fails_the_run_naming_block_and_port() {
+    let (code, err, summary) = run("div0", DIVIDE_BY_ZERO, &[]);
+    assert_eq!(code, 1, "{err}");
+    let s = summary.expect("partial results are written");
+    assert_eq!(s["status"], "failed");
+    let msg = s["message"].as_str().unwrap();
+    assert!(
+        msg.contains("'div.y'") && msg.contains("non-finite"),
+        "{msg}"
+    );
+    assert_eq!(s["end_time"], 0.0, "fails at the time the value appears");
+}
+
+#[test]
+fn overflowing_gain_fails_the_run_naming_the_gain() {
+    let text = r#"{"drivelink": 1, "name": "overflow", "solver": {"stop_time": 1},
+        "blocks": [{"name": "big", "type": "Constant", "params": {"value": 1e308}},
+                   {"name": "g", "type": "Gain", "params": {"k": 10}}],
+        "connections": [["big.y", "g.u"]], "log": ["g.y"]}"#;
+    let (code, err, summary) = run("overflow", text, &[]);
+    assert_eq!(code, 1, "{err}");
+    let msg = summary.unwrap()["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("'g.y'") && msg.contains("inf"), "{msg}");
+}
+
+#[test]
+fn step_size_underflow_names_the_block_behind_the_state() {
+    let text = r#"{"drivelink": 1, "name": "stiff_tf", "solver": {"stop_time": 1},
+        "blocks": [{"name": "u", "type": "Step", "params": {"time": 0}},
+                   {"name": "tf", "type": "TransferFcn", "params": {"num": [1], "den": [1, 1e308]}}],
+        "connections": [["u.y", "tf.u"]], "log": ["tf.y"]}"#;
+    let (code, err, summary) = run("underflow", text, &[]);
+    assert_eq!(code, 1, "{err}");
+    let msg = summary.unwrap()["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("block 'tf'"), "{msg}");
+}
+
+#[test]
+fn absurd_output_interval_is_refused_before_running() {
+    let text = r#"{"drivelink": 1, "name": "grid", "solver": {"stop_time": 10, "output_interval": 5e-324},
+        "blocks": [{"name": "c", "type": "Constant", "params": {"value": 1}}],
+        "connections": [], "log": ["c.y"]}"#;
+    let (code, err, summary) = run("grid", text, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(summary.is_none(), "nothing simulated");
+    assert!(
+        err.contains("solver.output_interval") && err.contains("max_output_points"),
+        "{err}"
+    );
+}
+
+#[test]
+fn absurd_sample_time_is_refused_naming_the_block_parameter() {
+    let text = r#"{"drivelink": 1, "name": "zoh", "solver": {"stop_time": 10},
+        "blocks": [{"name": "c", "type": "Constant", "params": {"value": 1}},
+                   {"name": "hold", "type": "ZeroOrderHold", "params": {"sample_time": 1e-300}}],
+        "connections": [["c.y", "hold.u"]], "log": ["hold.y"]}"#;
+    let (code, err, _) = run("zoh", text, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("'hold'") && err.contains("sample_time") && err.contains("max_time_events"),
+        "{err}"
+    );
+    // Raising the documented limit is the explicit way to allow it (here: 1e5 hits).
+    let text = text.replace(r#""sample_time": 1e-300"#, r#""sample_time": 1e-4"#);
+    let text = text.replace(
+        r#""stop_time": 10}"#,
+        r#""stop_time": 10, "max_time_events": 200000}"#,
+    );
+    let (code, err, _) = run("zoh_ok", &text, &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn tiny_max_step_is_refused_before_running() {
+    let text = r#"{"drivelink": 1, "name": "tiny", "solver": {"stop_time": 10, "max_step": 1e-12},
+        "blocks": [{"name": "c", "type": "Constant", "params": {"value": 1}},
+                   {"name": "i", "type": "Integrator"}],
+        "connections": [["c.y", "i.u"]], "log": ["i.y"]}"#;
+    let (code, err, _) = run("tiny", text, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("solver.max_step") && err.contains("max_steps"),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeout_ends_the_run_as_failed_with_partial_results() {
+    // 10^6 s of a lightly damped oscillator at tight tolerance: minutes of work.
+    let text = r#"{"drivelink": 1, "name": "long",
+        "solver": {"stop_time": 1e6, "rtol": 1e-10, "atol": 1e-12, "max_steps": 1000000000},
+        "blocks": [{"name": "J", "type": "Inertia", "params": {"J": 1, "w0": 1}},
+                   {"name": "k", "type": "SpringDamper", "params": {"c": 100, "d": 0.001}},
+                   {"name": "g", "type": "Fixed"}],
+        "connections": [["J.flange", "k.flange_a"], ["k.flange_b", "g.flange"]],
+        "log": ["J.w"]}"#;
+    let t0 = std::time::Instant::now();
+    let (code, err, summary) = run("timeout", text, &["--timeout", "0.5"]);
+    assert!(
+        t0.elapsed().as_secs_f64() < 30.0,
+        "the timeout ended the run"
+    );
+    assert_eq!(code, 1, "{err}");
+    let s = summary.expect("partial results are written");
+    assert_eq!(s["status"], "failed");
+    assert!(s["message"].as_str().unwrap().contains("timeout"), "{s}");
+    assert!(s["end_time"].as_f64().unwrap() > 0.0);
+}
