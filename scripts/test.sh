@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The project's test command (the README's): every Rust test of the workspace, then the
+# Python package's tests (when the package is present), then the report in a real headless
+# browser. Needs only the Rust toolchain and Python 3; the scripts create their virtual
+# environments under target/ and install what they need (and Debian's chromium when it is
+# missing). Stops at the first failing stage.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+echo "== cargo test --workspace --all-targets"
+cargo test --workspace --all-targets
+
+if [ -x scripts/test_python.sh ]; then
+    echo "== Python package"
+    scripts/test_python.sh
+fi
+
+echo "== report.html in headless Chromium"
+bash scripts/test_report_browser.sh
