@@ -16,6 +16,7 @@ mod energy;
 mod eval;
 mod events;
 pub(crate) mod linear;
+mod linearize;
 mod record;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use drivelink_solver::{
 };
 
 pub use energy::EnergyAudit;
+pub use linearize::{Eigen, Linearization};
 
 use crate::block::{Block, FrictionMode};
 use crate::error::Error;
