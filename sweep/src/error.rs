@@ -95,11 +95,12 @@ impl SweepError {
         }
     }
 
-    /// All individual errors (a model error with several parts gives each part).
-    pub fn messages(&self) -> Vec<String> {
+    /// The messages a user sees, one per individual error; model errors are located in
+    /// the netlist `file` as `drivelink validate` prints them.
+    pub fn lines(&self, file: &str) -> Vec<String> {
         match self {
-            SweepError::Many(v) => v.iter().flat_map(|e| e.messages()).collect(),
-            SweepError::Model(e) => e.flatten().iter().map(|e| e.to_string()).collect(),
+            SweepError::Many(v) => v.iter().flat_map(|e| e.lines(file)).collect(),
+            SweepError::Model(e) => e.lines(file),
             e => vec![e.to_string()],
         }
     }

@@ -2,7 +2,8 @@
 //! ([`StudyArgs`]) and their syntax.
 //!
 //! - `--grid NAME=START:STOP:COUNT`: COUNT (>= 2) equally spaced values from START to STOP,
-//!   both included (the last is STOP exactly); START and STOP are numbers (SI) or
+//!   both included, value `k` = `((COUNT-1-k)·START + k·STOP)/(COUNT-1)` (exact at both
+//!   ends); START and STOP are numbers (SI) or
 //!   expressions with a unit, as for `--set` (`clutchRise=0.1 s:0.5 s:25`,
 //!   `idleSpeed=700 rpm:900 rpm:3`).
 //! - `--grid NAME=[v1, v2, ...]`: the listed values; numbers, expressions with units, or

@@ -235,11 +235,9 @@ impl Study {
                     .map(|(a, b)| {
                         (0..*count)
                             .map(|k| {
-                                Swept::Number(if k + 1 == *count {
-                                    b
-                                } else {
-                                    a + (b - a) * (k as f64 / (*count - 1) as f64)
-                                })
+                                // Exact at both ends; 0.1:0.5:3 gives 0.3, not 0.30000000000000004.
+                                let (n, k) = ((*count - 1) as f64, k as f64);
+                                Swept::Number(((n - k) * a + k * b) / n)
                             })
                             .collect::<Vec<_>>()
                     }),

@@ -244,8 +244,10 @@ fn csv_quote(s: &str) -> String {
     }
 }
 
-/// Split CSV text into records (1-based line of each record's start), honouring quotes.
-fn parse_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, (usize, String)> {
+/// Split CSV text into records, each with the 1-based line it starts on, honouring quoted
+/// cells (a comma, quote or line break inside quotes; `""` is a quote); blank lines are
+/// skipped. An unterminated quote is an error `(line, message)`.
+pub fn parse_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, (usize, String)> {
     let mut records = Vec::new();
     let mut line = 1;
     let mut chars = text.chars().peekable();
