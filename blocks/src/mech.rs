@@ -113,7 +113,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "SpringDamper",
-        "Linear torsional spring and damper in parallel: tau = c·(phi_rel − phi_rel0) + d·w_rel.",
+        "Linear torsional spring and damper in parallel. Logged tau is the torque transmitted from flange_a to flange_b (it accelerates flange_b): tau = −(c·(phi_rel − phi_rel0) + d·w_rel) with phi_rel = phi_b − phi_a, w_rel = w_b − w_a. Modelica's SpringDamper tau (the cut torque at flange_b) is the opposite sign.",
         "flange_a[rot], flange_b[rot]",
         vec![
             req("c", "N*m/rad", "spring stiffness (>= 0)"),
@@ -131,7 +131,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Damper",
-        "Linear torsional damper: tau = d·w_rel.",
+        "Linear torsional damper. Logged tau is the torque transmitted from flange_a to flange_b: tau = −d·w_rel with w_rel = w_b − w_a (Modelica's Damper tau is the opposite sign).",
         "flange_a[rot], flange_b[rot]",
         vec![req("d", "N*m*s/rad", "damping (>= 0)")],
         |p| {
@@ -145,7 +145,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Clutch",
-        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force.",
+        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. Logged tau is the torque transmitted from flange_a to flange_b (sliding: −sign(w_rel)·mu·cgeo·fn; locked: the holding torque); Modelica's Clutch tau is the opposite sign.",
         "flange_a[rot], flange_b[rot], f[in]",
         friction_params(true),
         |p| {
@@ -157,7 +157,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Brake",
-        "Friction brake between the flange and ground; f is the normalized normal force.",
+        "Friction brake between the flange and ground; f is the normalized normal force. Logged tau is the torque the brake applies to the flange (negative while w > 0); Modelica's Brake tau is the opposite sign.",
         "flange[rot], f[in]",
         friction_params(false),
         |p| {

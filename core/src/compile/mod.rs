@@ -57,9 +57,19 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
     let ord = order::order(&built.names, &built.blocks, &lay, &wiring)?;
     let vars = vars::variables(&built.blocks, &lay, &flat, &d.scopes)?;
+    let net_out: Vec<bool> = ord
+        .stages
+        .iter()
+        .fold(vec![false; lay.blocks.len()], |mut v, s| {
+            if let crate::plan::Stage::NetworkOutputs(b) = s {
+                v[b.ix()] = true;
+            }
+            v
+        });
     let plan = Plan {
         name: d.name.clone(),
         settings: d.settings.clone(),
+        rt: Plan::pack(&lay.blocks, &net_out),
         blocks: lay.blocks,
         in_slots: lay.in_slots,
         port_dof: lay.port_dof,
