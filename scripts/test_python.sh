@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests: a virtual environment under target/ (created once, reused),
 # with maturin, numpy, pandas, pyarrow, distributed and pytest from PyPI; the package
-# built from python/ in release mode (one abi3 wheel, target/wheels/) and installed into
+# built from python/ with the dev profile (one abi3 wheel, target/wheels/) and installed into
 # it; then pytest on python/tests. The tests compare with the CLI, so the CLI is built
 # too (the dev profile `cargo test` uses: nothing to do after it).
 #
@@ -25,9 +25,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$deps" ]; then
     echo "$deps" > "$stamp"
 fi
 
-echo "== building the drivelink wheel (release)"
+echo "== building the drivelink wheel (dev profile: shares the artifacts of cargo test)"
 rm -f target/wheels/drivelink-*.whl
-"$venv/bin/maturin" build --release --quiet -m python/Cargo.toml -i "$venv/bin/python" -o target/wheels
+"$venv/bin/maturin" build --profile dev --quiet -m python/Cargo.toml -i "$venv/bin/python" -o target/wheels
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/wheels/drivelink-*.whl
 
 echo "== building the CLI (for the comparison tests)"

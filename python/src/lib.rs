@@ -113,12 +113,18 @@ impl NativeModel {
     }
     /// Top-level parameters as a JSON object (values as written in the netlist).
     fn parameters_json(&self) -> String {
-        let m: serde_json::Map<String, Value> = self.compiled.diagram().parameters.iter().cloned().collect();
+        let m: serde_json::Map<String, Value> =
+            self.compiled.diagram().parameters.iter().cloned().collect();
         json_value(&m)
     }
     /// Every loggable variable.
     fn variables(&self) -> Vec<String> {
-        self.compiled.plan().variables().iter().map(|v| v.name.clone()).collect()
+        self.compiled
+            .plan()
+            .variables()
+            .iter()
+            .map(|v| v.name.clone())
+            .collect()
     }
     /// The logged variables, in column order.
     fn logged(&self) -> Vec<String> {
@@ -126,7 +132,12 @@ impl NativeModel {
     }
     /// Run with `set` (a JSON object of parameter values) and an optional stop time (s).
     #[pyo3(signature = (set_json, stop_time = None))]
-    fn run(&self, py: Python<'_>, set_json: &str, stop_time: Option<f64>) -> PyResult<NativeResult> {
+    fn run(
+        &self,
+        py: Python<'_>,
+        set_json: &str,
+        stop_time: Option<f64>,
+    ) -> PyResult<NativeResult> {
         let set = overrides(set_json)?;
         let mut settings = self.compiled.plan().settings().clone();
         if let Some(t) = stop_time {
@@ -139,9 +150,12 @@ impl NativeModel {
             settings.stop_time = t;
         }
         py.detach(|| {
-            let mut m = self.compiled.with_params(&self.registry, &set).map_err(|e| {
-                netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e)
-            })?;
+            let mut m = self
+                .compiled
+                .with_params(&self.registry, &set)
+                .map_err(|e| {
+                    netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e)
+                })?;
             let result = m.run_with(&settings);
             let audit = m.energy_audit();
             Ok::<_, drivelink_core::Error>(NativeResult { result, audit })
@@ -181,7 +195,14 @@ impl NativeResult {
         self.result
             .events
             .iter()
-            .map(|e| (e.time, e.block.clone(), e.kind.as_str().to_string(), e.detail.clone()))
+            .map(|e| {
+                (
+                    e.time,
+                    e.block.clone(),
+                    e.kind.as_str().to_string(),
+                    e.detail.clone(),
+                )
+            })
             .collect()
     }
     /// `summary.json` (with the energy audit) as JSON text.

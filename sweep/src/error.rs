@@ -20,7 +20,9 @@ pub enum SweepError {
         message: String,
     },
     /// A swept, sampled or set parameter the model does not have.
-    #[error("{flag} {name}: unknown parameter '{name}'{hint}; the model's parameters are: {known}")]
+    #[error(
+        "{flag} {name}: unknown parameter '{name}'{hint}; the model's parameters are: {known}"
+    )]
     UnknownParam {
         /// The option (`--grid`, `--dist`, `--set`).
         flag: String,

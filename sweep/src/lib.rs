@@ -53,7 +53,10 @@ pub fn write_study(dir: &Path, table: &Table, study: &Value) -> Result<(), Sweep
         .to_string();
     table.write_parquet(
         &dir.join("sweep.parquet"),
-        &[("drivelink.study_id", id), ("drivelink.study", text.clone())],
+        &[
+            ("drivelink.study_id", id),
+            ("drivelink.study", text.clone()),
+        ],
     )?;
     let p = dir.join("study.json");
     std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))
@@ -67,11 +70,14 @@ fn read_study(dir: &Path) -> Result<(Value, Table), SweepError> {
         path: sp.display().to_string(),
         message,
     };
-    let study: Value = serde_json::from_str(&text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    let study: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
     let columns: Vec<Column> = study
         .get("columns")
         .cloned()
-        .ok_or_else(|| bad("no \"columns\"; is this a directory written by drivelink sweep?".into()))
+        .ok_or_else(|| {
+            bad("no \"columns\"; is this a directory written by drivelink sweep?".into())
+        })
         .and_then(|c| serde_json::from_value(c).map_err(|e| bad(format!("columns: {e}"))))?;
     let cp = dir.join("sweep.csv");
     let csv = std::fs::read_to_string(&cp).map_err(|e| SweepError::io(cp.display(), e))?;

@@ -118,7 +118,11 @@ fn is_word(s: &str) -> bool {
 }
 
 /// Split `NAME=REST`.
-pub(crate) fn split_name<'a>(flag: &str, arg: &'a str, form: &str) -> Result<(&'a str, &'a str), SweepError> {
+pub(crate) fn split_name<'a>(
+    flag: &str,
+    arg: &'a str,
+    form: &str,
+) -> Result<(&'a str, &'a str), SweepError> {
     match arg.split_once('=') {
         Some((n, r)) if !n.trim().is_empty() && !r.trim().is_empty() => Ok((n.trim(), r.trim())),
         _ => Err(SweepError::Arg {
@@ -150,7 +154,8 @@ fn raw_value(text: &str) -> Result<RawValue, String> {
 
 /// Parse `NAME=START:STOP:COUNT` or `NAME=[v1,...]`.
 pub(crate) fn parse_grid(arg: &str) -> Result<(String, RawGrid), SweepError> {
-    const FORM: &str = "NAME=START:STOP:COUNT (for example throttle=0.15:0.35:40) or NAME=[v1,v2,...]";
+    const FORM: &str =
+        "NAME=START:STOP:COUNT (for example throttle=0.15:0.35:40) or NAME=[v1,v2,...]";
     let (name, rest) = split_name("--grid", arg, FORM)?;
     let bad = |message: String| SweepError::Arg {
         flag: "--grid".into(),
@@ -249,7 +254,13 @@ pub(crate) fn parse_dist(arg: &str) -> Result<(String, RawDist), SweepError> {
     if qa.0.dim.is_some() && qb.0.dim.is_some() && qa.0.dim != qb.0.dim {
         return Err(bad(format!("'{a}' and '{b}' have different units")));
     }
-    Ok((name.to_string(), RawDist { kind, args: [qa, qb] }))
+    Ok((
+        name.to_string(),
+        RawDist {
+            kind,
+            args: [qa, qb],
+        },
+    ))
 }
 
 /// Parse `--set NAME=VALUE` as `drivelink run` does: a JSON number, boolean, array or
@@ -265,10 +276,12 @@ pub(crate) fn parse_set(arg: &str) -> Result<(String, Value), SweepError> {
 
 /// `I/N` of `--shard`: slice `I` (0-based) of `N`.
 pub fn parse_shard(text: &str) -> Result<(usize, usize), SweepError> {
-    let bad = || SweepError::Arg {
+    let bad = || {
+        SweepError::Arg {
         flag: "--shard".into(),
         text: text.into(),
         message: "expected I/N with 0 <= I < N (I is 0-based, as $SLURM_ARRAY_TASK_ID with --array=0-(N-1) or $JOB_COMPLETION_INDEX)".into(),
+    }
     };
     let (i, n) = text.split_once('/').ok_or_else(bad)?;
     let (i, n): (usize, usize) = (
@@ -288,7 +301,10 @@ mod tests {
     #[test]
     fn grid_syntax_errors_name_the_argument_and_the_form() {
         let e = parse_grid("throttle=0.1:0.3").unwrap_err().to_string();
-        assert!(e.starts_with("--grid throttle=0.1:0.3: expected NAME=START:STOP:COUNT"), "{e}");
+        assert!(
+            e.starts_with("--grid throttle=0.1:0.3: expected NAME=START:STOP:COUNT"),
+            "{e}"
+        );
         let e = parse_grid("throttle=0.1:0.3:1").unwrap_err().to_string();
         assert!(e.contains("COUNT '1' must be a whole number >= 2"), "{e}");
         let e = parse_grid("throttle=[0.1, ]").unwrap_err().to_string();
@@ -299,7 +315,9 @@ mod tests {
         let RawGrid::List(v) = g else { panic!() };
         assert_eq!(v[0], RawValue::Word("open".into()));
         assert_eq!(v[1], RawValue::Word("locked".into()));
-        assert!(matches!(&v[2], RawValue::Q(q, _) if (q.value - 2.0 * std::f64::consts::PI / 60.0).abs() < 1e-15));
+        assert!(
+            matches!(&v[2], RawValue::Q(q, _) if (q.value - 2.0 * (2.0 * std::f64::consts::PI / 60.0)).abs() < 1e-15)
+        );
     }
 
     #[test]
@@ -310,7 +328,9 @@ mod tests {
         assert!(e.contains("sigma > 0"), "{e}");
         let e = parse_dist("mu=gauss(0.3, 0.1)").unwrap_err().to_string();
         assert!(e.contains("unknown distribution 'gauss'"), "{e}");
-        let e = parse_dist("m=lognormal(1 kg, 0.1)").unwrap_err().to_string();
+        let e = parse_dist("m=lognormal(1 kg, 0.1)")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("plain numbers"), "{e}");
     }
 

@@ -159,7 +159,9 @@ impl Study {
                 errors.push(SweepError::Value {
                     flag: flag.into(),
                     name: name.into(),
-                    message: format!("parameter '{name}' is already given by {other}; give each parameter once"),
+                    message: format!(
+                        "parameter '{name}' is already given by {other}; give each parameter once"
+                    ),
                 });
                 return None;
             }
@@ -169,7 +171,11 @@ impl Study {
                     flag: flag.into(),
                     name: name.into(),
                     hint: drivelink_core::suggest::hint(name, known.iter().copied()),
-                    known: if known.is_empty() { "(none)".into() } else { known.join(", ") },
+                    known: if known.is_empty() {
+                        "(none)".into()
+                    } else {
+                        known.join(", ")
+                    },
                 });
                 return None;
             };
@@ -227,18 +233,19 @@ impl Study {
             let Some((name, value, given)) = info("--grid", &name, &mut errors) else {
                 continue;
             };
-            let p = ParamInfo { flag: "--grid", name: &name, value: &value, given };
+            let p = ParamInfo {
+                flag: "--grid",
+                name: &name,
+                value: &value,
+                given,
+            };
             let values = match &raw {
                 RawGrid::Range { start, stop, count } => p
                     .number(&start.0, &start.1)
                     .and_then(|a| Ok((a, p.number(&stop.0, &stop.1)?)))
                     .map(|(a, b)| {
                         (0..*count)
-                            .map(|k| {
-                                // Exact at both ends; 0.1:0.5:3 gives 0.3, not 0.30000000000000004.
-                                let (n, k) = ((*count - 1) as f64, k as f64);
-                                Swept::Number(((n - k) * a + k * b) / n)
-                            })
+                            .map(|k| Swept::Number(grid_point(a, b, *count, k)))
                             .collect::<Vec<_>>()
                     }),
                 RawGrid::List(v) => v.iter().map(|x| p.value(x)).collect(),
@@ -265,7 +272,12 @@ impl Study {
             let Some((name, value, given)) = info("--dist", &name, &mut errors) else {
                 continue;
             };
-            let p = ParamInfo { flag: "--dist", name: &name, value: &value, given };
+            let p = ParamInfo {
+                flag: "--dist",
+                name: &name,
+                value: &value,
+                given,
+            };
             match dist_of(&p, &raw) {
                 Ok(dist) => {
                     params.push((name.clone(), ColKind::Float));
@@ -438,7 +450,14 @@ impl Study {
         c.push(col("end_time", ColKind::Float));
         c.push(col("wall_time", ColKind::Float));
         c.extend(self.metrics.iter().map(|m| {
-            col(&m.name, if m.is_text() { ColKind::Text } else { ColKind::Float })
+            col(
+                &m.name,
+                if m.is_text() {
+                    ColKind::Text
+                } else {
+                    ColKind::Float
+                },
+            )
         }));
         c.push(col("message", ColKind::Text));
         c
@@ -482,8 +501,13 @@ impl Study {
                     .compiled
                     .with_params(&self.registry, &overrides)
                     .map_err(|e| {
-                        netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e)
-                            .to_string()
+                        netlist::locate_error(
+                            self.compiled.diagram(),
+                            &self.registry,
+                            &self.origin,
+                            e,
+                        )
+                        .to_string()
                     })?;
                 let res = m.run();
                 let audit = with_audit.then(|| m.energy_audit());
@@ -545,7 +569,8 @@ impl Study {
                 .map_err(|e| SweepError::io(p.display(), e))
         };
         let (f, p) = create("results.csv")?;
-        res.write_csv(f).map_err(|e| SweepError::io(p.display(), e))?;
+        res.write_csv(f)
+            .map_err(|e| SweepError::io(p.display(), e))?;
         let (f, p) = create("events.csv")?;
         res.write_events_csv(f)
             .map_err(|e| SweepError::io(p.display(), e))?;
@@ -553,7 +578,12 @@ impl Study {
         if let Value::Object(map) = &mut summary {
             map.insert(
                 "parameters".into(),
-                Value::Object(point.iter().map(|(n, v)| (n.to_string(), v.json())).collect()),
+                Value::Object(
+                    point
+                        .iter()
+                        .map(|(n, v)| (n.to_string(), v.json()))
+                        .collect(),
+                ),
             );
             if let Some(a) = audit {
                 map.insert("energy".into(), a.to_json());
@@ -638,4 +668,43 @@ fn dist_of(p: &ParamInfo<'_>, raw: &RawDist) -> Result<Dist, SweepError> {
             }
         }
     })
+}
+
+/// Point `k` of `count` (>= 2) evenly spaced values from `a` to `b`: exactly `a` and `b` at
+/// the ends (`0.15:0.35:4` ends on 0.35, not 0.3499999999999999), and the weighted mean
+/// `((n − k)·a + k·b)/n` between them (`0.1:0.5:3` gives 0.3, not 0.30000000000000004).
+fn grid_point(a: f64, b: f64, count: usize, k: usize) -> f64 {
+    let n = count - 1;
+    if k == 0 {
+        a
+    } else if k == n {
+        b
+    } else {
+        let (n, k) = (n as f64, k as f64);
+        ((n - k) * a + k * b) / n
+    }
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::grid_point;
+
+    #[test]
+    fn grid_ends_are_exactly_start_and_stop() {
+        for (a, b, count) in [
+            (0.15, 0.35, 4),
+            (0.1, 0.5, 25),
+            (0.15, 0.35, 40),
+            (-1.0, 0.3, 7),
+        ] {
+            assert_eq!(grid_point(a, b, count, 0), a);
+            assert_eq!(grid_point(a, b, count, count - 1), b);
+        }
+        assert_eq!(grid_point(0.1, 0.5, 3, 1), 0.3);
+        // Evenly spaced to rounding.
+        let v: Vec<f64> = (0..40).map(|k| grid_point(0.15, 0.35, 40, k)).collect();
+        for w in v.windows(2) {
+            assert!((w[1] - w[0] - 0.2 / 39.0).abs() < 1e-15);
+        }
+    }
 }

@@ -67,7 +67,9 @@ impl Cell {
     /// Equal, with NaN equal to NaN (bit-identical floats otherwise).
     pub fn same(&self, other: &Cell) -> bool {
         match (self, other) {
-            (Cell::Float(a), Cell::Float(b)) => a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            (Cell::Float(a), Cell::Float(b)) => {
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+            }
             (a, b) => a == b,
         }
     }
@@ -150,10 +152,16 @@ impl Table {
                 row.push(match col.kind {
                     ColKind::Text => Cell::Text(cell),
                     ColKind::Int => Cell::Int(cell.trim().parse().map_err(|_| {
-                        bad(line, format!("column '{}': '{cell}' is not an integer", col.name))
+                        bad(
+                            line,
+                            format!("column '{}': '{cell}' is not an integer", col.name),
+                        )
                     })?),
                     ColKind::Float => Cell::Float(cell.trim().parse().map_err(|_| {
-                        bad(line, format!("column '{}': '{cell}' is not a number", col.name))
+                        bad(
+                            line,
+                            format!("column '{}': '{cell}' is not a number", col.name),
+                        )
                     })?),
                 });
             }
@@ -163,7 +171,11 @@ impl Table {
     }
 
     /// Write the table as a Parquet file with `metadata` as key-value metadata.
-    pub fn write_parquet(&self, path: &Path, metadata: &[(&str, String)]) -> Result<(), SweepError> {
+    pub fn write_parquet(
+        &self,
+        path: &Path,
+        metadata: &[(&str, String)],
+    ) -> Result<(), SweepError> {
         let err = |e: parquet::errors::ParquetError| SweepError::io(path.display(), e);
         let fields = self
             .columns
@@ -203,8 +215,12 @@ impl Table {
             let cells = self.rows.iter().map(|r| &r[j]);
             match self.columns[j].kind {
                 ColKind::Int => {
-                    let v: Vec<i64> = cells.map(|c| if let Cell::Int(i) = c { *i } else { 0 }).collect();
-                    col.typed::<Int64Type>().write_batch(&v, None, None).map_err(err)?;
+                    let v: Vec<i64> = cells
+                        .map(|c| if let Cell::Int(i) = c { *i } else { 0 })
+                        .collect();
+                    col.typed::<Int64Type>()
+                        .write_batch(&v, None, None)
+                        .map_err(err)?;
                 }
                 ColKind::Float => {
                     let v: Vec<f64> = cells
@@ -214,7 +230,9 @@ impl Table {
                             Cell::Text(_) => f64::NAN,
                         })
                         .collect();
-                    col.typed::<DoubleType>().write_batch(&v, None, None).map_err(err)?;
+                    col.typed::<DoubleType>()
+                        .write_batch(&v, None, None)
+                        .map_err(err)?;
                 }
                 ColKind::Text => {
                     let v: Vec<ByteArray> = cells
@@ -223,7 +241,9 @@ impl Table {
                             other => ByteArray::from(other.csv().as_str()),
                         })
                         .collect();
-                    col.typed::<ByteArrayType>().write_batch(&v, None, None).map_err(err)?;
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&v, None, None)
+                        .map_err(err)?;
                 }
             }
             col.close().map_err(err)?;
@@ -303,13 +323,30 @@ mod tests {
     #[test]
     fn csv_round_trip_keeps_bits_text_and_nan() {
         let cols = vec![
-            Column { name: "run".into(), kind: ColKind::Int },
-            Column { name: "x".into(), kind: ColKind::Float },
-            Column { name: "message".into(), kind: ColKind::Text },
+            Column {
+                name: "run".into(),
+                kind: ColKind::Int,
+            },
+            Column {
+                name: "x".into(),
+                kind: ColKind::Float,
+            },
+            Column {
+                name: "message".into(),
+                kind: ColKind::Text,
+            },
         ];
         let rows = vec![
-            vec![Cell::Int(0), Cell::Float(0.1 + 0.2), Cell::Text("a, \"b\"\nc".into())],
-            vec![Cell::Int(1), Cell::Float(f64::NAN), Cell::Text(String::new())],
+            vec![
+                Cell::Int(0),
+                Cell::Float(0.1 + 0.2),
+                Cell::Text("a, \"b\"\nc".into()),
+            ],
+            vec![
+                Cell::Int(1),
+                Cell::Float(f64::NAN),
+                Cell::Text(String::new()),
+            ],
         ];
         let t = Table::new(cols.clone(), rows);
         let mut buf = Vec::new();

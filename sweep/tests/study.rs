@@ -17,7 +17,12 @@ fn netlist_path(name: &str) -> PathBuf {
 fn study(name: &str, args: StudyArgs) -> Result<Study, drivelink_sweep::SweepError> {
     let p = netlist_path(name);
     let d = netlist::load_file(&p).unwrap();
-    Study::new(&d, drivelink_blocks::registry(), &p.display().to_string(), args)
+    Study::new(
+        &d,
+        drivelink_blocks::registry(),
+        &p.display().to_string(),
+        args,
+    )
 }
 
 fn strs(v: &[&str]) -> Vec<String> {
@@ -25,7 +30,9 @@ fn strs(v: &[&str]) -> Vec<String> {
 }
 
 fn col<'a>(t: &'a Table, name: &str) -> Vec<&'a Cell> {
-    let j = t.column_index(name).unwrap_or_else(|| panic!("no column {name}"));
+    let j = t
+        .column_index(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
     t.rows().iter().map(|r| &r[j]).collect()
 }
 
@@ -54,7 +61,11 @@ fn latin_hypercube_hits_each_stratum_once_per_dimension() {
     let s = study(
         "mech_brake_stop.json",
         StudyArgs {
-            dist: strs(&["J=normal(2 kg*m^2, 0.1 kg*m^2)", "w0=lognormal(3.4, 0.1)", "T=uniform(10 N*m, 14 N*m)"]),
+            dist: strs(&[
+                "J=normal(2 kg*m^2, 0.1 kg*m^2)",
+                "w0=lognormal(3.4, 0.1)",
+                "T=uniform(10 N*m, 14 N*m)",
+            ]),
             samples: Some(n),
             seed: 3,
             ..Default::default()
@@ -63,8 +74,14 @@ fn latin_hypercube_hits_each_stratum_once_per_dimension() {
     .unwrap();
     assert_eq!(s.n_runs(), n);
     let dists = [
-        Dist::Normal { mu: 2.0, sigma: 0.1 },
-        Dist::LogNormal { mu: 3.4, sigma: 0.1 },
+        Dist::Normal {
+            mu: 2.0,
+            sigma: 0.1,
+        },
+        Dist::LogNormal {
+            mu: 3.4,
+            sigma: 0.1,
+        },
         Dist::Uniform { a: 10.0, b: 14.0 },
     ];
     for (j, dist) in dists.iter().enumerate() {
@@ -118,8 +135,16 @@ fn grid_points_enumerate_the_full_factorial_with_the_last_grid_fastest() {
     for i in 0..s.n_runs() {
         let p = s.point(i);
         let (j, t, sample) = (i / 6, (i / 2) % 3, i % 2);
-        assert_eq!(p[0].1, drivelink_sweep::Swept::Number([1.0, 2.0][j]), "run {i}");
-        assert_eq!(p[1].1, drivelink_sweep::Swept::Number(t_values[t]), "run {i}");
+        assert_eq!(
+            p[0].1,
+            drivelink_sweep::Swept::Number([1.0, 2.0][j]),
+            "run {i}"
+        );
+        assert_eq!(
+            p[1].1,
+            drivelink_sweep::Swept::Number(t_values[t]),
+            "run {i}"
+        );
         // The samples are the innermost loop: the same two values under every grid point.
         assert_eq!(p[2].1, s.point(sample)[2].1, "run {i}");
     }
@@ -161,9 +186,17 @@ fn metrics_match_direct_computation_and_the_closed_form_brake_stop() {
         let w0 = 30.0;
         let get = |name: &str| num(col(&t, name)[i]);
         let stop = jv * w0 / tv;
-        assert!((get("lock") - stop).abs() < 1e-9, "run {i}: lock {} vs {stop}", get("lock"));
+        assert!(
+            (get("lock") - stop).abs() < 1e-9,
+            "run {i}: lock {} vs {stop}",
+            get("lock")
+        );
         let ke = 0.5 * jv * w0 * w0;
-        assert!((get("heat") - ke).abs() < 1e-6 * ke, "run {i}: {} vs {ke}", get("heat"));
+        assert!(
+            (get("heat") - ke).abs() < 1e-6 * ke,
+            "run {i}: {} vs {ke}",
+            get("heat")
+        );
         assert!(get("second_lock").is_nan());
         assert_eq!(col(&t, "how")[i], &Cell::Text("completed".into()));
         // Direct computation from the same run.
@@ -182,7 +215,11 @@ fn metrics_match_direct_computation_and_the_closed_form_brake_stop() {
         assert_eq!(get("lock"), lock);
         // The mean of a linear decay to rest, then rest: w0·stop/2 over the 8 s span.
         let mean_exact = w0 * stop / 2.0 / 8.0;
-        assert!((get("w_mean") - mean_exact).abs() < 1e-6, "{} vs {mean_exact}", get("w_mean"));
+        assert!(
+            (get("w_mean") - mean_exact).abs() < 1e-6,
+            "{} vs {mean_exact}",
+            get("w_mean")
+        );
         // The speed signal was not in the netlist's log: the study logged it.
         assert!(!netlist::load_file(&netlist_path("mech_brake_stop.json"))
             .unwrap()
@@ -207,7 +244,9 @@ fn a_failed_run_is_a_row_with_status_failed_and_its_message() {
     assert_eq!(status[0], &Cell::Text("completed".into()));
     assert_eq!(status[1], &Cell::Text("failed".into()));
     assert_eq!(status[2], &Cell::Text("completed".into()));
-    let Cell::Text(msg) = col(&t, "message")[1] else { panic!() };
+    let Cell::Text(msg) = col(&t, "message")[1] else {
+        panic!()
+    };
     assert!(msg.contains("flywheel") && msg.contains("'J'"), "{msg}");
     assert!(num(col(&t, "lock")[1]).is_nan());
     assert_eq!(col(&t, "how")[1], &Cell::Text("failed".into()));
@@ -217,35 +256,65 @@ fn a_failed_run_is_a_row_with_status_failed_and_its_message() {
 
 #[test]
 fn bad_studies_are_typed_errors_naming_the_culprit_before_any_run() {
-    let err = |args: StudyArgs| study("vehicle_split_mu_open.json", args).err().unwrap().to_string();
+    let err = |args: StudyArgs| {
+        study("vehicle_split_mu_open.json", args)
+            .err()
+            .unwrap()
+            .to_string()
+    };
     let e = err(StudyArgs {
         grid: strs(&["T00=[1, 2]"]),
         ..Default::default()
     });
-    assert!(e.contains("--grid T00: unknown parameter 'T00' (did you mean 'T0'?)"), "{e}");
+    assert!(
+        e.contains("--grid T00: unknown parameter 'T00' (did you mean 'T0'?)"),
+        "{e}"
+    );
     let e = err(StudyArgs {
         grid: strs(&["diff_type=[1, 2]"]),
         ..Default::default()
     });
-    assert!(e.contains("--grid diff_type: parameter 'diff_type' is a choice"), "{e}");
+    assert!(
+        e.contains("--grid diff_type: parameter 'diff_type' is a choice"),
+        "{e}"
+    );
     let e = err(StudyArgs {
         grid: strs(&["T0=[open]"]),
         ..Default::default()
     });
-    assert!(e.contains("'open' is a word but parameter 'T0' is a number"), "{e}");
+    assert!(
+        e.contains("'open' is a word but parameter 'T0' is a number"),
+        "{e}"
+    );
     let e = err(StudyArgs {
         grid: strs(&["T0=100:200"]),
         ..Default::default()
     });
-    assert!(e.contains("--grid T0=100:200: expected NAME=START:STOP:COUNT"), "{e}");
+    assert!(
+        e.contains("--grid T0=100:200: expected NAME=START:STOP:COUNT"),
+        "{e}"
+    );
     let e = err(StudyArgs {
         grid: strs(&["mu_ice=[0.1]"]),
-        metrics: strs(&["v=max(body.vv)", "x=energy(nothing)", "y=event_time(dif, lock, 1)"]),
+        metrics: strs(&[
+            "v=max(body.vv)",
+            "x=energy(nothing)",
+            "y=event_time(dif, lock, 1)",
+        ]),
         ..Default::default()
     });
-    assert!(e.contains("--metric v: unknown signal 'body.vv' (did you mean 'body.v'?)"), "{e}");
-    assert!(e.contains("--metric x: 'nothing' is not in the energy audit"), "{e}");
-    assert!(e.contains("--metric y: unknown block 'dif' (did you mean 'diff'?)"), "{e}");
+    assert!(
+        e.contains("--metric v: unknown signal 'body.vv' (did you mean 'body.v'?)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("--metric x: 'nothing' is not in the energy audit"),
+        "{e}"
+    );
+    assert!(
+        e.contains("--metric y: unknown block 'dif' (did you mean 'diff'?)"),
+        "{e}"
+    );
     let e = err(StudyArgs {
         grid: strs(&["T0=[1]"]),
         dist: strs(&["T0=uniform(1, 2)"]),
@@ -269,7 +338,10 @@ fn bad_studies_are_typed_errors_naming_the_culprit_before_any_run() {
     .err()
     .unwrap()
     .to_string();
-    assert!(e.contains("--grid J: '1 s' is in s but parameter 'J' is"), "{e}");
+    assert!(
+        e.contains("--grid J: '1 s' is in s but parameter 'J' is"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -285,7 +357,10 @@ fn choice_parameters_sweep_over_words() {
     )
     .unwrap();
     let t = s.run(0..2, 1, None, &|_| {}).unwrap();
-    assert_eq!(col(&t, "diff_type"), [&Cell::Text("open".into()), &Cell::Text("locked".into())]);
+    assert_eq!(
+        col(&t, "diff_type"),
+        [&Cell::Text("open".into()), &Cell::Text("locked".into())]
+    );
     assert_eq!(col(&t, "status"), [&Cell::Text("completed".into()); 2]);
     // With the left wheel on ice, the locked differential drives the car faster.
     assert!(num(col(&t, "v")[1]) > num(col(&t, "v")[0]));
@@ -306,17 +381,30 @@ fn parquet_holds_the_same_table_as_the_csv() {
     let t = s.run(0..3, 1, None, &|_| {}).unwrap();
     let dir = std::env::temp_dir().join(format!("drivelink_sweep_parquet_{}", std::process::id()));
     drivelink_sweep::write_study(&dir, &t, &s.study_json(None)).unwrap();
-    let reader = SerializedFileReader::new(std::fs::File::open(dir.join("sweep.parquet")).unwrap()).unwrap();
-    let kv = reader.metadata().file_metadata().key_value_metadata().unwrap();
-    assert!(kv.iter().any(|k| k.key == "drivelink.study_id" && k.value.as_deref() == Some(s.id())));
-    let rows: Vec<_> = reader.get_row_iter(None).unwrap().map(|r| r.unwrap()).collect();
+    let reader =
+        SerializedFileReader::new(std::fs::File::open(dir.join("sweep.parquet")).unwrap()).unwrap();
+    let kv = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap();
+    assert!(kv
+        .iter()
+        .any(|k| k.key == "drivelink.study_id" && k.value.as_deref() == Some(s.id())));
+    let rows: Vec<_> = reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
     assert_eq!(rows.len(), 3);
     for (row, cells) in rows.iter().zip(t.rows()) {
         for (j, (_, field)) in row.get_column_iter().enumerate() {
             use parquet::record::Field;
             let same = match (field, &cells[j]) {
                 (Field::Long(a), Cell::Int(b)) => a == b,
-                (Field::Double(a), Cell::Float(b)) => a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                (Field::Double(a), Cell::Float(b)) => {
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+                }
                 (Field::Str(a), Cell::Text(b)) => a == b,
                 _ => false,
             };
