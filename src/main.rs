@@ -698,7 +698,13 @@ fn first_column_is_time(path: &Path) -> bool {
     line.split(',').next().map(str::trim) == Some("time")
 }
 
-fn plot(results: &Path, signals: &[String], x: Option<&str>, filters: &[String], o: &PlotOpts<'_>) -> u8 {
+fn plot(
+    results: &Path,
+    signals: &[String],
+    x: Option<&str>,
+    filters: &[String],
+    o: &PlotOpts<'_>,
+) -> u8 {
     let is_svg = match o
         .out
         .extension()

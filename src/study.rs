@@ -166,11 +166,7 @@ pub fn sweep(a: &SweepArgs) -> u8 {
             runs.len()
         ));
     }
-    let threads = if jobs == 0 {
-        rayon_threads()
-    } else {
-        jobs
-    };
+    let threads = if jobs == 0 { rayon_threads() } else { jobs };
     let shard_text = shard.map_or_else(String::new, |(i, n)| {
         format!(" (shard {i}/{n}: runs {}..{})", runs.start, runs.end)
     });

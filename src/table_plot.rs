@@ -45,7 +45,8 @@ fn matches(cell: &str, value: &str) -> bool {
 /// (sorted), the signals as columns. Errors name the file, line and column.
 pub fn load(path: &Path, spec: &TablePlot<'_>) -> Result<SimResult, Vec<String>> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| vec![format!("cannot read {file}: {e}")])?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| vec![format!("cannot read {file}: {e}")])?;
     let records = drivelink_sweep::table::parse_csv(&text)
         .map_err(|(line, m)| vec![format!("{file}: line {line}: {m}")])?;
     let mut it = records.into_iter();
@@ -53,11 +54,17 @@ pub fn load(path: &Path, spec: &TablePlot<'_>) -> Result<SimResult, Vec<String>>
         return Err(vec![format!("{file}: empty file; expected a header line")]);
     };
     let mut errors = Vec::new();
-    let x = column(&header, spec.x, &file, "--x").map_err(|e| errors.push(e)).ok();
+    let x = column(&header, spec.x, &file, "--x")
+        .map_err(|e| errors.push(e))
+        .ok();
     let ys: Vec<usize> = spec
         .signals
         .iter()
-        .filter_map(|s| column(&header, s, &file, "--signals").map_err(|e| errors.push(e)).ok())
+        .filter_map(|s| {
+            column(&header, s, &file, "--signals")
+                .map_err(|e| errors.push(e))
+                .ok()
+        })
         .collect();
     let mut filters = Vec::new();
     for f in spec.filters {
@@ -77,7 +84,10 @@ pub fn load(path: &Path, spec: &TablePlot<'_>) -> Result<SimResult, Vec<String>>
     };
     let mut rows: Vec<(f64, Vec<f64>)> = Vec::new();
     for (line, rec) in it {
-        if !filters.iter().all(|(c, v)| rec.get(*c).is_some_and(|cell| matches(cell, v))) {
+        if !filters
+            .iter()
+            .all(|(c, v)| rec.get(*c).is_some_and(|cell| matches(cell, v)))
+        {
             continue;
         }
         let num = |c: usize| -> Result<f64, String> {
@@ -90,7 +100,11 @@ pub fn load(path: &Path, spec: &TablePlot<'_>) -> Result<SimResult, Vec<String>>
             })
         };
         let xv = num(x).map_err(|e| vec![e])?;
-        let yv = ys.iter().map(|&c| num(c)).collect::<Result<Vec<_>, _>>().map_err(|e| vec![e])?;
+        let yv = ys
+            .iter()
+            .map(|&c| num(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| vec![e])?;
         if xv.is_finite() {
             rows.push((xv, yv));
         }
@@ -98,7 +112,11 @@ pub fn load(path: &Path, spec: &TablePlot<'_>) -> Result<SimResult, Vec<String>>
     if rows.is_empty() {
         return Err(vec![format!(
             "{file}: no rows to plot{}",
-            if spec.filters.is_empty() { "" } else { " (no row matches --where)" }
+            if spec.filters.is_empty() {
+                ""
+            } else {
+                " (no row matches --where)"
+            }
         )]);
     }
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -264,10 +264,13 @@ fn csv_quote(s: &str) -> String {
     }
 }
 
+/// One CSV record: the 1-based line it starts on and its cells.
+pub type CsvRecord = (usize, Vec<String>);
+
 /// Split CSV text into records, each with the 1-based line it starts on, honouring quoted
 /// cells (a comma, quote or line break inside quotes; `""` is a quote); blank lines are
 /// skipped. An unterminated quote is an error `(line, message)`.
-pub fn parse_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, (usize, String)> {
+pub fn parse_csv(text: &str) -> Result<Vec<CsvRecord>, (usize, String)> {
     let mut records = Vec::new();
     let mut line = 1;
     let mut chars = text.chars().peekable();

@@ -2,6 +2,8 @@
 //! metrics against direct computation and against the closed-form brake stop, failed runs
 //! as rows, errors before any run, Parquet equal to CSV.
 
+#![allow(clippy::result_large_err)]
+
 use std::path::PathBuf;
 
 use drivelink_core::{netlist, Compiled, EventTag};
