@@ -38,6 +38,31 @@ pub struct EnergyAudit {
     pub relative_residual: f64,
 }
 
+impl EnergyAudit {
+    /// The audit as it appears in `summary.json` under `energy` (J): `sources` and
+    /// `losses` as objects by element name, then the totals.
+    pub fn to_json(&self) -> serde_json::Value {
+        let list = |v: &[(String, f64)]| -> serde_json::Value {
+            serde_json::Value::Object(
+                v.iter()
+                    .map(|(n, e)| (n.clone(), serde_json::Value::from(*e)))
+                    .collect(),
+            )
+        };
+        serde_json::json!({
+            "sources": list(&self.sources),
+            "losses": list(&self.losses),
+            "kinetic_initial": self.kinetic_initial,
+            "kinetic_final": self.kinetic_final,
+            "potential_initial": self.potential_initial,
+            "potential_final": self.potential_final,
+            "impact_loss": self.impact_loss,
+            "residual": self.residual,
+            "relative_residual": self.relative_residual,
+        })
+    }
+}
+
 impl Model {
     /// The energy audit of the last run (from its final state).
     pub fn energy_audit(&mut self) -> EnergyAudit {
