@@ -26,6 +26,14 @@ fn param_schema(p: &ParamSpec) -> Value {
         ParamKind::Matrix | ParamKind::NumberOrTable { .. } => {
             json!({"type": ["array", "number", "string"]})
         }
+        ParamKind::Record(fields) => json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": fields
+                .iter()
+                .map(|f| (f.name.to_string(), json!({"type": ["number", "string"]})))
+                .collect::<serde_json::Map<String, Value>>()
+        }),
     };
     let unit = p.unit().map(|u| format!(" [{u}]")).unwrap_or_default();
     s["description"] = Value::from(format!("{}{unit}", p.doc));
