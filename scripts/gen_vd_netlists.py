@@ -15,7 +15,7 @@ PARAMS = {
     "m": "1500 kg",
     "a": "1.2 m",
     "b": "1.5 m",
-    "k_spring": 30000,
+    "k_spring": "30000 N/m^2",
     "radius": "0.33 m",
 }
 
@@ -27,7 +27,7 @@ def car(v0=0.0, aero=True):
     }]
     conns = []
     for name, x, y in WHEELS:
-        spring = "k_spring*b/(1 m)" if x > 0 else "k_spring*a/(1 m)"
+        spring = "k_spring*b" if x > 0 else "k_spring*a"
         blocks.append({
             "name": name, "type": "WheelCollider",
             "params": {"center": [x, y, -0.1], "radius": "radius", "suspension_distance": 0.3,
@@ -75,7 +75,7 @@ def common_scopes():
     ]
 
 
-LOG = ["car.x", "car.y", "car.z", "car.u", "car.v", "car.speed", "car.yaw", "car.r", "car.ax",
+LOG = ["car.x", "car.y", "car.z", "car.vx", "car.vy", "car.u", "car.v", "car.speed", "car.yaw", "car.r", "car.ax",
        "car.ay", "car.beta", "car.roll", "car.pitch"] + \
       [f"{w}.{v}" for w, _, _ in WHEELS for v in ["w", "fz", "fx", "fy", "compression", "forward_slip", "sideways_slip"]]
 
@@ -108,28 +108,28 @@ def write(d):
 
 def static():
     b, c = car()
-    return netlist("vd_static", "A 1500 kg car (RigidBody + 4 WheelColliders) released 1 cm above its rest height settles on its suspension: springs 45 kN/m front, 36 kN/m rear carry the static axle loads at equal compression (c = target·distance + Fz/spring), so it settles level and stays put.", b, c, 5.0)
+    return netlist("vd_static", "A 1500 kg car (RigidBody + 4 WheelColliders) released at 0.55 m settles on its suspension: springs 45 kN/m front, 36 kN/m rear carry the static axle loads at equal compression (c = target·distance + Fz/spring), so it settles level and stays put.", b, c, 5.0)
 
 
 def turn(diff):
-    b, c = car(v0=10.0)
+    b, c = car(v0="v0")
     b += [
         {"name": "throttle", "type": "Constant", "params": {"value": "drive_torque"}},
         {"name": "motor", "type": "TorqueSource", "params": {}},
-        {"name": "prop_shaft", "type": "Inertia", "params": {"J": 0.05}},
+        {"name": "prop_shaft", "type": "Inertia", "params": {"J": 0.05, "w0": "3.7*v0/radius"}},
         {"name": "diff", "type": "Differential", "params": {"type": diff, "gear_ratio": 3.7}},
     ]
     c += [["throttle.y", "motor.tau"], ["motor.flange", "prop_shaft.flange", "diff.input"],
           ["diff.left", "rl.hub"], ["diff.right", "rr.hub"]]
-    steering(b, c, "90 deg")
+    steering(b, c, "45 deg")
     desc = {"open": "with an open differential: the inner and outer rear wheels turn at their own speeds",
             "locked": "with a locked differential: both rear wheels turn at one speed, the inner one pushes and the outer one drags, a yaw moment against the turn (Vehicle Physics Pro: the car 'refuses to steer') and a wider circle"}[diff]
-    return netlist(f"vd_turn_{diff}", f"A rear-drive car from 10 m/s, steering wheel at 90 deg (16:1, Ackermann) from 0.5 s, constant drive torque on the differential input, {desc}.", b, c, 12.0, params={"drive_torque": "80 N*m"})
+    return netlist(f"vd_turn_{diff}", f"A rear-drive car from 10 m/s, steering wheel at 45 deg (16:1, Ackermann) from 0.5 s, constant drive torque on the differential input (3.7:1), {desc}.", b, c, 12.0, params={"drive_torque": "40 N*m", "v0": "10 m/s"})
 
 
 def brake_turn(abs_on):
     b, c = car(v0=20.0)
-    steering(b, c, "60 deg", at=0.2)
+    steering(b, c, "60 deg", at=1.0)
     b += [{"name": "pedal_front", "type": "Step", "params": {"time": 1.0, "before": 0, "after": 2500}},
           {"name": "pedal_rear", "type": "Step", "params": {"time": 1.0, "before": 0, "after": 1500}}]
     for w, x, _ in WHEELS:
@@ -143,7 +143,7 @@ def brake_turn(abs_on):
     name = "vd_brake_turn_abs" if abs_on else "vd_brake_turn_no_abs"
     desc = ("with ABS on every wheel (simple mode, trigger at the wheel's peak slip + 0.3 m/s): the wheels keep rolling near the peak of the curve, the front tires keep their side force and the car turns while it stops (Vehicle Physics Pro: ABS 'allows steering on emergency braking')"
             if abs_on else "without ABS: the wheels lock, the friction circle leaves the sliding tires no side force, and the car ploughs straight on with its heading frozen")
-    return netlist(name, f"A car at 20 m/s steers (60 deg at the steering wheel from 0.2 s) and brakes hard from 1 s (2500 N·m front, 1500 N·m rear per wheel) {desc}.", b, c, 5.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
+    return netlist(name, f"A car running straight at 20 m/s steers (60 deg at the steering wheel) and brakes hard at the same instant, 1 s (2500 N·m front, 1500 N·m rear per wheel) {desc}.", b, c, 5.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
 
 
 def merge_signal_lines(c):
@@ -167,8 +167,8 @@ def merge_signal_lines(c):
 def split_mu():
     b, c = car(v0=20.0)
     b += [{"name": "ice", "type": "Constant", "params": {"value": 0.2}},
-          {"name": "pedal_front", "type": "Step", "params": {"time": 0.5, "before": 0, "after": 1500}},
-          {"name": "pedal_rear", "type": "Step", "params": {"time": 0.5, "before": 0, "after": 700}}]
+          {"name": "pedal_front", "type": "Step", "params": {"time": 0.5, "before": 0, "after": 1000}},
+          {"name": "pedal_rear", "type": "Step", "params": {"time": 0.5, "before": 0, "after": 500}}]
     c += [["ice.y", "fl.mu_scale", "rl.mu_scale"], ["pedal_front.y", "fl.brake", "fr.brake"], ["pedal_rear.y", "rl.brake", "rr.brake"]]
     return netlist("vd_split_mu_brake", "Straight-line braking from 20 m/s with the left wheels on ice (mu_scale 0.2), no steering correction: the right (high-grip) wheels brake harder, a yaw moment turns the car towards the high-grip side (yaw rate negative: to the right) while the low-grip side locks.", b, c, 4.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
 

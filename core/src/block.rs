@@ -86,6 +86,9 @@ pub struct PortDecl {
     /// An output that is NaN on purpose where its value is undefined (the ratio of two
     /// speeds while the divisor stands still); other non-finite outputs fail the run.
     pub may_be_undefined: bool,
+    /// A mechanical port that may stay unconnected without a warning (the block gives
+    /// its node an inertia of its own: a wheel's hub).
+    pub free_ok: bool,
 }
 
 impl PortDecl {
@@ -100,6 +103,7 @@ impl PortDecl {
             default: None,
             unit: None,
             may_be_undefined: false,
+            free_ok: false,
         }
     }
     /// A signal input that must be driven.
@@ -128,6 +132,11 @@ impl PortDecl {
     /// A rigid-body frame port.
     pub fn frame(name: impl Into<String>) -> Self {
         Self::of(name, PortKind::Frame)
+    }
+    /// The same mechanical port, allowed to stay unconnected without a warning.
+    pub fn free_ok(mut self) -> Self {
+        self.free_ok = true;
+        self
     }
     /// The same output, allowed to be NaN where its value is undefined.
     pub fn undefined_ok(mut self) -> Self {

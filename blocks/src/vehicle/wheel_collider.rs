@@ -397,7 +397,7 @@ impl Block for WheelCollider {
     fn ports(&self) -> Vec<PortDecl> {
         vec![
             PortDecl::frame("body"),
-            PortDecl::rot("hub"),
+            PortDecl::rot("hub").free_ok(),
             PortDecl::optional_input("brake", 0.0).with_unit("N*m"),
             PortDecl::optional_input("steer", 0.0).with_unit("rad"),
             PortDecl::optional_input("mu_scale", 1.0).with_unit("1"),

@@ -228,7 +228,10 @@ pub(crate) fn connect(
                     port: decl.name.clone(),
                 });
             }
-            if decl.kind.is_mech() && decl.kind != PortKind::Frame && !connected[space.base[b] + p]
+            if decl.kind.is_mech()
+                && decl.kind != PortKind::Frame
+                && !decl.free_ok
+                && !connected[space.base[b] + p]
             {
                 warnings.push(CompileWarning::UnconnectedFlange {
                     block: names[b].clone(),
