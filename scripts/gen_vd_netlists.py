@@ -60,7 +60,7 @@ def common_scopes():
     return [
         trajectory(),
         {"name": "yaw", "title": "Yaw rate and side-slip angle",
-         "panels": [[sig("car.r", "deg/s", "yaw rate")], [sig("car.beta", "deg", "side-slip β")]]},
+         "panels": [[sig("car.r", "rad/s", "yaw rate")], [sig("car.beta", "deg", "side-slip β")]]},
         {"name": "accel", "title": "Accelerations (body axes)",
          "signals": [sig("car.ax", "m/s^2", "ax"), sig("car.ay", "m/s^2", "ay")]},
         {"name": "speed", "title": "Speed", "signals": [sig("car.speed", "km/h", "speed")]},
@@ -69,7 +69,7 @@ def common_scopes():
                     [sig(f"{w}.sideways_slip", "m/s", w) for w, _, _ in WHEELS]]},
         {"name": "loads", "title": "Normal loads", "signals": [sig(f"{w}.fz", "N", w) for w, _, _ in WHEELS]},
         {"name": "suspension", "title": "Suspension compression",
-         "signals": [sig(f"{w}.compression", "mm", w) for w, _, _ in WHEELS]},
+         "signals": [sig(f"{w}.compression", "m", w) for w, _, _ in WHEELS]},
         {"name": "attitude", "title": "Roll and pitch",
          "signals": [sig("car.roll", "deg", "roll"), sig("car.pitch", "deg", "pitch")]},
     ]

@@ -78,8 +78,13 @@ enum Command {
     },
     /// Re-plot saved results (a results.csv of `drivelink run`).
     Plot {
-        /// The results file.
-        results: PathBuf,
+        /// The results file; several with `--x` overlay their runs on one picture.
+        #[arg(required = true, num_args = 1..)]
+        results: Vec<PathBuf>,
+        /// Plot the signals against this signal instead of time (an XY plot, equal axis
+        /// scaling when the units agree: `--x car.x --signals car.y`).
+        #[arg(long, value_name = "SIGNAL")]
+        x: Option<String>,
         /// Comma-separated signal names (columns of the CSV).
         #[arg(long, value_delimiter = ',', required = true)]
         signals: Vec<String>,
@@ -135,6 +140,7 @@ fn main() -> ExitCode {
         }
         Command::Plot {
             results,
+            x,
             signals,
             unit,
             out,
@@ -151,6 +157,7 @@ fn main() -> ExitCode {
                     let view = drivelink_plots::View { xlim };
                     plot(
                         &results,
+                        x.as_deref(),
                         &signals,
                         unit.as_deref(),
                         &out,
@@ -670,8 +677,69 @@ fn write_outputs(
     Ok(())
 }
 
+/// Read one results CSV, printing the error.
+fn read_results(results: &Path) -> Option<SimResult> {
+    let file = match std::fs::File::open(results) {
+        Ok(f) => f,
+        Err(e) => {
+            console::error(format_args!("cannot read {}: {e}", results.display()));
+            return None;
+        }
+    };
+    match SimResult::read_csv(std::io::BufReader::new(file), "results") {
+        Ok(r) => Some(r),
+        Err(e) => {
+            console::error(format_args!("{}: {e}", results.display()));
+            None
+        }
+    }
+}
+
+/// Several runs on one XY picture: one result whose rows are the runs' rows one after the
+/// other (a NaN row between runs breaks the lines), with the abscissa as column `x` and
+/// each run's signals as `<run>: <signal>` (NaN outside the run's rows). A run is named
+/// after its results file's directory (`out/vd_turn_open/results.csv` -> `vd_turn_open`).
+fn overlay(paths: &[PathBuf], runs: &[SimResult], x: &str, names: &[&str]) -> SimResult {
+    let label = |p: &Path| {
+        p.parent()
+            .and_then(|d| d.file_name())
+            .or_else(|| p.file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into())
+    };
+    let mut cols = vec![x.to_string()];
+    for (i, p) in paths.iter().enumerate() {
+        let l = label(p);
+        let l = if paths[..i].iter().any(|q| label(q) == l) {
+            format!("{l} ({})", i + 1)
+        } else {
+            l
+        };
+        cols.extend(names.iter().map(|n| format!("{l}: {n}")));
+    }
+    let mut out = SimResult::new("overlay", cols);
+    for (i, r) in runs.iter().enumerate() {
+        if i > 0 {
+            out.time.push(f64::NAN);
+            out.columns.iter_mut().for_each(|c| c.push(f64::NAN));
+        }
+        let rows = r.time.len();
+        out.time.extend_from_slice(&r.time);
+        out.columns[0].extend_from_slice(r.get(x).unwrap_or(&[]));
+        for (j, col) in out.columns.iter_mut().enumerate().skip(1) {
+            let (run, k) = ((j - 1) / names.len(), (j - 1) % names.len());
+            match r.get(names[k]) {
+                Some(v) if run == i => col.extend_from_slice(v),
+                _ => col.extend(std::iter::repeat_n(f64::NAN, rows)),
+            }
+        }
+    }
+    out
+}
+
 fn plot(
-    results: &Path,
+    results: &[PathBuf],
+    x: Option<&str>,
     signals: &[String],
     unit: Option<&str>,
     out: &Path,
@@ -693,20 +761,17 @@ fn plot(
             return 2;
         }
     };
-    let file = match std::fs::File::open(results) {
-        Ok(f) => f,
-        Err(e) => {
-            console::error(format_args!("cannot read {}: {e}", results.display()));
-            return 2;
+    if results.len() > 1 && x.is_none() {
+        console::error("several results files are overlaid on an XY plot only: give --x SIGNAL (for example --x car.x)");
+        return 2;
+    }
+    let mut runs = Vec::with_capacity(results.len());
+    for p in results {
+        match read_results(p) {
+            Some(r) => runs.push(r),
+            None => return 2,
         }
-    };
-    let res = match SimResult::read_csv(std::io::BufReader::new(file), "results") {
-        Ok(r) => r,
-        Err(e) => {
-            console::error(format_args!("{}: {e}", results.display()));
-            return 2;
-        }
-    };
+    }
     let names: Vec<&str> = signals
         .iter()
         .map(|s| s.trim())
@@ -717,15 +782,17 @@ fn plot(
         return 2;
     }
     let mut bad = false;
-    for n in &names {
-        if res.index_of(n).is_none() {
-            console::error(format_args!(
-                "{}: no column '{n}'{}; columns are: {}",
-                results.display(),
-                drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
-                res.names.join(", ")
-            ));
-            bad = true;
+    for (res, path) in runs.iter().zip(results) {
+        for n in names.iter().copied().chain(x) {
+            if res.index_of(n).is_none() {
+                console::error(format_args!(
+                    "{}: no column '{n}'{}; columns are: {}",
+                    path.display(),
+                    drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
+                    res.names.join(", ")
+                ));
+                bad = true;
+            }
         }
     }
     if let Some(u) = unit {
@@ -746,9 +813,22 @@ fn plot(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "plot".into());
-    let mut scope = drivelink_plots::quick_scope(&stem, &names, unit);
+    let (res, shown): (SimResult, Vec<String>) = match (x, runs.len()) {
+        (Some(xn), n) if n > 1 => {
+            let merged = overlay(results, &runs, xn, &names);
+            let shown = merged.names[1..].to_vec();
+            (merged, shown)
+        }
+        _ => {
+            let r = runs.swap_remove(0);
+            (r, names.iter().map(|n| n.to_string()).collect())
+        }
+    };
+    let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+    let mut scope = drivelink_plots::quick_scope(&stem, &shown, unit);
     scope.title = title.map(str::to_string);
     scope.ylim = ylim;
+    scope.x = x.map(str::to_string);
     let bytes = if is_svg {
         drivelink_plots::render_scope_svg_view(&res, &scope, view).map(String::into_bytes)
     } else {

@@ -117,7 +117,8 @@ pub fn schema(reg: &Registry) -> Value {
             "panels": {"type": "array", "minItems": 1, "items": signals},
             "unit": {"enum": units},
             "width": integer, "height": integer, "event_markers": {"type": "boolean"},
-            "ylim": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}
+            "ylim": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}},
+            "x": {"type": "string", "description": "XY scope: plot the signals against this signal instead of time"}
         },
         "oneOf": [{"required": ["signals"]}, {"required": ["panels"]}]
     });

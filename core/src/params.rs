@@ -296,7 +296,9 @@ impl BlockType {
                 ParamKind::Bool => Value::from(false),
                 ParamKind::Choice(opts) => Value::from(opts.first().copied().unwrap_or_default()),
                 ParamKind::Text => Value::from(""),
-                ParamKind::Vector { .. } | ParamKind::Polynomial => Value::from(vec![x, x]),
+                // Three entries: a 3-D vector (a position, principal inertias).
+                ParamKind::Vector { .. } => Value::from(vec![x, x, x]),
+                ParamKind::Polynomial => Value::from(vec![x, x]),
                 ParamKind::Table { cols } => {
                     let n = (*cols).max(1);
                     Value::from(vec![vec![0.0; n], vec![x; n]])
