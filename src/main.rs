@@ -156,8 +156,10 @@ fn main() -> ExitCode {
                 (Ok(xlim), Ok(ylim)) => {
                     let view = drivelink_plots::View { xlim };
                     plot(
-                        &results,
-                        x.as_deref(),
+                        PlotSource {
+                            results: &results,
+                            x: x.as_deref(),
+                        },
                         &signals,
                         unit.as_deref(),
                         &out,
@@ -737,9 +739,14 @@ fn overlay(paths: &[PathBuf], runs: &[SimResult], x: &str, names: &[&str]) -> Si
     out
 }
 
+/// What `drivelink plot` reads: one or more results files, and the XY abscissa.
+struct PlotSource<'a> {
+    results: &'a [PathBuf],
+    x: Option<&'a str>,
+}
+
 fn plot(
-    results: &[PathBuf],
-    x: Option<&str>,
+    src: PlotSource<'_>,
     signals: &[String],
     unit: Option<&str>,
     out: &Path,
@@ -747,6 +754,7 @@ fn plot(
     view: &drivelink_plots::View,
     ylim: Option<(f64, f64)>,
 ) -> u8 {
+    let PlotSource { results, x } = src;
     let ext = out
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());

@@ -331,7 +331,8 @@ impl WheelCollider {
     pub fn contact(&self, st: &FrameState, w: f64, steer: f64, mu: f64) -> Contact {
         let zw = st.to_world([0.0, 0.0, 1.0]);
         let mount = st.point(self.center);
-        if !(zw[2] > 1e-6) {
+        let upright = zw[2] > 1e-6;
+        if !upright {
             return Contact::default();
         }
         let s = mount[2] / zw[2];
@@ -340,7 +341,8 @@ impl WheelCollider {
             c,
             ..Contact::default()
         };
-        if !(c >= 0.0) {
+        let in_reach = c >= 0.0;
+        if !in_reach {
             return k;
         }
         k.grounded = true;

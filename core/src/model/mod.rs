@@ -224,7 +224,8 @@ fn build_frames(
     }
     let mut errors = Vec::new();
     for (f, p) in props.iter().enumerate() {
-        if !(p.mass > 0.0) || p.inertia.iter().any(|&i| !(i > 0.0)) {
+        let massive = p.mass > 0.0 && p.inertia.iter().all(|&i| i > 0.0);
+        if !massive {
             errors.push(Error::FrameWithoutMass {
                 frame: plan.frames[f].clone(),
             });
