@@ -158,6 +158,10 @@ fn steady_cornering_matches_the_single_track_model() {
         let (r, u) = corner(u0, delta, sy_front);
         let expect = bicycle(u, delta, sy_front, 0.2);
         let neutral = u * delta / (A + B);
+        println!(
+            "front Sy {sy_front}: u = {u:.3} m/s, r = {r:.6} rad/s, single-track {expect:.6} ({:+.3} %), neutral {neutral:.6}",
+            100.0 * (r - expect) / expect
+        );
         assert!(
             (r - expect).abs() < 0.02 * expect,
             "front Sy {sy_front}: r = {r}, single-track {expect} (neutral {neutral})"
@@ -195,4 +199,65 @@ fn braked_wheel_stops_exactly_and_holds() {
     );
     assert!(last(&r, "car.u").abs() < 1e-4, "u = {}", last(&r, "car.u"));
     assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+}
+
+#[test]
+fn braking_load_transfer_follows_the_pitch_moment_balance() {
+    // All wheels locked from 20 m/s: every tire slides beyond its asymptote slip, so the
+    // deceleration is steady (0.5 g) and the pitch settles; then the front axle carries
+    // m·g·b/L + m·|a|·h/L (h the height of the centre of mass).
+    let mut c = car(20.0, json!({}), json!({}));
+    c.d.add("pedal", "Constant", json!({"value": 3000.0}));
+    c.d.connect(&["pedal.y", "fl.brake", "fr.brake", "rl.brake", "rr.brake"]);
+    let wheels = ["fl", "fr", "rl", "rr"];
+    let mut log = vec![
+        "car.z".to_string(),
+        "car.pitch".to_string(),
+        "car.q".to_string(),
+    ];
+    for w in wheels {
+        for v in ["fz", "fx", "compression"] {
+            log.push(format!("{w}.{v}"));
+        }
+    }
+    c.d.log(&log);
+    c.d.settings.stop_time = 3.0;
+    c.d.settings.rtol = 1e-9;
+    let (r, audit) = run(&c.d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    let g = |n: &str| last(&r, n);
+    let fz: Vec<f64> = wheels.iter().map(|w| g(&format!("{w}.fz"))).collect();
+    let fx: Vec<f64> = wheels.iter().map(|w| g(&format!("{w}.fx"))).collect();
+    let total_fx: f64 = fx.iter().sum();
+    let h = g("car.z");
+    let a = total_fx / M;
+    assert!((a + 0.5 * G).abs() < 0.01 * G, "deceleration {a}");
+    assert!(
+        g("car.q").abs() < 1e-4,
+        "pitch still moving: q = {}",
+        g("car.q")
+    );
+    // Textbook transfer (contacts at the static axle distances).
+    let l = A + B;
+    let front = fz[0] + fz[1];
+    let textbook = M * G * B / l - M * a * h / l;
+    assert!(
+        (front - textbook).abs() < 0.01 * textbook,
+        "front {front} N vs m·g·b/L + m·|a|·h/L = {textbook} N"
+    );
+    // Exact pitch balance with the pitched geometry: Σ x_i·Fz_i + h·ΣFx = 0, x_i the
+    // horizontal offset of contact i from the centre of mass.
+    let th = g("car.pitch");
+    let xs = [A, A, -B, -B];
+    let mut m = h * total_fx;
+    for (k, w) in wheels.iter().enumerate() {
+        let s = DIST + 0.33 - g(&format!("{w}.compression"));
+        let zb = -0.1 - s;
+        m += (xs[k] * th.cos() + zb * th.sin()) * fz[k];
+    }
+    println!("front axle {front:.3} N, textbook {textbook:.3} N, pitch {th:.5} rad, moment residual {m:.3e} N·m");
+    assert!(
+        m.abs() < 1e-3 * M * G * 0.1,
+        "pitch moment residual {m} N·m"
+    );
 }
