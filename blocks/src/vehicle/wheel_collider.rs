@@ -7,10 +7,10 @@
 //!
 //! # Suspension
 //!
-//! The suspension axis is the body's z axis through `center` (body frame, the wheel centre
-//! at full compression... see below). A ray from the mount point `C = center` along the
-//! body's −z axis meets the ground plane `z = 0` at the distance `s*` (world z of `C`
-//! divided by the world z component of the body's z axis). The compression is
+//! The suspension axis is the body's z axis through `center` (body axes from the centre of
+//! mass: the wheel centre at full compression). A ray from the mount point `C = center`
+//! along the body's −z axis meets the ground plane `z = 0` at the distance `s*` (world z of
+//! `C` divided by the world z component of the body's z axis). The compression is
 //! `c = suspension_distance + radius − s*` (0 at full extension, `suspension_distance` at
 //! full compression: the wheel's centre at full extension is `center` moved down by
 //! `suspension_distance`); the wheel is grounded while `c ≥ 0` (and the body's z axis
@@ -466,7 +466,7 @@ impl Block for WheelCollider {
     }
     fn variables(&self) -> Vec<VarDecl> {
         let mut v = vec![
-            VarDecl::new("rpm", VarSource::Custom(0), "rev/min").doc("wheel spin in rev/min"),
+            VarDecl::new("rpm", VarSource::Custom(0), "1").doc("wheel spin in revolutions per minute (a plain number; w is the SI spin, display it with unit rpm)"),
             VarDecl::new("fx", VarSource::Custom(1), "N")
                 .doc("tire force along the wheel's heading (+ pushes the car forward)"),
             VarDecl::new("fy", VarSource::Custom(2), "N").doc("tire force to the wheel's left"),
@@ -505,13 +505,4 @@ impl Block for WheelCollider {
     fn potential_energy(&self, cx: &Cx) -> f64 {
         self.stored(self.contact_of(cx).c)
     }
-}
-
-/// The default forward and sideways curves' `(extremum_slip, extremum_value)`, for tests
-/// and docs.
-pub fn default_extrema() -> ((f64, f64), (f64, f64)) {
-    (
-        (FORWARD[0].default, FORWARD[1].default),
-        (SIDEWAYS[0].default, SIDEWAYS[1].default),
-    )
 }
