@@ -69,6 +69,14 @@ pub fn kind_text(p: &ParamSpec) -> String {
         ParamKind::Table { cols } => format!("table [[{}], ...]", vec!["x"; *cols].join(", ")),
         ParamKind::Matrix => "matrix [[...], ...]".into(),
         ParamKind::NumberOrTable { unit } => format!("number [{unit}] or table [[x, y], ...]"),
+        ParamKind::Record(fields) => format!(
+            "{{{}}}",
+            fields
+                .iter()
+                .map(|f| format!("{}: number [{}]", f.name, f.unit))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 

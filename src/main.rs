@@ -94,8 +94,10 @@ enum Command {
     /// Re-plot saved results (a results.csv of `drivelink run`), or any CSV table against
     /// one of its columns (`--x NAME`, for example a sweep.csv).
     Plot {
-        /// The results file or table.
-        results: PathBuf,
+        /// The results file or table; several results files with `--x` overlay their runs
+        /// on one XY picture.
+        #[arg(required = true, num_args = 1..)]
+        results: Vec<PathBuf>,
         /// Comma-separated signal names (columns of the CSV).
         #[arg(long, value_delimiter = ',', required = true)]
         signals: Vec<String>,
@@ -114,7 +116,10 @@ enum Command {
         /// Fixed y range: low,high in display units (for example -100,6000).
         #[arg(long, value_name = "A,B", allow_hyphen_values = true)]
         ylim: Option<String>,
-        /// The column on the x axis (default: time); rows are sorted by it.
+        /// The column on the x axis (default: time). For a table (first column not `time`,
+        /// such as a sweep.csv) rows are sorted by it; for results files it is an XY plot
+        /// (`--x car.x --signals car.y`, equal axis scaling when the units agree), several
+        /// results files overlaid on one picture.
         #[arg(long, value_name = "NAME")]
         x: Option<String>,
         /// Keep only the rows where column NAME has VALUE (with --x; repeatable).
@@ -698,8 +703,50 @@ fn first_column_is_time(path: &Path) -> bool {
     line.split(',').next().map(str::trim) == Some("time")
 }
 
+/// Several runs on one XY picture: one result whose rows are the runs' rows one after the
+/// other (a NaN row between runs breaks the lines), with the abscissa as column `x` and
+/// each run's signals as `<run>: <signal>` (NaN outside the run's rows). A run is named
+/// after its results file's directory (`out/vd_turn_open/results.csv` -> `vd_turn_open`).
+fn overlay(paths: &[PathBuf], runs: &[SimResult], x: &str, names: &[&str]) -> SimResult {
+    let label = |p: &Path| {
+        p.parent()
+            .and_then(|d| d.file_name())
+            .or_else(|| p.file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into())
+    };
+    let mut cols = vec![x.to_string()];
+    for (i, p) in paths.iter().enumerate() {
+        let l = label(p);
+        let l = if paths[..i].iter().any(|q| label(q) == l) {
+            format!("{l} ({})", i + 1)
+        } else {
+            l
+        };
+        cols.extend(names.iter().map(|n| format!("{l}: {n}")));
+    }
+    let mut out = SimResult::new("overlay", cols);
+    for (i, r) in runs.iter().enumerate() {
+        if i > 0 {
+            out.time.push(f64::NAN);
+            out.columns.iter_mut().for_each(|c| c.push(f64::NAN));
+        }
+        let rows = r.time.len();
+        out.time.extend_from_slice(&r.time);
+        out.columns[0].extend_from_slice(r.get(x).unwrap_or(&[]));
+        for (j, col) in out.columns.iter_mut().enumerate().skip(1) {
+            let (run, k) = ((j - 1) / names.len(), (j - 1) % names.len());
+            match r.get(names[k]) {
+                Some(v) if run == i => col.extend_from_slice(v),
+                _ => col.extend(std::iter::repeat_n(f64::NAN, rows)),
+            }
+        }
+    }
+    out
+}
+
 fn plot(
-    results: &Path,
+    results: &[PathBuf],
     signals: &[String],
     x: Option<&str>,
     filters: &[String],
@@ -730,33 +777,61 @@ fn plot(
         console::error("--signals: expected one or more comma-separated signal names");
         return 2;
     }
-    if x.is_none() && !filters.is_empty() {
-        console::error("--where: filters rows of a table plotted with --x NAME; give --x");
+    let table = results.iter().find(|p| !first_column_is_time(p));
+    if results.len() > 1 && (x.is_none() || table.is_some()) {
+        console::error(
+            "several files are overlaid only as an XY plot of results files (first column `time`): give --x SIGNAL (for example --x car.x)",
+        );
         return 2;
     }
-    let res = match x {
-        Some(x) => {
+    if !filters.is_empty() && table.is_none() {
+        console::error(
+            "--where: filters rows of a table (a CSV whose first column is not `time`, such as sweep.csv) plotted with --x NAME",
+        );
+        return 2;
+    }
+    // What is drawn: the result, the columns shown, and the XY abscissa if any.
+    let (res, shown, xy): (SimResult, Vec<String>, Option<&str>) = match (x, table) {
+        (Some(x), Some(table)) => {
             let spec = table_plot::TablePlot {
                 x,
                 signals: &names,
                 filters,
             };
-            match table_plot::load(results, &spec) {
-                Ok(r) => r,
+            match table_plot::load(table, &spec) {
+                Ok(r) => (r, names.iter().map(|n| n.to_string()).collect(), None),
                 Err(e) => return table_plot::fail(e),
             }
         }
-        None if !first_column_is_time(results) => {
+        (None, Some(table)) => {
             console::error(format_args!(
                 "{}: the first column is not `time`; plot a table against one of its columns with --x NAME",
-                results.display()
+                table.display()
             ));
             return 2;
         }
-        None => match read_results(results, &names) {
-            Ok(r) => r,
-            Err(code) => return code,
-        },
+        (x, None) => {
+            let wanted: Vec<&str> = names.iter().copied().chain(x).collect();
+            let mut runs = Vec::with_capacity(results.len());
+            for p in results {
+                match read_results(p, &wanted) {
+                    Ok(r) => runs.push(r),
+                    Err(code) => return code,
+                }
+            }
+            match x {
+                Some(xn) if runs.len() > 1 => {
+                    let merged = overlay(results, &runs, xn, &names);
+                    let shown = merged.names[1..].to_vec();
+                    (merged, shown, Some(xn))
+                }
+                _ => (
+                    runs.swap_remove(0),
+                    names.iter().map(|n| n.to_string()).collect(),
+                    x,
+                ),
+            }
+        }
     };
     if let Some(u) = o.unit {
         if drivelink_core::DisplayUnit::parse(u).is_none() {
@@ -774,9 +849,11 @@ fn plot(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "plot".into());
-    let mut scope = drivelink_plots::quick_scope(&stem, &names, o.unit);
+    let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+    let mut scope = drivelink_plots::quick_scope(&stem, &shown, o.unit);
     scope.title = o.title.map(str::to_string);
     scope.ylim = o.ylim;
+    scope.x = xy.map(str::to_string);
     let bytes = if is_svg {
         drivelink_plots::render_scope_svg_view(&res, &scope, o.view).map(String::into_bytes)
     } else {

@@ -26,6 +26,14 @@ fn param_schema(p: &ParamSpec) -> Value {
         ParamKind::Matrix | ParamKind::NumberOrTable { .. } => {
             json!({"type": ["array", "number", "string"]})
         }
+        ParamKind::Record(fields) => json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": fields
+                .iter()
+                .map(|f| (f.name.to_string(), json!({"type": ["number", "string"]})))
+                .collect::<serde_json::Map<String, Value>>()
+        }),
     };
     let unit = p.unit().map(|u| format!(" [{u}]")).unwrap_or_default();
     s["description"] = Value::from(format!("{}{unit}", p.doc));
@@ -109,7 +117,8 @@ pub fn schema(reg: &Registry) -> Value {
             "panels": {"type": "array", "minItems": 1, "items": signals},
             "unit": {"enum": units},
             "width": integer, "height": integer, "event_markers": {"type": "boolean"},
-            "ylim": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}
+            "ylim": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}},
+            "x": {"type": "string", "description": "XY scope: plot the signals against this signal instead of time"}
         },
         "oneOf": [{"required": ["signals"]}, {"required": ["panels"]}]
     });

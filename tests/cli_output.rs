@@ -299,3 +299,46 @@ fn bad_set_value_is_reported_as_coming_from_set() {
         "{e}"
     );
 }
+
+#[test]
+fn plot_overlays_several_runs_on_an_xy_picture_and_needs_x_for_it() {
+    let dir = temp_dir("plot_xy");
+    for (run, r) in [("a", 1.0), ("b", 2.0)] {
+        std::fs::create_dir_all(dir.join(run)).unwrap();
+        // A circle of radius r: x = r·sin(t), y = r·(1 − cos(t)).
+        let mut csv = String::from("time,car.x,car.y\n");
+        for k in 0..64 {
+            let t = k as f64 * 0.1;
+            csv += &format!("{t},{},{}\n", r * t.sin(), r * (1.0 - t.cos()));
+        }
+        std::fs::write(dir.join(run).join("results.csv"), csv).unwrap();
+    }
+    let csvs = [dir.join("a/results.csv"), dir.join("b/results.csv")];
+    let o = drivelink()
+        .arg("plot")
+        .args(&csvs)
+        .args(["--signals", "car.y", "--out"])
+        .arg(dir.join("t.png"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("give --x SIGNAL"), "{}", text(&o).1);
+    let o = drivelink()
+        .arg("plot")
+        .args(&csvs)
+        .args(["--x", "car.x", "--signals", "car.y", "--out"])
+        .arg(dir.join("xy.png"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert_eq!(&std::fs::read(dir.join("xy.png")).unwrap()[..4], b"\x89PNG");
+    let o = drivelink()
+        .arg("plot")
+        .args(&csvs)
+        .args(["--x", "car.z", "--signals", "car.y", "--out"])
+        .arg(dir.join("bad.png"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("no column 'car.z'"), "{}", text(&o).1);
+}

@@ -38,6 +38,9 @@ pub enum PortKind {
     Rot,
     /// Translational flange (position m, velocity m/s, force N).
     Trans,
+    /// Rigid-body frame: all frame ports on one line are one 6-DOF body
+    /// (see [`crate::frame`]).
+    Frame,
 }
 
 impl PortKind {
@@ -48,11 +51,13 @@ impl PortKind {
             PortKind::Out => "out",
             PortKind::Rot => "rot",
             PortKind::Trans => "trans",
+            PortKind::Frame => "frame",
         }
     }
-    /// Whether ports of this kind are mechanical (joined into network nodes).
+    /// Whether ports of this kind are mechanical (joined by lines into network nodes or,
+    /// for `frame`, rigid bodies).
     pub fn is_mech(&self) -> bool {
-        matches!(self, PortKind::Rot | PortKind::Trans)
+        matches!(self, PortKind::Rot | PortKind::Trans | PortKind::Frame)
     }
     /// SI units of a mechanical port's (position, speed, acceleration, force).
     pub fn mech_units(&self) -> Option<[&'static str; 4]> {
@@ -81,6 +86,9 @@ pub struct PortDecl {
     /// An output that is NaN on purpose where its value is undefined (the ratio of two
     /// speeds while the divisor stands still); other non-finite outputs fail the run.
     pub may_be_undefined: bool,
+    /// A mechanical port that may stay unconnected without a warning (the block gives
+    /// its node an inertia of its own: a wheel's hub).
+    pub free_ok: bool,
 }
 
 impl PortDecl {
@@ -95,6 +103,7 @@ impl PortDecl {
             default: None,
             unit: None,
             may_be_undefined: false,
+            free_ok: false,
         }
     }
     /// A signal input that must be driven.
@@ -119,6 +128,15 @@ impl PortDecl {
     /// A translational flange.
     pub fn trans(name: impl Into<String>) -> Self {
         Self::of(name, PortKind::Trans)
+    }
+    /// A rigid-body frame port.
+    pub fn frame(name: impl Into<String>) -> Self {
+        Self::of(name, PortKind::Frame)
+    }
+    /// The same mechanical port, allowed to stay unconnected without a warning.
+    pub fn free_ok(mut self) -> Self {
+        self.free_ok = true;
+        self
     }
     /// The same output, allowed to be NaN where its value is undefined.
     pub fn undefined_ok(mut self) -> Self {
@@ -171,9 +189,26 @@ pub struct FrictionDecl {
     pub label: String,
 }
 
+/// Mass, inertia and (optionally) the initial pose and velocity a block gives the rigid
+/// body of one of its `frame` ports. Masses and inertias of all blocks on a frame line
+/// add up; the initial states come from the first block (in flat order) that gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyDecl {
+    /// The frame port.
+    pub port: usize,
+    /// Mass, kg.
+    pub mass: f64,
+    /// Principal moments of inertia about the centre of mass, body axes, kg·m².
+    pub inertia: [f64; 3],
+    /// Initial 13 states (see [`crate::frame`]), or `None`.
+    pub initial: Option<[f64; crate::frame::FRAME_STATES]>,
+}
+
 /// A block's contribution to the mechanical network.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MechDecl {
+    /// Mass and inertia added to the rigid body of a frame port.
+    pub bodies: Vec<BodyDecl>,
     /// Inertia or mass added to the node of a port.
     pub masses: Vec<(usize, f64)>,
     /// Initial speed of the node of a port (rad/s or m/s) and initial position.
@@ -391,6 +426,11 @@ pub struct Buffers<'a> {
     pub joint_tau: &'a [f64],
     /// Mode of every friction joint.
     pub modes: &'a [FrictionMode],
+    /// States of every rigid body (13 each, see [`crate::frame`]).
+    pub frames: &'a [f64],
+    /// Accelerations of every rigid body (6 each: world `v̇`, body `ω̇`; valid after the
+    /// network stage).
+    pub frame_acc: &'a [f64],
 }
 
 /// Where one block's pieces are in the shared buffers.
@@ -473,6 +513,20 @@ impl<'a> Cx<'a> {
     pub fn mode(&self, k: usize) -> FrictionMode {
         self.buf.modes[self.tab.joints_start as usize + k]
     }
+    /// Pose and velocity of the rigid body of frame port `p`.
+    #[inline]
+    pub fn frame(&self, p: usize) -> crate::frame::FrameState {
+        let b = self.tab.port_dof[p] as usize * crate::frame::FRAME_STATES;
+        crate::frame::FrameState::from_slice(&self.buf.frames[b..b + crate::frame::FRAME_STATES])
+    }
+    /// Accelerations of the rigid body of frame port `p`: the world `v̇` of its centre of
+    /// mass (m/s²) and its body `ω̇` (rad/s²). Valid after the network stage.
+    #[inline]
+    pub fn frame_acc(&self, p: usize) -> ([f64; 3], [f64; 3]) {
+        let b = self.tab.port_dof[p] as usize * 6;
+        let a = &self.buf.frame_acc[b..b + 6];
+        ([a[0], a[1], a[2]], [a[3], a[4], a[5]])
+    }
 }
 
 /// Generalized forces a block applies to its flanges, accumulated straight into the
@@ -484,6 +538,8 @@ pub struct Forces<'a> {
     vel: &'a [f64],
     port_dof: &'a [u32],
     power: f64,
+    frame_load: &'a mut [f64],
+    frames: &'a [f64],
 }
 
 impl<'a> Forces<'a> {
@@ -494,7 +550,43 @@ impl<'a> Forces<'a> {
             vel,
             port_dof,
             power: 0.0,
+            frame_load: &mut [],
+            frames: &[],
         }
+    }
+    /// The same accumulator with the rigid bodies: their load accumulator `load` (6 per
+    /// body: world force, body moment) and their states `frames` (13 per body).
+    pub fn with_frames(mut self, load: &'a mut [f64], frames: &'a [f64]) -> Self {
+        self.frame_load = load;
+        self.frames = frames;
+        self
+    }
+    /// Apply the world force `force` (N) at the point `point` (m, body axes from the
+    /// centre of mass) of the rigid body of frame port `p`.
+    #[inline]
+    pub fn add_frame_force(&mut self, p: usize, point: [f64; 3], force: [f64; 3]) {
+        use crate::frame::{cross, dot, FrameState, FRAME_LOADS, FRAME_STATES};
+        let b = self.port_dof[p] as usize;
+        let st = FrameState::from_slice(&self.frames[b * FRAME_STATES..(b + 1) * FRAME_STATES]);
+        let m = cross(point, st.to_body(force));
+        let l = &mut self.frame_load[b * FRAME_LOADS..(b + 1) * FRAME_LOADS];
+        for a in 0..3 {
+            l[a] += force[a];
+            l[3 + a] += m[a];
+        }
+        self.power += dot(force, st.point_velocity(point));
+    }
+    /// Apply the moment `moment` (N·m, body axes) to the rigid body of frame port `p`.
+    #[inline]
+    pub fn add_frame_moment(&mut self, p: usize, moment: [f64; 3]) {
+        use crate::frame::{dot, FrameState, FRAME_LOADS, FRAME_STATES};
+        let b = self.port_dof[p] as usize;
+        let st = FrameState::from_slice(&self.frames[b * FRAME_STATES..(b + 1) * FRAME_STATES]);
+        let l = &mut self.frame_load[b * FRAME_LOADS..(b + 1) * FRAME_LOADS];
+        for a in 0..3 {
+            l[3 + a] += moment[a];
+        }
+        self.power += dot(moment, st.omega());
     }
     /// Add the generalized force `value` on port `p` (positive accelerates the flange in
     /// its positive direction).
@@ -617,6 +709,14 @@ pub trait Block: Send + Sync {
     /// The mechanical part of the block.
     fn mech(&self) -> MechDecl {
         MechDecl::default()
+    }
+    /// Initial speeds of the nodes of this block's ports that follow from the initial
+    /// states of the rigid bodies (a wheel rolling at its body's initial velocity): called
+    /// once when a model is instantiated, with a view where only the flange speeds and
+    /// positions, the rigid bodies and the block's own states are valid (inputs read 0 or
+    /// their defaults). The initial projection then makes all speeds consistent.
+    fn initial_speeds(&self, _cx: &Cx) -> Vec<(usize, f64)> {
+        Vec::new()
     }
     /// Loggable variables besides the output ports.
     fn variables(&self) -> Vec<VarDecl> {

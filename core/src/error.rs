@@ -80,6 +80,8 @@ pub enum Error {
     AlgebraicLoop { blocks: Vec<String> },
     #[error("the mechanical network is singular: nodes {} have no inertia in a direction the constraints leave free; add an Inertia/Mass there or constrain them", nodes.join(", "))]
     SingularNetwork { nodes: Vec<String> },
+    #[error("frame '{frame}' has no mass: connect a RigidBody (with m > 0 and inertia > 0) to it; every rigid body needs mass and inertia")]
+    FrameWithoutMass { frame: String },
     #[error("node {node}: conflicting initial speeds {first} and {second} from {blocks}")]
     ConflictingInitial {
         node: String,

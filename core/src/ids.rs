@@ -36,6 +36,10 @@ index_type!(
     NodeIx
 );
 index_type!(
+    /// A rigid body: one connection line of `frame` ports.
+    FrameIx
+);
+index_type!(
     /// An always-active constraint row of the mechanical network.
     RowIx
 );

@@ -8,6 +8,7 @@ pub mod block;
 pub mod compile;
 pub mod diagram;
 pub mod error;
+pub mod frame;
 pub mod ids;
 pub mod model;
 pub mod netlist;
@@ -26,10 +27,12 @@ pub use compile::{CompileWarning, Compiled};
 pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
 pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
-pub use ids::{BlockIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
+pub use frame::{FrameState, MassProps, G};
+pub use ids::{BlockIx, FrameIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
 pub use model::{Eigen, EnergyAudit, Linearization, Model};
 pub use params::{
-    BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry,
+    BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, RecordField,
+    Registry,
 };
 pub use plan::{Plan, VarInfo};
 pub use result::{EventRecord, EventTag, RunStats, RunStatus, SimResult};

@@ -80,6 +80,7 @@ pub const SCOPE_KEYS: &[&str] = &[
     "height",
     "event_markers",
     "ylim",
+    "x",
 ];
 /// Keys of a scope signal object.
 pub const SIGNAL_KEYS: &[&str] = &["signal", "unit", "label"];
@@ -343,6 +344,9 @@ fn scope_json(s: &ScopeSpec) -> Value {
     if let Some((lo, hi)) = s.ylim {
         m.insert("ylim".into(), serde_json::json!([lo, hi]));
     }
+    if let Some(x) = &s.x {
+        m.insert("x".into(), Value::from(x.clone()));
+    }
     Value::Object(m)
 }
 
@@ -448,6 +452,10 @@ pub fn locate_error(d: &Diagram, _reg: &Registry, origin: &str, e: Error) -> Err
         Error::UndrivenInput { block, .. } => blk(block, ""),
         Error::AlgebraicLoop { .. } => "connections".to_string(),
         Error::SingularNetwork { .. } | Error::ConflictingInitial { .. } => "blocks".to_string(),
+        Error::FrameWithoutMass { frame } => match frame.rsplit_once('.') {
+            Some((b, _)) => blk(b, ""),
+            None => "blocks".to_string(),
+        },
         Error::UnknownVariable { name, .. } => {
             if let Some(i) = d.log.iter().position(|l| l == name) {
                 format!("log[{i}]")
@@ -1479,6 +1487,17 @@ fn load_scope(cx: &mut Ctx, i: usize, v: &Value, names: &[&str]) -> Option<Scope
         Some(other) => cx.err(
             format!("{path}.title"),
             format!("expected a string, {}", got(other)),
+        ),
+        None => {}
+    }
+    match m.get("x") {
+        Some(Value::String(t)) => s.x = Some(t.clone()),
+        Some(other) => cx.err(
+            format!("{path}.x"),
+            format!(
+                "expected the name of the signal to plot the others against (\"car.x\"), {}",
+                got(other)
+            ),
         ),
         None => {}
     }

@@ -37,6 +37,33 @@ pub enum ParamKind {
     Matrix,
     /// A number in `unit`, or a table `[[x, y], ...]` of it (`Clutch.mu`).
     NumberOrTable { unit: &'static str },
+    /// A JSON object of numbers with these fields (name, SI unit, default), resolved to a
+    /// vector in field order; keys not given keep their defaults
+    /// (`WheelCollider.forward_friction`).
+    Record(&'static [RecordField]),
+}
+
+/// One field of a [`ParamKind::Record`] parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecordField {
+    /// Key in the JSON object.
+    pub name: &'static str,
+    /// SI unit of its value.
+    pub unit: &'static str,
+    /// Default value (SI).
+    pub default: f64,
+}
+
+impl ParamKind {
+    /// The default JSON object of a record kind (every field at its default).
+    pub fn record_default(fields: &[RecordField]) -> Value {
+        Value::Object(
+            fields
+                .iter()
+                .map(|f| (f.name.to_string(), Value::from(f.default)))
+                .collect(),
+        )
+    }
 }
 
 /// A parameter default.
@@ -269,12 +296,15 @@ impl BlockType {
                 ParamKind::Bool => Value::from(false),
                 ParamKind::Choice(opts) => Value::from(opts.first().copied().unwrap_or_default()),
                 ParamKind::Text => Value::from(""),
-                ParamKind::Vector { .. } | ParamKind::Polynomial => Value::from(vec![x, x]),
+                // Three entries: a 3-D vector (a position, principal inertias).
+                ParamKind::Vector { .. } => Value::from(vec![x, x, x]),
+                ParamKind::Polynomial => Value::from(vec![x, x]),
                 ParamKind::Table { cols } => {
                     let n = (*cols).max(1);
                     Value::from(vec![vec![0.0; n], vec![x; n]])
                 }
                 ParamKind::Matrix => Value::from(vec![vec![x]]),
+                ParamKind::Record(fields) => ParamKind::record_default(fields),
             };
             m.insert(p.name.to_string(), v);
         }

@@ -167,8 +167,12 @@ pub struct Plan {
     pub(crate) nodes: Vec<NodePlan>,
     pub(crate) rows: Vec<RowPlan>,
     pub(crate) joints: Vec<JointPlan>,
-    /// State vector: `[node positions | node speeds | block states | work integrals of
-    /// force blocks | work integrals of joints]`.
+    /// Names of the rigid bodies (lines of frame ports).
+    pub(crate) frames: Vec<String>,
+    /// States of the rigid bodies (13 each, consecutive, see [`crate::frame`]).
+    pub(crate) frames_x: Range<usize>,
+    /// State vector: `[node positions | node speeds | block states | rigid bodies | work
+    /// integrals of force blocks | work integrals of joints]`.
     pub(crate) n_states: usize,
     /// First work-integral state of the joints.
     pub(crate) x_joint_energy: usize,
@@ -219,6 +223,10 @@ impl Plan {
     /// Number of mechanical nodes.
     pub fn n_nodes(&self) -> usize {
         self.nodes.len()
+    }
+    /// Names of the rigid bodies (the first frame port of each line).
+    pub fn frames(&self) -> &[String] {
+        &self.frames
     }
     /// Every loggable variable, sorted by name.
     pub fn variables(&self) -> &[VarInfo] {

@@ -8,6 +8,7 @@
 use crate::block::{
     Block, BlockTables, Buffers, Cx, EventCx, Forces, FrictionLaw, FrictionMode, PortKind,
 };
+use crate::frame::{FRAME_LOADS, FRAME_STATES};
 use crate::ids::SlotIx;
 use crate::result::EventTag;
 
@@ -28,6 +29,10 @@ pub struct Probe<'b> {
     row_lambda: Vec<f64>,
     joint_tau: Vec<f64>,
     modes: Vec<FrictionMode>,
+    /// Rigid-body states of every port (13 each; used by frame ports only).
+    frames: Vec<f64>,
+    /// Rigid-body accelerations of every port (6 each).
+    frame_acc: Vec<f64>,
 }
 
 impl<'b> Probe<'b> {
@@ -54,6 +59,14 @@ impl<'b> Probe<'b> {
             row_lambda: vec![0.0; mech.constraints.len()],
             joint_tau: vec![0.0; mech.frictions.len()],
             modes: vec![FrictionMode::Free; mech.frictions.len()],
+            frames: (0..np)
+                .flat_map(|_| {
+                    let mut s = [0.0; FRAME_STATES];
+                    s[3] = 1.0;
+                    s
+                })
+                .collect(),
+            frame_acc: vec![0.0; FRAME_LOADS * np],
             block,
         }
     }
@@ -119,6 +132,8 @@ impl<'b> Probe<'b> {
                 row_lambda: &self.row_lambda,
                 joint_tau: &self.joint_tau,
                 modes: &self.modes,
+                frames: &self.frames,
+                frame_acc: &self.frame_acc,
             },
             BlockTables {
                 inputs: &self.inputs,
@@ -145,12 +160,25 @@ impl<'b> Probe<'b> {
     }
     /// The generalized forces on every port, and the power they deliver.
     pub fn forces(&self) -> (Vec<f64>, f64) {
+        let (f, _, p) = self.forces_and_loads();
+        (f, p)
+    }
+    /// The generalized forces on every port, the loads on the rigid body of every port (6
+    /// each: world force, body moment; zero for non-frame ports), and the power.
+    pub fn forces_and_loads(&self) -> (Vec<f64>, Vec<f64>, f64) {
         let mut f = vec![0.0; self.port_dof.len()];
+        let mut loads = vec![0.0; FRAME_LOADS * self.port_dof.len()];
         let cx = self.cx();
-        let mut acc = Forces::new(&mut f, &self.vel, &self.port_dof);
+        let mut acc =
+            Forces::new(&mut f, &self.vel, &self.port_dof).with_frames(&mut loads, &self.frames);
         self.block.forces(&cx, &mut acc);
         let p = acc.power();
-        (f, p)
+        (f, loads, p)
+    }
+    /// Set the rigid-body states (13, see [`crate::frame`]) seen through frame port `p`.
+    pub fn frame_state(&mut self, p: usize, s: &[f64; FRAME_STATES]) -> &mut Self {
+        self.frames[p * FRAME_STATES..(p + 1) * FRAME_STATES].copy_from_slice(s);
+        self
     }
     /// The state derivatives.
     pub fn derivatives(&self) -> Vec<f64> {
@@ -192,6 +220,8 @@ impl<'b> Probe<'b> {
             row_lambda: &self.row_lambda,
             joint_tau: &self.joint_tau,
             modes: &self.modes,
+            frames: &self.frames,
+            frame_acc: &self.frame_acc,
         };
         let tab = BlockTables {
             inputs: &self.inputs,

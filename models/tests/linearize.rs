@@ -132,3 +132,47 @@ fn full_car_third_gear_is_stable_and_its_slowest_mode_is_the_road_load_time_cons
     let lags = ev.iter().filter(|e| (e.re + 5.0).abs() < 1e-6).count();
     assert_eq!(lags, 5, "{ev:?}");
 }
+
+/// A free rigid body (the `frame` port kind): its 13 states are linearized like any other,
+/// with the kinematics `ṗ = v` exact, every mode an integrator except the quaternion's norm
+/// direction, which the renormalisation term pulls back at rate 2 (|q|² − 1 decays as
+/// `e^(−2t)`).
+#[test]
+fn free_rigid_body_linearizes_to_kinematic_integrators() {
+    let mut dg = Diagram::new("body");
+    dg.add(
+        "car",
+        "RigidBody",
+        json!({"m": 1200.0, "inertia": [400.0, 1500.0, 1700.0], "z0": 1.0, "v0": 10.0}),
+    );
+    let mut m = compile(&dg, &registry()).unwrap();
+    let lin = m
+        .linearize(None, &[], &["car.z".into(), "car.x".into()])
+        .unwrap();
+    let idx = |n: &str| {
+        lin.states
+            .iter()
+            .position(|s| s == n)
+            .unwrap_or_else(|| panic!("{n} in {:?}", lin.states))
+    };
+    // The body's 13 states and the RigidBody's continuous yaw (an integral of the yaw rate).
+    assert_eq!(lin.states.len(), 14, "{:?}", lin.states);
+    for (p, v) in [("x", "vx"), ("y", "vy"), ("z", "vz")] {
+        let (i, j) = (
+            idx(&format!("car.frame.{p}")),
+            idx(&format!("car.frame.{v}")),
+        );
+        assert!(
+            (lin.a[(i, j)] - 1.0).abs() < 1e-9,
+            "d{p}/d{v} = {}",
+            lin.a[(i, j)]
+        );
+    }
+    assert!((lin.c[(0, idx("car.frame.z"))] - 1.0).abs() < 1e-9);
+    assert!((lin.c[(1, idx("car.frame.x"))] - 1.0).abs() < 1e-9);
+    let mut re: Vec<f64> = lin.eigenvalues.iter().map(|e| e.re).collect();
+    re.sort_by(f64::total_cmp);
+    assert!((re[0] + 2.0).abs() < 1e-6, "{re:?}");
+    assert!(re[1..].iter().all(|r| r.abs() < 1e-6), "{re:?}");
+    assert!(lin.eigenvalues.iter().all(|e| e.im.abs() < 1e-6));
+}

@@ -126,7 +126,8 @@ pub struct Plan<'a> {
     panels: Vec<PanelPlan<'a>>,
     /// Event marker times (axis units).
     markers: Vec<f64>,
-    /// Title of the x axis (without its power-of-ten factor).
+    /// Title of the x axis (without its power-of-ten factor): the view's, else the XY
+    /// scope's abscissa signal, else `time [s]`.
     x_title: String,
     plot_h: i32,
     right_w: i32,
@@ -311,7 +312,17 @@ impl<'a> Plan<'a> {
                 scope: name.to_string(),
             });
         }
-        let time = result.time.as_slice();
+        // An XY scope plots against a signal instead of time.
+        let time = match scope.x.as_deref() {
+            None => result.time.as_slice(),
+            Some(xn) => result.get(xn).ok_or_else(|| PlotError::UnknownSignal {
+                scope: name.to_string(),
+                signal: xn.to_string(),
+                available: result.names.iter().take(10).cloned().collect(),
+                more: result.names.len().saturating_sub(10),
+            })?,
+        };
+        let xy = scope.x.is_some();
         let x_data = match finite_range(time, 1.0) {
             Some((a, b)) if b > a => (a, b),
             Some((a, _)) => (a, a + 1.0),
@@ -327,14 +338,19 @@ impl<'a> Plan<'a> {
             m.right
         };
         let plot_w = (w as i32 - m.y_area - right_w).max(10);
-        let x_axis = Axis::new(
+        let mut x_axis = Axis::new(
             Some(x_data),
             view.xlim,
             false,
             (plot_w as usize / 80).clamp(2, 20),
         );
         let (x0, x1) = view.xlim.unwrap_or(x_data);
-        let inside = time.partition_point(|&t| t < x0)..time.partition_point(|&t| t <= x1);
+        let inside = if xy {
+            // Not sorted: every sample is drawn (clipped to the axes).
+            0..time.len()
+        } else {
+            time.partition_point(|&t| t < x0)..time.partition_point(|&t| t <= x1)
+        };
         let window = (
             inside.start.saturating_sub(1),
             (inside.end + 1).min(time.len()),
@@ -378,10 +394,36 @@ impl<'a> Plan<'a> {
         let legends: i32 = plans.iter().map(|p| p.legend_h).sum();
         let plot_h = ((h as i32 - m.title_h - m.x_area - m.bottom - legends) / n).max(10);
         let n_y = (plot_h as usize / 28).clamp(3, 14);
+        // Equal scaling of a one-panel, one-unit XY scope (a trajectory): the same metres
+        // per pixel on both axes, the data centred.
+        let mut y_fixed = scope.ylim;
+        if xy && plans.len() == 1 && plans[0].panel.units.len() == 1 {
+            if let (Some((ya, yb)), None, None) = (
+                plans[0].panel.data_range_in(0, inside.clone()),
+                view.xlim,
+                scope.ylim,
+            ) {
+                let (xa, xb) = x_data;
+                let (pw, ph) = (plot_w.max(1) as f64, plot_h.max(1) as f64);
+                let per_px = ((xb - xa) / pw).max((yb - ya) / ph).max(1e-300) * 1.05;
+                let (xc, yc) = (0.5 * (xa + xb), 0.5 * (ya + yb));
+                let xr = (xc - 0.5 * per_px * pw, xc + 0.5 * per_px * pw);
+                let yr = (yc - 0.5 * per_px * ph, yc + 0.5 * per_px * ph);
+                if xr.1 > xr.0 && yr.1 > yr.0 && xr.0.is_finite() && yr.1.is_finite() {
+                    x_axis = Axis::new(
+                        Some(xr),
+                        Some(xr),
+                        false,
+                        (plot_w as usize / 80).clamp(2, 20),
+                    );
+                    y_fixed = Some(yr);
+                }
+            }
+        }
         for p in &mut plans {
             for k in 0..p.panel.units.len() {
                 let data = p.panel.data_range_in(k, inside.clone());
-                let fixed = if k == 0 { scope.ylim } else { None };
+                let fixed = if k == 0 { y_fixed } else { None };
                 let mut axis = Axis::new(data, fixed, true, n_y);
                 let on_axis = p.panel.signals.iter().filter(|s| s.axis == k);
                 let integral = on_axis.clone().all(|s| s.step && s.factor == 1.0);
@@ -395,7 +437,7 @@ impl<'a> Plan<'a> {
             }
         }
 
-        let markers = if scope.event_markers {
+        let markers = if scope.event_markers && !xy {
             let (lo, hi) = (x0, x1);
             let mut ts: Vec<f64> = result
                 .events
@@ -424,7 +466,11 @@ impl<'a> Plan<'a> {
             x_axis,
             panels: plans,
             markers,
-            x_title: view.x_title.clone().unwrap_or_else(|| "time [s]".into()),
+            x_title: view
+                .x_title
+                .clone()
+                .or_else(|| scope.x.clone())
+                .unwrap_or_else(|| "time [s]".into()),
             plot_h,
             right_w,
             m,

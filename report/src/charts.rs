@@ -82,13 +82,31 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
             scope: scope.name.clone(),
         });
     }
-    let t = &result.time;
-    let x_range = (t[0], t[t.len() - 1]);
+    // An XY scope plots against a signal (no event strip, equal axis scaling).
+    let xy = scope.x.as_deref();
+    let t: &[f64] = match xy {
+        None => &result.time,
+        Some(xn) => result.get(xn).ok_or_else(|| PlotError::UnknownSignal {
+            scope: scope.name.clone(),
+            signal: xn.to_string(),
+            available: result.names.iter().take(10).cloned().collect(),
+            more: result.names.len().saturating_sub(10),
+        })?,
+    };
+    let x_range = match xy {
+        None => (t[0], t[t.len() - 1]),
+        Some(_) => t
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            }),
+    };
 
     // Event strip rows: kinds present, in a fixed order.
     let kinds: Vec<EventTag> = EVENT_ORDER
         .into_iter()
-        .filter(|k| result.events.iter().any(|e| e.kind == *k))
+        .filter(|k| xy.is_none() && result.events.iter().any(|e| e.kind == *k))
         .collect();
     let strip_h = if kinds.is_empty() {
         0.0
@@ -146,6 +164,10 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
         if let Some((a, b)) = scope.ylim {
             left_axis["range"] = json!([num(a), num(b)]);
             left_axis["autorange"] = json!(false);
+        } else if xy.is_some() && panels.len() == 1 && p.units.len() == 1 {
+            // A trajectory: one metre is as long on both axes.
+            left_axis["scaleanchor"] = json!("x");
+            left_axis["scaleratio"] = json!(1);
         }
         layout.insert(axis_key(left), left_axis);
         next_axis += 1;
@@ -198,22 +220,32 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
             }));
         }
     }
-    layout.insert(
-        "xaxis".into(),
-        json!({
-            "title": {"text": "time [s]"}, "anchor": format!("y{}", axis_suffix(bottom_axis)),
-            "domain": [0.0, 1.0], "range": [num(x_range.0), num(x_range.1)],
-            "showspikes": true, "spikemode": "across", "spikethickness": 1,
-            "spikecolor": "#999999", "spikedash": "dot", "exponentformat": "e"
-        }),
-    );
-    layout.insert("shapes".into(), Value::Array(event_lines(result, top)));
+    let x_title = xy.unwrap_or("time [s]");
+    let mut x_axis = json!({
+        "title": {"text": crate::html::escape(x_title)}, "anchor": format!("y{}", axis_suffix(bottom_axis)),
+        "domain": [0.0, 1.0],
+        "showspikes": true, "spikemode": "across", "spikethickness": 1,
+        "spikecolor": "#999999", "spikedash": "dot", "exponentformat": "e"
+    });
+    if xy.is_none() {
+        x_axis["range"] = json!([num(x_range.0), num(x_range.1)]);
+    }
+    layout.insert("xaxis".into(), x_axis);
+    let shapes = if xy.is_some() {
+        Vec::new()
+    } else {
+        event_lines(result, top)
+    };
+    layout.insert("shapes".into(), Value::Array(shapes));
     layout.insert("height".into(), json!(height.round()));
     layout.insert(
         "title".into(),
         json!({"text": crate::html::escape(scope.title_text()), "x": 0.01, "xanchor": "left"}),
     );
-    layout.insert("hovermode".into(), json!("x unified"));
+    layout.insert(
+        "hovermode".into(),
+        json!(if xy.is_some() { "closest" } else { "x unified" }),
+    );
     layout.insert(
         "margin".into(),
         json!({"l": 70, "r": 80, "t": MARGIN_T, "b": MARGIN_B}),

@@ -154,3 +154,32 @@ fn a_bad_scope_is_reported_in_place_and_the_rest_is_kept() {
     assert!(html.contains("unknown signal `J.ww`"));
     assert!(html.contains("data-scope=\"speeds\"") && html.contains("data-scope=\"mixed\""));
 }
+
+#[test]
+fn xy_scope_plots_against_its_signal_with_equal_scaling_and_no_event_strip() {
+    let mut r = SimResult::new("xy", vec!["car.x".into(), "car.y".into()]);
+    for i in 0..=100 {
+        let a = i as f64 * 0.03;
+        r.push_row(a, &[10.0 * a.sin(), 10.0 * (1.0 - a.cos())]);
+    }
+    r.events.push(EventRecord {
+        time: 1.0,
+        block: "b".into(),
+        kind: EventTag::Lock,
+        detail: "locked".into(),
+    });
+    let mut scope = ScopeSpec::new("trajectory", vec![ScopeSignal::new("car.y").with_unit("m")]);
+    scope.x = Some("car.x".into());
+    let fig = drivelink_report::charts::scope_figure(&r, &scope).unwrap();
+    let data = fig["data"].as_array().unwrap();
+    // One trace (no event strip), its x values are car.x.
+    assert_eq!(data.len(), 1);
+    let xs = data[0]["x"].as_array().unwrap();
+    // (numbers are written with 10 significant digits)
+    assert!((xs[1].as_f64().unwrap() - r.get("car.x").unwrap()[1]).abs() < 1e-9);
+    assert_eq!(fig["layout"]["yaxis"]["scaleanchor"], "x");
+    assert_eq!(fig["layout"]["xaxis"]["title"]["text"], "car.x");
+    assert!(fig["layout"]["shapes"].as_array().unwrap().is_empty());
+    scope.x = Some("car.z".into());
+    assert!(drivelink_report::charts::scope_figure(&r, &scope).is_err());
+}

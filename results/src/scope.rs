@@ -61,6 +61,10 @@ pub struct ScopeSpec {
     /// Fixed y-axis range (display units) for every panel; `None` fits the data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ylim: Option<(f64, f64)>,
+    /// An XY scope: the signals are plotted against this signal instead of time, with
+    /// equal scaling of both axes when they share a unit (trajectories: `"car.x"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<String>,
 }
 
 impl ScopeSpec {
@@ -75,14 +79,19 @@ impl ScopeSpec {
             height: 800,
             event_markers: false,
             ylim: None,
+            x: None,
         }
     }
     pub fn title_text(&self) -> &str {
         self.title.as_deref().unwrap_or(&self.name)
     }
-    /// Every signal name the scope needs (these are always logged).
+    /// Every signal name the scope needs (these are always logged), the XY abscissa last.
     pub fn signal_names(&self) -> impl Iterator<Item = &str> {
-        self.panels.iter().flatten().map(|s| s.signal.as_str())
+        self.panels
+            .iter()
+            .flatten()
+            .map(|s| s.signal.as_str())
+            .chain(self.x.as_deref())
     }
     /// The display unit of one signal: its own, else the scope's, else SI.
     pub fn unit_of<'a>(&'a self, s: &'a ScopeSignal) -> Option<&'a str> {

@@ -2,7 +2,8 @@
 //! friction joint of the network), `VehicleBody` (longitudinal dynamics with drag, grade and
 //! lagged load transfer), `Differential` (open, locked, viscous, clutch pack, torque bias),
 //! `BrakeSystem` (pedal/handbrake to per-wheel torques with bias) and `Abs` (discrete-time
-//! anti-lock modulator).
+//! anti-lock modulator); and the vehicle-dynamics blocks on a 6-DOF `frame` body:
+//! `RigidBody`, `WheelCollider` (Unity semantics), `Aero`, `Steering`.
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -20,10 +21,14 @@
 use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 
 pub mod abs;
+pub mod aero;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod rigid_body;
+pub mod steering;
 pub mod tire;
+pub mod wheel_collider;
 
 pub use tire::{curve_slip, friction_curve};
 
@@ -64,4 +69,8 @@ pub fn register(r: &mut Registry) {
     differential::register(r);
     brakes::register(r);
     abs::register(r);
+    rigid_body::register(r);
+    wheel_collider::register(r);
+    aero::register(r);
+    steering::register(r);
 }

@@ -10,7 +10,7 @@ use petgraph::unionfind::UnionFind;
 use crate::block::{PortDecl, PortKind};
 use crate::diagram::PortRef;
 use crate::error::Error;
-use crate::ids::{BlockIx, NodeIx};
+use crate::ids::{BlockIx, FrameIx, NodeIx};
 use crate::suggest;
 
 use super::CompileWarning;
@@ -41,6 +41,10 @@ pub(crate) struct Wiring {
     pub node: Vec<Vec<Option<NodeIx>>>,
     /// The mechanical nodes.
     pub nodes: Vec<NodeInfo>,
+    /// Rigid body of every frame port (`None` for other ports).
+    pub frame_of: Vec<Vec<Option<FrameIx>>>,
+    /// The rigid bodies (lines of frame ports).
+    pub frames: Vec<NodeInfo>,
 }
 
 /// Numbering of all ports of all blocks in one flat range.
@@ -69,6 +73,7 @@ fn domain(k: PortKind) -> u8 {
         PortKind::In | PortKind::Out => 0,
         PortKind::Rot => 1,
         PortKind::Trans => 2,
+        PortKind::Frame => 3,
     }
 }
 
@@ -223,7 +228,11 @@ pub(crate) fn connect(
                     port: decl.name.clone(),
                 });
             }
-            if decl.kind.is_mech() && !connected[space.base[b] + p] {
+            if decl.kind.is_mech()
+                && decl.kind != PortKind::Frame
+                && !decl.free_ok
+                && !connected[space.base[b] + p]
+            {
                 warnings.push(CompileWarning::UnconnectedFlange {
                     block: names[b].clone(),
                     port: decl.name.clone(),
@@ -232,8 +241,15 @@ pub(crate) fn connect(
         }
     }
     Error::from_list(errors)?;
-    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf);
+    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf, false);
+    let (frame_of, frames) = number_nodes(names, &ports, &space, &mut uf, true);
+    let frame_of = frame_of
+        .into_iter()
+        .map(|r| r.into_iter().map(|n| n.map(|n| FrameIx(n.0))).collect())
+        .collect();
     Ok(Wiring {
+        frame_of,
+        frames,
         driver: driver
             .into_iter()
             .map(|v| v.into_iter().map(|d| d.map(|(at, _)| at)).collect())
@@ -244,12 +260,15 @@ pub(crate) fn connect(
     })
 }
 
-/// Number the union-find classes of mechanical ports as nodes, in order of first port.
+/// Number the union-find classes of mechanical ports as nodes, in order of first port:
+/// the shaft/body nodes of `rot`/`trans` ports, or (`frames`) the rigid bodies of `frame`
+/// ports.
 fn number_nodes(
     names: &[String],
     ports: &[Vec<PortDecl>],
     space: &PortSpace,
     uf: &mut UnionFind<usize>,
+    frames: bool,
 ) -> (Vec<Vec<Option<NodeIx>>>, Vec<NodeInfo>) {
     let mut node_of_root: HashMap<usize, NodeIx> = HashMap::new();
     let mut nodes: Vec<NodeInfo> = Vec::new();
@@ -257,7 +276,7 @@ fn number_nodes(
     for (b, bp) in ports.iter().enumerate() {
         let mut row = Vec::with_capacity(bp.len());
         for (p, decl) in bp.iter().enumerate() {
-            if !decl.kind.is_mech() {
+            if !decl.kind.is_mech() || (decl.kind == PortKind::Frame) != frames {
                 row.push(None);
                 continue;
             }

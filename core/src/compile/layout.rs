@@ -20,6 +20,10 @@ pub(crate) struct Layout {
     pub n_states: usize,
     pub x_joint_energy: usize,
     pub n_block_guards: usize,
+    /// Names of the rigid bodies (first frame port of each line).
+    pub frames: Vec<String>,
+    /// The rigid bodies' states (13 each, consecutive).
+    pub frames_x: std::ops::Range<usize>,
 }
 
 /// Whether a block's linear form fits its declaration (states, inputs, outputs) so the
@@ -93,7 +97,12 @@ pub(crate) fn layout(
             in_slots.push(slot);
         }
         let tab_start = port_dof.len();
-        port_dof.extend(w.node[b].iter().map(|n| n.map(|n| n.0).unwrap_or(u32::MAX)));
+        port_dof.extend(
+            w.node[b]
+                .iter()
+                .zip(&w.frame_of[b])
+                .map(|(n, f)| n.map(|n| n.0).or(f.map(|f| f.0)).unwrap_or(u32::MAX)),
+        );
         let blk = &blocks[b];
         let decl = blk.mech();
         let rows_start = rows.len();
@@ -142,6 +151,9 @@ pub(crate) fn layout(
         x_off += nx;
         g_off += ng;
     }
+    // Rigid bodies after the block states.
+    let frames_x = x_off..x_off + crate::frame::FRAME_STATES * w.frames.len();
+    x_off = frames_x.end;
     // Work integrals: one per block with forces or tracking rows, then one per joint.
     for bp in plans.iter_mut() {
         let tracking = rows[bp.rows.clone()].iter().any(|r| r.tracking.is_some());
@@ -171,6 +183,8 @@ pub(crate) fn layout(
         n_states: x_off,
         x_joint_energy,
         n_block_guards: g_off,
+        frames: w.frames.iter().map(|f| f.name.clone()).collect(),
+        frames_x,
     }
 }
 

@@ -81,6 +81,8 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         n_states: lay.n_states,
         x_joint_energy: lay.x_joint_energy,
         n_block_guards: lay.n_block_guards,
+        frames: lay.frames,
+        frames_x: lay.frames_x,
         stages: ord.stages,
         lin_out: ord.lin_out,
         lin_der: ord.lin_der,
@@ -117,6 +119,7 @@ struct BlockSig {
     has_forces: bool,
     mass_ports: Vec<usize>,
     initial_ports: Vec<usize>,
+    body_ports: Vec<usize>,
 }
 
 impl BlockSig {
@@ -157,6 +160,7 @@ impl BlockSig {
             has_forces: mech.has_forces,
             mass_ports: mech.masses.iter().map(|m| m.0).collect(),
             initial_ports: mech.initial.iter().map(|m| m.0).collect(),
+            body_ports: mech.bodies.iter().map(|m| m.port).collect(),
         }
     }
 }

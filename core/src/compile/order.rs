@@ -58,7 +58,7 @@ fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, (
     let out: Vec<Option<NodeIndex>> = (0..nb)
         .map(|b| (n_out(b) > 0 && !unordered(b)).then(|| g.add_node(Node::Out(b))))
         .collect();
-    let net = (!lay.nodes.is_empty()).then(|| g.add_node(Node::Net));
+    let net = (!lay.nodes.is_empty() || !lay.frames.is_empty()).then(|| g.add_node(Node::Net));
     let post: Vec<Option<NodeIndex>> = (0..nb)
         .map(|b| needs_net(b).then(|| g.add_node(Node::NetOut(b))))
         .collect();

@@ -182,7 +182,44 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
             Value::Array(_) => table(raw, 2, scope).map(ParamValue::Table),
             _ => number(raw, unit, scope).map(ParamValue::Number),
         },
+        ParamKind::Record(fields) => record(raw, fields, scope).map(ParamValue::Vector),
     }
+}
+
+/// A record parameter: a JSON object whose keys are among `fields` (each a number or an
+/// expression in the field's unit); missing keys keep their defaults.
+fn record(
+    raw: &Value,
+    fields: &[crate::params::RecordField],
+    scope: &Scope,
+) -> Result<Vec<f64>, String> {
+    let Value::Object(map) = raw else {
+        return Err(format!(
+            "expected an object {{{}}}, got {}",
+            fields
+                .iter()
+                .map(|f| format!("\"{}\": number", f.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            short(raw)
+        ));
+    };
+    for key in map.keys() {
+        if !fields.iter().any(|f| f.name == key) {
+            return Err(format!(
+                "unknown key '{key}'{}; the keys are {}",
+                suggest::hint(key, fields.iter().map(|f| f.name)),
+                fields.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    fields
+        .iter()
+        .map(|f| match map.get(f.name) {
+            Some(v) => number(v, f.unit, scope).map_err(|e| format!("key '{}': {e}", f.name)),
+            None => Ok(f.default),
+        })
+        .collect()
 }
 
 /// What a parameter kind expects, for messages.
@@ -194,6 +231,7 @@ fn kind_noun(k: &ParamKind) -> &'static str {
         ParamKind::Vector { .. } | ParamKind::Polynomial => "an array of numbers",
         ParamKind::Table { .. } | ParamKind::Matrix => "a table",
         ParamKind::NumberOrTable { .. } => "a number or a table",
+        ParamKind::Record(_) => "an object of numbers",
     }
 }
 

@@ -5,7 +5,8 @@
 //! element's `−W − ΔE_stored` as dissipated. Friction joints integrate `tau·w_rel`. The
 //! kinetic energy removed by velocity projections (locks, inconsistent initial speeds) is
 //! the impact loss. The residual `Σ sources − Σ losses − impact − ΔKE − ΔPE` closes to the
-//! solver tolerance.
+//! solver tolerance. Rigid bodies contribute their kinetic energy of translation and
+//! rotation to `KE` and gravity's `m·g·z` to `PE`.
 
 use crate::block::Cx;
 
@@ -87,10 +88,10 @@ impl Model {
         for (j, jp) in plan.joints.iter().enumerate() {
             losses.push((jp.name.clone(), -x[plan.x_joint_energy + j]));
         }
-        let kinetic_initial = self.net.kinetic_energy(&x0[n..2 * n]);
-        let kinetic_final = self.net.kinetic_energy(&x[n..2 * n]);
-        let potential_initial: f64 = pe0.iter().sum();
-        let potential_final: f64 = pe1.iter().sum();
+        let kinetic_initial = self.net.kinetic_energy(&x0[n..2 * n]) + self.frames_energy(&x0).0;
+        let kinetic_final = self.net.kinetic_energy(&x[n..2 * n]) + self.frames_energy(&x).0;
+        let potential_initial: f64 = pe0.iter().sum::<f64>() + self.frames_energy(&x0).1;
+        let potential_final: f64 = pe1.iter().sum::<f64>() + self.frames_energy(&x).1;
         let src: f64 = sources.iter().map(|s| s.1).sum();
         let loss: f64 = losses.iter().map(|s| s.1).sum();
         let residual = src
@@ -116,6 +117,20 @@ impl Model {
             residual,
             relative_residual: residual / scale,
         }
+    }
+
+    /// Kinetic (translation + rotation) and gravitational potential energy of the rigid
+    /// bodies in state `x`, J.
+    fn frames_energy(&self, x: &[f64]) -> (f64, f64) {
+        use crate::frame::FRAME_STATES as S;
+        let xs = &x[self.plan.frames_x.clone()];
+        self.frames
+            .iter()
+            .enumerate()
+            .fold((0.0, 0.0), |(k, p), (f, m)| {
+                let s = &xs[f * S..(f + 1) * S];
+                (k + m.kinetic_energy(s), p + m.potential_energy(s))
+            })
     }
 
     /// Stored energy of every block at `(t, x)`.

@@ -30,6 +30,8 @@ macro_rules! buffers {
             row_lambda: &$m.net.lambda_rows,
             joint_tau: &$m.ev.joint_tau,
             modes: &$m.net.modes,
+            frames: &$x[$m.plan.frames_x.clone()],
+            frame_acc: &$m.ev.frame_acc,
         }
     };
 }
@@ -142,6 +144,7 @@ impl Model {
     fn eval_network(&mut self, plan: &Plan, t: f64, x: &[f64]) {
         let n = plan.nodes.len();
         self.net.f.fill(0.0);
+        self.ev.frame_load.fill(0.0);
         for &b in &plan.force_blocks {
             let tab = plan.block_tables(b);
             let cx = Cx::new(
@@ -150,7 +153,8 @@ impl Model {
                 buffers!(self, x, n),
                 tab,
             );
-            let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof);
+            let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
+                .with_frames(&mut self.ev.frame_load, &x[plan.frames_x.clone()]);
             self.blocks[b.ix()].forces(&cx, &mut f);
             self.ev.block_power[b.ix()] = f.power();
         }
@@ -182,12 +186,32 @@ impl Model {
         }
         self.net.set_tracking(v, &self.ev.targets);
         self.net.solve();
+        if !self.frames.is_empty() {
+            self.frame_dynamics(plan, x);
+        }
         for j in 0..plan.joints.len() {
             self.ev.joint_tau[j] = match self.net.modes[j] {
                 FrictionMode::Locked => self.net.lambda_fric[j],
                 FrictionMode::Free => 0.0,
                 _ => self.ev.joint_kin[j],
             };
+        }
+    }
+
+    /// Newton–Euler of every rigid body from the loads the force blocks applied.
+    #[cold]
+    fn frame_dynamics(&mut self, plan: &Plan, x: &[f64]) {
+        use crate::frame::{FRAME_LOADS as L, FRAME_STATES as S};
+        let xs = &x[plan.frames_x.clone()];
+        for (f, props) in self.frames.iter().enumerate() {
+            let l = &self.ev.frame_load[f * L..(f + 1) * L];
+            props.derivatives(
+                &xs[f * S..(f + 1) * S],
+                [l[0], l[1], l[2]],
+                [l[3], l[4], l[5]],
+                &mut self.ev.frame_dx[f * S..(f + 1) * S],
+                &mut self.ev.frame_acc[f * L..(f + 1) * L],
+            );
         }
     }
 
@@ -215,6 +239,7 @@ impl Model {
         let n = plan.nodes.len();
         dx[..n].copy_from_slice(&x[n..2 * n]);
         dx[n..2 * n].copy_from_slice(&self.net.a[..n]);
+        dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
         self.lin.derivatives(x, &self.ev.sig, dx);
         for &b in &plan.state_blocks {
             let cx = cx_of!(self, plan, b, t, x);

@@ -14,7 +14,7 @@ use crate::block::{Block, EventCx, FrictionMode};
 use crate::ids::BlockIx;
 use crate::result::{EventRecord, EventTag};
 
-use super::eval::{buffers, torque_slack, SLIP_EPS};
+use super::eval::{torque_slack, SLIP_EPS};
 use super::{Model, ENGAGE_OFF, ENGAGE_ON};
 use crate::block::Buffers;
 
@@ -34,12 +34,25 @@ impl Model {
         let xr = plan.blocks[b.ix()].x.clone();
         // The block's own states are mutable; the node speeds and positions it reads are
         // a copy (blocks never change node states).
+        // The rigid bodies' states follow all block states.
         let (nodes, rest) = x.split_at_mut(2 * n);
         let off = 2 * n;
+        let (own, tail) = rest.split_at_mut(plan.frames_x.start - off);
+        let buf = Buffers {
+            sig: &self.ev.sig,
+            pos: &nodes[..n],
+            vel: &nodes[n..2 * n],
+            acc: &self.net.a,
+            row_lambda: &self.net.lambda_rows,
+            joint_tau: &self.ev.joint_tau,
+            modes: &self.net.modes,
+            frames: &tail[..plan.frames_x.len()],
+            frame_acc: &self.ev.frame_acc,
+        };
         let mut ecx = EventCx::new(
             t,
-            &mut rest[xr.start - off..xr.end - off],
-            buffers!(self, nodes, n),
+            &mut own[xr.start - off..xr.end - off],
+            buf,
             plan.block_tables(b),
             &mut log,
             stop,

@@ -415,6 +415,19 @@ impl Model {
                 names.push(format!("{}.x{}", bp.name, k + 1));
             }
         }
+        // Rigid bodies: their 13 states as they are (the quaternion's norm direction is a
+        // stable mode of the renormalisation term; x, y and yaw are integrators).
+        const BODY_STATES: [&str; crate::frame::FRAME_STATES] = [
+            "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "p", "q", "r",
+        ];
+        for (b, body) in plan.frames.iter().enumerate() {
+            for (k, var) in BODY_STATES.iter().enumerate() {
+                coords.push(Coord::State(
+                    plan.frames_x.start + b * crate::frame::FRAME_STATES + k,
+                ));
+                names.push(format!("{body}.{var}"));
+            }
+        }
         let ns = coords.len();
         let (ni, no) = (u0.len(), outs.len());
         let nraw = plan.n_states;

@@ -31,6 +31,7 @@ pub use linearize::{Eigen, Linearization};
 
 use crate::block::{Block, FrictionMode};
 use crate::error::Error;
+use crate::frame::{MassProps, FRAME_LOADS, FRAME_STATES};
 use crate::ids::BlockIx;
 use crate::network::{Network, NodeRow};
 use crate::plan::Plan;
@@ -62,6 +63,12 @@ struct Eval {
     block_power: Vec<f64>,
     /// Targets of the tracking rows.
     targets: Vec<f64>,
+    /// Loads on every rigid body (6 each: world force, body moment).
+    frame_load: Vec<f64>,
+    /// Accelerations of every rigid body (6 each: world `v̇`, body `ω̇`).
+    frame_acc: Vec<f64>,
+    /// State derivatives of every rigid body (13 each).
+    frame_dx: Vec<f64>,
 }
 
 /// The step-end cache: the solver asks for derivatives, guards and output at the same
@@ -101,6 +108,8 @@ pub struct Model {
     plan: Arc<Plan>,
     blocks: Vec<Box<dyn Block>>,
     net: Network,
+    /// Mass properties of every rigid body.
+    frames: Vec<MassProps>,
     lin: LinKernel,
     x0: Vec<f64>,
     ev: Eval,
@@ -181,14 +190,104 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
     Ok(net)
 }
 
+/// Sum the mass properties of every rigid body from its blocks' declarations and fill the
+/// bodies' part of `x0` (from the first block that gives initial states). A body without
+/// mass or with a non-positive moment of inertia is an error naming it.
+fn build_frames(
+    plan: &Plan,
+    blocks: &[Box<dyn Block>],
+    x0: &mut [f64],
+) -> Result<Vec<MassProps>, Error> {
+    let nf = plan.frames.len();
+    let mut props = vec![
+        MassProps {
+            mass: 0.0,
+            inertia: [0.0; 3],
+        };
+        nf
+    ];
+    let mut given = vec![false; nf];
+    for (b, blk) in blocks.iter().enumerate() {
+        let bp = &plan.blocks[b];
+        for d in blk.mech().bodies {
+            let f = plan.port_dof[bp.port_tab.start + d.port] as usize;
+            props[f].mass += d.mass;
+            for a in 0..3 {
+                props[f].inertia[a] += d.inertia[a];
+            }
+            if let (Some(init), false) = (d.initial, given[f]) {
+                let s = plan.frames_x.start + f * FRAME_STATES;
+                x0[s..s + FRAME_STATES].copy_from_slice(&init);
+                given[f] = true;
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    for (f, p) in props.iter().enumerate() {
+        let massive = p.mass > 0.0 && p.inertia.iter().all(|&i| i > 0.0);
+        if !massive {
+            errors.push(Error::FrameWithoutMass {
+                frame: plan.frames[f].clone(),
+            });
+        } else if !given[f] {
+            // A body nobody placed starts at the origin, level, at rest.
+            x0[plan.frames_x.start + f * FRAME_STATES + 3] = 1.0;
+        }
+    }
+    Error::from_list(errors)?;
+    Ok(props)
+}
+
+/// Node speeds that blocks derive from the rigid bodies' initial states
+/// ([`Block::initial_speeds`]).
+fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) {
+    let n = plan.nodes.len();
+    let mut sig = vec![0.0; plan.n_signals];
+    for &(s, v) in &plan.slot_defaults {
+        sig[s.ix()] = v;
+    }
+    let acc = vec![0.0; n];
+    let frame_acc = vec![0.0; FRAME_LOADS * plan.frames.len()];
+    let lam_rows = vec![0.0; plan.rows.len()];
+    let taus = vec![0.0; plan.joints.len()];
+    let modes = vec![FrictionMode::Free; plan.joints.len()];
+    let mut set = Vec::new();
+    for (b, blk) in blocks.iter().enumerate() {
+        let buf = crate::block::Buffers {
+            sig: &sig,
+            pos: &x0[..n],
+            vel: &x0[n..2 * n],
+            acc: &acc,
+            row_lambda: &lam_rows,
+            joint_tau: &taus,
+            modes: &modes,
+            frames: &x0[plan.frames_x.clone()],
+            frame_acc: &frame_acc,
+        };
+        let tab = plan.block_tables(BlockIx::at(b));
+        let cx = crate::block::Cx::new(0.0, &x0[plan.blocks[b].x.clone()], buf, tab);
+        for (p, w) in blk.initial_speeds(&cx) {
+            set.push((plan.port_dof[plan.blocks[b].port_tab.start + p] as usize, w));
+        }
+    }
+    for (node, w) in set {
+        x0[n + node] = w;
+    }
+}
+
 impl Model {
     /// A run instance of `plan` with `blocks` (built from the plan's diagram, possibly with
     /// other parameter values: their structure must match the plan's).
     pub fn instantiate(plan: Arc<Plan>, blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
         let mut x0 = vec![0.0; plan.n_states];
         let net = build_network(&plan, &blocks, &mut x0)?;
+        let frames = build_frames(&plan, &blocks, &mut x0)?;
+        let nf = frames.len();
         for (b, blk) in blocks.iter().enumerate() {
             blk.initial_states(&mut x0[plan.blocks[b].x.clone()]);
+        }
+        if nf > 0 {
+            initial_speeds_from_frames(&plan, &blocks, &mut x0);
         }
         let lin = LinKernel::build(&plan, &blocks);
         let mut sig = vec![0.0; plan.n_signals];
@@ -210,6 +309,9 @@ impl Model {
                 joint_wrel: vec![0.0; nj],
                 block_power: vec![0.0; blocks.len()],
                 targets: vec![0.0; plan.rows.len()],
+                frame_load: vec![0.0; FRAME_LOADS * nf],
+                frame_acc: vec![0.0; FRAME_LOADS * nf],
+                frame_dx: vec![0.0; FRAME_STATES * nf],
             },
             cache: Cache {
                 t: f64::NAN,
@@ -230,6 +332,7 @@ impl Model {
             },
             x0,
             net,
+            frames,
             lin,
             blocks,
             plan,
@@ -473,6 +576,17 @@ impl Model {
         }
         if let Some(b) = plan.blocks.iter().find(|b| b.x.contains(&i)) {
             return format!("state {} of block '{}'", i - b.x.start + 1, b.name);
+        }
+        if plan.frames_x.contains(&i) {
+            let k = i - plan.frames_x.start;
+            const NAMES: [&str; FRAME_STATES] = [
+                "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "p", "q", "r",
+            ];
+            return format!(
+                "state {} of the rigid body at '{}'",
+                NAMES[k % FRAME_STATES],
+                plan.frames[k / FRAME_STATES]
+            );
         }
         if let Some(b) = plan
             .blocks

@@ -1,0 +1,124 @@
+//! `Aero`: aerodynamic drag and downforce on a rigid body.
+//!
+//! Port: `frame[frame]`. At the body point `center` (body axes) moving at the world
+//! velocity `V` through still air: drag `−½·ρ·drag_area·|V|·V` (opposing the motion) and
+//! downforce `½·ρ·lift_area·|V|²` along the body's −z axis (negative `lift_area` lifts).
+//! Variables: `drag` (N, magnitude), `downforce` (N), `airspeed` (m/s).
+
+use drivelink_core::frame::{add, dot, scale, V3};
+use drivelink_core::{
+    Block, Cx, Forces, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
+    Registry, VarDecl, VarSource,
+};
+
+use super::{finite, reg};
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "Aero",
+        "Aerodynamic drag −½·ρ·drag_area·|V|·V and downforce ½·ρ·lift_area·|V|² along the body's −z axis, both at the body point center (V its velocity, still air).",
+        "frame[frame]",
+        vec![
+            ParamSpec::number("drag_area", "m^2", 0.7, "Cd·A (>= 0)"),
+            ParamSpec::number("air_density", "kg/m^3", 1.2, "air density ρ (>= 0)"),
+            ParamSpec::number("lift_area", "m^2", 0.0, "Cl·A of the downforce (positive presses the body down)"),
+            ParamSpec {
+                name: "center",
+                kind: ParamKind::Vector { unit: "m" },
+                default: ParamDefault::Value(serde_json::json!([0.0, 0.0, 0.0])),
+                doc: "[x, y, z] of the point where the forces act, body axes from the centre of mass",
+            },
+        ],
+        build,
+    );
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let c = p.vector("center")?;
+    if c.len() != 3 || c.iter().any(|v| !v.is_finite()) {
+        return Err(p.invalid(
+            "center",
+            format!("must be [x, y, z], three finite numbers, got {c:?}"),
+        ));
+    }
+    let drag_area = p.non_negative("drag_area")?;
+    let rho = p.non_negative("air_density")?;
+    for (n, v) in [("drag_area", drag_area), ("air_density", rho)] {
+        if !v.is_finite() {
+            return Err(p.invalid(n, format!("must be finite, got {v}")));
+        }
+    }
+    Ok(Box::new(Aero {
+        drag_area,
+        rho,
+        lift_area: finite(p, "lift_area")?,
+        center: [c[0], c[1], c[2]],
+    }))
+}
+
+/// The aerodynamics block.
+#[derive(Debug, Clone)]
+pub struct Aero {
+    drag_area: f64,
+    rho: f64,
+    lift_area: f64,
+    center: V3,
+}
+
+impl Aero {
+    /// Drag (world force) and downforce (world force) at the point velocity `v`, with
+    /// `down` the world direction of the body's −z axis.
+    pub fn loads(&self, v: V3, down: V3) -> (V3, V3) {
+        let v2 = dot(v, v);
+        let q = 0.5 * self.rho;
+        (
+            scale(-q * self.drag_area * v2.sqrt(), v),
+            scale(q * self.lift_area * v2, down),
+        )
+    }
+    fn at(&self, cx: &Cx) -> (V3, V3, f64) {
+        let st = cx.frame(0);
+        let v = st.point_velocity(self.center);
+        let down = st.to_world([0.0, 0.0, -1.0]);
+        let (d, l) = self.loads(v, down);
+        (d, l, dot(v, v).sqrt())
+    }
+}
+
+impl Block for Aero {
+    fn type_name(&self) -> &'static str {
+        "Aero"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::frame("frame")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        let (d, l, _) = self.at(cx);
+        f.add_frame_force(0, self.center, add(d, l));
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("drag", VarSource::Custom(0), "N").doc("drag force magnitude"),
+            VarDecl::new("downforce", VarSource::Custom(1), "N")
+                .doc("downforce along the body's −z axis (negative: lift)"),
+            VarDecl::new("airspeed", VarSource::Custom(2), "m/s")
+                .doc("speed of the point center through the air"),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let (d, _, v) = self.at(cx);
+        match i {
+            0 => dot(d, d).sqrt(),
+            1 => 0.5 * self.rho * self.lift_area * v * v,
+            2 => v,
+            _ => f64::NAN,
+        }
+    }
+}

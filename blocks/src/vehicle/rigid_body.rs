@@ -1,0 +1,227 @@
+//! `RigidBody`: mass and inertia of the 6-DOF body of a `frame` line, and its outputs.
+//!
+//! Port: `frame[frame]`. The block adds its mass `m` and principal inertia `[Ixx, Iyy,
+//! Izz]` (about the centre of mass, body axes) to the body of its frame line and gives the
+//! body's initial pose and velocity (position `x0, y0, z0`, heading `yaw0` about the world
+//! z axis, forward speed `v0` along body x, body angular velocity `p0, q0, r0`). Axes and
+//! the dynamics are in [`drivelink_core::frame`]: world `x` forward at start, `y` left, `z`
+//! up, gravity 9.80665 m/s² along −z; body axes ISO 8855 (x forward, y left, z up).
+//!
+//! Variables: `x, y, z` (world position of the centre of mass), `vx, vy, vz` (world
+//! velocity), `u, v, w` (velocity in body axes), `speed`, `roll, pitch, yaw` (Z-Y-X Euler
+//! angles of the attitude; `yaw` continuous, not wrapped), `p, q, r` (body angular
+//! velocity), `ax, ay, az` (time derivative of the centre of mass's world velocity in body
+//! axes: a body in free fall has `az = −9.80665`; gravity is not removed as an
+//! accelerometer would), `beta` (side-slip angle `atan2(v, u)`, 0 while the horizontal
+//! speed `√(u² + v²)` is below 0.1 m/s).
+//!
+//! The block's one state tracks the number of turns of `yaw`: its derivative is the Euler
+//! yaw rate `(q·sin φ + r·cos φ)/cos θ` (with `cos θ` kept away from 0), and the output
+//! is the quaternion's yaw shifted by the multiple of 2π nearest to that state, so `yaw`
+//! itself is exact and continuous.
+
+use std::f64::consts::PI;
+
+use drivelink_core::{
+    Block, BodyDecl, Cx, FrameState, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
+};
+
+use super::{finite, reg};
+
+/// Horizontal speed below which the side-slip angle `beta` reads 0, m/s.
+pub const BETA_MIN_SPEED: f64 = 0.1;
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "RigidBody",
+        "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
+        "frame[frame]",
+        vec![
+            ParamSpec::required("m", "kg", "mass (> 0): the whole vehicle's mass"),
+            ParamSpec {
+                name: "inertia",
+                kind: ParamKind::Vector { unit: "kg*m^2" },
+                default: ParamDefault::Required,
+                doc: "[Ixx, Iyy, Izz]: principal moments of inertia about the centre of mass in body axes (> 0)",
+            },
+            ParamSpec::number("x0", "m", 0.0, "initial world x of the centre of mass"),
+            ParamSpec::number("y0", "m", 0.0, "initial world y of the centre of mass"),
+            ParamSpec::required("z0", "m", "initial height of the centre of mass above the ground"),
+            ParamSpec::number("yaw0", "rad", 0.0, "initial heading about the world z axis (positive turns left)"),
+            ParamSpec::number("v0", "m/s", 0.0, "initial forward speed along body x"),
+            ParamSpec::number("p0", "rad/s", 0.0, "initial roll rate (body x)"),
+            ParamSpec::number("q0", "rad/s", 0.0, "initial pitch rate (body y)"),
+            ParamSpec::number("r0", "rad/s", 0.0, "initial yaw rate (body z)"),
+        ],
+        build,
+    );
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let m = p.positive("m")?;
+    if !m.is_finite() {
+        return Err(p.invalid("m", format!("must be finite, got {m}")));
+    }
+    let iv = p.vector("inertia")?;
+    if iv.len() != 3 || iv.iter().any(|&i| !(i > 0.0 && i.is_finite())) {
+        return Err(p.invalid(
+            "inertia",
+            format!("must be [Ixx, Iyy, Izz], three finite numbers > 0, got {iv:?}"),
+        ));
+    }
+    let n = |k: &str| finite(p, k);
+    Ok(Box::new(RigidBody {
+        m,
+        inertia: [iv[0], iv[1], iv[2]],
+        pos0: [n("x0")?, n("y0")?, n("z0")?],
+        yaw0: n("yaw0")?,
+        v0: n("v0")?,
+        w0: [n("p0")?, n("q0")?, n("r0")?],
+    }))
+}
+
+/// The rigid-body block.
+#[derive(Debug, Clone)]
+pub struct RigidBody {
+    m: f64,
+    inertia: [f64; 3],
+    pos0: [f64; 3],
+    yaw0: f64,
+    v0: f64,
+    w0: [f64; 3],
+}
+
+const VARS: [(&str, &str, &str); 20] = [
+    ("x", "m", "world x of the centre of mass"),
+    ("y", "m", "world y of the centre of mass (left)"),
+    ("z", "m", "height of the centre of mass"),
+    ("vx", "m/s", "world x velocity"),
+    ("vy", "m/s", "world y velocity"),
+    ("vz", "m/s", "world z velocity (up)"),
+    ("u", "m/s", "forward velocity (body x)"),
+    ("v", "m/s", "lateral velocity (body y, left)"),
+    ("w", "m/s", "vertical velocity (body z, up)"),
+    ("speed", "m/s", "magnitude of the velocity"),
+    (
+        "roll",
+        "rad",
+        "roll angle (Z-Y-X Euler; positive: right side down)",
+    ),
+    (
+        "pitch",
+        "rad",
+        "pitch angle (Z-Y-X Euler; positive: nose down)",
+    ),
+    (
+        "yaw",
+        "rad",
+        "heading (Z-Y-X Euler, continuous: not wrapped; positive turns left)",
+    ),
+    ("p", "rad/s", "roll rate (body x)"),
+    ("q", "rad/s", "pitch rate (body y)"),
+    ("r", "rad/s", "yaw rate (body z; positive turns left)"),
+    (
+        "ax",
+        "m/s^2",
+        "longitudinal acceleration: d(world velocity)/dt in body x",
+    ),
+    (
+        "ay",
+        "m/s^2",
+        "lateral acceleration: d(world velocity)/dt in body y (left)",
+    ),
+    (
+        "az",
+        "m/s^2",
+        "vertical acceleration: d(world velocity)/dt in body z (−9.80665 in free fall)",
+    ),
+    (
+        "beta",
+        "rad",
+        "side-slip angle atan2(v, u) (0 below 0.1 m/s horizontal speed)",
+    ),
+];
+
+/// Euler yaw rate `(q·sin φ + r·cos φ)/cos θ` with `cos θ` kept at least 1e-6.
+fn yaw_rate(st: &FrameState) -> f64 {
+    let [roll, pitch, _] = st.euler();
+    let w = st.omega();
+    (w[1] * roll.sin() + w[2] * roll.cos()) / pitch.cos().max(1e-6)
+}
+
+impl RigidBody {
+    /// The continuous yaw: the quaternion's yaw shifted by the multiple of 2π nearest to
+    /// the tracked value `tracked`.
+    fn yaw(st: &FrameState, tracked: f64) -> f64 {
+        let y = st.euler()[2];
+        y + 2.0 * PI * ((tracked - y) / (2.0 * PI)).round()
+    }
+}
+
+impl Block for RigidBody {
+    fn type_name(&self) -> &'static str {
+        "RigidBody"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::frame("frame")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            bodies: vec![BodyDecl {
+                port: 0,
+                mass: self.m,
+                inertia: self.inertia,
+                initial: Some(FrameState::initial(
+                    self.pos0,
+                    self.yaw0,
+                    [self.v0, 0.0, 0.0],
+                    self.w0,
+                )),
+            }],
+            ..Default::default()
+        }
+    }
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn initial_states(&self, x: &mut [f64]) {
+        x[0] = self.yaw0;
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        dx[0] = yaw_rate(&cx.frame(0));
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        VARS.iter()
+            .enumerate()
+            .map(|(i, (n, u, d))| VarDecl::new(*n, VarSource::Custom(i), u).doc(d))
+            .collect()
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let st = cx.frame(0);
+        let body_v = || st.to_body(st.vel());
+        match i {
+            0..=2 => st.pos()[i],
+            3..=5 => st.vel()[i - 3],
+            6..=8 => body_v()[i - 6],
+            9 => {
+                let v = st.vel();
+                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+            }
+            10 | 11 => st.euler()[i - 10],
+            12 => Self::yaw(&st, cx.x[0]),
+            13..=15 => st.omega()[i - 13],
+            16..=18 => st.to_body(cx.frame_acc(0).0)[i - 16],
+            19 => {
+                let v = body_v();
+                if v[0].hypot(v[1]) < BETA_MIN_SPEED {
+                    0.0
+                } else {
+                    v[1].atan2(v[0])
+                }
+            }
+            _ => f64::NAN,
+        }
+    }
+}

@@ -1,0 +1,508 @@
+//! `WheelCollider`: one wheel with its suspension and tire contact on a rigid body, with
+//! the semantics of Unity's WheelCollider.
+//!
+//! Ports: `body[frame]`, `hub[rot]`, `brake[in]` (N·m ≥ 0, optional 0), `steer[in]` (rad,
+//! optional 0), `mu_scale[in]` (optional 1) -> `forward_slip`, `sideways_slip` (m/s),
+//! `fz` (N), `w` (rad/s), `peak_slip` (m/s, the forward curve's `extremum_slip`).
+//!
+//! # Suspension
+//!
+//! The suspension axis is the body's z axis through `center` (body axes from the centre of
+//! mass: the wheel centre at full compression). A ray from the mount point `C = center`
+//! along the body's −z axis meets the ground plane `z = 0` at the distance `s*` (world z of
+//! `C` divided by the world z component of the body's z axis). The compression is
+//! `c = suspension_distance + radius − s*` (0 at full extension, `suspension_distance` at
+//! full compression: the wheel's centre at full extension is `center` moved down by
+//! `suspension_distance`); the wheel is grounded while `c ≥ 0` (and the body's z axis
+//! points up). The force along the axis is
+//!
+//! ```text
+//! F = max(0, spring·(c − target_position·suspension_distance) + damper·ċ
+//!            + BUMP_STOP_FACTOR·spring·max(0, c − suspension_distance))
+//! ```
+//!
+//! with `ċ` the exact time derivative of `c` from the body's motion. The ground never pulls
+//! (`fz = F ≥ 0`); beyond full compression a bump stop [`BUMP_STOP_FACTOR`] times as stiff
+//! as the spring acts. At rest on level ground a wheel carrying `Fz` sits at
+//! `c = target_position·suspension_distance + Fz/spring`. The wheel has no vertical state
+//! (as in Unity and PhysX: it follows the ground); its spin is the `hub` shaft, with the
+//! spin inertia `0.5·mass·radius²` (or `inertia`) added to the hub node. The wheel's mass is
+//! not added to the body.
+//!
+//! # Tire forces
+//!
+//! The wheel's heading `h` is the body's x axis turned by `steer` about the body's z axis,
+//! projected on the ground; `l = ẑ × h` points to the wheel's left. With `v_G` the velocity
+//! of the body point at the contact, `sx = radius·w − v_G·h` (forward slip: the wheel
+//! surface ahead of the ground) and `sy = v_G·l` (the rubber's lateral sliding velocity),
+//! both in m/s. The curves are the Unity/PhysX two-piece curve
+//! ([`super::friction_curve`], rising branch from (0, 0) to the extremum included) times
+//! `stiffness·mu_scale`. Combined slip:
+//!
+//! - `"circle"` (default): `ρ = √((sx/Sx)² + (sy/Sy)²)`, `Fx = (sx/Sx)/ρ·fx(ρ·Sx)·fz`,
+//!   `Fy = −(sy/Sy)/ρ·fy(ρ·Sy)·fz`: pure slips give each curve exactly, and a locked wheel
+//!   sliding forward (`|sx/Sx| ≫ |sy/Sy|`) has almost no side force;
+//! - `"independent"`: `Fx = fx(sx)·fz`, `Fy = −fy(sy)·fz`, as Unity.
+//!
+//! The ground force `Fx·h + Fy·l + fz·ẑ` acts on the body at the point of the suspension
+//! axis `force_app_point_distance` above the contact; the hub receives
+//! `−Fx·radius − wheel_damping_rate·w`. The normal load `fz` is the vertical ground force
+//! whose component along the suspension axis is the suspension force `F`:
+//! `fz = F/(ẑ_body·ẑ)` (equal to `F` while the body is level). Where drivelink differs from
+//! Unity: Unity applies `F` along the tilted suspension axis; its horizontal part would
+//! push a pitched car at rest along the ground with no tire slip to resist it (a creep),
+//! so drivelink applies the normal force along the ground normal (as PhysX applies it
+//! along the contact normal), and the suspension's stored energy then changes at exactly
+//! the rate of the normal force's work.
+//!
+//! # Brake and rest
+//!
+//! The brake is a friction joint of the hub against the ground (the network's stuck/slip
+//! machine, like `Brake`): kinetic torque `brake`, static range `±brake`, so a braked wheel
+//! stops and stays stopped exactly. The contact itself is a smooth law of slip velocity
+//! with no singularity at standstill; a sliding car is brought to rest by the rising
+//! branch, whose slope acts like a stiff damper: the speed decays with the time constant
+//! `Sx/(g·ye)` (0.04 s with the defaults) to rest (level ground: no slope in this version).
+//!
+//! # Linear range (cornering stiffness)
+//!
+//! For small slip the curve is `c(s) ≈ ye·s/xe`, so the side force per unit slip velocity
+//! is `C_v = stiffness·mu_scale·ye/Sy·fz` (N per m/s); with the slip angle `α ≈ sy/u` the
+//! cornering stiffness per radian is `C_α = C_v·u`: it grows with the speed.
+
+use drivelink_core::frame::{add, cross, dot, scale, V3};
+use drivelink_core::{
+    Block, Cx, Forces, FrameState, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault,
+    ParamError, ParamKind, ParamSpec, Params, PortDecl, RecordField, Registry, Row, VarDecl,
+    VarSource,
+};
+
+use super::{finite, friction_curve, in_range, reg};
+
+/// Bump-stop stiffness as a multiple of `spring`, beyond full compression.
+pub const BUMP_STOP_FACTOR: f64 = 10.0;
+
+const FORWARD: &[RecordField] = &[
+    RecordField {
+        name: "extremum_slip",
+        unit: "m/s",
+        default: 0.4,
+    },
+    RecordField {
+        name: "extremum_value",
+        unit: "1",
+        default: 1.0,
+    },
+    RecordField {
+        name: "asymptote_slip",
+        unit: "m/s",
+        default: 0.8,
+    },
+    RecordField {
+        name: "asymptote_value",
+        unit: "1",
+        default: 0.5,
+    },
+    RecordField {
+        name: "stiffness",
+        unit: "1",
+        default: 1.0,
+    },
+];
+const SIDEWAYS: &[RecordField] = &[
+    RecordField {
+        name: "extremum_slip",
+        unit: "m/s",
+        default: 0.2,
+    },
+    RecordField {
+        name: "extremum_value",
+        unit: "1",
+        default: 1.0,
+    },
+    RecordField {
+        name: "asymptote_slip",
+        unit: "m/s",
+        default: 0.5,
+    },
+    RecordField {
+        name: "asymptote_value",
+        unit: "1",
+        default: 0.75,
+    },
+    RecordField {
+        name: "stiffness",
+        unit: "1",
+        default: 1.0,
+    },
+];
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "WheelCollider",
+        "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently.",
+        "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1) -> forward_slip[out], sideways_slip[out], fz[out], w[out], peak_slip[out]",
+        vec![
+            ParamSpec::number("mass", "kg", 20.0, "wheel mass: sets the spin inertia 0.5·mass·radius² unless inertia is given (not added to the body)"),
+            ParamSpec::optional("inertia", ParamKind::Number { unit: "kg*m^2" }, "spin inertia (> 0), instead of 0.5·mass·radius²"),
+            ParamSpec::number("radius", "m", 0.5, "wheel radius (> 0)"),
+            ParamSpec::number("wheel_damping_rate", "N*m*s/rad", 0.25, "damping torque on the spin per rad/s (>= 0)"),
+            ParamSpec {
+                name: "center",
+                kind: ParamKind::Vector { unit: "m" },
+                default: ParamDefault::Required,
+                doc: "[x, y, z] of the wheel centre at full compression, body axes from the centre of mass; at full extension the centre is suspension_distance lower",
+            },
+            ParamSpec::number("suspension_distance", "m", 0.3, "suspension travel (> 0)"),
+            ParamSpec::number("force_app_point_distance", "m", 0.0, "height above the contact point, on the suspension axis, where the wheel's forces act on the body"),
+            ParamSpec::number("spring", "N/m", 35000.0, "spring rate (> 0)"),
+            ParamSpec::number("damper", "N*s/m", 4500.0, "damping rate (>= 0)"),
+            ParamSpec::number("target_position", "1", 0.5, "rest point of the spring as a fraction of suspension_distance (0 full extension, 1 full compression)"),
+            ParamSpec::with("forward_friction", ParamKind::Record(FORWARD), ParamDefault::Value(ParamKind::record_default(FORWARD)), "forward friction curve: slips in m/s, values per unit normal load, stiffness multiplies the values; extremum_slip is output as peak_slip"),
+            ParamSpec::with("sideways_friction", ParamKind::Record(SIDEWAYS), ParamDefault::Value(ParamKind::record_default(SIDEWAYS)), "sideways friction curve (as forward_friction)"),
+            ParamSpec::with("combined", ParamKind::Choice(&["circle", "independent"]), ParamDefault::Value(serde_json::json!("circle")), "combined slip: friction circle on the normalized slip, or Unity's independent curves"),
+            ParamSpec::optional("w0", ParamKind::Number { unit: "rad/s" }, "initial spin; default: rolling without slip at the body's initial velocity at the contact"),
+        ],
+        build,
+    );
+}
+
+/// One friction curve (values before `mu_scale`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Curve {
+    xe: f64,
+    ye: f64,
+    xa: f64,
+    ya: f64,
+}
+
+impl Curve {
+    fn from(p: &Params, name: &str) -> Result<Curve, ParamError> {
+        let v = p.vector(name)?;
+        let (xe, ye, xa, ya, k) = (v[0], v[1], v[2], v[3], v[4]);
+        let bad = |m: String| Err(p.invalid(name, m));
+        if !(xe > 0.0 && xe.is_finite()) {
+            return bad(format!("extremum_slip must be > 0, got {xe}"));
+        }
+        if !(xa > xe && xa.is_finite()) {
+            return bad(format!(
+                "asymptote_slip must be > extremum_slip ({xe}), got {xa}"
+            ));
+        }
+        for (n, x) in [
+            ("extremum_value", ye),
+            ("asymptote_value", ya),
+            ("stiffness", k),
+        ] {
+            if !(x >= 0.0 && x.is_finite()) {
+                return bad(format!("{n} must be a finite number >= 0, got {x}"));
+            }
+        }
+        Ok(Curve {
+            xe,
+            ye: ye * k,
+            xa,
+            ya: ya * k,
+        })
+    }
+    /// The curve (per unit load) at slip `s`, odd.
+    #[inline]
+    fn at(&self, s: f64) -> f64 {
+        friction_curve(s, self.xe, self.ye, self.xa, self.ya)
+    }
+    /// `curve(ρ·xe)/ρ` (≥ 0), continuous at `ρ = 0` (the slope `ye`).
+    #[inline]
+    fn per_rho(&self, rho: f64) -> f64 {
+        if rho > 1e-9 {
+            self.at(rho * self.xe) / rho
+        } else {
+            self.ye
+        }
+    }
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let radius = p.positive("radius")?;
+    let mass = p.non_negative("mass")?;
+    let inertia = match p.opt_num("inertia")? {
+        Some(_) => p.positive("inertia")?,
+        None => 0.5 * mass * radius * radius,
+    };
+    if !(inertia > 0.0 && inertia.is_finite()) {
+        return Err(p.invalid(
+            "mass",
+            format!("the spin inertia 0.5·mass·radius² must be > 0, got {inertia}; give mass > 0 or inertia"),
+        ));
+    }
+    let c = p.vector("center")?;
+    if c.len() != 3 || c.iter().any(|v| !v.is_finite()) {
+        return Err(p.invalid(
+            "center",
+            format!("must be [x, y, z], three finite numbers, got {c:?}"),
+        ));
+    }
+    let dist = p.positive("suspension_distance")?;
+    let spring = p.positive("spring")?;
+    let damper = p.non_negative("damper")?;
+    let damping = p.non_negative("wheel_damping_rate")?;
+    for (n, v) in [
+        ("radius", radius),
+        ("suspension_distance", dist),
+        ("spring", spring),
+        ("damper", damper),
+        ("wheel_damping_rate", damping),
+    ] {
+        if !v.is_finite() {
+            return Err(p.invalid(n, format!("must be finite, got {v}")));
+        }
+    }
+    Ok(Box::new(WheelCollider {
+        radius,
+        inertia,
+        damping,
+        center: [c[0], c[1], c[2]],
+        dist,
+        app: finite(p, "force_app_point_distance")?,
+        spring,
+        damper,
+        target: in_range(p, "target_position", 0.0, 1.0)?,
+        fwd: Curve::from(p, "forward_friction")?,
+        side: Curve::from(p, "sideways_friction")?,
+        circle: p.text("combined")? == "circle",
+        w0: match p.opt_num("w0")? {
+            Some(_) => Some(finite(p, "w0")?),
+            None => None,
+        },
+    }))
+}
+
+/// The wheel collider block.
+#[derive(Debug, Clone)]
+pub struct WheelCollider {
+    radius: f64,
+    inertia: f64,
+    damping: f64,
+    center: V3,
+    dist: f64,
+    app: f64,
+    spring: f64,
+    damper: f64,
+    target: f64,
+    fwd: Curve,
+    side: Curve,
+    circle: bool,
+    w0: Option<f64>,
+}
+
+const BODY: usize = 0;
+const HUB: usize = 1;
+const IN_BRAKE: usize = 0;
+const IN_STEER: usize = 1;
+const IN_MU: usize = 2;
+
+/// The contact state of a wheel at one instant.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Contact {
+    /// Compression, m (< 0 in the air).
+    pub c: f64,
+    /// Whether the ground is within reach.
+    pub grounded: bool,
+    /// Normal load (suspension force), N.
+    pub fz: f64,
+    /// Forward and sideways slip velocities, m/s.
+    pub sx: f64,
+    /// Sideways slip velocity, m/s.
+    pub sy: f64,
+    /// Tire forces in the heading frame, N.
+    pub fx: f64,
+    /// Lateral tire force (left), N.
+    pub fy: f64,
+    /// World heading and lateral unit vectors on the ground.
+    h: V3,
+    l: V3,
+    /// Body point where the forces act, body axes.
+    app: V3,
+}
+
+impl WheelCollider {
+    /// The contact of the wheel with the body in state `st`, spin `w`, steer `steer` and
+    /// friction multiplier `mu`.
+    pub fn contact(&self, st: &FrameState, w: f64, steer: f64, mu: f64) -> Contact {
+        let zw = st.to_world([0.0, 0.0, 1.0]);
+        let mount = st.point(self.center);
+        let upright = zw[2] > 1e-6;
+        if !upright {
+            return Contact::default();
+        }
+        let s = mount[2] / zw[2];
+        let c = self.dist + self.radius - s;
+        let mut k = Contact {
+            c,
+            ..Contact::default()
+        };
+        let in_reach = c >= 0.0;
+        if !in_reach {
+            return k;
+        }
+        k.grounded = true;
+        // Body point at the contact (on the axis, s below the mount) and its velocity.
+        let g_body = add(self.center, [0.0, 0.0, -s]);
+        let vg = st.point_velocity(g_body);
+        // ċ = −ṡ, ṡ = (v_G)_z / (z_w)_z.
+        let cdot = -vg[2] / zw[2];
+        let c0 = self.target * self.dist;
+        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        // The suspension force along the axis; the ground's normal force (the tire load)
+        // is the vertical force whose axis component it is.
+        k.fz = (self.spring * (c - c0) + self.damper * cdot + bump).max(0.0) / zw[2];
+        k.app = add(g_body, [0.0, 0.0, self.app]);
+        let (sd, cd) = steer.sin_cos();
+        let hw = st.to_world([cd, sd, 0.0]);
+        let hn = hw[0].hypot(hw[1]);
+        k.h = if hn > 0.0 {
+            [hw[0] / hn, hw[1] / hn, 0.0]
+        } else {
+            [1.0, 0.0, 0.0]
+        };
+        k.l = cross([0.0, 0.0, 1.0], k.h);
+        k.sx = self.radius * w - dot(vg, k.h);
+        k.sy = dot(vg, k.l);
+        let mu = mu.max(0.0);
+        if self.circle {
+            let (nx, ny) = (k.sx / self.fwd.xe, k.sy / self.side.xe);
+            let rho = nx.hypot(ny);
+            k.fx = nx * self.fwd.per_rho(rho) * mu * k.fz;
+            k.fy = -ny * self.side.per_rho(rho) * mu * k.fz;
+        } else {
+            k.fx = self.fwd.at(k.sx) * mu * k.fz;
+            k.fy = -self.side.at(k.sy) * mu * k.fz;
+        }
+        k
+    }
+    fn contact_of(&self, cx: &Cx) -> Contact {
+        self.contact(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_MU))
+    }
+    /// Stored energy of the spring and bump stop at compression `c`, J.
+    fn stored(&self, c: f64) -> f64 {
+        let c0 = self.target * self.dist;
+        let e = c.max(0.0) - c0;
+        let b = (c - self.dist).max(0.0);
+        0.5 * self.spring * e * e + 0.5 * BUMP_STOP_FACTOR * self.spring * b * b
+    }
+}
+
+impl Block for WheelCollider {
+    fn type_name(&self) -> &'static str {
+        "WheelCollider"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::frame("body"),
+            PortDecl::rot("hub").free_ok(),
+            PortDecl::optional_input("brake", 0.0).with_unit("N*m"),
+            PortDecl::optional_input("steer", 0.0).with_unit("rad"),
+            PortDecl::optional_input("mu_scale", 1.0).with_unit("1"),
+            PortDecl::output("forward_slip").with_unit("m/s"),
+            PortDecl::output("sideways_slip").with_unit("m/s"),
+            PortDecl::output("fz").with_unit("N"),
+            PortDecl::output("w").with_unit("rad/s"),
+            PortDecl::output("peak_slip").with_unit("m/s"),
+        ]
+    }
+    fn feedthrough(&self, input: usize) -> bool {
+        input == IN_STEER
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            masses: vec![(HUB, self.inertia)],
+            frictions: vec![FrictionDecl {
+                row: Row(vec![(HUB, 1.0)]),
+                label: "brake".into(),
+            }],
+            has_forces: true,
+            ..Default::default()
+        }
+    }
+    fn initial_speeds(&self, cx: &Cx) -> Vec<(usize, f64)> {
+        let w = match self.w0 {
+            Some(w) => w,
+            None => {
+                // Rolling without slip: radius·w equals the contact's forward speed.
+                let k = self.contact(&cx.frame(BODY), 0.0, 0.0, 1.0);
+                if k.grounded {
+                    -k.sx / self.radius
+                } else {
+                    0.0
+                }
+            }
+        };
+        vec![(HUB, w)]
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let k = self.contact_of(cx);
+        y[0] = k.sx;
+        y[1] = k.sy;
+        y[2] = k.fz;
+        y[3] = cx.v(HUB);
+        y[4] = self.fwd.xe;
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        let k = self.contact_of(cx);
+        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
+        if k.grounded {
+            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), [0.0, 0.0, k.fz]);
+            f.add_frame_force(BODY, k.app, force);
+        }
+    }
+    fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
+        let t = cx.u(IN_BRAKE).max(0.0);
+        FrictionLaw {
+            kinetic: t,
+            lo: -t,
+            hi: t,
+            engagement: t,
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        let mut v = vec![
+            VarDecl::new("rpm", VarSource::Custom(0), "1").doc("wheel spin in revolutions per minute (a plain number; w is the SI spin, display it with unit rpm)"),
+            VarDecl::new("fx", VarSource::Custom(1), "N")
+                .doc("tire force along the wheel's heading (+ pushes the car forward)"),
+            VarDecl::new("fy", VarSource::Custom(2), "N").doc("tire force to the wheel's left"),
+            VarDecl::new("compression", VarSource::Custom(3), "m")
+                .doc("suspension compression from full extension (< 0 in the air)"),
+            VarDecl::new("grounded", VarSource::Custom(4), "1")
+                .doc("1 while the ground is within reach, else 0"),
+            VarDecl::new("steer", VarSource::Custom(5), "rad")
+                .doc("steer angle (positive turns the wheel left)"),
+        ];
+        for d in VarDecl::friction_set(0, "brake_", true) {
+            if matches!(
+                d.source,
+                VarSource::Friction(
+                    _,
+                    FrictionVar::Tau | FrictionVar::Mode | FrictionVar::PowerLoss
+                )
+            ) {
+                v.push(d);
+            }
+        }
+        v
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let k = self.contact_of(cx);
+        match i {
+            0 => cx.v(HUB) * 30.0 / std::f64::consts::PI,
+            1 => k.fx,
+            2 => k.fy,
+            3 => k.c,
+            4 => f64::from(u8::from(k.grounded)),
+            5 => cx.u(IN_STEER),
+            _ => f64::NAN,
+        }
+    }
+    fn potential_energy(&self, cx: &Cx) -> f64 {
+        self.stored(self.contact_of(cx).c)
+    }
+}

@@ -1,0 +1,263 @@
+//! A car of a `RigidBody` and four `WheelCollider`s: static sag, steady-state cornering
+//! against the linear single-track model built from the same tire law, a braked wheel.
+
+use drivelink_blocks::registry;
+use drivelink_core::{compile, Diagram, EnergyAudit, RunStatus, SimResult, G};
+use serde_json::{json, Value};
+
+const M: f64 = 1500.0;
+/// CoM to front axle, CoM to rear axle, half track, m.
+const A: f64 = 1.2;
+const B: f64 = 1.5;
+const HALF_TRACK: f64 = 0.8;
+const DIST: f64 = 0.3;
+const TARGET: f64 = 0.3;
+/// Spring rate per unit of the opposite axle distance: springs `K·b` front, `K·a` rear
+/// carry the static loads at equal compression, so the car settles level.
+const K: f64 = 30000.0;
+
+struct Car {
+    d: Diagram,
+}
+
+/// The car: wheels `fl, fr, rl, rr`, body `car`; `extra` params merged into every wheel.
+fn car(v0: f64, front: Value, rear: Value) -> Car {
+    let mut d = Diagram::new("car");
+    d.add(
+        "car",
+        "RigidBody",
+        json!({"m": M, "inertia": [550.0, 2400.0, 2600.0], "z0": 0.55, "v0": v0}),
+    );
+    for (name, x, y, extra) in [
+        ("fl", A, HALF_TRACK, &front),
+        ("fr", A, -HALF_TRACK, &front),
+        ("rl", -B, HALF_TRACK, &rear),
+        ("rr", -B, -HALF_TRACK, &rear),
+    ] {
+        let spring = if x > 0.0 { K * B } else { K * A };
+        let mut p = json!({
+            "center": [x, y, -0.1], "radius": 0.33, "suspension_distance": DIST,
+            "target_position": TARGET, "spring": spring, "damper": 4000.0
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        d.add(name, "WheelCollider", p);
+        d.connect(&["car.frame", &format!("{name}.body")]);
+    }
+    Car { d }
+}
+
+fn run(d: &Diagram) -> (SimResult, EnergyAudit) {
+    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    let r = m.run();
+    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
+    let a = m.energy_audit();
+    (r, a)
+}
+
+fn last(r: &SimResult, n: &str) -> f64 {
+    r.last(n).unwrap_or_else(|| panic!("no {n}"))
+}
+
+#[test]
+fn car_at_rest_settles_to_the_static_sag_and_stays_put() {
+    let mut c = car(0.0, json!({}), json!({}));
+    c.d.log(&[
+        "fl.compression",
+        "fr.compression",
+        "rl.compression",
+        "rr.compression",
+        "fl.fz",
+        "rl.fz",
+        "car.x",
+        "car.y",
+        "car.yaw",
+        "car.pitch",
+        "car.roll",
+        "car.speed",
+    ]);
+    c.d.settings.stop_time = 8.0;
+    c.d.settings.rtol = 1e-9;
+    c.d.settings.atol = 1e-12;
+    let (r, audit) = run(&c.d);
+    let l = A + B;
+    for (w, axle_load, spring) in [
+        ("fl", M * G * B / l / 2.0, K * B),
+        ("fr", M * G * B / l / 2.0, K * B),
+        ("rl", M * G * A / l / 2.0, K * A),
+        ("rr", M * G * A / l / 2.0, K * A),
+    ] {
+        let sag = TARGET * DIST + axle_load / spring;
+        let c = last(&r, &format!("{w}.compression"));
+        assert!(
+            (c - sag).abs() < 1e-6 * sag,
+            "{w}: c = {c}, static sag {sag}"
+        );
+        if w == "fl" || w == "rl" {
+            let fz = last(&r, &format!("{w}.fz"));
+            assert!(
+                (fz - axle_load).abs() < 1e-6 * axle_load,
+                "{w}: fz = {fz} vs {axle_load}"
+            );
+        }
+    }
+    // Symmetric left/right: no lateral motion, roll or yaw at all. The pitch settles to
+    // level (springs in proportion to the loads); while it oscillates the contact points
+    // move a little along the ground and the rising branch of the curve holds the car
+    // (no drift: the excursion stays below a micrometre and dies out).
+    for (v, tol) in [
+        ("car.y", 1e-12),
+        ("car.yaw", 1e-12),
+        ("car.roll", 1e-12),
+        ("car.x", 1e-6),
+    ] {
+        let x = r.get(v).unwrap();
+        assert!(x.iter().all(|x| x.abs() < tol), "{v} moved: {:?}", x.last());
+    }
+    assert!(last(&r, "car.pitch").abs() < 1e-9);
+    assert!(last(&r, "car.speed") < 1e-7);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+}
+
+/// Steady state of a car coasting at `u0` with both front wheels steered by `delta`.
+fn corner(u0: f64, delta: f64, sy_front: f64) -> (f64, f64) {
+    let mut c = car(
+        u0,
+        json!({"sideways_friction": {"extremum_slip": sy_front}}),
+        json!({}),
+    );
+    c.d.add("steer", "Constant", json!({"value": delta}));
+    c.d.connect(&["steer.y", "fl.steer", "fr.steer"]);
+    c.d.log(&["car.r", "car.u", "car.ay"]);
+    c.d.settings.stop_time = 6.0;
+    c.d.settings.rtol = 1e-8;
+    let (r, audit) = run(&c.d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    (last(&r, "car.r"), last(&r, "car.u"))
+}
+
+/// The linear single-track model with the same tire law: a wheel's side force per unit
+/// slip velocity is `ye/Sy·Fz` (the curve's initial slope), so an axle's cornering
+/// stiffness per radian of slip angle `α ≈ sy/u` is `C = 2·ye/Sy·Fz_wheel·u`; the steady
+/// yaw rate is `r = u·δ/(L + K·u²)` with the understeer gradient
+/// `K = (m/L)·(b/C_f − a/C_r)` (rad per m/s²).
+fn bicycle(u: f64, delta: f64, sy_front: f64, sy_rear: f64) -> f64 {
+    let l = A + B;
+    let (fz_f, fz_r) = (M * G * B / l / 2.0, M * G * A / l / 2.0);
+    let (cf, cr) = (2.0 * fz_f / sy_front * u, 2.0 * fz_r / sy_rear * u);
+    let k = M / l * (B / cf - A / cr);
+    u * delta / (l + k * u * u)
+}
+
+#[test]
+fn steady_cornering_matches_the_single_track_model() {
+    // Equal curves front and rear: neutral steer (K = 0); a softer front: understeer.
+    for (sy_front, u0) in [(0.2, 15.0), (0.3, 20.0)] {
+        let delta = 0.005;
+        let (r, u) = corner(u0, delta, sy_front);
+        let expect = bicycle(u, delta, sy_front, 0.2);
+        let neutral = u * delta / (A + B);
+        println!(
+            "front Sy {sy_front}: u = {u:.3} m/s, r = {r:.6} rad/s, single-track {expect:.6} ({:+.3} %), neutral {neutral:.6}",
+            100.0 * (r - expect) / expect
+        );
+        assert!(
+            (r - expect).abs() < 0.02 * expect,
+            "front Sy {sy_front}: r = {r}, single-track {expect} (neutral {neutral})"
+        );
+        if sy_front > 0.2 {
+            // Understeer: the yaw rate is below the neutral-steer value by the model's margin.
+            assert!(
+                r < neutral && (neutral - r) > 0.5 * (neutral - expect),
+                "r = {r}, neutral {neutral}, model {expect}"
+            );
+        }
+    }
+}
+
+#[test]
+fn braked_wheel_stops_exactly_and_holds() {
+    // A car rolling at 5 m/s with all wheels braked at 2000 N·m: the wheels lock, the car
+    // slides to rest, the locked wheels never turn back.
+    let mut c = car(5.0, json!({}), json!({}));
+    c.d.add("pedal", "Constant", json!({"value": 2000.0}));
+    c.d.connect(&["pedal.y", "fl.brake", "fr.brake", "rl.brake", "rr.brake"]);
+    c.d.log(&["fl.w", "rl.w", "car.u", "car.x", "fl.brake_mode"]);
+    c.d.settings.stop_time = 4.0;
+    let (r, audit) = run(&c.d);
+    let w = r.get("fl.w").unwrap();
+    let n = w.len();
+    assert_eq!(
+        last(&r, "fl.brake_mode"),
+        0.0,
+        "brake not locked at the end"
+    );
+    assert!(
+        w[n / 2..].iter().all(|&w| w == 0.0),
+        "a locked wheel turned"
+    );
+    assert!(last(&r, "car.u").abs() < 1e-4, "u = {}", last(&r, "car.u"));
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+}
+
+#[test]
+fn braking_load_transfer_follows_the_pitch_moment_balance() {
+    // All wheels locked from 20 m/s: every tire slides beyond its asymptote slip, so the
+    // deceleration is steady (0.5 g) and the pitch settles; then the front axle carries
+    // m·g·b/L + m·|a|·h/L (h the height of the centre of mass).
+    let mut c = car(20.0, json!({}), json!({}));
+    c.d.add("pedal", "Constant", json!({"value": 3000.0}));
+    c.d.connect(&["pedal.y", "fl.brake", "fr.brake", "rl.brake", "rr.brake"]);
+    let wheels = ["fl", "fr", "rl", "rr"];
+    let mut log = vec![
+        "car.z".to_string(),
+        "car.pitch".to_string(),
+        "car.q".to_string(),
+    ];
+    for w in wheels {
+        for v in ["fz", "fx", "compression"] {
+            log.push(format!("{w}.{v}"));
+        }
+    }
+    c.d.log(&log);
+    c.d.settings.stop_time = 3.0;
+    c.d.settings.rtol = 1e-9;
+    let (r, audit) = run(&c.d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    let g = |n: &str| last(&r, n);
+    let fz: Vec<f64> = wheels.iter().map(|w| g(&format!("{w}.fz"))).collect();
+    let fx: Vec<f64> = wheels.iter().map(|w| g(&format!("{w}.fx"))).collect();
+    let total_fx: f64 = fx.iter().sum();
+    let h = g("car.z");
+    let a = total_fx / M;
+    assert!((a + 0.5 * G).abs() < 0.01 * G, "deceleration {a}");
+    assert!(
+        g("car.q").abs() < 1e-4,
+        "pitch still moving: q = {}",
+        g("car.q")
+    );
+    // Textbook transfer (contacts at the static axle distances).
+    let l = A + B;
+    let front = fz[0] + fz[1];
+    let textbook = M * G * B / l - M * a * h / l;
+    assert!(
+        (front - textbook).abs() < 0.01 * textbook,
+        "front {front} N vs m·g·b/L + m·|a|·h/L = {textbook} N"
+    );
+    // Exact pitch balance with the pitched geometry: Σ x_i·Fz_i + h·ΣFx = 0, x_i the
+    // horizontal offset of contact i from the centre of mass.
+    let th = g("car.pitch");
+    let xs = [A, A, -B, -B];
+    let mut m = h * total_fx;
+    for (k, w) in wheels.iter().enumerate() {
+        let s = DIST + 0.33 - g(&format!("{w}.compression"));
+        let zb = -0.1 - s;
+        m += (xs[k] * th.cos() + zb * th.sin()) * fz[k];
+    }
+    println!("front axle {front:.3} N, textbook {textbook:.3} N, pitch {th:.5} rad, moment residual {m:.3e} N·m");
+    assert!(
+        m.abs() < 1e-3 * M * G * 0.1,
+        "pitch moment residual {m} N·m"
+    );
+}

@@ -1,0 +1,121 @@
+//! The vehicle-dynamics demonstration netlists models/netlists/vd_*.json: each runs, its
+//! energy audit closes, and each shows the physics it is about.
+
+use std::path::PathBuf;
+
+use drivelink_blocks::registry;
+use drivelink_core::{compile, netlist, EnergyAudit, RunStatus, SimResult};
+
+fn run(file: &str) -> (SimResult, EnergyAudit) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../models/netlists")
+        .join(file);
+    let d = netlist::load_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert!(
+        m.plan().warnings().is_empty(),
+        "{file}: {:?}",
+        m.plan().warnings()
+    );
+    let r = m.run();
+    assert_ne!(r.status, RunStatus::Failed, "{file}: {}", r.message);
+    let a = m.energy_audit();
+    assert!(
+        a.relative_residual.abs() < 1e-6,
+        "{file}: energy residual {} J (relative {})",
+        a.residual,
+        a.relative_residual
+    );
+    (r, a)
+}
+
+fn last(r: &SimResult, n: &str) -> f64 {
+    r.last(n).unwrap_or_else(|| panic!("no {n}"))
+}
+
+/// Value of `n` at the first sample at or after `t`.
+fn at(r: &SimResult, n: &str, t: f64) -> f64 {
+    let i = r.time.iter().position(|&x| x >= t).expect("time in range");
+    r.get(n).unwrap()[i]
+}
+
+#[test]
+fn static_car_settles_level_and_stays_put() {
+    let (r, _) = run("vd_static.json");
+    for w in ["fl", "fr", "rl", "rr"] {
+        assert!(last(&r, &format!("{w}.fz")) > 3000.0);
+    }
+    assert!(last(&r, "car.speed") < 1e-6);
+    assert!(last(&r, "car.pitch").abs() < 1e-6);
+    assert!(last(&r, "car.x").abs() < 1e-5 && last(&r, "car.y").abs() < 1e-9);
+}
+
+/// Radius of the path at the end of a run: speed over yaw rate.
+fn radius(r: &SimResult) -> f64 {
+    last(r, "car.speed") / last(r, "car.r")
+}
+
+#[test]
+fn locked_differential_runs_a_wider_circle_than_open() {
+    let (open, _) = run("vd_turn_open.json");
+    let (locked, _) = run("vd_turn_locked.json");
+    let (ro, rl) = (radius(&open), radius(&locked));
+    // The open car's rear wheels turn at different speeds, the locked car's at one.
+    assert!((last(&open, "rr.w") - last(&open, "rl.w")).abs() > 0.5);
+    let (wl, wr) = (last(&locked, "rl.w"), last(&locked, "rr.w"));
+    assert!((wl - wr).abs() < 1e-9 * wl, "locked: {wl} vs {wr}");
+    assert!(
+        ro > 0.0 && rl > 1.05 * ro,
+        "open R = {ro} m, locked R = {rl} m"
+    );
+}
+
+#[test]
+fn braking_while_steered_locked_wheels_keep_heading_abs_turns() {
+    let (abs, _) = run("vd_brake_turn_abs.json");
+    let (locked, _) = run("vd_brake_turn_no_abs.json");
+    // Change of the direction of travel (course atan2(vy, vx)) in the 2 s after the car
+    // steers and brakes at once (t = 1 s). The locked tires slide: the friction circle
+    // leaves them almost no force across their sliding, the steered wheels have no grip to
+    // turn the car and it ploughs on; the ABS keeps the wheels near the curve's peak and
+    // the car follows its steered wheels.
+    let course = |r: &SimResult, t: f64| at(r, "car.vy", t).atan2(at(r, "car.vx", t));
+    let turn = |r: &SimResult| course(r, 3.0) - course(r, 1.0);
+    let (ta, tl) = (turn(&abs), turn(&locked));
+    assert_eq!(
+        last(&locked, "fl.brake_mode"),
+        0.0,
+        "front wheels not locked"
+    );
+    assert!(tl.abs() < 0.2, "the locked car's course turned {tl} rad");
+    assert!(
+        ta > 3.0 * tl.abs(),
+        "ABS course turned {ta} rad, locked {tl} rad"
+    );
+    assert!(last(&abs, "car.speed") < 0.1 && last(&locked, "car.speed") < 0.1);
+}
+
+#[test]
+fn split_mu_braking_yaws_towards_the_high_grip_side() {
+    let (r, _) = run("vd_split_mu_brake.json");
+    // Ice on the left: the right wheels brake harder and turn the car right (yaw < 0).
+    assert!(last(&r, "car.yaw") < -0.05, "yaw {}", last(&r, "car.yaw"));
+    assert!(last(&r, "car.y") < 0.0);
+    assert_eq!(last(&r, "rl.w"), 0.0, "the low-grip rear wheel locks");
+    assert!(
+        last(&r, "rr.w") > 1.0,
+        "the high-grip rear wheel keeps rolling"
+    );
+}
+
+#[test]
+fn full_car_drives_shifts_steers_and_stops_with_abs() {
+    let (r, _) = run("vd_full_car.json");
+    let speed_before_braking = at(&r, "car.speed", 15.0);
+    assert!(speed_before_braking > 15.0, "{speed_before_braking}");
+    assert!(last(&r, "car.speed") < 0.1);
+    assert!(
+        last(&r, "car.yaw") > 0.2,
+        "the steering input turned the car"
+    );
+}

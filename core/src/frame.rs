@@ -1,0 +1,237 @@
+//! Rigid bodies: the state and Newton–Euler dynamics behind the `frame` port kind.
+//!
+//! All `frame` ports joined by one line are one 6-DOF rigid body owned by the model (not a
+//! node of the shaft network: bodies are not constrained to shafts). Its 13 continuous
+//! states, in this order, are
+//!
+//! ```text
+//! [x, y, z | qw, qx, qy, qz | vx, vy, vz | p, q, r]
+//! ```
+//!
+//! the world position of the centre of mass (m), the attitude as a unit quaternion
+//! (body → world; every reader renormalises it, and its derivative carries a small term
+//! pulling `|q|` back to 1, so it stays on its manifold without a singularity), the world
+//! velocity of the centre of mass (m/s) and the angular velocity in body axes (rad/s).
+//! Axes: world `x` forward at start, `y` left, `z` up, gravity [`G`] along −z; body axes
+//! ISO 8855 (`x` forward, `y` left, `z` up), origin at the centre of mass.
+//!
+//! Dynamics (Newton–Euler with the gyroscopic term, principal axes = body axes):
+//! `m·v̇ = F + m·g`, `I·ω̇ = M − ω × (I·ω)`, `ṗ = v`, `q̇ = ½·q ⊗ (0, ω)`, with `F` the sum of
+//! the world forces the blocks apply and `M` the sum of their moments about the centre of
+//! mass in body axes ([`crate::block::Forces::add_frame_force`]).
+
+/// Standard gravity, m/s², along the world's −z axis.
+pub const G: f64 = 9.80665;
+/// Continuous states per body.
+pub const FRAME_STATES: usize = 13;
+/// Loads accumulated per body per evaluation: world force (3), body moment (3).
+pub const FRAME_LOADS: usize = 6;
+/// Rate (1/s) of the term that pulls the quaternion's norm back to 1.
+const NORM_RATE: f64 = 1.0;
+
+/// A 3-vector.
+pub type V3 = [f64; 3];
+
+/// Cross product `a × b`.
+#[inline]
+pub fn cross(a: V3, b: V3) -> V3 {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// Dot product.
+#[inline]
+pub fn dot(a: V3, b: V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// `a + b`.
+#[inline]
+pub fn add(a: V3, b: V3) -> V3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+/// `s·a`.
+#[inline]
+pub fn scale(s: f64, a: V3) -> V3 {
+    [s * a[0], s * a[1], s * a[2]]
+}
+
+/// The pose and velocity of one body, read from its states (quaternion renormalised).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameState {
+    pos: V3,
+    /// Unit quaternion `(w, x, y, z)`, body → world.
+    quat: [f64; 4],
+    vel: V3,
+    omega: V3,
+}
+
+impl FrameState {
+    /// From a body's 13 states (see the module docs). A zero quaternion reads as identity.
+    #[inline]
+    pub fn from_slice(s: &[f64]) -> FrameState {
+        let q = [s[3], s[4], s[5], s[6]];
+        let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+        let quat = if n > 0.0 && n.is_finite() {
+            [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
+        } else {
+            [1.0, 0.0, 0.0, 0.0]
+        };
+        FrameState {
+            pos: [s[0], s[1], s[2]],
+            quat,
+            vel: [s[7], s[8], s[9]],
+            omega: [s[10], s[11], s[12]],
+        }
+    }
+    /// Initial states of a body at `pos` with heading `yaw` (rad, about world z), velocity
+    /// `v_body` and angular velocity `omega` in body axes.
+    pub fn initial(pos: V3, yaw: f64, v_body: V3, omega: V3) -> [f64; FRAME_STATES] {
+        let (s, c) = (0.5 * yaw).sin_cos();
+        let st = FrameState {
+            pos,
+            quat: [c, 0.0, 0.0, s],
+            vel: [0.0; 3],
+            omega,
+        };
+        let v = st.to_world(v_body);
+        [
+            pos[0], pos[1], pos[2], c, 0.0, 0.0, s, v[0], v[1], v[2], omega[0], omega[1], omega[2],
+        ]
+    }
+    /// World position of the centre of mass, m.
+    pub fn pos(&self) -> V3 {
+        self.pos
+    }
+    /// World velocity of the centre of mass, m/s.
+    pub fn vel(&self) -> V3 {
+        self.vel
+    }
+    /// Angular velocity in body axes, rad/s.
+    pub fn omega(&self) -> V3 {
+        self.omega
+    }
+    /// The unit attitude quaternion `(w, x, y, z)`, body → world.
+    pub fn quat(&self) -> [f64; 4] {
+        self.quat
+    }
+    /// A body-axes vector in world axes.
+    #[inline]
+    pub fn to_world(&self, v: V3) -> V3 {
+        let [w, x, y, z] = self.quat;
+        let u = [x, y, z];
+        // v + 2w (u × v) + 2 u × (u × v)
+        let t = scale(2.0, cross(u, v));
+        add(add(v, scale(w, t)), cross(u, t))
+    }
+    /// A world-axes vector in body axes.
+    #[inline]
+    pub fn to_body(&self, v: V3) -> V3 {
+        let [w, x, y, z] = self.quat;
+        let u = [-x, -y, -z];
+        let t = scale(2.0, cross(u, v));
+        add(add(v, scale(w, t)), cross(u, t))
+    }
+    /// World position of the body point `r` (body axes, from the centre of mass).
+    #[inline]
+    pub fn point(&self, r: V3) -> V3 {
+        add(self.pos, self.to_world(r))
+    }
+    /// World velocity of the body point `r`.
+    #[inline]
+    pub fn point_velocity(&self, r: V3) -> V3 {
+        add(self.vel, self.to_world(cross(self.omega, r)))
+    }
+    /// Euler angles `(roll, pitch, yaw)` (Z-Y-X, yaw first), yaw in (−π, π].
+    pub fn euler(&self) -> V3 {
+        let [w, x, y, z] = self.quat;
+        let roll = (2.0 * (w * x + y * z)).atan2(1.0 - 2.0 * (x * x + y * y));
+        let pitch = (2.0 * (w * y - z * x)).clamp(-1.0, 1.0).asin();
+        let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
+        [roll, pitch, yaw]
+    }
+}
+
+/// Mass properties of one body.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MassProps {
+    /// Mass, kg.
+    pub mass: f64,
+    /// Principal moments of inertia about the centre of mass in body axes, kg·m².
+    pub inertia: V3,
+}
+
+impl MassProps {
+    /// Kinetic energy (translation + rotation) of a body in state `s`, J.
+    pub fn kinetic_energy(&self, s: &[f64]) -> f64 {
+        let st = FrameState::from_slice(s);
+        let (v, w, i) = (st.vel, st.omega, self.inertia);
+        0.5 * self.mass * dot(v, v)
+            + 0.5 * (i[0] * w[0] * w[0] + i[1] * w[1] * w[1] + i[2] * w[2] * w[2])
+    }
+    /// Potential energy of gravity `m·g·z`, J.
+    pub fn potential_energy(&self, s: &[f64]) -> f64 {
+        self.mass * G * s[2]
+    }
+    /// State derivatives `dx` (13) and accelerations `acc` (6: the world `v̇` of the centre
+    /// of mass, gravity's part included, then the body `ω̇`) of a body in state `s` under
+    /// the world force `force` and the body moment `moment` of the blocks (gravity is
+    /// added here).
+    #[inline]
+    pub fn derivatives(&self, s: &[f64], force: V3, moment: V3, dx: &mut [f64], acc: &mut [f64]) {
+        let q = [s[3], s[4], s[5], s[6]];
+        let w = [s[10], s[11], s[12]];
+        let n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+        let k = NORM_RATE * (1.0 - n2);
+        dx[0] = s[7];
+        dx[1] = s[8];
+        dx[2] = s[9];
+        // q̇ = ½ q ⊗ (0, ω) + k·q
+        dx[3] = 0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2]) + k * q[0];
+        dx[4] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1]) + k * q[1];
+        dx[5] = 0.5 * (q[0] * w[1] + q[3] * w[0] - q[1] * w[2]) + k * q[2];
+        dx[6] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0]) + k * q[3];
+        let inv_m = 1.0 / self.mass;
+        dx[7] = force[0] * inv_m;
+        dx[8] = force[1] * inv_m;
+        dx[9] = force[2] * inv_m - G;
+        let i = self.inertia;
+        let iw = [i[0] * w[0], i[1] * w[1], i[2] * w[2]];
+        let gyro = cross(w, iw);
+        for a in 0..3 {
+            dx[10 + a] = (moment[a] - gyro[a]) / i[a];
+        }
+        acc[..3].copy_from_slice(&dx[7..10]);
+        acc[3..6].copy_from_slice(&dx[10..13]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotations_are_inverse_and_yaw_turns_forward_to_left() {
+        let s = FrameState::initial(
+            [1.0, 2.0, 3.0],
+            std::f64::consts::FRAC_PI_2,
+            [5.0, 0.0, 0.0],
+            [0.0; 3],
+        );
+        let st = FrameState::from_slice(&s);
+        let vw = st.vel();
+        assert!((vw[0]).abs() < 1e-15 && (vw[1] - 5.0).abs() < 1e-15);
+        let v = [0.3, -0.7, 1.1];
+        let back = st.to_body(st.to_world(v));
+        for a in 0..3 {
+            assert!((back[a] - v[a]).abs() < 1e-15);
+        }
+        let e = st.euler();
+        assert!((e[2] - std::f64::consts::FRAC_PI_2).abs() < 1e-15);
+        assert!(e[0].abs() < 1e-15 && e[1].abs() < 1e-15);
+    }
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Generate the vehicle-dynamics demonstration netlists models/netlists/vd_*.json.
+
+One car (RigidBody + four WheelColliders) shared by all of them; run from the repository
+root: python3 scripts/gen_vd_netlists.py. The JSON files are committed; this script only
+keeps them consistent with each other.
+"""
+import copy
+import json
+import os
+
+A, B, HALF_TRACK = 1.2, 1.5, 0.8
+WHEELS = [("fl", A, HALF_TRACK), ("fr", A, -HALF_TRACK), ("rl", -B, HALF_TRACK), ("rr", -B, -HALF_TRACK)]
+PARAMS = {
+    "m": "1500 kg",
+    "a": "1.2 m",
+    "b": "1.5 m",
+    "k_spring": "30000 N/m^2",
+    "radius": "0.33 m",
+}
+
+
+def car(v0=0.0, aero=True):
+    blocks = [{
+        "name": "car", "type": "RigidBody",
+        "params": {"m": "m", "inertia": [550, 2400, 2600], "z0": "0.55 m", "v0": v0},
+    }]
+    conns = []
+    for name, x, y in WHEELS:
+        spring = "k_spring*b" if x > 0 else "k_spring*a"
+        blocks.append({
+            "name": name, "type": "WheelCollider",
+            "params": {"center": [x, y, -0.1], "radius": "radius", "suspension_distance": 0.3,
+                       "target_position": 0.3, "spring": spring, "damper": 4000},
+        })
+        conns.append(["car.frame", f"{name}.body"])
+    if aero:
+        blocks.append({"name": "aero", "type": "Aero", "params": {"drag_area": 0.7, "lift_area": 0.3}})
+        conns.append(["car.frame", "aero.frame"])
+    # One line joins every frame port: the body.
+    conns = [sum((c[1:] for c in conns), ["car.frame"])]
+    return blocks, conns
+
+
+def sig(s, unit=None, label=None):
+    d = {"signal": s}
+    if unit:
+        d["unit"] = unit
+    if label:
+        d["label"] = label
+    return d
+
+
+def trajectory():
+    return {"name": "trajectory", "title": "Trajectory of the centre of mass (y against x)",
+            "x": "car.x", "signals": [sig("car.y", "m", "y")]}
+
+
+def common_scopes():
+    return [
+        trajectory(),
+        {"name": "yaw", "title": "Yaw rate and side-slip angle",
+         "panels": [[sig("car.r", "rad/s", "yaw rate")], [sig("car.beta", "deg", "side-slip β")]]},
+        {"name": "accel", "title": "Accelerations (body axes)",
+         "signals": [sig("car.ax", "m/s^2", "ax"), sig("car.ay", "m/s^2", "ay")]},
+        {"name": "speed", "title": "Speed", "signals": [sig("car.speed", "km/h", "speed")]},
+        {"name": "slips", "title": "Wheel slips",
+         "panels": [[sig(f"{w}.forward_slip", "m/s", w) for w, _, _ in WHEELS],
+                    [sig(f"{w}.sideways_slip", "m/s", w) for w, _, _ in WHEELS]]},
+        {"name": "loads", "title": "Normal loads", "signals": [sig(f"{w}.fz", "N", w) for w, _, _ in WHEELS]},
+        {"name": "suspension", "title": "Suspension compression",
+         "signals": [sig(f"{w}.compression", "m", w) for w, _, _ in WHEELS]},
+        {"name": "attitude", "title": "Roll and pitch",
+         "signals": [sig("car.roll", "deg", "roll"), sig("car.pitch", "deg", "pitch")]},
+    ]
+
+
+LOG = ["car.x", "car.y", "car.z", "car.vx", "car.vy", "car.u", "car.v", "car.speed", "car.yaw", "car.r", "car.ax",
+       "car.ay", "car.beta", "car.roll", "car.pitch"] + \
+      [f"{w}.{v}" for w, _, _ in WHEELS for v in ["w", "fz", "fx", "fy", "compression", "forward_slip", "sideways_slip"]]
+
+
+def netlist(name, description, blocks, conns, stop, scopes=None, params=None, max_step=None, extra_log=()):
+    solver = {"method": "dopri5", "stop_time": stop, "rtol": 1e-7, "atol": 1e-8, "output_interval": 0.01}
+    if max_step:
+        solver["max_step"] = max_step
+    p = dict(PARAMS)
+    p.update(params or {})
+    return {"drivelink": 1, "name": name, "description": description, "parameters": p,
+            "solver": solver, "blocks": blocks, "connections": conns,
+            "log": LOG + list(extra_log), "scopes": scopes or common_scopes()}
+
+
+def steering(blocks, conns, angle, at=0.5):
+    blocks += [
+        {"name": "steering_wheel", "type": "Step", "params": {"time": at, "before": 0, "after": angle}},
+        {"name": "steering", "type": "Steering", "params": {"ratio": 16, "wheelbase": "a + b", "track": "1.6 m"}},
+    ]
+    conns += [["steering_wheel.y", "steering.wheel_angle"], ["steering.left", "fl.steer"], ["steering.right", "fr.steer"]]
+
+
+def write(d):
+    path = os.path.join("models", "netlists", d["name"] + ".json")
+    with open(path, "w") as f:
+        json.dump(d, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def static():
+    b, c = car()
+    return netlist("vd_static", "A 1500 kg car (RigidBody + 4 WheelColliders) released at 0.55 m settles on its suspension: springs 45 kN/m front, 36 kN/m rear carry the static axle loads at equal compression (c = target·distance + Fz/spring), so it settles level and stays put.", b, c, 5.0)
+
+
+def turn(diff):
+    b, c = car(v0="v0")
+    b += [
+        {"name": "throttle", "type": "Constant", "params": {"value": "drive_torque"}},
+        {"name": "motor", "type": "TorqueSource", "params": {}},
+        {"name": "prop_shaft", "type": "Inertia", "params": {"J": 0.05, "w0": "3.7*v0/radius"}},
+        {"name": "diff", "type": "Differential", "params": {"type": diff, "gear_ratio": 3.7}},
+    ]
+    c += [["throttle.y", "motor.tau"], ["motor.flange", "prop_shaft.flange", "diff.input"],
+          ["diff.left", "rl.hub"], ["diff.right", "rr.hub"]]
+    steering(b, c, "45 deg")
+    desc = {"open": "with an open differential: the inner and outer rear wheels turn at their own speeds",
+            "locked": "with a locked differential: both rear wheels turn at one speed, the inner one pushes and the outer one drags, a yaw moment against the turn (Vehicle Physics Pro: the car 'refuses to steer') and a wider circle"}[diff]
+    return netlist(f"vd_turn_{diff}", f"A rear-drive car from 10 m/s, steering wheel at 45 deg (16:1, Ackermann) from 0.5 s, constant drive torque on the differential input (3.7:1), {desc}.", b, c, 12.0, params={"drive_torque": "40 N*m", "v0": "10 m/s"})
+
+
+def brake_turn(abs_on):
+    b, c = car(v0=20.0)
+    steering(b, c, "60 deg", at=1.0)
+    b += [{"name": "pedal_front", "type": "Step", "params": {"time": 1.0, "before": 0, "after": 2500}},
+          {"name": "pedal_rear", "type": "Step", "params": {"time": 1.0, "before": 0, "after": 1500}}]
+    for w, x, _ in WHEELS:
+        pedal = "pedal_front.y" if x > 0 else "pedal_rear.y"
+        if abs_on:
+            b.append({"name": f"abs_{w}", "type": "Abs", "params": {"enabled": True, "mode": "simple", "min_slip_offset": 0.3, "min_pressure_ratio": 0.2, "cycle_time": 0.01}})
+            c += [[pedal, f"abs_{w}.demand"], [f"{w}.forward_slip", f"abs_{w}.slip"], [f"{w}.peak_slip", f"abs_{w}.peak_slip"], [f"abs_{w}.torque", f"{w}.brake"]]
+        else:
+            c.append([pedal, f"{w}.brake"])
+    c = merge_signal_lines(c)
+    name = "vd_brake_turn_abs" if abs_on else "vd_brake_turn_no_abs"
+    desc = ("with ABS on every wheel (simple mode, trigger at the wheel's peak slip + 0.3 m/s): the wheels keep rolling near the peak of the curve, the front tires keep their side force and the car turns while it stops (Vehicle Physics Pro: ABS 'allows steering on emergency braking')"
+            if abs_on else "without ABS: the wheels lock, the friction circle leaves the sliding tires no side force, and the car ploughs straight on with its heading frozen")
+    return netlist(name, f"A car running straight at 20 m/s steers (60 deg at the steering wheel) and brakes hard at the same instant, 1 s (2500 N·m front, 1500 N·m rear per wheel) {desc}.", b, c, 5.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
+
+
+def merge_signal_lines(c):
+    """Join connections that share their first (driving) port."""
+    out = {}
+    for line in c:
+        if line[0].endswith(".frame"):
+            out.setdefault(line[0] + "#frame", []).append(line)
+            continue
+        out.setdefault(line[0], [line[0]])
+        out[line[0]] += [p for p in line[1:] if p not in out[line[0]]]
+    res = []
+    for k, v in out.items():
+        if k.endswith("#frame"):
+            res += v
+        else:
+            res.append(v)
+    return res
+
+
+def split_mu():
+    b, c = car(v0=20.0)
+    b += [{"name": "ice", "type": "Constant", "params": {"value": 0.2}},
+          {"name": "pedal_front", "type": "Step", "params": {"time": 0.5, "before": 0, "after": 1000}},
+          {"name": "pedal_rear", "type": "Step", "params": {"time": 0.5, "before": 0, "after": 500}}]
+    c += [["ice.y", "fl.mu_scale", "rl.mu_scale"], ["pedal_front.y", "fl.brake", "fr.brake"], ["pedal_rear.y", "rl.brake", "rr.brake"]]
+    return netlist("vd_split_mu_brake", "Straight-line braking from 20 m/s with the left wheels on ice (mu_scale 0.2), no steering correction: the right (high-grip) wheels brake harder, a yaw moment turns the car towards the high-grip side (yaw rate negative: to the right) while the low-grip side locks.", b, c, 4.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
+
+
+def full_car():
+    src = json.load(open(os.path.join("models", "netlists", "full_car.json")))
+    keep = {"throttle", "master_base", "shift1", "shift2", "shift3", "master", "sched_A", "hyd_A", "sched_B", "hyd_B",
+            "sched_C", "hyd_C", "sched_D", "hyd_D", "reverse", "sched_lockup", "hyd_lockup", "engine",
+            "engine_inertia", "converter", "turbine", "lockup", "gearbox"}
+    blocks = [copy.deepcopy(x) for x in src["blocks"] if x["name"] in keep]
+    for x in blocks:
+        if x["name"] in ("shift1", "shift2", "shift3"):
+            x["params"]["time"] = {"shift1": "4 s", "shift2": "8 s", "shift3": "12 s"}[x["name"]]
+    blocks = [x for x in blocks]
+    conns = []
+    for line in src["connections"]:
+        if all(p.split(".")[0] in keep for p in line):
+            conns.append(line)
+    # master = base + shift1..3 (4 inputs now).
+    for x in blocks:
+        if x["name"] == "master":
+            x["params"]["signs"] = "++++"
+    conns = [l for l in conns if l != ["shift4.y", "master.u5"]]
+    params = {k: v for k, v in src["parameters"].items() if k not in ("radiusWheel", "vehicleMass", "wheelInertia", "roadA", "roadC")}
+    params.update({"throttle": 0.35})
+    b, c = car(v0=0.0)
+    b += blocks
+    c += conns
+    b += [
+        {"name": "diff", "type": "Differential", "params": {"type": "open", "gear_ratio": "ratioForwDrive"}},
+        {"name": "pedal", "type": "SignalBuilder", "params": {"points": [[0, 0], [15, 0], [15.3, 2000], [20, 2000]]}},
+        {"name": "steering_wheel", "type": "SignalBuilder", "params": {"points": [[0, 0], [6, 0], [7, "45 deg"], [9, "45 deg"], [10, 0], [20, 0]]}},
+        {"name": "steering", "type": "Steering", "params": {"ratio": 16, "wheelbase": "a + b", "track": "1.6 m"}},
+    ]
+    c += [["gearbox.output", "diff.input"], ["diff.left", "rl.hub"], ["diff.right", "rr.hub"],
+          ["steering_wheel.y", "steering.wheel_angle"], ["steering.left", "fl.steer"], ["steering.right", "fr.steer"]]
+    for w, _, _ in WHEELS:
+        b.append({"name": f"abs_{w}", "type": "Abs", "params": {"enabled": True, "mode": "simple", "min_slip_offset": 0.3, "min_pressure_ratio": 0.2, "cycle_time": 0.01}})
+        c += [["pedal.y", f"abs_{w}.demand"], [f"{w}.forward_slip", f"abs_{w}.slip"], [f"{w}.peak_slip", f"abs_{w}.peak_slip"], [f"abs_{w}.torque", f"{w}.brake"]]
+    c = merge_signal_lines(c)
+    scopes = common_scopes() + [
+        {"name": "engine", "title": "Engine speed and gear", "panels": [[sig("engine.w", "rpm", "engine")], [sig("gearbox.ratio", None, "gear ratio")]]},
+    ]
+    return netlist("vd_full_car", "The full-car demo's powertrain (gasoline engine, torque converter with lock-up, CR-CR 4-speed shifting at 4, 8, 12 s, open differential 3.23) driving the rear wheels of a 4-wheel car (RigidBody + WheelColliders + Aero): launch at 35 % throttle, a steering input from 6 to 10 s, ABS braking from 15 s.", b, c, 20.0, scopes=scopes, params=params, extra_log=["engine.w", "gearbox.ratio", "lockup.mode"])
+
+
+if __name__ == "__main__":
+    for d in [static(), turn("open"), turn("locked"), brake_turn(True), brake_turn(False), split_mu(), full_car()]:
+        write(d)
+        print("wrote", d["name"])
