@@ -38,6 +38,9 @@ pub enum PortKind {
     Rot,
     /// Translational flange (position m, velocity m/s, force N).
     Trans,
+    /// Heat port (temperature K, heat flow W into the port's thermal node); see
+    /// [`crate::thermal`].
+    Heat,
 }
 
 impl PortKind {
@@ -48,11 +51,16 @@ impl PortKind {
             PortKind::Out => "out",
             PortKind::Rot => "rot",
             PortKind::Trans => "trans",
+            PortKind::Heat => "heat",
         }
     }
     /// Whether ports of this kind are mechanical (joined into network nodes).
     pub fn is_mech(&self) -> bool {
         matches!(self, PortKind::Rot | PortKind::Trans)
+    }
+    /// Whether ports of this kind are heat ports (joined into thermal nodes).
+    pub fn is_heat(&self) -> bool {
+        matches!(self, PortKind::Heat)
     }
     /// SI units of a mechanical port's (position, speed, acceleration, force).
     pub fn mech_units(&self) -> Option<[&'static str; 4]> {
@@ -81,6 +89,12 @@ pub struct PortDecl {
     /// An output that is NaN on purpose where its value is undefined (the ratio of two
     /// speeds while the divisor stands still); other non-finite outputs fail the run.
     pub may_be_undefined: bool,
+    /// An optional mechanical or heat port. Unconnected, an optional flange (a support
+    /// flange, Modelica's `useSupport = false`) is fixed to the ground, so the block's
+    /// reaction torques go to the ground, and an optional heat port is absent (its
+    /// temperature reads `None`, heat added to it is not modelled: `useHeatPort = false`).
+    /// No "unconnected" warning either way. Connected, it is an ordinary port.
+    pub optional: bool,
 }
 
 impl PortDecl {
@@ -95,6 +109,7 @@ impl PortDecl {
             default: None,
             unit: None,
             may_be_undefined: false,
+            optional: false,
         }
     }
     /// A signal input that must be driven.
@@ -119,6 +134,28 @@ impl PortDecl {
     /// A translational flange.
     pub fn trans(name: impl Into<String>) -> Self {
         Self::of(name, PortKind::Trans)
+    }
+    /// An optional rotational support flange: fixed to the ground when unconnected (see
+    /// [`PortDecl::optional`]).
+    pub fn support(name: impl Into<String>) -> Self {
+        PortDecl {
+            optional: true,
+            ..Self::of(name, PortKind::Rot)
+        }
+    }
+    /// A heat port (temperature K, heat flow W) of a thermal element (capacitor,
+    /// conductor, fixed temperature): it always has a thermal node, its own when
+    /// unconnected.
+    pub fn heat(name: impl Into<String>) -> Self {
+        Self::of(name, PortKind::Heat)
+    }
+    /// An optional heat port receiving a block's loss power: absent when unconnected (see
+    /// [`PortDecl::optional`]).
+    pub fn loss_heat(name: impl Into<String>) -> Self {
+        PortDecl {
+            optional: true,
+            ..Self::of(name, PortKind::Heat)
+        }
     }
     /// The same output, allowed to be NaN where its value is undefined.
     pub fn undefined_ok(mut self) -> Self {
@@ -182,8 +219,93 @@ pub struct MechDecl {
     pub constraints: Vec<Constraint>,
     /// Friction joints (locked joints become constraints).
     pub frictions: Vec<FrictionDecl>,
+    /// Friction joints whose sliding torque depends on the load the block transmits (a
+    /// gear with mesh losses): see [`FrictionLoad`].
+    pub friction_loads: Vec<FrictionLoad>,
     /// Whether `Block::forces` contributes forces.
     pub has_forces: bool,
+}
+
+/// A friction joint whose sliding torque is affine in a load `T` that is itself a
+/// constraint force of the same network solve (the torque a lossy gear transmits):
+/// `T = Σ c_i·λ_i` over the block's constraint forces (indices as in [`Cx::lambda`]:
+/// the block's always-active rows first, then its joints, the joint's own torque
+/// included). While the joint slides, the network solves the coupled equations exactly:
+/// the joint applies `tau = tau0 + slope·T` ([`Block::load_friction`]) and every
+/// acceleration and constraint force of the evaluation is consistent with it (no lag, no
+/// iteration). Locked, the joint is an ordinary constraint; its static range may then be
+/// computed from `cx.lambda` (valid when `friction` is asked for a locked joint).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrictionLoad {
+    /// Index of the joint among the block's friction joints.
+    pub joint: usize,
+    /// The load's coefficients over the block's constraint forces.
+    pub load: Vec<(usize, f64)>,
+}
+
+/// The sliding torque of a load-dependent friction joint: `tau = tau0 + slope·T` (applied
+/// along the joint's row like any joint torque; see [`FrictionLoad`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadLaw {
+    /// Torque at zero load, N·m.
+    pub tau0: f64,
+    /// `d tau / d T`.
+    pub slope: f64,
+}
+
+/// A block's contribution to the thermal network (see [`crate::thermal`]). Port indices
+/// are indices into the block's full port list (heat ports).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ThermalDecl {
+    /// Heat capacity (J/K) added to the node of a heat port, with the node's initial
+    /// temperature (K).
+    pub capacities: Vec<(usize, f64, f64)>,
+    /// A fixed temperature (K) of the node of a heat port (an ambient, a coolant).
+    pub fixed: Vec<(usize, f64)>,
+    /// Conductive links between the nodes of two heat ports, heat flow
+    /// `G·(T_first − T_second)` from the first to the second; `G` comes from
+    /// [`Block::conductance`] at every evaluation (a parameter or a signal input).
+    pub conductors: Vec<(usize, usize)>,
+    /// Whether [`Block::heat_flows`] adds heat (loss power) to the block's heat ports.
+    pub has_heat_flows: bool,
+    /// Heat ports whose temperature the block reads before the network solve (in
+    /// `forces`, `friction`, `outputs`): their node must have a heat capacity or a fixed
+    /// temperature (a node without capacity gets its temperature from this evaluation's
+    /// heat flows, after the mechanical solve).
+    pub reads_temperature: Vec<usize>,
+}
+
+/// Heat flows a block adds to the thermal nodes of its heat ports (W, positive into the
+/// node). Heat added to an unconnected optional heat port is not modelled.
+#[derive(Debug)]
+pub struct HeatFlows<'a> {
+    q: &'a mut [f64],
+    port_dof: &'a [u32],
+    total: f64,
+}
+
+impl<'a> HeatFlows<'a> {
+    /// An accumulator over the per-node heat flows `q`.
+    pub fn new(q: &'a mut [f64], port_dof: &'a [u32]) -> Self {
+        HeatFlows {
+            q,
+            port_dof,
+            total: 0.0,
+        }
+    }
+    /// Add the heat flow `watts` into the node of heat port `p`.
+    #[inline]
+    pub fn add(&mut self, p: usize, watts: f64) {
+        let d = self.port_dof[p];
+        if d != u32::MAX {
+            self.q[d as usize] += watts;
+            self.total += watts;
+        }
+    }
+    /// The heat added to connected ports so far, W.
+    pub fn total(&self) -> f64 {
+        self.total
+    }
 }
 
 /// The friction data a block gives for one joint at the current instant.
@@ -391,6 +513,8 @@ pub struct Buffers<'a> {
     pub joint_tau: &'a [f64],
     /// Mode of every friction joint.
     pub modes: &'a [FrictionMode],
+    /// Temperature of every thermal node, K.
+    pub temp: &'a [f64],
 }
 
 /// Where one block's pieces are in the shared buffers.
@@ -398,7 +522,8 @@ pub struct Buffers<'a> {
 pub struct BlockTables<'a> {
     /// Signal slot of each of the block's inputs.
     pub inputs: &'a [SlotIx],
-    /// Degree of freedom (node) of each port (`u32::MAX` for signal ports).
+    /// Degree of freedom (node) of each mechanical port, thermal node of each heat port
+    /// (`u32::MAX` for signal ports and unconnected optional heat ports).
     pub port_dof: &'a [u32],
     /// First of the block's always-active rows in `row_lambda`.
     pub rows_start: u32,
@@ -473,6 +598,15 @@ impl<'a> Cx<'a> {
     pub fn mode(&self, k: usize) -> FrictionMode {
         self.buf.modes[self.tab.joints_start as usize + k]
     }
+    /// Temperature of the thermal node of heat port `p`, K; `None` when the port is an
+    /// unconnected optional heat port. Nodes with a heat capacity or a fixed temperature
+    /// are valid in every method; a node without capacity after the network solve
+    /// (`network_outputs`, `derivatives`, `guards`, `var`, `heat_flows`, events).
+    #[inline]
+    pub fn temp(&self, p: usize) -> Option<f64> {
+        let d = self.tab.port_dof[p];
+        (d != u32::MAX).then(|| self.buf.temp[d as usize])
+    }
 }
 
 /// Generalized forces a block applies to its flanges, accumulated straight into the
@@ -521,6 +655,7 @@ pub struct EventCx<'a> {
     tab: BlockTables<'a>,
     log: &'a mut Vec<(EventTag, String)>,
     stop: &'a mut bool,
+    impacts: Option<&'a mut Vec<(usize, f64)>>,
 }
 
 impl<'a> EventCx<'a> {
@@ -540,7 +675,33 @@ impl<'a> EventCx<'a> {
             tab,
             log,
             stop,
+            impacts: None,
         }
+    }
+    /// The same view, recording impact requests ([`EventCx::impact`]) in `impacts`.
+    pub fn with_impacts(mut self, impacts: &'a mut Vec<(usize, f64)>) -> Self {
+        self.impacts = Some(impacts);
+        self
+    }
+    /// Ask for an impact on this block's friction joint `k` at this instant: the model
+    /// applies an impulse along the joint's row (through the mechanical network, momentum
+    /// conserving, all other constraints kept) so that the relative speed becomes
+    /// `w_rel+ = −restitution·w_rel−` (Newton's impact law; 0 = plastic, 1 = elastic), and
+    /// books the kinetic energy it removes as impact loss. Applied after this block's
+    /// `update_modes` returns, before the friction modes are settled.
+    pub fn impact(&mut self, k: usize, restitution: f64) {
+        let j = self.tab.joints_start as usize + k;
+        if let Some(v) = self.impacts.as_mut() {
+            v.push((j, restitution));
+        }
+    }
+    /// Mode of this block's friction joint `k`.
+    pub fn mode(&self, k: usize) -> FrictionMode {
+        self.view().mode(k)
+    }
+    /// Temperature of the node of heat port `p` (see [`Cx::temp`]).
+    pub fn temp(&self, p: usize) -> Option<f64> {
+        self.view().temp(p)
     }
     /// The evaluation view at this instant (to share code with `outputs`/`guards`).
     pub fn view(&self) -> Cx<'_> {
@@ -653,6 +814,16 @@ pub trait Block: Send + Sync {
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
         FrictionLaw::FREE
     }
+    /// The sliding torque of a load-dependent joint `k` (declared in
+    /// [`MechDecl::friction_loads`]) at relative speed `w_rel`, as an affine function of
+    /// its load; called before the load is known (do not read `cx.lambda`). Its
+    /// `FrictionLaw::kinetic` is not used while sliding.
+    fn load_friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> LoadLaw {
+        LoadLaw {
+            tau0: 0.0,
+            slope: 0.0,
+        }
+    }
     /// Derivatives of the continuous states.
     fn derivatives(&self, _cx: &Cx, _dx: &mut [f64]) {}
     /// Guard values (valid while >= 0).
@@ -675,6 +846,18 @@ pub trait Block: Send + Sync {
     fn potential_energy(&self, _cx: &Cx) -> f64 {
         0.0
     }
+
+    // ---- thermal (see `crate::thermal`) ----
+    /// The thermal part of the block: capacities, fixed temperatures, conductors.
+    fn thermal(&self) -> ThermalDecl {
+        ThermalDecl::default()
+    }
+    /// Conductance `G` (W/K) of the block's conductor `k` (>= 0).
+    fn conductance(&self, _k: usize, _cx: &Cx) -> f64 {
+        0.0
+    }
+    /// Heat flows into the block's heat ports (its loss power), after the network solve.
+    fn heat_flows(&self, _cx: &Cx, _q: &mut HeatFlows) {}
 
     // ---- events ----
     /// Called at an instant returned by `next_time_event` (before `update_modes`).

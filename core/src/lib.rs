@@ -15,6 +15,7 @@ pub mod network;
 pub mod params;
 pub mod plan;
 pub mod probe;
+pub mod thermal;
 
 // The leaf crates, re-exported under their old paths.
 pub use drivelink_results::{result, scope};
@@ -27,7 +28,7 @@ pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
 pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
 pub use ids::{BlockIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
-pub use model::{EnergyAudit, Model};
+pub use model::{EnergyAudit, HeatAudit, Model};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry,
 };

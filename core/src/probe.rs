@@ -28,6 +28,10 @@ pub struct Probe<'b> {
     row_lambda: Vec<f64>,
     joint_tau: Vec<f64>,
     modes: Vec<FrictionMode>,
+    /// Temperature per port (heat ports), K.
+    temp: Vec<f64>,
+    /// Impacts asked for at the last event call: (joint, restitution).
+    impacts: Vec<(usize, f64)>,
 }
 
 impl<'b> Probe<'b> {
@@ -54,6 +58,8 @@ impl<'b> Probe<'b> {
             row_lambda: vec![0.0; mech.constraints.len()],
             joint_tau: vec![0.0; mech.frictions.len()],
             modes: vec![FrictionMode::Free; mech.frictions.len()],
+            temp: vec![293.15; np],
+            impacts: Vec::new(),
             block,
         }
     }
@@ -103,6 +109,11 @@ impl<'b> Probe<'b> {
         }
         self
     }
+    /// Set the temperatures, one per port (entries of other ports are ignored), K.
+    pub fn temps(&mut self, t: &[f64]) -> &mut Self {
+        self.temp[..t.len()].copy_from_slice(t);
+        self
+    }
     /// Set the joints' modes.
     pub fn modes(&mut self, m: &[FrictionMode]) -> &mut Self {
         self.modes[..m.len()].copy_from_slice(m);
@@ -118,6 +129,7 @@ impl<'b> Probe<'b> {
                 acc: &self.acc,
                 row_lambda: &self.row_lambda,
                 joint_tau: &self.joint_tau,
+                temp: &self.temp,
                 modes: &self.modes,
             },
             BlockTables {
@@ -168,6 +180,24 @@ impl<'b> Probe<'b> {
     pub fn friction(&self, k: usize, w_rel: f64) -> FrictionLaw {
         self.block.friction(k, &self.cx(), w_rel)
     }
+    /// The heat flows into every port (W) from `heat_flows`, and their total.
+    pub fn heat_flows(&self) -> (Vec<f64>, f64) {
+        let mut q = vec![0.0; self.port_dof.len()];
+        let cx = self.cx();
+        let mut h = crate::block::HeatFlows::new(&mut q, &self.port_dof);
+        self.block.heat_flows(&cx, &mut h);
+        let total = h.total();
+        (q, total)
+    }
+    /// The sliding torque law of load-dependent joint `k` at `w_rel`.
+    pub fn load_friction(&self, k: usize, w_rel: f64) -> crate::block::LoadLaw {
+        self.block.load_friction(k, &self.cx(), w_rel)
+    }
+    /// The impacts asked for at the last `update_modes` / `time_event`: (joint,
+    /// restitution).
+    pub fn impacts(&self) -> &[(usize, f64)] {
+        &self.impacts
+    }
     /// Custom variable `i`.
     pub fn var(&self, i: usize) -> f64 {
         self.block.var(&self.cx(), i)
@@ -192,6 +222,7 @@ impl<'b> Probe<'b> {
             row_lambda: &self.row_lambda,
             joint_tau: &self.joint_tau,
             modes: &self.modes,
+            temp: &self.temp,
         };
         let tab = BlockTables {
             inputs: &self.inputs,
@@ -200,7 +231,9 @@ impl<'b> Probe<'b> {
             n_rows: self.row_lambda.len() as u32,
             joints_start: 0,
         };
-        let mut ecx = EventCx::new(self.t, &mut self.x, buf, tab, &mut log, &mut stop);
+        self.impacts.clear();
+        let mut ecx = EventCx::new(self.t, &mut self.x, buf, tab, &mut log, &mut stop)
+            .with_impacts(&mut self.impacts);
         let r = f(&mut *self.block, &mut ecx);
         (r, log, stop)
     }

@@ -515,6 +515,7 @@ mod tests {
             impact_loss: 0.0,
             residual: 0.0,
             relative_residual: 0.0,
+            heat: Default::default(),
         };
         let f = energy_figure(&a);
         let link = &f["data"][0]["link"];

@@ -28,6 +28,16 @@ pub(crate) struct NodeInfo {
     pub name: String,
     pub kind: PortKind,
     pub ports: Vec<PortAt>,
+    /// The ground node of unconnected support flanges ([`PortDecl::optional`]): held at
+    /// rest by a ground row the network adds.
+    pub ground: bool,
+}
+
+/// A thermal node: the heat ports joined by one connection line.
+#[derive(Debug, Clone)]
+pub(crate) struct HeatNodeInfo {
+    pub name: String,
+    pub ports: Vec<PortAt>,
 }
 
 /// The wiring of a flattened model.
@@ -41,6 +51,10 @@ pub(crate) struct Wiring {
     pub node: Vec<Vec<Option<NodeIx>>>,
     /// The mechanical nodes.
     pub nodes: Vec<NodeInfo>,
+    /// Thermal node of every heat port (`None` for other ports and unconnected heat ports).
+    pub heat_node: Vec<Vec<Option<u32>>>,
+    /// The thermal nodes.
+    pub heat_nodes: Vec<HeatNodeInfo>,
 }
 
 /// Numbering of all ports of all blocks in one flat range.
@@ -69,6 +83,7 @@ fn domain(k: PortKind) -> u8 {
         PortKind::In | PortKind::Out => 0,
         PortKind::Rot => 1,
         PortKind::Trans => 2,
+        PortKind::Heat => 3,
     }
 }
 
@@ -173,7 +188,7 @@ pub(crate) fn connect(
         for r in &resolved {
             connected[space.global(r.0)] = true;
         }
-        if k0.is_mech() {
+        if k0.is_mech() || k0.is_heat() {
             let g0 = space.global(resolved[0].0);
             for r in &resolved {
                 uf.union(g0, space.global(r.0));
@@ -223,8 +238,14 @@ pub(crate) fn connect(
                     port: decl.name.clone(),
                 });
             }
-            if decl.kind.is_mech() && !connected[space.base[b] + p] {
+            if decl.kind.is_mech() && !decl.optional && !connected[space.base[b] + p] {
                 warnings.push(CompileWarning::UnconnectedFlange {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
+            if decl.kind.is_heat() && !decl.optional && !connected[space.base[b] + p] {
+                warnings.push(CompileWarning::UnconnectedHeatPort {
                     block: names[b].clone(),
                     port: decl.name.clone(),
                 });
@@ -232,7 +253,8 @@ pub(crate) fn connect(
         }
     }
     Error::from_list(errors)?;
-    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf);
+    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf, &connected);
+    let (heat_node, heat_nodes) = number_heat_nodes(names, &ports, &space, &mut uf, &connected);
     Ok(Wiring {
         driver: driver
             .into_iter()
@@ -241,17 +263,22 @@ pub(crate) fn connect(
         ports,
         node,
         nodes,
+        heat_node,
+        heat_nodes,
     })
 }
 
 /// Number the union-find classes of mechanical ports as nodes, in order of first port.
+/// Unconnected support flanges of one kind share one ground node.
 fn number_nodes(
     names: &[String],
     ports: &[Vec<PortDecl>],
     space: &PortSpace,
     uf: &mut UnionFind<usize>,
+    connected: &[bool],
 ) -> (Vec<Vec<Option<NodeIx>>>, Vec<NodeInfo>) {
     let mut node_of_root: HashMap<usize, NodeIx> = HashMap::new();
+    let mut ground_of_kind: HashMap<PortKind, NodeIx> = HashMap::new();
     let mut nodes: Vec<NodeInfo> = Vec::new();
     let mut node = Vec::with_capacity(ports.len());
     for (b, bp) in ports.iter().enumerate() {
@@ -261,16 +288,69 @@ fn number_nodes(
                 row.push(None);
                 continue;
             }
-            let root = uf.find_mut(space.base[b] + p);
+            let g = space.base[b] + p;
+            let id = if decl.optional && !connected[g] {
+                *ground_of_kind.entry(decl.kind).or_insert_with(|| {
+                    nodes.push(NodeInfo {
+                        name: format!("ground ({})", decl.kind.as_str()),
+                        kind: decl.kind,
+                        ports: Vec::new(),
+                        ground: true,
+                    });
+                    NodeIx::at(nodes.len() - 1)
+                })
+            } else {
+                let root = uf.find_mut(g);
+                *node_of_root.entry(root).or_insert_with(|| {
+                    nodes.push(NodeInfo {
+                        name: format!("{}.{}", names[b], decl.name),
+                        kind: decl.kind,
+                        ports: Vec::new(),
+                        ground: false,
+                    });
+                    NodeIx::at(nodes.len() - 1)
+                })
+            };
+            nodes[id.ix()].ports.push(PortAt {
+                block: BlockIx::at(b),
+                port: p,
+            });
+            row.push(Some(id));
+        }
+        node.push(row);
+    }
+    (node, nodes)
+}
+
+/// Number the union-find classes of heat ports as thermal nodes, in order of first port.
+/// An unconnected optional heat port has no node.
+fn number_heat_nodes(
+    names: &[String],
+    ports: &[Vec<PortDecl>],
+    space: &PortSpace,
+    uf: &mut UnionFind<usize>,
+    connected: &[bool],
+) -> (Vec<Vec<Option<u32>>>, Vec<HeatNodeInfo>) {
+    let mut node_of_root: HashMap<usize, u32> = HashMap::new();
+    let mut nodes: Vec<HeatNodeInfo> = Vec::new();
+    let mut node = Vec::with_capacity(ports.len());
+    for (b, bp) in ports.iter().enumerate() {
+        let mut row = Vec::with_capacity(bp.len());
+        for (p, decl) in bp.iter().enumerate() {
+            let g = space.base[b] + p;
+            if !decl.kind.is_heat() || (decl.optional && !connected[g]) {
+                row.push(None);
+                continue;
+            }
+            let root = uf.find_mut(g);
             let id = *node_of_root.entry(root).or_insert_with(|| {
-                nodes.push(NodeInfo {
+                nodes.push(HeatNodeInfo {
                     name: format!("{}.{}", names[b], decl.name),
-                    kind: decl.kind,
                     ports: Vec::new(),
                 });
-                NodeIx::at(nodes.len() - 1)
+                (nodes.len() - 1) as u32
             });
-            nodes[id.ix()].ports.push(PortAt {
+            nodes[id as usize].ports.push(PortAt {
                 block: BlockIx::at(b),
                 port: p,
             });

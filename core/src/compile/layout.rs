@@ -93,7 +93,13 @@ pub(crate) fn layout(
             in_slots.push(slot);
         }
         let tab_start = port_dof.len();
-        port_dof.extend(w.node[b].iter().map(|n| n.map(|n| n.0).unwrap_or(u32::MAX)));
+        // Mechanical ports index their node, heat ports their thermal node.
+        port_dof.extend(
+            w.node[b]
+                .iter()
+                .zip(&w.heat_node[b])
+                .map(|(n, h)| n.map(|n| n.0).or(*h).unwrap_or(u32::MAX)),
+        );
         let blk = &blocks[b];
         let decl = blk.mech();
         let rows_start = rows.len();
@@ -164,6 +170,7 @@ pub(crate) fn layout(
             .map(|n| NodePlan {
                 name: n.name.clone(),
                 kind: n.kind,
+                ground: n.ground,
             })
             .collect(),
         rows,
@@ -179,4 +186,37 @@ impl Layout {
     pub(crate) fn port_dof_of(&self, b: usize, p: usize) -> u32 {
         self.port_dof[self.blocks[b].port_tab.start + p]
     }
+}
+
+/// The load-dependent friction joints of all blocks, their loads resolved to global row
+/// and joint indices.
+pub(crate) fn load_joints(
+    blocks: &[Box<dyn Block>],
+    lay: &Layout,
+) -> Vec<crate::plan::LoadJointPlan> {
+    let mut out = Vec::new();
+    for (b, blk) in blocks.iter().enumerate() {
+        let bp = &lay.blocks[b];
+        for fl in blk.mech().friction_loads {
+            if fl.joint >= bp.joints.len() {
+                continue;
+            }
+            let nr = bp.rows.len();
+            let mut rows = Vec::new();
+            let mut joints = Vec::new();
+            for &(i, c) in &fl.load {
+                if i < nr {
+                    rows.push((bp.rows.start + i, c));
+                } else if i - nr < bp.joints.len() {
+                    joints.push((bp.joints.start + i - nr, c));
+                }
+            }
+            out.push(crate::plan::LoadJointPlan {
+                joint: crate::ids::JointIx::at(bp.joints.start + fl.joint),
+                rows,
+                joints,
+            });
+        }
+    }
+    out
 }

@@ -30,6 +30,7 @@ macro_rules! buffers {
             row_lambda: &$m.net.lambda_rows,
             joint_tau: &$m.ev.joint_tau,
             modes: &$m.net.modes,
+            temp: &$m.heat.temp,
         }
     };
 }
@@ -77,6 +78,7 @@ impl Model {
         self.cache.valid = false;
         self.run.model_evals += 1;
         let plan = self.plan.clone();
+        self.heat_pre(x);
         let mut lin_stage = 0;
         for stage in &plan.stages {
             match stage {
@@ -89,6 +91,7 @@ impl Model {
                 Stage::NetworkOutputs(b) => self.block_outputs(&plan, *b, t, x, true),
             }
         }
+        self.heat_post(t, x);
     }
 
     /// Outputs (or network outputs) of block `b` into the signal buffer.
@@ -136,7 +139,8 @@ impl Model {
             let w_rel = self.net.friction_rows[j].dot(v);
             self.ev.joint_wrel[j] = w_rel;
             let s = self.net.modes[j].sliding_sign();
-            let tau = if s != 0.0 {
+            // Load-dependent joints get their torque after the solve (`load.rs`).
+            let tau = if s != 0.0 && !self.load.is_load[j] {
                 let jp = &plan.joints[j];
                 let cx = cx_of!(self, plan, jp.block, t, x);
                 -s * self.blocks[jp.block.ix()]
@@ -159,6 +163,7 @@ impl Model {
         }
         self.net.set_tracking(v, &self.ev.targets);
         self.net.solve();
+        self.apply_load_friction(plan, t, x);
         for j in 0..plan.joints.len() {
             self.ev.joint_tau[j] = match self.net.modes[j] {
                 FrictionMode::Locked => self.net.lambda_fric[j],
@@ -214,6 +219,7 @@ impl Model {
         for j in 0..plan.joints.len() {
             dx[e0 + j] = self.ev.joint_kin[j] * self.ev.joint_wrel[j];
         }
+        self.heat_derivs(dx);
     }
 
     pub(super) fn all_guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {

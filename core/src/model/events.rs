@@ -31,9 +31,10 @@ impl Model {
         let plan = self.plan.clone();
         let n = plan.nodes.len();
         let mut log: Vec<(EventTag, String)> = Vec::new();
+        let mut impacts: Vec<(usize, f64)> = Vec::new();
         let xr = plan.blocks[b.ix()].x.clone();
         // The block's own states are mutable; the node speeds and positions it reads are
-        // a copy (blocks never change node states).
+        // a copy (blocks change node speeds only through impacts, applied below).
         let (nodes, rest) = x.split_at_mut(2 * n);
         let off = 2 * n;
         let mut ecx = EventCx::new(
@@ -43,12 +44,46 @@ impl Model {
             plan.block_tables(b),
             &mut log,
             stop,
-        );
+        )
+        .with_impacts(&mut impacts);
         let r = f(&mut *self.blocks[b.ix()], &mut ecx);
         for (tag, d) in log {
             self.push_event(t, &plan.blocks[b.ix()].name, tag, d);
         }
+        if !impacts.is_empty() {
+            self.apply_impacts(t, x, &impacts);
+        }
         r
+    }
+
+    /// Apply the impacts a block asked for (see [`EventCx::impact`]): an impulse along each
+    /// joint's row through the network with the current modes, the kinetic energy removed
+    /// booked as impact loss and logged.
+    fn apply_impacts(&mut self, t: f64, x: &mut [f64], impacts: &[(usize, f64)]) {
+        let n = self.plan.nodes.len();
+        if n == 0 {
+            return;
+        }
+        if self.dirty_factor && self.refactor(t).is_err() {
+            return;
+        }
+        for &(j, e) in impacts {
+            if let Some(lost) = self.net.impact(j, e, &mut x[n..2 * n]) {
+                self.run.impact_loss += lost;
+                let name = self.plan.joints[j].name.clone();
+                self.push_event(
+                    t,
+                    &name,
+                    EventTag::Impact,
+                    format!(
+                        "impact with restitution {e}, w_rel = {:.6e} after; dissipated {lost:.6e} J",
+                        self.net.friction_rows[j].dot(&x[n..2 * n])
+                    ),
+                );
+            }
+        }
+        self.cache.valid = false;
+        self.eval(t, x);
     }
 
     /// Event handling at `t`: time events of blocks, block mode updates, friction mode

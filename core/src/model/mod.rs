@@ -15,7 +15,9 @@
 mod energy;
 mod eval;
 mod events;
+mod heat;
 pub(crate) mod linear;
+mod load;
 mod record;
 
 use std::sync::Arc;
@@ -25,7 +27,7 @@ use drivelink_solver::{
     integrate, EventAction, EventCause, HybridSystem, OutputKind, Settings, Status, SystemError,
 };
 
-pub use energy::EnergyAudit;
+pub use energy::{EnergyAudit, HeatAudit};
 
 use crate::block::{Block, FrictionMode};
 use crate::error::Error;
@@ -97,6 +99,10 @@ pub struct Model {
     run: Run,
     dirty_factor: bool,
     progress: Option<Box<dyn FnMut(f64) + Send>>,
+    /// The thermal network's values and scratch.
+    heat: heat::Heat,
+    /// Scratch of the load-dependent friction joints.
+    load: load::LoadScratch,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -146,6 +152,13 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
         }
     }
     Error::from_list(errors)?;
+    // The ground node of unconnected support flanges is held at rest (after every block's
+    // rows, so the blocks' row indices are unchanged).
+    for (k, nd) in plan.nodes.iter().enumerate() {
+        if nd.ground {
+            rows.push(NodeRow::new([(k, 1.0)], None));
+        }
+    }
     for (k, v) in v0.iter().enumerate() {
         x0[n + k] = v.map(|v| v.0).unwrap_or(0.0);
     }
@@ -175,7 +188,16 @@ impl Model {
     /// other parameter values: their structure must match the plan's).
     pub fn instantiate(plan: Arc<Plan>, blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
         let mut x0 = vec![0.0; plan.n_states];
-        let net = build_network(&plan, &blocks, &mut x0)?;
+        let mut net = build_network(&plan, &blocks, &mut x0)?;
+        net.set_load_joints(
+            &plan
+                .load_joints
+                .iter()
+                .map(|l| l.joint.ix())
+                .collect::<Vec<_>>(),
+        );
+        let heat = heat::Heat::build(&plan, &blocks, &mut x0)?;
+        let load = load::LoadScratch::new(&plan);
         for (b, blk) in blocks.iter().enumerate() {
             blk.initial_states(&mut x0[plan.blocks[b].x.clone()]);
         }
@@ -223,6 +245,8 @@ impl Model {
             plan,
             dirty_factor: true,
             progress: None,
+            heat,
+            load,
         })
     }
 
@@ -473,6 +497,17 @@ impl Model {
                 "friction work integral of '{}'",
                 plan.joints[i - plan.x_joint_energy].name
             );
+        }
+        for nd in &plan.thermal.nodes {
+            match nd.kind {
+                crate::thermal::HeatNodeKind::Capacitive { state } if state.ix() == i => {
+                    return format!("temperature of the thermal node at '{}'", nd.name)
+                }
+                crate::thermal::HeatNodeKind::Fixed { slot } if plan.thermal.x_fixed + slot == i => {
+                    return format!("heat into the fixed temperature at '{}'", nd.name)
+                }
+                _ => {}
+            }
         }
         format!("state {i}")
     }

@@ -50,6 +50,7 @@ impl LineKind {
             PortKind::In | PortKind::Out => LineKind::Signal,
             PortKind::Rot => LineKind::Rot,
             PortKind::Trans => LineKind::Trans,
+            PortKind::Heat => LineKind::Heat,
         }
     }
     /// Stroke colour.
@@ -378,7 +379,7 @@ impl Node {
                 let side = match p.kind {
                     PortKind::In => Side::Left,
                     PortKind::Out => Side::Right,
-                    PortKind::Rot | PortKind::Trans => {
+                    PortKind::Rot | PortKind::Trans | PortKind::Heat => {
                         mech += 1;
                         if mech % 2 == 1 {
                             Side::Left
@@ -404,7 +405,7 @@ impl Node {
             .max(70.0)
             .ceil();
         let count = |k: PortKind| ports.iter().filter(|p| p.kind == k).count();
-        let n_mech = count(PortKind::Rot) + count(PortKind::Trans);
+        let n_mech = count(PortKind::Rot) + count(PortKind::Trans) + count(PortKind::Heat);
         let per_side = (count(PortKind::In).max(count(PortKind::Out)) + n_mech).max(2) as f64;
         let h = (per_side * PORT_PITCH + 10.0).max(44.0).ceil();
         Node {

@@ -256,6 +256,7 @@ fn parse_ports_doc(doc: &str) -> Vec<PortDecl> {
                 "out" => PortKind::Out,
                 "rot" => PortKind::Rot,
                 "trans" => PortKind::Trans,
+                "heat" => PortKind::Heat,
                 _ => return None,
             };
             Some(PortDecl::new(name.trim(), kind))
