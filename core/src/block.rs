@@ -90,10 +90,12 @@ pub struct PortDecl {
     /// speeds while the divisor stands still); other non-finite outputs fail the run.
     pub may_be_undefined: bool,
     /// An optional mechanical or heat port. Unconnected, an optional flange (a support
-    /// flange, Modelica's `useSupport = false`) is fixed to the ground, so the block's
-    /// reaction torques go to the ground, and an optional heat port is absent (its
-    /// temperature reads `None`, heat added to it is not modelled: `useHeatPort = false`).
-    /// No "unconnected" warning either way. Connected, it is an ordinary port.
+    /// flange, Modelica's `useSupport = false`) is the ground: it has no node, reads speed,
+    /// angle and acceleration 0, drops the forces applied to it (the reactions go to the
+    /// ground) and constraint terms on it vanish. An unconnected optional heat port is
+    /// absent (its temperature reads `None`, heat added to it is not modelled:
+    /// `useHeatPort = false`). No "unconnected" warning either way. Connected, it is an
+    /// ordinary port.
     pub optional: bool,
 }
 
@@ -565,21 +567,35 @@ impl<'a> Cx<'a> {
     pub fn inputs(&self) -> impl Iterator<Item = f64> + '_ {
         self.tab.inputs.iter().map(|s| self.buf.sig[s.ix()])
     }
-    /// Speed of the node of port `p` (rad/s or m/s).
+    /// Speed of the node of port `p` (rad/s or m/s; 0 for an unconnected support).
     #[inline]
     pub fn v(&self, p: usize) -> f64 {
-        self.buf.vel[self.tab.port_dof[p] as usize]
+        // An unconnected support has no node (u32::MAX, out of range): the ground.
+        self.buf
+            .vel
+            .get(self.tab.port_dof[p] as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
-    /// Angle / position of the node of port `p`.
+    /// Angle / position of the node of port `p` (0 for an unconnected support).
     #[inline]
     pub fn q(&self, p: usize) -> f64 {
-        self.buf.pos[self.tab.port_dof[p] as usize]
+        self.buf
+            .pos
+            .get(self.tab.port_dof[p] as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
     /// Acceleration of the node of port `p` (valid after the network solve: in
-    /// `network_outputs`, `derivatives`, `guards`, `var` and events).
+    /// `network_outputs`, `derivatives`, `guards`, `var` and events; 0 for an unconnected
+    /// support).
     #[inline]
     pub fn a(&self, p: usize) -> f64 {
-        self.buf.acc[self.tab.port_dof[p] as usize]
+        self.buf
+            .acc
+            .get(self.tab.port_dof[p] as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
     /// Constraint force `i` of this block: its always-active rows first, then its
     /// friction joints (the transmitted torque `tau`; 0 when free). Valid after the
@@ -631,12 +647,14 @@ impl<'a> Forces<'a> {
         }
     }
     /// Add the generalized force `value` on port `p` (positive accelerates the flange in
-    /// its positive direction).
+    /// its positive direction). A force on an unconnected support goes to the ground.
     #[inline]
     pub fn add(&mut self, p: usize, value: f64) {
         let d = self.port_dof[p] as usize;
-        self.f[d] += value;
-        self.power += value * self.vel[d];
+        if let Some(f) = self.f.get_mut(d) {
+            *f += value;
+            self.power += value * self.vel[d];
+        }
     }
     /// The power delivered by the forces added so far, W.
     pub fn power(&self) -> f64 {

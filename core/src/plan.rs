@@ -97,8 +97,6 @@ pub(crate) struct LoadJointPlan {
 pub(crate) struct NodePlan {
     pub name: String,
     pub kind: PortKind,
-    /// The ground node of unconnected support flanges (held at rest by a ground row).
-    pub ground: bool,
 }
 
 /// Where a loggable variable's value comes from.

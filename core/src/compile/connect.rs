@@ -28,9 +28,6 @@ pub(crate) struct NodeInfo {
     pub name: String,
     pub kind: PortKind,
     pub ports: Vec<PortAt>,
-    /// The ground node of unconnected support flanges ([`PortDecl::optional`]): held at
-    /// rest by a ground row the network adds.
-    pub ground: bool,
 }
 
 /// A thermal node: the heat ports joined by one connection line.
@@ -269,7 +266,7 @@ pub(crate) fn connect(
 }
 
 /// Number the union-find classes of mechanical ports as nodes, in order of first port.
-/// Unconnected support flanges of one kind share one ground node.
+/// An unconnected optional flange (a support) has no node: it is the ground.
 fn number_nodes(
     names: &[String],
     ports: &[Vec<PortDecl>],
@@ -278,39 +275,25 @@ fn number_nodes(
     connected: &[bool],
 ) -> (Vec<Vec<Option<NodeIx>>>, Vec<NodeInfo>) {
     let mut node_of_root: HashMap<usize, NodeIx> = HashMap::new();
-    let mut ground_of_kind: HashMap<PortKind, NodeIx> = HashMap::new();
     let mut nodes: Vec<NodeInfo> = Vec::new();
     let mut node = Vec::with_capacity(ports.len());
     for (b, bp) in ports.iter().enumerate() {
         let mut row = Vec::with_capacity(bp.len());
         for (p, decl) in bp.iter().enumerate() {
-            if !decl.kind.is_mech() {
+            let g = space.base[b] + p;
+            if !decl.kind.is_mech() || (decl.optional && !connected[g]) {
                 row.push(None);
                 continue;
             }
-            let g = space.base[b] + p;
-            let id = if decl.optional && !connected[g] {
-                *ground_of_kind.entry(decl.kind).or_insert_with(|| {
-                    nodes.push(NodeInfo {
-                        name: format!("ground ({})", decl.kind.as_str()),
-                        kind: decl.kind,
-                        ports: Vec::new(),
-                        ground: true,
-                    });
-                    NodeIx::at(nodes.len() - 1)
-                })
-            } else {
-                let root = uf.find_mut(g);
-                *node_of_root.entry(root).or_insert_with(|| {
-                    nodes.push(NodeInfo {
-                        name: format!("{}.{}", names[b], decl.name),
-                        kind: decl.kind,
-                        ports: Vec::new(),
-                        ground: false,
-                    });
-                    NodeIx::at(nodes.len() - 1)
-                })
-            };
+            let root = uf.find_mut(g);
+            let id = *node_of_root.entry(root).or_insert_with(|| {
+                nodes.push(NodeInfo {
+                    name: format!("{}.{}", names[b], decl.name),
+                    kind: decl.kind,
+                    ports: Vec::new(),
+                });
+                NodeIx::at(nodes.len() - 1)
+            });
             nodes[id.ix()].ports.push(PortAt {
                 block: BlockIx::at(b),
                 port: p,

@@ -170,7 +170,6 @@ pub(crate) fn layout(
             .map(|n| NodePlan {
                 name: n.name.clone(),
                 kind: n.kind,
-                ground: n.ground,
             })
             .collect(),
         rows,

@@ -116,13 +116,19 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
     let mut errors = Vec::new();
     for (b, blk) in blocks.iter().enumerate() {
         let bp = &plan.blocks[b];
-        let node = |p: usize| plan.port_dof[bp.port_tab.start + p] as usize;
+        // An unconnected support flange has no node: it is the ground (`None`).
+        let node = |p: usize| {
+            let d = plan.port_dof[bp.port_tab.start + p];
+            (d != u32::MAX).then_some(d as usize)
+        };
         let decl = blk.mech();
         for &(p, m) in &decl.masses {
-            mass[node(p)] += m;
+            if let Some(k) = node(p) {
+                mass[k] += m;
+            }
         }
         for &(p, w, q) in &decl.initial {
-            let k = node(p);
+            let Some(k) = node(p) else { continue };
             match v0[k] {
                 Some((w_old, b_old)) if w_old != w => errors.push(Error::ConflictingInitial {
                     node: plan.nodes[k].name.clone(),
@@ -140,25 +146,18 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
                 crate::block::RowKind::Tracking { tc, .. } => Some(tc),
             };
             rows.push(NodeRow::new(
-                c.row.0.iter().map(|&(p, k)| (node(p), k)),
+                c.row.0.iter().filter_map(|&(p, k)| node(p).map(|n| (n, k))),
                 tracking,
             ));
         }
         for f in &decl.frictions {
             fric_rows.push(NodeRow::new(
-                f.row.0.iter().map(|&(p, c)| (node(p), c)),
+                f.row.0.iter().filter_map(|&(p, c)| node(p).map(|n| (n, c))),
                 None,
             ));
         }
     }
     Error::from_list(errors)?;
-    // The ground node of unconnected support flanges is held at rest (after every block's
-    // rows, so the blocks' row indices are unchanged).
-    for (k, nd) in plan.nodes.iter().enumerate() {
-        if nd.ground {
-            rows.push(NodeRow::new([(k, 1.0)], None));
-        }
-    }
     for (k, v) in v0.iter().enumerate() {
         x0[n + k] = v.map(|v| v.0).unwrap_or(0.0);
     }
