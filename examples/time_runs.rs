@@ -29,6 +29,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    println!("plan: {}", model.plan().summary());
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
     for _ in 0..runs {

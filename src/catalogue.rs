@@ -2,7 +2,7 @@
 //!
 //! For every block type: category, description, ports, parameters (kind, SI unit, default)
 //! and the loggable variables (name, unit, meaning). Variables come from an instance built
-//! with the type's default parameters ([`example_params`] supplies example values for
+//! with the type's default parameters ([`BlockType::example_params`] supplies example values for
 //! required ones): its signal outputs and its [`drivelink_core::Block::variables`]. A unit
 //! is shown where the kernel's declaration fixes it (node speeds, angles, accelerations and
 //! friction-joint quantities); the unit column stays empty for block-computed variables
@@ -12,7 +12,7 @@
 //! The text form is for the terminal; the Markdown form is `docs/blocks.md` (a test checks
 //! that the committed file is what `drivelink blocks --markdown` prints).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use drivelink_core::compile::{resolve_parameters, resolve_params, Scope};
 use drivelink_core::params::{ParamDefault, ParamKind, ParamSpec};
@@ -79,32 +79,6 @@ pub fn default_text(p: &ParamSpec) -> String {
         ParamDefault::Optional => "optional".into(),
         ParamDefault::Value(v) => format!("= {v}"),
     }
-}
-
-/// Raw parameters for an example instance of `t`: every required parameter gets an example
-/// value of its kind (numbers `x`), the others keep their defaults.
-pub fn example_params(t: &BlockType, x: f64) -> Map<String, Value> {
-    let mut m = Map::new();
-    for p in t
-        .params
-        .iter()
-        .filter(|p| p.default == ParamDefault::Required)
-    {
-        let v = match &p.kind {
-            ParamKind::Number { .. } | ParamKind::NumberOrTable { .. } => json!(x),
-            ParamKind::Bool => json!(false),
-            ParamKind::Choice(opts) => json!(opts.first().copied().unwrap_or_default()),
-            ParamKind::Text => json!(""),
-            ParamKind::Vector { .. } | ParamKind::Polynomial => json!([x, x]),
-            ParamKind::Table { cols } => {
-                let n = (*cols).max(1);
-                json!([vec![0.0; n], vec![x; n]])
-            }
-            ParamKind::Matrix => json!([[x]]),
-        };
-        m.insert(p.name.to_string(), v);
-    }
-    m
 }
 
 /// Unit and meaning of a variable declared from a kernel source.
@@ -272,7 +246,7 @@ fn forms(reg: &Registry, t: &BlockType) -> Vec<VarForm> {
         // Example values that a block rejects (a planetary ratio must exceed 1) are retried.
         let mut last = Err(String::new());
         for x in [1.0, 2.0, 0.5] {
-            let mut m = example_params(t, x);
+            let mut m = t.example_params(x);
             m.extend(raw.clone());
             last = instance_vars(reg, t, &m, &Scope::new(), 0);
             if last.is_ok() {

@@ -59,6 +59,8 @@ enum Command {
     },
     /// Print the JSON Schema (draft 2020-12) of the netlist format.
     Schema,
+    /// Linearize a model about an operating point: A, B, C, D and the eigenvalues, as JSON.
+    Linearize(LinearizeArgs),
     /// Draw the block diagram as SVG, laid out left to right.
     Diagram {
         /// The model netlist (JSON).
@@ -120,6 +122,7 @@ fn main() -> ExitCode {
                 2
             }
         },
+        Command::Linearize(args) => linearize(&args),
         Command::Schema => {
             let reg = drivelink_blocks::registry();
             match serde_json::to_string_pretty(&schema::schema(&reg)) {
@@ -328,6 +331,79 @@ fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model,
         d.settings.stop_time = x;
     }
     netlist::compile_located(&d, &drivelink_blocks::registry(), &origin)
+}
+
+/// Arguments of `drivelink linearize`.
+#[derive(clap::Args, Debug)]
+struct LinearizeArgs {
+    /// The model netlist (JSON).
+    model: PathBuf,
+    /// Signal inputs to open, `block.port` (comma-separated): cut from their drivers at the
+    /// operating point and taken as the inputs u.
+    #[arg(long, value_delimiter = ',', value_name = "BLOCK.PORT,...")]
+    inputs: Vec<String>,
+    /// Variables to output, `block.var` (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "BLOCK.VAR,...")]
+    outputs: Vec<String>,
+    /// Linearize at this time (seconds, or an expression such as "25 s"): the model runs
+    /// there first. Default: the consistent initial state.
+    #[arg(long, value_name = "T")]
+    at: Option<String>,
+    /// Override a top-level parameter (as for `run`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Also write the JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+fn linearize(args: &LinearizeArgs) -> u8 {
+    let origin = args.model.display().to_string();
+    let mut m = match build(&args.model, &args.set, None) {
+        Ok(m) => m,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let at = match args.at.as_deref() {
+        None => None,
+        Some(t) => match expr::eval(t, &|_| None)
+            .map_err(|e| e.to_string())
+            .and_then(|q| expr::check_dim(&q, Dim::TIME, "s").map_err(|e| e.to_string()))
+        {
+            Ok(x) if x.is_finite() => Some(x),
+            Ok(x) => {
+                console::error(format_args!("{origin}: --at: must be finite, got {x}"));
+                return 2;
+            }
+            Err(e) => {
+                console::error(format_args!("{origin}: --at: \"{t}\": {e}"));
+                return 2;
+            }
+        },
+    };
+    let lin = match m.linearize(at, &args.inputs, &args.outputs) {
+        Ok(l) => l,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let text = match serde_json::to_string_pretty(&lin.to_json()) {
+        Ok(t) => t + "\n",
+        Err(e) => {
+            console::error(e);
+            return 1;
+        }
+    };
+    if let Some(path) = &args.out {
+        if let Err(e) = std::fs::write(path, &text) {
+            console::error(format_args!("cannot write {}: {e}", path.display()));
+            return 1;
+        }
+    }
+    console::print(&text)
 }
 
 fn validate(model: &Path, set: &[String]) -> u8 {

@@ -132,7 +132,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "SpringDamper",
-        "Linear torsional spring and damper in parallel: tau = c·(phi_rel − phi_rel0) + d·w_rel. The optional heat port receives the damper's loss d·w_rel².",
+        "Linear torsional spring and damper in parallel. Logged tau is the torque transmitted from flange_a to flange_b (it accelerates flange_b): tau = −(c·(phi_rel − phi_rel0) + d·w_rel) with phi_rel = phi_b − phi_a, w_rel = w_b − w_a. Modelica's SpringDamper tau (the cut torque at flange_b) is the opposite sign. The optional heat port receives the damper's loss d·w_rel².",
         "flange_a[rot], flange_b[rot], heat[heat] (optional)",
         vec![
             req("c", "N*m/rad", "spring stiffness (>= 0)"),
@@ -150,7 +150,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Damper",
-        "Linear torsional damper: tau = d·w_rel. The optional heat port receives the loss d·w_rel².",
+        "Linear torsional damper. Logged tau is the torque transmitted from flange_a to flange_b: tau = −d·w_rel with w_rel = w_b − w_a (Modelica's Damper tau is the opposite sign). The optional heat port receives the loss d·w_rel².",
         "flange_a[rot], flange_b[rot], heat[heat] (optional)",
         vec![req("d", "N*m*s/rad", "damping (>= 0)")],
         |p| {
@@ -164,7 +164,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Clutch",
-        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. The optional heat port receives the friction loss power.",
+        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. Logged tau is the torque transmitted from flange_a to flange_b (sliding: −sign(w_rel)·mu·cgeo·fn; locked: the holding torque); Modelica's Clutch tau is the opposite sign. The optional heat port receives the friction loss power.",
         "flange_a[rot], flange_b[rot], f[in], heat[heat] (optional)",
         friction_params(true),
         |p| {
@@ -176,7 +176,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Brake",
-        "Friction brake between the flange and the optional support (ground when unconnected); f is the normalized normal force. The optional heat port receives the friction loss power.",
+        "Friction brake between the flange and the optional support (ground when unconnected); f is the normalized normal force. Logged tau is the torque the brake applies to the flange (negative while w > w_support); Modelica's Brake tau is the opposite sign. The optional heat port receives the friction loss power.",
         "flange[rot], f[in], support[rot] (optional), heat[heat] (optional)",
         friction_params(false),
         |p| {

@@ -28,7 +28,7 @@ pub use diagram::{BlockId, BlockSpec, Diagram, PortRef};
 pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
 pub use ids::{BlockIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
-pub use model::{EnergyAudit, HeatAudit, Model};
+pub use model::{Eigen, EnergyAudit, HeatAudit, Linearization, Model};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, Registry,
 };

@@ -751,12 +751,18 @@ fn load_value_inner(
         ),
     }
     // duplicate names
-    let names: Vec<&str> = d.blocks.iter().map(|b| b.name.as_str()).collect();
-    for (i, n) in names.iter().enumerate() {
-        if let Some(j) = names[..i].iter().position(|m| m == n) {
-            cx.err(format!("blocks[{i}].name"), format!("duplicate block name '{n}' (already used by blocks[{j}]); block names must be unique"));
+    let mut first_use: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, b) in d.blocks.iter().enumerate() {
+        let n = b.name.as_str();
+        match first_use.get(n) {
+            Some(&j) => cx.err(format!("blocks[{i}].name"), format!("duplicate block name '{n}' (already used by blocks[{j}]); block names must be unique")),
+            None => {
+                first_use.insert(n, i);
+            }
         }
     }
+    let mut names: Vec<&str> = d.blocks.iter().map(|b| b.name.as_str()).collect();
+    names.sort_unstable();
 
     // connections
     match top.get("connections") {
@@ -916,7 +922,8 @@ fn check_ref(cx: &mut Ctx, path: &str, s: &str, names: &[&str], what: &str, shap
         return;
     }
     let first = s.split('.').next().unwrap_or("");
-    if !names.contains(&first) {
+    // `names` is sorted (see `load_value_inner`): large netlists check in O(log n).
+    if names.binary_search(&first).is_err() {
         cx.err(
             path,
             format!("'{s}': unknown block '{first}'{}; expected \"{shape}\" with a block of this netlist", suggest::hint(first, names.iter().copied())),

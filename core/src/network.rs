@@ -251,45 +251,41 @@ impl Network {
             return;
         };
         let m = self.active.len();
-        // a = S f (+ C b)
-        for i in 0..n {
-            self.a[i] = 0.0;
-        }
-        for j in 0..n {
-            let fj = self.f[j];
+        // a = S f (+ C b): column-wise axpy over the non-zero forces.
+        let a = &mut self.a[..n];
+        a.fill(0.0);
+        for (j, &fj) in self.f[..n].iter().enumerate() {
             if fj != 0.0 {
-                let col = &fac.s[j * n..(j + 1) * n];
-                for i in 0..n {
-                    self.a[i] += col[i] * fj;
+                for (ai, &s) in a.iter_mut().zip(&fac.s[j * n..(j + 1) * n]) {
+                    *ai += s * fj;
                 }
             }
         }
         if fac.has_tracking {
-            for r in 0..m {
-                let br = self.b[r];
+            for (r, &br) in self.b[..m].iter().enumerate() {
                 if br != 0.0 {
-                    let col = &fac.c[r * n..(r + 1) * n];
-                    for i in 0..n {
-                        self.a[i] += col[i] * br;
+                    for (ai, &c) in a.iter_mut().zip(&fac.c[r * n..(r + 1) * n]) {
+                        *ai += c * br;
                     }
                 }
             }
         }
         // λ = Pᵀ (M a − f)
-        for i in 0..n {
-            self.r[i] = self.mass[i] * self.a[i] - self.f[i];
+        for ((ri, (&mi, &ai)), &fi) in self.r[..n]
+            .iter_mut()
+            .zip(self.mass[..n].iter().zip(a.iter()))
+            .zip(&self.f[..n])
+        {
+            *ri = mi * ai - fi;
         }
-        for r in 0..m {
-            let col = &fac.p[r * n..(r + 1) * n];
+        for (r, lam) in self.lam_active[..m].iter_mut().enumerate() {
             let mut s = 0.0;
-            for i in 0..n {
-                s += col[i] * self.r[i];
+            for (&p, &ri) in fac.p[r * n..(r + 1) * n].iter().zip(&self.r[..n]) {
+                s += p * ri;
             }
-            self.lam_active[r] = s;
+            *lam = s;
         }
-        for l in self.lambda_fric.iter_mut() {
-            *l = 0.0;
-        }
+        self.lambda_fric.fill(0.0);
         let nr = self.rows.len();
         for (r, &i) in self.active.iter().enumerate() {
             if i < nr {

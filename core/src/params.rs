@@ -254,6 +254,34 @@ pub struct BlockType {
     pub ports_doc: &'static str,
 }
 
+impl BlockType {
+    /// Raw parameters for an example instance: every required parameter gets an example
+    /// value of its kind (numbers `x`), the others keep their defaults.
+    pub fn example_params(&self, x: f64) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        for p in self
+            .params
+            .iter()
+            .filter(|p| p.default == ParamDefault::Required)
+        {
+            let v = match &p.kind {
+                ParamKind::Number { .. } | ParamKind::NumberOrTable { .. } => Value::from(x),
+                ParamKind::Bool => Value::from(false),
+                ParamKind::Choice(opts) => Value::from(opts.first().copied().unwrap_or_default()),
+                ParamKind::Text => Value::from(""),
+                ParamKind::Vector { .. } | ParamKind::Polynomial => Value::from(vec![x, x]),
+                ParamKind::Table { cols } => {
+                    let n = (*cols).max(1);
+                    Value::from(vec![vec![0.0; n], vec![x; n]])
+                }
+                ParamKind::Matrix => Value::from(vec![vec![x]]),
+            };
+            m.insert(p.name.to_string(), v);
+        }
+        m
+    }
+}
+
 /// Registry of block types (type name -> constructor + parameter docs).
 #[derive(Default)]
 pub struct Registry {

@@ -49,6 +49,35 @@ pub struct BlockPlan {
     pub(crate) linear: bool,
 }
 
+/// The offsets of one block in the flat buffers, packed for the evaluation loop (the same
+/// ranges as its [`BlockPlan`], in one cache line).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BlockRt {
+    pub x: (u32, u32),
+    pub y: (u32, u32),
+    pub inputs: (u32, u32),
+    pub ports: (u32, u32),
+    pub rows: (u32, u32),
+    pub joints_start: u32,
+    /// The block has outputs computed after the network solve.
+    pub net_out: bool,
+}
+
+impl BlockRt {
+    fn of(bp: &BlockPlan, net_out: bool) -> BlockRt {
+        let r = |r: &Range<usize>| (r.start as u32, r.end as u32);
+        BlockRt {
+            x: r(&bp.x),
+            y: r(&bp.y),
+            inputs: r(&bp.inputs),
+            ports: r(&bp.port_tab),
+            rows: r(&bp.rows),
+            joints_start: bp.joints.start as u32,
+            net_out,
+        }
+    }
+}
+
 /// One stage of the output pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stage {
@@ -137,6 +166,8 @@ pub struct Plan {
     pub(crate) name: String,
     pub(crate) settings: Settings,
     pub(crate) blocks: Vec<BlockPlan>,
+    /// The blocks' offsets packed for the evaluation loop.
+    pub(crate) rt: Vec<BlockRt>,
     /// Signal slot of every block input, per block (ranges in `BlockPlan::inputs`).
     pub(crate) in_slots: Vec<SlotIx>,
     /// Node (degree of freedom) of every block port, `u32::MAX` for signal ports.
@@ -233,14 +264,47 @@ impl Plan {
             .map(|i| &self.vars[i])
     }
     /// The tables a block's [`crate::block::Cx`] reads through.
+    #[inline]
     pub(crate) fn block_tables(&self, b: BlockIx) -> crate::block::BlockTables<'_> {
-        let bp = &self.blocks[b.ix()];
+        let rt = &self.rt[b.ix()];
         crate::block::BlockTables {
-            inputs: &self.in_slots[bp.inputs.clone()],
-            port_dof: &self.port_dof[bp.port_tab.clone()],
-            rows_start: bp.rows.start as u32,
-            n_rows: bp.rows.len() as u32,
-            joints_start: bp.joints.start as u32,
+            inputs: &self.in_slots[rt.inputs.0 as usize..rt.inputs.1 as usize],
+            port_dof: &self.port_dof[rt.ports.0 as usize..rt.ports.1 as usize],
+            rows_start: rt.rows.0,
+            n_rows: rt.rows.1 - rt.rows.0,
+            joints_start: rt.joints_start,
         }
+    }
+
+    /// The packed offsets of every block (`net_out[b]`: block `b` has network outputs).
+    pub(crate) fn pack(blocks: &[BlockPlan], net_out: &[bool]) -> Vec<BlockRt> {
+        blocks
+            .iter()
+            .zip(net_out)
+            .map(|(bp, &n)| BlockRt::of(bp, n))
+            .collect()
+    }
+}
+
+impl Plan {
+    /// One line on the plan's shape: blocks, evaluation stages by kind, linear-kernel rows,
+    /// blocks evaluated only at events, states, nodes, joints, guards.
+    pub fn summary(&self) -> String {
+        let count = |f: &dyn Fn(&Stage) -> bool| self.stages.iter().filter(|s| f(s)).count();
+        format!(
+            "{} blocks; stages: {} block outputs, {} linear ({} rows), {} network, {} network outputs; {} blocks at events only; {} states, {} nodes, {} rows, {} joints, {} guards",
+            self.blocks.len(),
+            count(&|s| matches!(s, Stage::Outputs(_))),
+            count(&|s| matches!(s, Stage::Linear(_))),
+            self.lin_out.len(),
+            count(&|s| matches!(s, Stage::Network)),
+            count(&|s| matches!(s, Stage::NetworkOutputs(_))),
+            self.const_blocks.len(),
+            self.n_states,
+            self.nodes.len(),
+            self.rows.len(),
+            self.joints.len(),
+            self.n_block_guards + 3 * self.joints.len(),
+        )
     }
 }

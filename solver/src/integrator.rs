@@ -206,6 +206,9 @@ fn scale(t: f64) -> f64 {
 }
 
 fn first_non_finite(x: &[f64]) -> Option<usize> {
+    if crate::simd::all_finite(x) {
+        return None;
+    }
     x.iter().position(|v| !v.is_finite())
 }
 
@@ -218,6 +221,8 @@ struct Run<'a> {
     clock: Instant,
     /// Guard values at the current step start / event instant.
     g: Vec<f64>,
+    /// Guard values at the end of the step being checked.
+    g_end: Vec<f64>,
     bracket: Bracket,
     /// Per guard: non-negative at the step start, so a negative value later is a crossing.
     armed: Vec<bool>,
@@ -256,6 +261,7 @@ impl<'a> Run<'a> {
             time_events: 0,
             clock,
             g: vec![0.0; m],
+            g_end: vec![0.0; m],
             bracket: Bracket::new(m),
             armed: vec![true; m],
             neg: Vec::with_capacity(m),
@@ -638,15 +644,16 @@ impl<'a> Run<'a> {
         self.engine.ensure_dense(sys, y0);
         let h = t1 - t0;
         let samples = self.set.guard_samples;
+        // The step end first: the system evaluated (t1, y1) for the step's last stage and may
+        // serve the guards from that evaluation.
+        self.engine.dense(t1, &mut self.xs);
+        sys.guards(t1, &self.xs, &mut self.g_end);
+        self.stats.guard_evals += 1;
         self.bracket.lo.copy_from_slice(&self.g);
         let mut tl = t0;
         let mut found = None;
-        for j in 1..=samples + 1 {
-            let tj = if j == samples + 1 {
-                t1
-            } else {
-                t0 + (j as f64 / (samples + 1) as f64) * h
-            };
+        for j in 1..=samples {
+            let tj = t0 + (j as f64 / (samples + 1) as f64) * h;
             self.engine.dense(tj, &mut self.xs);
             sys.guards(tj, &self.xs, &mut self.bracket.hi);
             self.stats.guard_evals += 1;
@@ -656,6 +663,14 @@ impl<'a> Run<'a> {
             }
             std::mem::swap(&mut self.bracket.lo, &mut self.bracket.hi);
             tl = tj;
+        }
+        if found.is_none() {
+            self.bracket.hi.copy_from_slice(&self.g_end);
+            if crossed(&self.bracket.hi, &self.armed) {
+                found = Some((tl, t1));
+            } else {
+                std::mem::swap(&mut self.bracket.lo, &mut self.bracket.hi);
+            }
         }
         let (a, b) = found?;
         let tol = LOCATE_REL * scale(b);

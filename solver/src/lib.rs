@@ -16,6 +16,7 @@ pub mod jacobian;
 mod locate;
 mod lu;
 mod radau;
+pub mod simd;
 mod stepper;
 mod tableau;
 pub use integrator::integrate;

@@ -75,8 +75,11 @@ pub(crate) struct Stepper {
     atol: f64,
     /// Stage derivatives, flat: stage `s` is `k[s*n..(s+1)*n]`; stage 0 is `f(t0, y0)`.
     k: Vec<f64>,
-    /// Stage argument scratch.
+    /// Stage argument scratch (after a DOPRI5 step: the argument of stage 6, which the
+    /// stiffness test reads).
     ytmp: Vec<f64>,
+    /// The error vector of the last attempt.
+    evec: Vec<f64>,
     /// Candidate (after acceptance: accepted) state at `t1`.
     y1: Vec<f64>,
     /// Dense-output coefficients, flat, `dense_coeffs()` vectors of length `n`.
@@ -100,6 +103,12 @@ pub(crate) fn rhs<S: HybridSystem>(
 ) {
     *evals += 1;
     sys.derivatives(t, y, dy);
+}
+
+/// [`rhs`] at the end of a step ([`HybridSystem::derivatives_step_end`]).
+fn rhs_end<S: HybridSystem>(sys: &mut S, evals: &mut u64, t: f64, y: &[f64], dy: &mut [f64]) {
+    *evals += 1;
+    sys.derivatives_step_end(t, y, dy);
 }
 
 /// Scalar tolerances of an error norm.
@@ -192,6 +201,7 @@ impl Stepper {
             atol,
             k: vec![0.0; kind.stages() * n],
             ytmp: vec![0.0; n],
+            evec: vec![0.0; n],
             y1: vec![0.0; n],
             cont: vec![0.0; kind.dense_coeffs() * n],
             t0: 0.0,
@@ -243,19 +253,11 @@ impl Stepper {
         )
     }
 
-    /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the first `a.len()` stages.
+    /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the first `a.len()` stages
+    /// (the stages with a zero coefficient skipped; summed in stage order).
     fn combine(ytmp: &mut [f64], y0: &[f64], k: &[f64], n: usize, h: f64, a: &[f64]) {
-        ytmp.copy_from_slice(y0);
-        for (j, &aj) in a.iter().enumerate() {
-            if aj == 0.0 {
-                continue;
-            }
-            let c = h * aj;
-            let kj = &k[j * n..(j + 1) * n];
-            for (yi, &ki) in ytmp.iter_mut().zip(kj) {
-                *yi += c * ki;
-            }
-        }
+        let (idx, coef, m) = nonzero(a, h);
+        combine_terms(ytmp, Some(y0), k, n, &idx[..m], &coef[..m]);
     }
 
     /// Attempt a step from `(t0, y0)` to `t1` (`h = t1 - t0`). Returns the scaled error
@@ -288,30 +290,26 @@ impl Stepper {
                         &mut self.ytmp
                     };
                     Self::combine(arg, y0, done, n, h, &dopri5::A[s][..s]);
-                    rhs(sys, &mut self.rhs_evals, ts, arg, &mut rest[..n]);
+                    if s == dopri5::STAGES - 1 {
+                        rhs_end(sys, &mut self.rhs_evals, ts, arg, &mut rest[..n]);
+                    } else {
+                        rhs(sys, &mut self.rhs_evals, ts, arg, &mut rest[..n]);
+                    }
                 }
                 if n == 0 {
                     return 0.0;
                 }
-                let term = |i: usize| {
-                    let mut e = 0.0;
-                    for (s, &es) in dopri5::E.iter().enumerate() {
-                        if es != 0.0 {
-                            e += es * self.k[s * n + i];
-                        }
-                    }
-                    let sk = self.atol + self.rtol * y0[i].abs().max(self.y1[i].abs());
-                    (h * e / sk).powi(2)
-                };
-                let mut err = 0.0f64;
-                let mut worst = Worst::default();
-                for i in 0..n {
-                    let e = term(i);
-                    err += e;
-                    worst.see(i, e);
+                // e = Σ E_s k_s into the scratch vector, then the scaled sum.
+                let (idx, coef, m) = nonzero(&dopri5::E, 1.0);
+                combine_terms(&mut self.evec, None, &self.k, n, &idx[..m], &coef[..m]);
+                let err = error_sum(&self.evec, y0, &self.y1, h, self.atol, self.rtol);
+                let norm = (err / n as f64).sqrt();
+                // Only a rejected step's culprit is ever reported (step-size underflow, too
+                // many steps), so look for it only then.
+                if norm.is_nan() || norm > 1.0 {
+                    self.worst = worst_term(&self.evec, (y0, &self.y1), (h, self.atol, self.rtol));
                 }
-                self.worst = worst.index();
-                (err / n as f64).sqrt()
+                norm
             }
             Kind::Dop853 => {
                 for s in 1..dop853::STEP_STAGES {
@@ -428,7 +426,7 @@ impl Stepper {
             Kind::Dopri5 => {} // FSAL: stage 7 already is f(t1, y1).
             Kind::Dop853 | Kind::Rk4 => {
                 let e = self.kind.end_stage();
-                rhs(
+                rhs_end(
                     sys,
                     &mut self.rhs_evals,
                     self.t1,
@@ -451,20 +449,24 @@ impl Stepper {
         let e = self.kind.end_stage();
         match self.kind {
             Kind::Dopri5 => {
+                let (idx, coef, m) = nonzero(&dopri5::D, 1.0);
+                let (c0, rest) = self.cont.split_at_mut(n);
+                let (c1, rest) = rest.split_at_mut(n);
+                let (c2, rest) = rest.split_at_mut(n);
+                let (c3, rest) = rest.split_at_mut(n);
+                let c4 = &mut rest[..n];
+                // c4 = h·Σ D_s k_s first (summed as before: from 0, in stage order).
+                combine_terms(c4, None, &self.k, n, &idx[..m], &coef[..m]);
+                let (k0, ke) = (&self.k[..n], &self.k[e * n..e * n + n]);
+                let (y0, y1) = (&y0[..n], &self.y1[..n]);
                 for i in 0..n {
-                    let ydiff = self.y1[i] - y0[i];
-                    let bspl = h * self.k[i] - ydiff;
-                    self.cont[i] = y0[i];
-                    self.cont[n + i] = ydiff;
-                    self.cont[2 * n + i] = bspl;
-                    self.cont[3 * n + i] = ydiff - h * self.k[e * n + i] - bspl;
-                    let mut d = 0.0;
-                    for (s, &ds) in dopri5::D.iter().enumerate() {
-                        if ds != 0.0 {
-                            d += ds * self.k[s * n + i];
-                        }
-                    }
-                    self.cont[4 * n + i] = h * d;
+                    let ydiff = y1[i] - y0[i];
+                    let bspl = h * k0[i] - ydiff;
+                    c0[i] = y0[i];
+                    c1[i] = ydiff;
+                    c2[i] = bspl;
+                    c3[i] = ydiff - h * ke[i] - bspl;
+                    c4[i] *= h;
                 }
             }
             Kind::Dop853 => {
@@ -518,11 +520,14 @@ impl Stepper {
         let c = &self.cont;
         match self.kind {
             Kind::Dopri5 => {
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = c[i]
-                        + th * (c[n + i]
-                            + th1 * (c[2 * n + i] + th * (c[3 * n + i] + th1 * c[4 * n + i])));
-                }
+                let (c0, c1, c2, c3, c4) = (
+                    &c[..n],
+                    &c[n..2 * n],
+                    &c[2 * n..3 * n],
+                    &c[3 * n..4 * n],
+                    &c[4 * n..5 * n],
+                );
+                dopri5_dense(&mut out[..n], [c0, c1, c2, c3, c4], th, th1);
             }
             Kind::Dop853 => {
                 for (i, o) in out.iter_mut().enumerate() {
@@ -555,5 +560,151 @@ impl Stepper {
         let (k0, rest) = self.k.split_at_mut(n);
         k0.copy_from_slice(&rest[(e - 1) * n..e * n]);
         self.dense_ready = false;
+    }
+}
+
+/// The indices and coefficients (times `h`) of the non-zero entries of `a`, and how many.
+fn nonzero(a: &[f64], h: f64) -> ([usize; 16], [f64; 16], usize) {
+    let mut idx = [0usize; 16];
+    let mut coef = [0.0f64; 16];
+    let mut m = 0;
+    for (j, &aj) in a.iter().enumerate() {
+        if aj != 0.0 && m < 16 {
+            idx[m] = j;
+            coef[m] = h * aj;
+            m += 1;
+        }
+    }
+    (idx, coef, m)
+}
+
+crate::avx_dispatch!(
+/// `out = base + Σ_j coef[j]·k[idx[j]]` (element-wise, `base` 0 when `None`, summed in the
+/// order given, exactly as repeated axpy passes would). One pass over the components; the
+/// number of terms is a compile-time constant in the common cases so the compiler unrolls
+/// and vectorizes.
+fn combine_terms / combine_terms_avx = combine_terms_body(
+    out: &mut [f64],
+    base: Option<&[f64]>,
+    k: &[f64],
+    n: usize,
+    idx: &[usize],
+    coef: &[f64],
+));
+
+#[inline(always)]
+fn combine_terms_body(
+    out: &mut [f64],
+    base: Option<&[f64]>,
+    k: &[f64],
+    n: usize,
+    idx: &[usize],
+    coef: &[f64],
+) {
+    macro_rules! fixed {
+        ($($s:literal)*) => {
+            match idx.len() {
+                $($s => return fused::<$s>(out, base, k, n, idx, coef),)*
+                _ => {}
+            }
+        };
+    }
+    fixed!(0 1 2 3 4 5 6 7 8 9 10 11 12);
+    let out = &mut out[..n];
+    match base {
+        Some(b) => out.copy_from_slice(&b[..n]),
+        None => out.fill(0.0),
+    }
+    for (&j, &c) in idx.iter().zip(coef) {
+        for (o, &kv) in out.iter_mut().zip(&k[j * n..j * n + n]) {
+            *o += c * kv;
+        }
+    }
+}
+
+#[inline(always)]
+fn fused<const S: usize>(
+    out: &mut [f64],
+    base: Option<&[f64]>,
+    k: &[f64],
+    n: usize,
+    idx: &[usize],
+    coef: &[f64],
+) {
+    let ks: [&[f64]; S] = std::array::from_fn(|j| &k[idx[j] * n..idx[j] * n + n]);
+    let c: [f64; S] = std::array::from_fn(|j| coef[j]);
+    let out = &mut out[..n];
+    match base {
+        Some(b) => {
+            let b = &b[..n];
+            for i in 0..n {
+                let mut acc = b[i];
+                for j in 0..S {
+                    acc += c[j] * ks[j][i];
+                }
+                out[i] = acc;
+            }
+        }
+        None => {
+            for i in 0..n {
+                let mut acc = 0.0;
+                for j in 0..S {
+                    acc += c[j] * ks[j][i];
+                }
+                out[i] = acc;
+            }
+        }
+    }
+}
+
+crate::avx_dispatch!(
+/// DOPRI5's error sum `Σ_i (h·e_i/sk_i)²` for the error vector `e`.
+fn error_sum / error_sum_avx = error_sum_body(
+    e: &[f64], y0: &[f64], y1: &[f64], h: f64, atol: f64, rtol: f64
+) -> f64);
+
+#[inline(always)]
+fn error_sum_body(e: &[f64], y0: &[f64], y1: &[f64], h: f64, atol: f64, rtol: f64) -> f64 {
+    let n = e.len();
+    let (y0, y1) = (&y0[..n], &y1[..n]);
+    let mut err = 0.0f64;
+    for i in 0..n {
+        // max(|y0|, |y1|) written as a comparison (vectorizes; equal to f64::max for
+        // numbers, and a NaN state fails the run anyway).
+        let (a, b) = (y0[i].abs(), y1[i].abs());
+        let sk = atol + rtol * if a > b { a } else { b };
+        let q = h * e[i] / sk;
+        err += q * q;
+    }
+    err
+}
+
+/// The component with the largest term of [`error_sum`] (the first non-finite one if any).
+fn worst_term(
+    e: &[f64],
+    (y0, y1): (&[f64], &[f64]),
+    (h, atol, rtol): (f64, f64, f64),
+) -> Option<usize> {
+    let mut worst = Worst::default();
+    for i in 0..e.len() {
+        let sk = atol + rtol * y0[i].abs().max(y1[i].abs());
+        worst.see(i, (h * e[i] / sk).powi(2));
+    }
+    worst.index()
+}
+
+crate::avx_dispatch!(
+/// DOPRI5's dense output, element-wise (see [`dopri5_dense_body`]).
+fn dopri5_dense / dopri5_dense_avx = dopri5_dense_body(
+    out: &mut [f64], c: [&[f64]; 5], th: f64, th1: f64
+));
+
+/// DOPRI5's dense output `c0 + θ(c1 + (1−θ)(c2 + θ(c3 + (1−θ)c4)))`.
+#[inline(always)]
+fn dopri5_dense_body(out: &mut [f64], c: [&[f64]; 5], th: f64, th1: f64) {
+    let n = out.len();
+    let [c0, c1, c2, c3, c4] = c.map(|s| &s[..n]);
+    for i in 0..n {
+        out[i] = c0[i] + th * (c1[i] + th1 * (c2[i] + th * (c3[i] + th1 * c4[i])));
     }
 }

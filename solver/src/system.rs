@@ -93,6 +93,12 @@ pub trait HybridSystem {
     fn n_guards(&self) -> usize;
     /// `dx = f(t, x)` under the current modes.
     fn derivatives(&mut self, t: f64, x: &[f64], dx: &mut [f64]);
+    /// `derivatives` at the end of a step (the FSAL stage of DOPRI5, `f(t1, y1)` of the
+    /// other explicit methods): the guards and the output of the same `(t, x)` usually follow,
+    /// so a system may keep this evaluation to serve them. Defaults to `derivatives`.
+    fn derivatives_step_end(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
+        self.derivatives(t, x, dx);
+    }
     /// Guard values under the current modes; see the module docs.
     fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]);
     /// The next time event strictly after `t`, or `f64::INFINITY` if there is none.

@@ -25,7 +25,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "TransferFcn",
-        "Transfer function num(s)/den(s), coefficients highest power first, proper (deg num <= deg den); controllable canonical form, zero initial state. Direct feedthrough only when deg num == deg den. Variables x1..xn: the canonical states.",
+        "Transfer function num(s)/den(s), coefficients highest power first, proper (deg num <= deg den); observer canonical form (x1 = y − b0·u: a lag's state is its output), zero initial state. Direct feedthrough only when deg num == deg den. Variables x1..xn: the canonical states.",
         "u[in], y[out]",
         vec![
             ParamSpec::with(
@@ -151,6 +151,7 @@ fn build_tf(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         b[n - m + i] = c / a0;
     }
     let d = b[0];
+    // Observer canonical form: B_i = b_i − a_i·b0.
     let c: Vec<f64> = (1..=n).map(|i| b[i] - d * a[i - 1]).collect();
     if a.iter().chain(&c).any(|v| !v.is_finite()) || !d.is_finite() {
         return Err(p.invalid("den", "normalizing by the leading coefficient overflows"));
@@ -163,12 +164,14 @@ fn build_tf(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     }))
 }
 
-/// `TransferFcn` in controllable canonical form. With `den = s^n + a1 s^(n-1) + ... + an`
-/// and `num = b0 s^n + ... + bn` (both normalized by the leading den coefficient):
-/// `x1' = u − Σ a_i x_i`, `x_i' = x_{i−1}` (i >= 2), `y = Σ (b_i − b0 a_i) x_i + b0 u`.
+/// `TransferFcn` in observer canonical form. With `den = s^n + a1 s^(n-1) + ... + an` and
+/// `num = b0 s^n + ... + bn` (both normalized by the leading den coefficient):
+/// `x_i' = −a_i x1 + x_{i+1} + (b_i − a_i b0) u` (no `x_{n+1}`), `y = x1 + b0 u`. The first
+/// state is the output minus its direct feedthrough, so a lag's state is its output.
 #[derive(Debug, Clone)]
 pub struct TransferFcn {
     a: Vec<f64>,
+    /// `b_i − a_i b0`, the input column.
     c: Vec<f64>,
     d: f64,
     biproper: bool,
@@ -181,23 +184,23 @@ impl Block for TransferFcn {
     fn linear(&self) -> Option<Linear> {
         let n = self.a.len();
         let mut a = vec![0.0; n * n];
-        for (j, ai) in self.a.iter().enumerate() {
-            a[j] = -ai;
+        for (i, ai) in self.a.iter().enumerate() {
+            a[i * n] = -ai;
+            if i + 1 < n {
+                a[i * n + i + 1] = 1.0;
+            }
         }
-        for i in 1..n {
-            a[i * n + i - 1] = 1.0;
-        }
-        let mut b = vec![0.0; n];
+        let mut c = vec![0.0; n];
         if n > 0 {
-            b[0] = 1.0;
+            c[0] = 1.0;
         }
         Some(Linear {
             n,
             m: 1,
             p: 1,
             a,
-            b,
-            c: self.c.clone(),
+            b: self.c.clone(),
+            c,
             d: vec![if self.biproper { self.d } else { 0.0 }],
         })
     }
@@ -225,7 +228,7 @@ impl Block for TransferFcn {
         cx.x.get(i).copied().unwrap_or(f64::NAN)
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let mut acc: f64 = self.c.iter().zip(cx.x).map(|(c, x)| c * x).sum();
+        let mut acc = cx.x.first().copied().unwrap_or(0.0);
         if self.biproper {
             acc += self.d * cx.u(0);
         }
@@ -233,14 +236,12 @@ impl Block for TransferFcn {
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         let n = self.a.len();
-        if n == 0 {
-            return;
+        let u = cx.u(0);
+        let x0 = cx.x[0];
+        for (i, d) in dx.iter_mut().enumerate().take(n) {
+            let next = if i + 1 < n { cx.x[i + 1] } else { 0.0 };
+            *d = -self.a[i] * x0 + next + self.c[i] * u;
         }
-        let s: f64 = self.a.iter().zip(cx.x).map(|(a, x)| a * x).sum();
-        for i in (1..n).rev() {
-            dx[i] = cx.x[i - 1];
-        }
-        dx[0] = cx.u(0) - s;
     }
 }
 

@@ -228,7 +228,7 @@ impl Block for Tire {
             PortDecl::trans("body"),
             PortDecl::input("normal_force"),
             PortDecl::optional_input("mu_scale", 1.0),
-            PortDecl::output("slip"),
+            PortDecl::output("slip").with_unit("m/s"),
             PortDecl::output("peak_slip"),
         ]
     }
@@ -290,8 +290,6 @@ impl Block for Tire {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
-            VarDecl::new("slip", VarSource::Custom(0), "m/s")
-                .doc("slip velocity r·w − v (positive driving, negative braking)"),
             VarDecl::new("force", VarSource::Custom(1), "N")
                 .doc("longitudinal tire force on the body"),
             VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("wheel speed"),

@@ -68,9 +68,19 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         lay.n_states,
     )?;
     let load_joints = layout::load_joints(&built.blocks, &lay);
+    let net_out: Vec<bool> = ord
+        .stages
+        .iter()
+        .fold(vec![false; lay.blocks.len()], |mut v, s| {
+            if let crate::plan::Stage::NetworkOutputs(b) = s {
+                v[b.ix()] = true;
+            }
+            v
+        });
     let plan = Plan {
         name: d.name.clone(),
         settings: d.settings.clone(),
+        rt: Plan::pack(&lay.blocks, &net_out),
         blocks: lay.blocks,
         in_slots: lay.in_slots,
         port_dof: lay.port_dof,

@@ -40,9 +40,10 @@ pub(super) use buffers;
 macro_rules! cx_of {
     ($m:expr, $plan:expr, $b:expr, $t:expr, $x:expr) => {{
         let n = $plan.nodes.len();
+        let rt = &$plan.rt[$b.ix()];
         Cx::new(
             $t,
-            &$x[$plan.blocks[$b.ix()].x.clone()],
+            &$x[rt.x.0 as usize..rt.x.1 as usize],
             buffers!($m, $x, n),
             $plan.block_tables($b),
         )
@@ -61,12 +62,25 @@ pub(super) fn torque_slack(law: &FrictionLaw) -> f64 {
 }
 
 impl Model {
-    /// `eval` unless the last cached evaluation was at the same (t, x) with the same modes.
+    /// `eval` unless the kept step-end evaluation is at the same `(t, x)` (the solver asks
+    /// for the guards and the output of a step end right after its last stage's
+    /// derivatives). Cheap probes of `x` reject a different point before the full compare.
     pub(super) fn eval_cached(&mut self, t: f64, x: &[f64]) {
-        if self.cache.valid && t.to_bits() == self.cache.t.to_bits() && x == self.cache.x.as_slice()
-        {
-            return;
+        let c = &self.cache;
+        let n = x.len();
+        let same = c.valid
+            && t.to_bits() == c.t.to_bits()
+            && (n == 0
+                || (x[n - 1].to_bits() == c.x[n - 1].to_bits()
+                    && x[n / 2].to_bits() == c.x[n / 2].to_bits()
+                    && x == c.x.as_slice()));
+        if !same {
+            self.eval(t, x);
         }
+    }
+
+    /// `eval`, kept to serve the guards and output of the same point (a step end).
+    pub(super) fn eval_and_keep(&mut self, t: f64, x: &[f64]) {
         self.eval(t, x);
         self.cache.t = t;
         self.cache.x.copy_from_slice(x);
@@ -95,10 +109,17 @@ impl Model {
     }
 
     /// Outputs (or network outputs) of block `b` into the signal buffer.
+    #[inline]
     fn block_outputs(&mut self, plan: &Plan, b: BlockIx, t: f64, x: &[f64], network: bool) {
-        let y = plan.blocks[b.ix()].y.clone();
-        let ny = y.len();
-        self.ev.ybuf[..ny].copy_from_slice(&self.ev.sig[y.clone()]);
+        let rt = plan.rt[b.ix()];
+        let (y0, ny) = (rt.y.0 as usize, (rt.y.1 - rt.y.0) as usize);
+        // Entries a block leaves untouched keep their value: only blocks with network
+        // outputs leave some (the ones computed before or after the solve).
+        if rt.net_out {
+            for k in 0..ny {
+                self.ev.ybuf[k] = self.ev.sig[y0 + k];
+            }
+        }
         let cx = cx_of!(self, plan, b, t, x);
         let blk = &self.blocks[b.ix()];
         if network {
@@ -106,7 +127,9 @@ impl Model {
         } else {
             blk.outputs(&cx, &mut self.ev.ybuf[..ny]);
         }
-        self.ev.sig[y].copy_from_slice(&self.ev.ybuf[..ny]);
+        for k in 0..ny {
+            self.ev.sig[y0 + k] = self.ev.ybuf[k];
+        }
     }
 
     /// Outputs of the blocks whose outputs change only at events (after every event and at
@@ -186,8 +209,13 @@ impl Model {
         self.ev.joint_tau[j]
     }
 
-    pub(super) fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
-        self.eval_cached(t, x);
+    /// The state derivatives at `(t, x)`; `keep`: a step end (see [`Model::eval_and_keep`]).
+    pub(super) fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64], keep: bool) {
+        if keep {
+            self.eval_and_keep(t, x);
+        } else {
+            self.eval(t, x);
+        }
         let plan = self.plan.clone();
         let n = plan.nodes.len();
         dx[..n].copy_from_slice(&x[n..2 * n]);

@@ -118,6 +118,7 @@ impl Model {
             for (b, blk) in self.blocks.iter().enumerate() {
                 self.run.next_te[b] = blk.next_time_event(t);
             }
+            self.run.update_next_te_min();
         }
         for _round in 0..100 {
             let mut changed = false;

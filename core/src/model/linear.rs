@@ -297,8 +297,40 @@ impl LinKernel {
     /// by row in order, so each row reads the value the previous one wrote.
     #[inline]
     pub fn outputs(&self, i: usize, x: &[f64], sig: &mut [f64]) {
-        let k = &self.out;
-        for seg in &k.segs[self.stage_segs[i].clone()] {
+        lin_outputs(self, i, x, sig);
+    }
+
+    /// Evaluate every derivative row into `dx`.
+    #[inline]
+    pub fn derivatives(&self, x: &[f64], sig: &[f64], dx: &mut [f64]) {
+        lin_derivatives(self, x, sig, dx);
+    }
+}
+
+drivelink_solver::avx_dispatch!(
+    /// [`LinKernel::outputs`], compiled also for AVX.
+    fn lin_outputs / lin_outputs_avx = lin_outputs_body(
+        kern: &LinKernel, i: usize, x: &[f64], sig: &mut [f64]
+    )
+);
+
+drivelink_solver::avx_dispatch!(
+    /// [`LinKernel::derivatives`], compiled also for AVX.
+    fn lin_derivatives / lin_derivatives_avx = lin_derivatives_body(
+        kern: &LinKernel, x: &[f64], sig: &[f64], dx: &mut [f64]
+    )
+);
+
+#[inline(always)]
+fn lin_derivatives_body(kern: &LinKernel, x: &[f64], sig: &[f64], dx: &mut [f64]) {
+    kern.der.eval_into(kern.der_segs.clone(), x, sig, dx);
+}
+
+#[inline(always)]
+fn lin_outputs_body(kern: &LinKernel, i: usize, x: &[f64], sig: &mut [f64]) {
+    let k = &kern.out;
+    {
+        for seg in &k.segs[kern.stage_segs[i].clone()] {
             let (r, n) = (seg.row as usize, seg.len as usize);
             let r0 = k.rows.rows[r];
             let (d, xi, u) = (r0.dst as usize, r0.xi as usize, r0.ui as usize);
@@ -327,11 +359,5 @@ impl LinKernel {
                 }
             }
         }
-    }
-
-    /// Evaluate every derivative row into `dx`.
-    #[inline]
-    pub fn derivatives(&self, x: &[f64], sig: &[f64], dx: &mut [f64]) {
-        self.der.eval_into(self.der_segs.clone(), x, sig, dx);
     }
 }

@@ -17,6 +17,7 @@ mod eval;
 mod events;
 mod heat;
 pub(crate) mod linear;
+mod linearize;
 mod load;
 mod record;
 
@@ -28,6 +29,7 @@ use drivelink_solver::{
 };
 
 pub use energy::{EnergyAudit, HeatAudit};
+pub use linearize::{Eigen, Linearization};
 
 use crate::block::{Block, FrictionMode};
 use crate::error::Error;
@@ -80,11 +82,20 @@ struct Run {
     stopped_by: Option<String>,
     last_x: Vec<f64>,
     next_te: Vec<f64>,
+    /// The earliest of `next_te` (kept up to date where `next_te` changes).
+    next_te_min: f64,
     model_evals: u64,
     output_points: u64,
     /// A failure found while recording (a non-finite value), reported at the next event
     /// or at the end of the run.
     failure: Option<String>,
+}
+
+impl Run {
+    /// Recompute the earliest pending time event.
+    fn update_next_te_min(&mut self) {
+        self.next_te_min = self.next_te.iter().copied().fold(f64::INFINITY, f64::min);
+    }
 }
 
 /// A compiled model. See the module docs.
@@ -233,6 +244,7 @@ impl Model {
                 stopped_by: None,
                 last_x: x0.clone(),
                 next_te: vec![f64::INFINITY; blocks.len()],
+                next_te_min: f64::INFINITY,
                 model_evals: 0,
                 output_points: 0,
                 failure: None,
@@ -461,6 +473,7 @@ impl Model {
         for (b, blk) in self.blocks.iter().enumerate() {
             self.run.next_te[b] = blk.next_time_event(t0 - 1e-300);
         }
+        self.run.update_next_te_min();
     }
 
     /// A solver error as the message users see, with the block behind a state index.
@@ -520,12 +533,18 @@ impl HybridSystem for Model {
         self.plan.n_block_guards + 3 * self.plan.joints.len()
     }
     fn derivatives(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
-        self.derivs(t, x, dx);
+        self.derivs(t, x, dx, false);
+    }
+    fn derivatives_step_end(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
+        self.derivs(t, x, dx, true);
     }
     fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
         self.all_guards(t, x, g);
     }
     fn next_time_event(&self, t: f64) -> f64 {
+        if self.run.next_te_min > t {
+            return self.run.next_te_min;
+        }
         self.run
             .next_te
             .iter()

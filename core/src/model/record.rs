@@ -10,7 +10,7 @@ use crate::block::Buffers;
 
 impl Model {
     /// The value of a variable after `eval` at `(t, x)`.
-    fn var_value(&self, r: VarRef, t: f64, x: &[f64]) -> f64 {
+    pub(super) fn var_value(&self, r: VarRef, t: f64, x: &[f64]) -> f64 {
         let plan = &self.plan;
         let n = plan.nodes.len();
         match r {
@@ -60,6 +60,9 @@ impl Model {
 
     /// The first non-finite signal, as a message naming its block and port.
     fn non_finite_signal(&self, t: f64) -> Option<String> {
+        if drivelink_solver::simd::all_finite(&self.ev.sig) {
+            return None;
+        }
         let plan = &self.plan;
         let out_port = |s: usize| {
             let bp = plan.blocks.iter().find(|b| b.y.contains(&s))?;
