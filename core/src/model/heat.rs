@@ -119,6 +119,9 @@ impl Heat {
 impl Model {
     /// Temperatures known before the stages: capacitive nodes from the state, fixed nodes.
     pub(super) fn heat_pre(&mut self, x: &[f64]) {
+        if self.plan.thermal.nodes.is_empty() {
+            return;
+        }
         let plan = self.plan.clone();
         for (k, nd) in plan.thermal.nodes.iter().enumerate() {
             match nd.kind {
@@ -132,11 +135,11 @@ impl Model {
     /// After the stages: the blocks' loss heat, the conductances, the temperatures of the
     /// nodes without capacity, and the net heat flow into every node.
     pub(super) fn heat_post(&mut self, t: f64, x: &[f64]) {
-        let plan = self.plan.clone();
-        let tp = &plan.thermal;
-        if tp.nodes.is_empty() {
+        if self.plan.thermal.nodes.is_empty() {
             return;
         }
+        let plan = self.plan.clone();
+        let tp = &plan.thermal;
         self.heat.q.fill(0.0);
         let mut injected = 0.0;
         let mut q = std::mem::take(&mut self.heat.q);
