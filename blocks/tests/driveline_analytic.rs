@@ -508,3 +508,58 @@ fn gear_support_flange_takes_the_reaction_torque_and_momentum_is_conserved() {
         assert_energy_closes(&mut m, 1e-8);
     }
 }
+
+#[test]
+fn gear_selector_shift_time_scheduled_at_a_lever_event_fires_and_the_gearbox_synchronises() {
+    // Regression: the next-time-event cache was refreshed before `update_modes`, so the
+    // shift-time event a selector schedules when the lever moves never fired and the
+    // gear was never commanded. Lever to 1st at 0.2 s, shift time 0.3 s: commanded at
+    // 0.5 s; the synchronizer then brings the idler (w_in/ratio, reflected inertia
+    // (J_in + J_shaft)·ratio² + J_idler) and the output side (J_out + J_shaft)
+    // together in Δω·J/T.
+    // The input is spun up in neutral by 10 N·m until 0.5 s (the gearbox's own shafts
+    // start at rest, so the input gets its speed from a torque; the idler turns with it):
+    // w0 = 10·0.5/(J_in + J_shaft + J_idler/ratio²).
+    let (j_in, j_out, ratio, cone) = (0.5, 1.0, 2.0, 20.0);
+    let w0 = 10.0 * 0.5 / (j_in + 0.01 + 1e-3 / (ratio * ratio));
+    let mut d = Diagram::new("gearbox_shift");
+    d.add("Jin", "Inertia", json!({"J": j_in}));
+    d.add("spin", "SignalBuilder", json!({"points": [[0.0, 10.0], [0.5, 10.0], [0.5, 0.0]]}));
+    d.add("src", "TorqueSource", json!({}));
+    d.connect(&["spin.y", "src.tau"]);
+    d.connect(&["src.flange", "Jin.flange"]);
+    d.add("Jout", "Inertia", json!({"J": j_out}));
+    d.add(
+        "gb",
+        "ManualGearbox",
+        json!({"ratios": [ratio], "inertias": [0.01, 0.02], "gear_inertia": 1e-3,
+               "synchronizer_torque": cone, "shift_time": 0.3}),
+    );
+    d.add("lever", "Step", json!({"time": 0.2}));
+    d.connect(&["Jin.flange", "gb.input"]);
+    d.connect(&["gb.output", "Jout.flange"]);
+    d.connect(&["lever.y", "gb.gear"]);
+    d.log(&["gb.selected", "gb.engaged", "Jin.w", "Jout.w"]);
+    d.settings.stop_time = 1.5;
+    let (mut m, r) = run(&d);
+    let commanded: Vec<f64> = r
+        .events_of("gb.selector", EventTag::Shift)
+        .filter(|e| e.detail.contains("commanded"))
+        .map(|e| e.time)
+        .collect();
+    assert_eq!(commanded.len(), 1, "{:?}", r.events);
+    close(commanded[0], 0.5, 1e-12, "gear commanded after the shift time");
+    let j1 = (j_in + 0.01) * ratio * ratio + 1e-3;
+    let j2 = j_out + 0.02;
+    let jr = j1 * j2 / (j1 + j2);
+    let engaged: Vec<f64> = r
+        .events_of("gb.sync_1", EventTag::Shift)
+        .filter(|e| e.detail.contains("dog engaged"))
+        .map(|e| e.time)
+        .collect();
+    assert_eq!(engaged.len(), 1, "{:?}", r.events);
+    close(engaged[0], 0.5 + (w0 / ratio) * jr / cone, 1e-8, "synchronised");
+    assert_eq!(r.last("gb.engaged"), Some(1.0));
+    close(r.last("Jin.w").unwrap(), ratio * r.last("Jout.w").unwrap(), 1e-9, "in gear");
+    assert_energy_closes(&mut m, 1e-8);
+}

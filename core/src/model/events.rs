@@ -114,12 +114,6 @@ impl Model {
                 }
             }
         }
-        if matches!(cause.kind, EventKind::Time | EventKind::Initial) {
-            for (b, blk) in self.blocks.iter().enumerate() {
-                self.run.next_te[b] = blk.next_time_event(t);
-            }
-            self.run.update_next_te_min();
-        }
         for _round in 0..100 {
             let mut changed = false;
             for b in 0..plan.blocks.len() {
@@ -143,6 +137,13 @@ impl Model {
             }
             self.eval(t, x);
         }
+        // Refresh the cached next time events after the mode updates, at every kind of
+        // event: a block may schedule one from `update_modes` (a gear selector's shift
+        // time after a lever move located as a state event).
+        for (b, blk) in self.blocks.iter().enumerate() {
+            self.run.next_te[b] = blk.next_time_event(t);
+        }
+        self.run.update_next_te_min();
         if stop {
             let who = self.run.stopped_by.clone().unwrap_or_default();
             self.push_event(t, &who, EventTag::Stop, "stop requested".into());
