@@ -712,10 +712,9 @@ impl Block for Brake {
     fn variables(&self) -> Vec<VarDecl> {
         let mut v = friction_vars("", 0);
         v.push(VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("flange speed"));
-        v.push(
-            VarDecl::new("power", VarSource::Custom(0), "W")
-                .doc("power of the brake torque on the flange relative to the support (<= 0 while braking)"),
-        );
+        v.push(VarDecl::new("power", VarSource::Custom(0), "W").doc(
+            "power of the brake torque on the flange relative to the support (<= 0 while braking)",
+        ));
         v
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
@@ -803,7 +802,12 @@ fn build_bearing(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             }
             Table1D::new(x, y, true)
         }
-        _ => return Err(p.invalid("tau_pos", "expected a number or a table [[|w|, torque], ...]")),
+        _ => {
+            return Err(p.invalid(
+                "tau_pos",
+                "expected a number or a table [[|w|, torque], ...]",
+            ))
+        }
     };
     let peak = p.num("peak")?;
     if !(peak >= 1.0) {

@@ -6,8 +6,8 @@
 //! Equations and default tables: `shared/reference/simdriveline-blocks.md` §2, §3, §5.
 
 use drivelink_core::{
-    BlockBuild, BlockType, Cx, Diagram, EventCx, EventTag, Forces, MechDecl, ParamDefault, ParamError, ParamKind,
-    ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
+    BlockBuild, BlockType, Cx, Diagram, EventCx, EventTag, Forces, MechDecl, ParamDefault,
+    ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::{json, Value};
 
@@ -155,7 +155,11 @@ fn engine_extensions(p: &Params) -> Result<Option<EngineExt>, ParamError> {
             false,
         )?),
         _ => {
-            let missing = map_names.iter().find(|n| !p.has(n)).copied().unwrap_or("torque_map");
+            let missing = map_names
+                .iter()
+                .find(|n| !p.has(n))
+                .copied()
+                .unwrap_or("torque_map");
             return Err(p.invalid(
                 missing,
                 "is required with the other torque_map parameters (torque_map, torque_map_speed, torque_map_throttle)",
@@ -174,7 +178,10 @@ fn engine_extensions(p: &Params) -> Result<Option<EngineExt>, ParamError> {
         if t.eval(0.0) != 0.0 {
             return Err(p.invalid(
                 "friction",
-                format!("must be 0 at speed 0 (got {} N*m): a stalled engine would turn backwards", t.eval(0.0)),
+                format!(
+                    "must be 0 at speed 0 (got {} N*m): a stalled engine would turn backwards",
+                    t.eval(0.0)
+                ),
             ));
         }
         Some(t)
@@ -191,7 +198,10 @@ fn engine_extensions(p: &Params) -> Result<Option<EngineExt>, ParamError> {
         Some(v) => {
             return Err(p.invalid(
                 "idle_speed",
-                format!("must be > 0 and above stall_speed ({} rad/s), got {v} rad/s", stall.unwrap_or(0.0)),
+                format!(
+                    "must be > 0 and above stall_speed ({} rad/s), got {v} rad/s",
+                    stall.unwrap_or(0.0)
+                ),
             ))
         }
         None => None,
@@ -204,9 +214,13 @@ fn engine_extensions(p: &Params) -> Result<Option<EngineExt>, ParamError> {
     };
     let w_init = p.opt_num("w0")?;
     if w_init.is_some() && inertia.is_none() {
-        return Err(p.invalid("w0", "is only used with inertia (set the crank node's speed on its Inertia otherwise)"));
+        return Err(p.invalid(
+            "w0",
+            "is only used with inertia (set the crank node's speed on its Inertia otherwise)",
+        ));
     }
-    if map.is_none() && friction.is_none() && stall.is_none() && idle.is_none() && inertia.is_none() {
+    if map.is_none() && friction.is_none() && stall.is_none() && idle.is_none() && inertia.is_none()
+    {
         return Ok(None);
     }
     Ok(Some(EngineExt {
@@ -351,7 +365,11 @@ impl Block for Engine {
             return false;
         }
         self.stalled = true;
-        let when = if fresh { "at the start" } else { "engine dragged down" };
+        let when = if fresh {
+            "at the start"
+        } else {
+            "engine dragged down"
+        };
         cx.log(
             EventTag::Stall,
             format!("stalled ({when}): crank speed {w:.3} rad/s below stall_speed {ws} rad/s; no combustion torque from now on"),
@@ -374,7 +392,8 @@ impl Block for Engine {
                     .doc("throttle after the idle controller (0 while stalled)"),
             );
             v.push(
-                VarDecl::new("stalled", VarSource::Custom(4), "1").doc("1 once the engine has stalled"),
+                VarDecl::new("stalled", VarSource::Custom(4), "1")
+                    .doc("1 once the engine has stalled"),
             );
         }
         v

@@ -4,8 +4,7 @@
 //! capacity, fixed temperatures) is solved by the kernel, see `drivelink_core::thermal`.
 
 use drivelink_core::{
-    Block, Cx, ParamError, ParamSpec, Params, PortDecl, Registry, ThermalDecl, VarDecl,
-    VarSource,
+    Block, Cx, ParamError, ParamSpec, Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
 };
 
 /// Register the thermal blocks.
@@ -34,7 +33,11 @@ pub fn register(r: &mut Registry) {
         "ThermalConductor",
         "Heat conduction between two nodes: Q_flow = G·(T_a − T_b), from port_a to port_b.",
         "port_a[heat], port_b[heat]",
-        vec![ParamSpec::required("G", "W/K", "thermal conductance (>= 0)")],
+        vec![ParamSpec::required(
+            "G",
+            "W/K",
+            "thermal conductance (>= 0)",
+        )],
         |p: &Params| -> Result<Box<dyn Block>, ParamError> {
             Ok(Box::new(Conductor {
                 g: Some(p.non_negative("G")?),

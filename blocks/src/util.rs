@@ -148,7 +148,11 @@ impl Table2D {
         if z.len() != x.len() {
             return Err(p.invalid(
                 z_name,
-                format!("has {} rows; expected one per {x_name} breakpoint ({})", z.len(), x.len()),
+                format!(
+                    "has {} rows; expected one per {x_name} breakpoint ({})",
+                    z.len(),
+                    x.len()
+                ),
             ));
         }
         for (i, row) in z.iter().enumerate() {

@@ -22,7 +22,10 @@ fn assert_energy_closes(m: &mut Model, tol: f64) {
 }
 
 fn close(a: f64, b: f64, tol: f64, what: &str) {
-    assert!((a - b).abs() <= tol, "{what}: {a} vs expected {b} (tol {tol})");
+    assert!(
+        (a - b).abs() <= tol,
+        "{what}: {a} vs expected {b} (tol {tol})"
+    );
 }
 
 fn events(r: &SimResult, block: &str, kind: EventTag) -> Vec<f64> {
@@ -61,7 +64,12 @@ fn rigid_backlash_free_flight_between_contacts_is_gap_over_relative_speed() {
         let last = expected[k - 1];
         expected.push(last + b / (e.powi(k as i32) * w0));
     }
-    assert_eq!(impacts.len(), 4, "impacts {impacts:?}, events {:?}", r.events);
+    assert_eq!(
+        impacts.len(),
+        4,
+        "impacts {impacts:?}, events {:?}",
+        r.events
+    );
     for (t, x) in impacts.iter().zip(&expected) {
         close(*t, *x, 1e-8, "impact instant");
     }
@@ -74,7 +82,12 @@ fn rigid_backlash_free_flight_between_contacts_is_gap_over_relative_speed() {
     let mu = 3.0 / 4.0;
     let sum_w2: f64 = (0..4).map(|k| (w0 * e.powi(k)).powi(2)).sum();
     let a = m.energy_audit();
-    close(a.impact_loss, 0.5 * mu * (1.0 - e * e) * sum_w2, 1e-9, "impact loss");
+    close(
+        a.impact_loss,
+        0.5 * mu * (1.0 - e * e) * sum_w2,
+        1e-9,
+        "impact loss",
+    );
     assert!(a.relative_residual.abs() < 1e-9, "{a:#?}");
 }
 
@@ -83,10 +96,20 @@ fn plastic_backlash_contact_persists_and_carries_the_shaft() {
     // e = 0: one plastic impact, then the flanges move together at the common speed.
     let (w0, b) = (2.0, 0.2);
     let (mut m, r) = run(&rigid_backlash(0.0, w0, b, 1.0));
-    assert_eq!(events(&r, "bl", EventTag::Impact).len(), 1, "{:?}", r.events);
+    assert_eq!(
+        events(&r, "bl", EventTag::Impact).len(),
+        1,
+        "{:?}",
+        r.events
+    );
     close(r.last("J1.w").unwrap(), w0 / 4.0, 1e-12, "common speed");
     close(r.last("J2.w").unwrap(), w0 / 4.0, 1e-12, "common speed");
-    close(r.last("bl.phi_rel").unwrap(), -b / 2.0, 1e-9, "resting at the stop");
+    close(
+        r.last("bl.phi_rel").unwrap(),
+        -b / 2.0,
+        1e-9,
+        "resting at the stop",
+    );
     assert_energy_closes(&mut m, 1e-9);
 }
 
@@ -123,7 +146,12 @@ fn elasto_backlash_contact_lasts_half_a_spring_period_and_returns_the_speed() {
         close(*t, *x, 1e-7, "contact change");
     }
     // Undamped: the speed after each contact is the speed before, reversed.
-    close(r.value_at("J.w", t1 + half + 0.5 * b / w0).unwrap(), -w0, 1e-7, "rebound speed");
+    close(
+        r.value_at("J.w", t1 + half + 0.5 * b / w0).unwrap(),
+        -w0,
+        1e-7,
+        "rebound speed",
+    );
     // Penetration w0·√(J/c) at mid-contact.
     close(
         r.value_at("eb.phi_rel", t1 + 0.5 * half).unwrap(),
@@ -141,7 +169,11 @@ fn elasto_backlash_damper_never_pulls() {
     // where tau decelerates flange_b), and it is zero in the gap.
     let mut d = Diagram::new("elasto_damped");
     d.add("ground", "Fixed", json!({}));
-    d.add("eb", "ElastoBacklash", json!({"c": 1000.0, "d": 40.0, "b": 0.1}));
+    d.add(
+        "eb",
+        "ElastoBacklash",
+        json!({"c": 1000.0, "d": 40.0, "b": 0.1}),
+    );
     d.add("J", "Inertia", json!({"J": 1.0, "w0": 2.0}));
     d.connect(&["ground.flange", "eb.flange_a"]);
     d.connect(&["eb.flange_b", "J.flange"]);
@@ -185,7 +217,14 @@ fn lossy_pair(ta: f64, tb: f64, eta: f64) -> Diagram {
     d.connect(&["tb.y", "srcB.tau"]);
     d.connect(&["srcA.flange", "Ja.flange", "gear.flange_a"]);
     d.connect(&["gear.flange_b", "Jb.flange", "srcB.flange"]);
-    d.log(&["Ja.w", "Jb.w", "gear.mode", "gear.tau_loss", "gear.power_loss", "gear.tau_a"]);
+    d.log(&[
+        "Ja.w",
+        "Jb.w",
+        "gear.mode",
+        "gear.tau_loss",
+        "gear.power_loss",
+        "gear.tau_a",
+    ]);
     d.settings.stop_time = 1.0;
     d
 }
@@ -225,7 +264,12 @@ fn lossy_gear_flange_b_driving_needs_one_over_eta_of_the_power() {
     // Output power at a is η times the mesh input power from b.
     let s = tb - jb * ab;
     let p_in = s * ab;
-    close(r.last("gear.power_loss").unwrap(), (1.0 - eta) * p_in, 1e-8, "loss power");
+    close(
+        r.last("gear.power_loss").unwrap(),
+        (1.0 - eta) * p_in,
+        1e-8,
+        "loss power",
+    );
     assert_energy_closes(&mut m, 1e-9);
 }
 
@@ -238,7 +282,10 @@ fn lossy_gear_locks_when_driven_from_b_within_the_friction_band() {
     for tb in [-10.5, -25.0, -39.5] {
         let (mut m, r) = run(&lossy_pair(ta, tb, eta));
         assert_eq!(r.last("gear.mode"), Some(0.0), "tb = {tb}");
-        assert!(r.get("gear.mode").unwrap().iter().all(|&x| x == 0.0), "tb = {tb}");
+        assert!(
+            r.get("gear.mode").unwrap().iter().all(|&x| x == 0.0),
+            "tb = {tb}"
+        );
         assert_eq!(r.last("Ja.w"), Some(0.0), "tb = {tb}");
         assert_eq!(r.last("Jb.w"), Some(0.0), "tb = {tb}");
         assert_energy_closes(&mut m, 1e-9);
@@ -246,12 +293,22 @@ fn lossy_gear_locks_when_driven_from_b_within_the_friction_band() {
     // Just below the band, a drives forward: a_b = (i·η·ta + tb)/(J_b + η·i²·J_a).
     let tb = -8.0;
     let (_, r) = run(&lossy_pair(ta, tb, eta));
-    close(r.last("Jb.w").unwrap(), (i * eta * ta + tb) / (jb + eta * i * i * ja), 1e-9, "a drives");
+    close(
+        r.last("Jb.w").unwrap(),
+        (i * eta * ta + tb) / (jb + eta * i * i * ja),
+        1e-9,
+        "a drives",
+    );
     assert_eq!(r.last("gear.mode"), Some(1.0));
     // Beyond it, b drives backward: a_b = (ta + η·tb/i)/(J_a·i + η·J_b/i).
     let tb = -50.0;
     let (_, r) = run(&lossy_pair(ta, tb, eta));
-    close(r.last("Jb.w").unwrap(), (ta + eta * tb / i) / (ja * i + eta * jb / i), 1e-9, "b drives");
+    close(
+        r.last("Jb.w").unwrap(),
+        (ta + eta * tb / i) / (ja * i + eta * jb / i),
+        1e-9,
+        "b drives",
+    );
     assert_eq!(r.last("gear.mode"), Some(-1.0));
 }
 
@@ -261,10 +318,19 @@ fn ideal_gear_efficiency_equals_the_lossy_gear_with_a_constant_table() {
     let (_, lossy) = run(&lossy_pair(ta, tb, eta));
     let mut d = lossy_pair(ta, tb, eta);
     d.blocks.retain(|b| b.name != "gear");
-    d.add("gear", "IdealGear", json!({"ratio": 2.0, "efficiency": eta}));
+    d.add(
+        "gear",
+        "IdealGear",
+        json!({"ratio": 2.0, "efficiency": eta}),
+    );
     d.log.retain(|n| !n.starts_with("gear."));
     let (mut m, ideal) = run(&d);
-    close(ideal.last("Jb.w").unwrap(), lossy.last("Jb.w").unwrap(), 1e-10, "same speed");
+    close(
+        ideal.last("Jb.w").unwrap(),
+        lossy.last("Jb.w").unwrap(),
+        1e-10,
+        "same speed",
+    );
     let a = m.energy_audit();
     let mesh: f64 = a
         .losses
@@ -296,7 +362,12 @@ fn synchronizer_synchronises_in_delta_w_times_j_over_cone_torque() {
     let jr = j1 * j2 / (j1 + j2);
     let shifts: Vec<_> = r.events_of("sync", EventTag::Shift).collect();
     assert_eq!(shifts.len(), 2, "{:?}", r.events);
-    close(shifts[0].time, t_on, 1e-12, "blocked shift logged at the demand");
+    close(
+        shifts[0].time,
+        t_on,
+        1e-12,
+        "blocked shift logged at the demand",
+    );
     assert!(shifts[0].detail.contains("blocked"), "{}", shifts[0].detail);
     close(shifts[1].time, t_on + w0 * jr / cone, 1e-8, "dog engaged");
     assert!(shifts[1].detail.contains("engaged"), "{}", shifts[1].detail);
@@ -306,7 +377,12 @@ fn synchronizer_synchronises_in_delta_w_times_j_over_cone_torque() {
     // The cone dissipated ½·μ·Δω².
     let a = m.energy_audit();
     let loss: f64 = a.losses.iter().map(|l| l.1).sum::<f64>() + a.impact_loss;
-    close(loss, 0.5 * jr * w0 * w0, 1e-6 * 0.5 * jr * w0 * w0, "cone loss");
+    close(
+        loss,
+        0.5 * jr * w0 * w0,
+        1e-6 * 0.5 * jr * w0 * w0,
+        "cone loss",
+    );
     assert!(a.relative_residual.abs() < 1e-8, "{a:#?}");
 }
 
@@ -348,7 +424,11 @@ fn clutch_heat(c: f64) -> Diagram {
     d.add("J1", "Inertia", json!({"J": 1.0, "w0": 50.0}));
     d.add("J2", "Inertia", json!({"J": 2.0}));
     d.add("clutch", "Clutch", json!({"mu": 0.4, "fn_max": 100.0}));
-    d.add("pedal", "Ramp", json!({"height": 1.0, "duration": 0.5, "start_time": 0.1}));
+    d.add(
+        "pedal",
+        "Ramp",
+        json!({"height": 1.0, "duration": 0.5, "start_time": 0.1}),
+    );
     d.add("disc", "HeatCapacitor", json!({"C": c, "T0": 300.0}));
     d.connect(&["J1.flange", "clutch.flange_a"]);
     d.connect(&["clutch.flange_b", "J2.flange"]);
@@ -390,7 +470,11 @@ fn energy_audit_closes_with_heat_storage_conduction_and_mesh_losses() {
     d.add("src", "TorqueSource", json!({}));
     d.add("Jin", "Inertia", json!({"J": 0.2}));
     d.add("clutch", "Clutch", json!({"mu": 0.3, "fn_max": 200.0}));
-    d.add("pedal", "Ramp", json!({"height": 1.0, "duration": 1.0, "start_time": 0.2}));
+    d.add(
+        "pedal",
+        "Ramp",
+        json!({"height": 1.0, "duration": 1.0, "start_time": 0.2}),
+    );
     d.add("Jmid", "Inertia", json!({"J": 0.1}));
     d.add(
         "gear",
@@ -419,7 +503,12 @@ fn energy_audit_closes_with_heat_storage_conduction_and_mesh_losses() {
     let (clutch, gear) = (loss("clutch"), loss("gear"));
     assert!(clutch > 0.0 && gear > 0.0, "{a:#?}");
     // The heat delivered is exactly the clutch's and the gear's mechanical losses.
-    close(a.heat.delivered, clutch + gear, 1e-9 * (clutch + gear), "heat delivered");
+    close(
+        a.heat.delivered,
+        clutch + gear,
+        1e-9 * (clutch + gear),
+        "heat delivered",
+    );
     let stored: f64 = a.heat.stored.iter().map(|s| s.1).sum();
     let to_fixed: f64 = a.heat.to_fixed.iter().map(|s| s.1).sum();
     assert!(stored > 0.0 && to_fixed > 0.0, "{:#?}", a.heat);
@@ -447,14 +536,23 @@ fn one_way_clutch_started_backwards_is_a_logged_plastic_impact() {
     let logged: Vec<_> = r.events_of("owc", EventTag::Impact).collect();
     assert!(!logged.is_empty(), "{:?}", r.events);
     assert_eq!(logged[0].time, 0.0);
-    assert!(logged[0].detail.contains("inconsistent start"), "{}", logged[0].detail);
+    assert!(
+        logged[0].detail.contains("inconsistent start"),
+        "{}",
+        logged[0].detail
+    );
     let wc = (ja * wa + jb * wb) / (ja + jb);
     close(r.get("Ja.w").unwrap()[0], wc, 1e-12, "w_a after t0");
     close(r.get("Jb.w").unwrap()[0], wc, 1e-12, "w_b after t0");
     close(r.last("Ja.w").unwrap(), wc, 1e-12, "no torque afterwards");
     let a = m.energy_audit();
     let mu = ja * jb / (ja + jb);
-    close(a.impact_loss, 0.5 * mu * (wb - wa).powi(2), 1e-9, "impact loss");
+    close(
+        a.impact_loss,
+        0.5 * mu * (wb - wa).powi(2),
+        1e-9,
+        "impact loss",
+    );
     assert!(a.relative_residual.abs() < 1e-9, "{a:#?}");
 }
 
@@ -480,7 +578,14 @@ fn gear_support_flange_takes_the_reaction_torque_and_momentum_is_conserved() {
         d.connect(&["src.flange", "Jin.flange", "g.flange_a"]);
         d.connect(&["g.flange_b", "Jout.flange"]);
         d.connect(&["src.support", "g.support", "Jh.flange"]);
-        d.log(&["Jin.w", "Jout.w", "Jh.w", "g.tau_a", "g.tau_b", "g.tau_support"]);
+        d.log(&[
+            "Jin.w",
+            "Jout.w",
+            "Jh.w",
+            "g.tau_a",
+            "g.tau_b",
+            "g.tau_support",
+        ]);
         d.settings.stop_time = 1.0;
         let (mut m, r) = run(&d);
         let (wi, wo, wh) = (
@@ -489,10 +594,18 @@ fn gear_support_flange_takes_the_reaction_torque_and_momentum_is_conserved() {
             r.get("Jh.w").unwrap(),
         );
         for k in 0..r.time.len() {
-            close(0.5 * wi[k] + 4.0 * wo[k] + 10.0 * wh[k], 0.0, 1e-9, "momentum");
+            close(
+                0.5 * wi[k] + 4.0 * wo[k] + 10.0 * wh[k],
+                0.0,
+                1e-9,
+                "momentum",
+            );
             close(wi[k] - wh[k], 3.0 * (wo[k] - wh[k]), 1e-9, "kinematics");
         }
-        assert!(r.last("Jh.w").unwrap() < 0.0, "{gear}: housing turns against the input");
+        assert!(
+            r.last("Jh.w").unwrap() < 0.0,
+            "{gear}: housing turns against the input"
+        );
         let (ta, tb, ts) = (
             r.get("g.tau_a").unwrap(),
             r.get("g.tau_b").unwrap(),
@@ -524,7 +637,11 @@ fn gear_selector_shift_time_scheduled_at_a_lever_event_fires_and_the_gearbox_syn
     let w0 = 10.0 * 0.5 / (j_in + 0.01 + 1e-3 / (ratio * ratio));
     let mut d = Diagram::new("gearbox_shift");
     d.add("Jin", "Inertia", json!({"J": j_in}));
-    d.add("spin", "SignalBuilder", json!({"points": [[0.0, 10.0], [0.5, 10.0], [0.5, 0.0]]}));
+    d.add(
+        "spin",
+        "SignalBuilder",
+        json!({"points": [[0.0, 10.0], [0.5, 10.0], [0.5, 0.0]]}),
+    );
     d.add("src", "TorqueSource", json!({}));
     d.connect(&["spin.y", "src.tau"]);
     d.connect(&["src.flange", "Jin.flange"]);
@@ -548,7 +665,12 @@ fn gear_selector_shift_time_scheduled_at_a_lever_event_fires_and_the_gearbox_syn
         .map(|e| e.time)
         .collect();
     assert_eq!(commanded.len(), 1, "{:?}", r.events);
-    close(commanded[0], 0.5, 1e-12, "gear commanded after the shift time");
+    close(
+        commanded[0],
+        0.5,
+        1e-12,
+        "gear commanded after the shift time",
+    );
     let j1 = (j_in + 0.01) * ratio * ratio + 1e-3;
     let j2 = j_out + 0.02;
     let jr = j1 * j2 / (j1 + j2);
@@ -558,8 +680,18 @@ fn gear_selector_shift_time_scheduled_at_a_lever_event_fires_and_the_gearbox_syn
         .map(|e| e.time)
         .collect();
     assert_eq!(engaged.len(), 1, "{:?}", r.events);
-    close(engaged[0], 0.5 + (w0 / ratio) * jr / cone, 1e-8, "synchronised");
+    close(
+        engaged[0],
+        0.5 + (w0 / ratio) * jr / cone,
+        1e-8,
+        "synchronised",
+    );
     assert_eq!(r.last("gb.engaged"), Some(1.0));
-    close(r.last("Jin.w").unwrap(), ratio * r.last("Jout.w").unwrap(), 1e-9, "in gear");
+    close(
+        r.last("Jin.w").unwrap(),
+        ratio * r.last("Jout.w").unwrap(),
+        1e-9,
+        "in gear",
+    );
     assert_energy_closes(&mut m, 1e-8);
 }

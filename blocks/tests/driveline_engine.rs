@@ -13,7 +13,10 @@ fn run(d: &Diagram) -> (Model, SimResult) {
 }
 
 fn close(a: f64, b: f64, tol: f64, what: &str) {
-    assert!((a - b).abs() <= tol, "{what}: {a} vs expected {b} (tol {tol})");
+    assert!(
+        (a - b).abs() <= tol,
+        "{what}: {a} vs expected {b} (tol {tol})"
+    );
 }
 
 /// A bilinear function: exactly reproduced by bilinear interpolation on any grid.
@@ -45,9 +48,21 @@ fn lookup(u1: f64, u2: f64, extrapolate: &str) -> Diagram {
 
 #[test]
 fn lookup2d_is_exact_for_a_bilinear_function_inside_the_grid() {
-    for (u, v) in [(0.0, -1.0), (0.5, 0.0), (2.2, 2.3), (3.0, 4.0), (1.0, 2.5), (2.9, 3.1)] {
+    for (u, v) in [
+        (0.0, -1.0),
+        (0.5, 0.0),
+        (2.2, 2.3),
+        (3.0, 4.0),
+        (1.0, 2.5),
+        (2.9, 3.1),
+    ] {
         let (_, r) = run(&lookup(u, v, "hold"));
-        close(r.last("lut.y").unwrap(), f(u, v), 1e-12, &format!("({u}, {v})"));
+        close(
+            r.last("lut.y").unwrap(),
+            f(u, v),
+            1e-12,
+            &format!("({u}, {v})"),
+        );
     }
 }
 
@@ -107,7 +122,13 @@ fn engine(extra: Value, u: f64, stop: f64) -> Diagram {
     d.add("u", "Constant", json!({ "value": u }));
     d.add("eng", "Engine", p);
     d.connect(&["u.y", "eng.throttle"]);
-    d.log(&["eng.w", "eng.tau", "eng.tau_friction", "eng.throttle_eff", "eng.stalled"]);
+    d.log(&[
+        "eng.w",
+        "eng.tau",
+        "eng.tau_friction",
+        "eng.throttle_eff",
+        "eng.stalled",
+    ]);
     d.settings.stop_time = stop;
     d
 }
@@ -156,15 +177,27 @@ fn engine_torque_map_replaces_the_polynomial_bilinearly() {
 #[test]
 fn engine_stalls_at_the_stall_speed_logs_it_and_the_run_goes_on() {
     // Throttle 0, 20 N·m friction on 0.2 kg·m²: −100 rad/s², from 100 to 50 rad/s in 0.5 s.
-    let (mut m, r) = run(&engine(json!({"friction": friction(), "stall_speed": 50.0}), 0.0, 1.5));
-    let stalls: Vec<f64> = r.events_of("eng", EventTag::Stall).map(|e| e.time).collect();
+    let (mut m, r) = run(&engine(
+        json!({"friction": friction(), "stall_speed": 50.0}),
+        0.0,
+        1.5,
+    ));
+    let stalls: Vec<f64> = r
+        .events_of("eng", EventTag::Stall)
+        .map(|e| e.time)
+        .collect();
     assert_eq!(stalls.len(), 1, "{:?}", r.events);
     close(stalls[0], 0.5, 1e-8, "stall instant");
     assert_eq!(r.last("eng.stalled"), Some(1.0));
     close(r.end_time, 1.5, 0.0, "run completed");
     // After the stall friction alone decelerates the crank: w = 10 at 0.9 s, then
     // w' = −(20/10)·w/0.2 = −10·w: w(1.5) = 10·e^(−6).
-    close(r.last("eng.w").unwrap(), 10.0 * (-6.0f64).exp(), 1e-6, "coast after the stall");
+    close(
+        r.last("eng.w").unwrap(),
+        10.0 * (-6.0f64).exp(),
+        1e-6,
+        "coast after the stall",
+    );
     let a = m.energy_audit();
     assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
 }
@@ -181,7 +214,11 @@ fn engine_idle_controller_holds_the_speed_where_torque_balances_friction() {
     d.settings.rtol = 1e-10;
     d.settings.atol = 1e-10;
     let (_, r) = run(&d);
-    assert!(r.events_of("eng", EventTag::Stall).next().is_none(), "{:?}", r.events);
+    assert!(
+        r.events_of("eng", EventTag::Stall).next().is_none(),
+        "{:?}",
+        r.events
+    );
     // Envelope of the default gasoline engine: P_max/Ω0·(1 + x − x²), x = w/Ω0.
     let w0 = 4500.0 * std::f64::consts::PI / 30.0;
     let env = |w: f64| 150e3 / w0 * (1.0 + w / w0 - (w / w0).powi(2));
@@ -194,16 +231,34 @@ fn engine_idle_controller_holds_the_speed_where_torque_balances_friction() {
             hi = mid;
         }
     }
-    close(r.last("eng.w").unwrap(), lo, 1e-6, "idle speed under friction");
+    close(
+        r.last("eng.w").unwrap(),
+        lo,
+        1e-6,
+        "idle speed under friction",
+    );
     close(r.last("eng.tau").unwrap(), 0.0, 1e-6, "torque balance");
-    close(r.last("eng.throttle_eff").unwrap(), 0.05 * (80.0 - lo), 1e-6, "idle throttle");
+    close(
+        r.last("eng.throttle_eff").unwrap(),
+        0.05 * (80.0 - lo),
+        1e-6,
+        "idle throttle",
+    );
 }
 
 #[test]
 fn engine_rejects_idle_below_stall_and_friction_at_rest_naming_the_parameter() {
-    let e = compile_error(&engine(json!({"idle_speed": 30.0, "stall_speed": 40.0}), 0.0, 1.0));
+    let e = compile_error(&engine(
+        json!({"idle_speed": 30.0, "stall_speed": 40.0}),
+        0.0,
+        1.0,
+    ));
     assert!(e.contains("idle_speed") && e.contains("stall_speed"), "{e}");
-    let e = compile_error(&engine(json!({"friction": [[0.0, 5.0], [10.0, 20.0]]}), 0.0, 1.0));
+    let e = compile_error(&engine(
+        json!({"friction": [[0.0, 5.0], [10.0, 20.0]]}),
+        0.0,
+        1.0,
+    ));
     assert!(e.contains("friction") && e.contains("speed 0"), "{e}");
     let e = compile_error(&engine(json!({"torque_map": [[1.0]]}), 0.0, 1.0));
     assert!(e.contains("torque_map_speed"), "{e}");

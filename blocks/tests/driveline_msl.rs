@@ -239,12 +239,23 @@ fn msl_backlash_contacts_and_oscillations_match_the_reference() {
         .time
         .iter()
         .copied()
-        .zip(r.get("elastoBacklash.phi_rel").expect("logged").iter().copied())
+        .zip(
+            r.get("elastoBacklash.phi_rel")
+                .expect("logged")
+                .iter()
+                .copied(),
+        )
         .collect();
     let our_contacts = contact_instants(&ours, half_b);
     assert_eq!(ref_contacts.len(), 21, "{ref_contacts:?}");
     assert_events_match(&our_contacts, &ref_contacts);
-    assert_in_tube(&r, "elastoBacklash.phi_rel", &rf, "elastoBacklash.phi_rel", &[]);
+    assert_in_tube(
+        &r,
+        "elastoBacklash.phi_rel",
+        &rf,
+        "elastoBacklash.phi_rel",
+        &[],
+    );
     assert_in_tube(&r, "elastoBacklash.w_rel", &rf, "elastoBacklash.w_rel", &[]);
     // MSL's springDamper.phi_rel is the angle of inertia1 (its flange_a is fixed).
     assert_in_tube(&r, "inertia1.phi", &rf, "springDamper.phi_rel", &[]);

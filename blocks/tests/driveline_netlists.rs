@@ -21,7 +21,11 @@ fn run(file: &str) -> (Model, SimResult) {
 #[test]
 fn manual_car_shifts_one_two_three_through_synchronizers_without_stalling() {
     let (mut m, r) = run("driveline_manual_car.json");
-    assert!(r.events.iter().all(|e| e.kind != EventTag::Stall), "{:?}", r.events);
+    assert!(
+        r.events.iter().all(|e| e.kind != EventTag::Stall),
+        "{:?}",
+        r.events
+    );
     // Each gear is commanded after the shift time and its dog engages once synchronised.
     for (g, lever) in [(1, 0.2), (2, 6.0), (3, 12.0)] {
         let commanded: Vec<f64> = r
@@ -36,10 +40,16 @@ fn manual_car_shifts_one_two_three_through_synchronizers_without_stalling() {
             .map(|e| e.time)
             .collect();
         assert_eq!(engaged.len(), 1, "gear {g}: {:?}", r.events);
-        assert!(engaged[0] >= lever + 0.25 && engaged[0] < lever + 0.6, "gear {g}: {engaged:?}");
+        assert!(
+            engaged[0] >= lever + 0.25 && engaged[0] < lever + 0.6,
+            "gear {g}: {engaged:?}"
+        );
     }
     // In 3rd at the end: w_input = 1.4·w_output; v = w_output/4.0 (final drive)·0.3 m.
-    let (wi, wo) = (r.last("gearbox.w_input").unwrap(), r.last("gearbox.w_output").unwrap());
+    let (wi, wo) = (
+        r.last("gearbox.w_input").unwrap(),
+        r.last("gearbox.w_output").unwrap(),
+    );
     assert!((wi - 1.4 * wo).abs() < 1e-9 * wi, "{wi} vs 1.4·{wo}");
     assert!((r.last("car.v").unwrap() - wo / 4.0 * 0.3).abs() < 1e-9);
     let a = m.energy_audit();
@@ -50,8 +60,16 @@ fn manual_car_shifts_one_two_three_through_synchronizers_without_stalling() {
 #[test]
 fn clutch_launch_heats_the_disc_by_the_clutch_loss() {
     let (mut m, r) = run("driveline_clutch_launch.json");
-    assert!(r.events.iter().all(|e| e.kind != EventTag::Stall), "{:?}", r.events);
-    assert_eq!(r.last("clutch.mode"), Some(0.0), "clutch locked after the launch");
+    assert!(
+        r.events.iter().all(|e| e.kind != EventTag::Stall),
+        "{:?}",
+        r.events
+    );
+    assert_eq!(
+        r.last("clutch.mode"),
+        Some(0.0),
+        "clutch locked after the launch"
+    );
     let a = m.energy_audit();
     let loss = |n: &str| a.losses.iter().find(|(x, _)| x == n).map(|l| l.1).unwrap();
     let to_ambient: f64 = a.heat.to_fixed.iter().map(|l| l.1).sum();
@@ -68,7 +86,10 @@ fn clutch_launch_heats_the_disc_by_the_clutch_loss() {
     );
     // Oil: the first-gear mesh loss.
     let gear = loss("first_gear");
-    assert!((oil - gear).abs() < 1e-9 * gear, "oil {oil} vs mesh loss {gear}");
+    assert!(
+        (oil - gear).abs() < 1e-9 * gear,
+        "oil {oil} vs mesh loss {gear}"
+    );
     assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
     assert!(a.heat.relative_residual.abs() < 1e-9, "{:#?}", a.heat);
 }

@@ -85,7 +85,6 @@ pub(crate) struct ThermalPlan {
     pub x_injected: Option<StateIx>,
 }
 
-
 /// Build the thermal plan. `heat_node[b][p]` is the thermal node of port `p` of block `b`;
 /// states are numbered from `x_off`. Returns the plan and the next free state index.
 pub(crate) fn plan(

@@ -34,7 +34,7 @@
 //! relative speed to turn (located) before it can meet the same stop again.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, FrictionDecl, FrictionLaw, FrictionMode, FrictionVar, Forces,
+    Block, Cx, EventCx, EventTag, Forces, FrictionDecl, FrictionLaw, FrictionMode, FrictionVar,
     HeatFlows, MechDecl, ParamError, Params, PortDecl, Row, ThermalDecl, VarDecl, VarSource,
 };
 
@@ -275,7 +275,11 @@ pub(crate) fn build_elasto(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         d,
         b,
         phi0,
-        region: if b <= B_EPS { Region::Elastic } else { Region::Gap },
+        region: if b <= B_EPS {
+            Region::Elastic
+        } else {
+            Region::Gap
+        },
     }))
 }
 
@@ -323,7 +327,11 @@ impl Backlash {
             if approach > 0.0 {
                 cx.impact(0, 0.0);
             }
-            self.state = if side > 0.0 { Contact::Pos } else { Contact::Neg };
+            self.state = if side > 0.0 {
+                Contact::Pos
+            } else {
+                Contact::Neg
+            };
             cx.log(
                 EventTag::ZeroCrossing,
                 format!(
@@ -416,7 +424,10 @@ impl Block for Backlash {
             }
             Contact::Pos | Contact::Neg => {
                 // The stuck/slip machine released the contact: it separates.
-                if matches!(jm, FrictionMode::SlidingBackward | FrictionMode::SlidingForward) {
+                if matches!(
+                    jm,
+                    FrictionMode::SlidingBackward | FrictionMode::SlidingForward
+                ) {
                     self.state = if self.state == Contact::Pos {
                         Contact::ReboundPos
                     } else {

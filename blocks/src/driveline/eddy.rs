@@ -108,7 +108,10 @@ pub(crate) fn build_eddy(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let t_ref = p.positive("TRef")?;
     let alpha_ref = alpha20 / (1.0 + alpha20 * (t_ref - 293.15));
     if !alpha_ref.is_finite() {
-        return Err(p.invalid("alpha20", format!("gives no finite coefficient at TRef = {t_ref} K")));
+        return Err(p.invalid(
+            "alpha20",
+            format!("gives no finite coefficient at TRef = {t_ref} K"),
+        ));
     }
     Ok(Box::new(EddyCurrentBrake {
         tau_nominal: p.non_negative("tau_nominal")?,

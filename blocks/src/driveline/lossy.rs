@@ -36,8 +36,8 @@
 
 use drivelink_core::{
     Block, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad, FrictionMode,
-    FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamError, Params, PortDecl, Row, RowKind,
-    VarDecl, VarSource,
+    FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamError, Params, PortDecl, Row, RowKind, VarDecl,
+    VarSource,
 };
 
 use crate::util::{hysteresis_guard, hysteresis_mode, Table1D};
@@ -113,7 +113,12 @@ impl MeshLoss {
             )
         };
         let (eta1, eta2, tbf1, tbf2) = (col(1), col(2), col(3), col(4));
-        let at0 = Losses::new(eta1.eval(0.0), eta2.eval(0.0), tbf1.eval(0.0), tbf2.eval(0.0));
+        let at0 = Losses::new(
+            eta1.eval(0.0),
+            eta2.eval(0.0),
+            tbf1.eval(0.0),
+            tbf2.eval(0.0),
+        );
         MeshLoss {
             eta1,
             eta2,
@@ -134,7 +139,10 @@ impl MeshLoss {
     pub fn from_table(p: &Params, name: &str) -> Result<Option<Self>, ParamError> {
         let t = p.table(name)?;
         if t.is_empty() {
-            return Err(p.invalid(name, "is empty; expected rows [|w|, eta_mf1, eta_mf2, tau_bf1, tau_bf2]"));
+            return Err(p.invalid(
+                name,
+                "is empty; expected rows [|w|, eta_mf1, eta_mf2, tau_bf1, tau_bf2]",
+            ));
         }
         let mut rows = Vec::with_capacity(t.len());
         for (i, r) in t.iter().enumerate() {
@@ -148,13 +156,19 @@ impl MeshLoss {
                 return Err(p.invalid(name, format!("row {i} has a non-finite entry")));
             }
             if r[0] < 0.0 {
-                return Err(p.invalid(name, format!("row {i}: speeds are |w_a| >= 0, got {}", r[0])));
+                return Err(p.invalid(
+                    name,
+                    format!("row {i}: speeds are |w_a| >= 0, got {}", r[0]),
+                ));
             }
             if let Some(prev) = rows.last().map(|p: &[f64; 5]| p[0]) {
                 if r[0] <= prev {
                     return Err(p.invalid(
                         name,
-                        format!("speeds must be strictly increasing, but row {i} has {} after {prev}", r[0]),
+                        format!(
+                            "speeds must be strictly increasing, but row {i} has {} after {prev}",
+                            r[0]
+                        ),
                     ));
                 }
             }
@@ -243,7 +257,12 @@ impl MeshLoss {
         if dir == 0.0 {
             return false;
         }
-        let new = hysteresis_mode(self.eta_pos, fresh, self.tau_eta(dir, w_rel, t), BRANCH_BAND);
+        let new = hysteresis_mode(
+            self.eta_pos,
+            fresh,
+            self.tau_eta(dir, w_rel, t),
+            BRANCH_BAND,
+        );
         let changed = new != self.eta_pos;
         self.eta_pos = new;
         changed
@@ -343,7 +362,11 @@ impl LossyGear {
     /// Torque the gear applies to port `p` (a, b, support).
     fn port_torque(&self, cx: &Cx, p: usize) -> f64 {
         let lg = cx.lambda(0);
-        let lj = if self.loss.is_some() { cx.lambda(1) } else { 0.0 };
+        let lj = if self.loss.is_some() {
+            cx.lambda(1)
+        } else {
+            0.0
+        };
         match p {
             A => lg + lj,
             B => -self.ratio * lg,
@@ -453,12 +476,24 @@ impl Block for LossyGear {
         let mut v = vec![
             VarDecl::new("w_rel", VarSource::Custom(0), "rad/s")
                 .doc("speed of the first flange relative to the support (w_a − w_s)"),
-            VarDecl::new(format!("tau_{}", self.names.va), VarSource::Custom(1), "N*m")
-                .doc("torque the gear applies to the first flange"),
-            VarDecl::new(format!("tau_{}", self.names.vb), VarSource::Custom(2), "N*m")
-                .doc("torque the gear applies to the second flange"),
-            VarDecl::new(format!("tau_{}", self.names.vs), VarSource::Custom(3), "N*m")
-                .doc("torque the gear applies to the support / carrier (the reaction)"),
+            VarDecl::new(
+                format!("tau_{}", self.names.va),
+                VarSource::Custom(1),
+                "N*m",
+            )
+            .doc("torque the gear applies to the first flange"),
+            VarDecl::new(
+                format!("tau_{}", self.names.vb),
+                VarSource::Custom(2),
+                "N*m",
+            )
+            .doc("torque the gear applies to the second flange"),
+            VarDecl::new(
+                format!("tau_{}", self.names.vs),
+                VarSource::Custom(3),
+                "N*m",
+            )
+            .doc("torque the gear applies to the support / carrier (the reaction)"),
             VarDecl::new("tau_loss", VarSource::Custom(4), "N*m")
                 .doc("mesh and bearing loss torque referred to the first flange (MSL tauLoss)"),
             VarDecl::new("power_loss", VarSource::Custom(5), "W")
@@ -469,10 +504,9 @@ impl Block for LossyGear {
                 VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
                     .doc("1 rolling forward, 0 stuck, −1 rolling backward (MSL LossyGear.mode)"),
             );
-            v.push(
-                VarDecl::new("branch", VarSource::Custom(6), "1")
-                    .doc("1 while T ∓ tau_bf_a >= 0 (first flange drives when rolling forward), else 0"),
-            );
+            v.push(VarDecl::new("branch", VarSource::Custom(6), "1").doc(
+                "1 while T ∓ tau_bf_a >= 0 (first flange drives when rolling forward), else 0",
+            ));
         } else {
             v.push(
                 VarDecl::new("mode", VarSource::Custom(7), "1")

@@ -5,9 +5,7 @@
 //! `EddyCurrentBrake`. Each submodule documents its equations and sign conventions; the
 //! design notes are in `docs/driveline.md`.
 
-use drivelink_core::{
-    BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, Registry,
-};
+use drivelink_core::{BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, Registry};
 use serde_json::json;
 
 pub mod backlash;

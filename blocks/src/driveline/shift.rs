@@ -18,8 +18,8 @@
 //!   speed difference `Δω` synchronise in `Δω·J/T` with `J = J₁J₂/(J₁+J₂)`.
 
 use drivelink_core::{
-    Block, Cx, Diagram, EventCx, EventTag, FrictionDecl, FrictionLaw, MechDecl,
-    ParamError, Params, PortDecl, Row, VarDecl, VarSource,
+    Block, Cx, Diagram, EventCx, EventTag, FrictionDecl, FrictionLaw, MechDecl, ParamError, Params,
+    PortDecl, Row, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -166,11 +166,7 @@ impl Block for DogClutch {
             Dog::Blocked { s0, since } => {
                 if s0 * w <= self.tol {
                     let dt = cx.t - since;
-                    self.engage_now(
-                        cx,
-                        w,
-                        format!("synchronized after {dt:.6} s, dog engaged"),
-                    );
+                    self.engage_now(cx, w, format!("synchronized after {dt:.6} s, dog engaged"));
                 }
             }
             Dog::Engaged => {}
@@ -324,7 +320,11 @@ impl Block for GearSelector {
         if !u.is_finite() || u.round() as i64 != g {
             cx.log(
                 EventTag::Shift,
-                format!("gear input {u} is not a gear of this box (1..={}{}); neutral", self.n, if self.reverse { " or −1" } else { "" }),
+                format!(
+                    "gear input {u} is not a gear of this box (1..={}{}); neutral",
+                    self.n,
+                    if self.reverse { " or −1" } else { "" }
+                ),
             );
         }
         let from = self.engaged;
@@ -379,16 +379,27 @@ pub(crate) fn build_selector(p: &Params) -> Result<Box<dyn Block>, ParamError> {
 pub(crate) fn build_gearbox(p: &Params) -> Result<Diagram, ParamError> {
     let ratios = p.vector("ratios")?.to_vec();
     if ratios.is_empty() {
-        return Err(p.invalid("ratios", "is empty; give the forward ratios [1st, 2nd, ...]"));
+        return Err(p.invalid(
+            "ratios",
+            "is empty; give the forward ratios [1st, 2nd, ...]",
+        ));
     }
     for (i, r) in ratios.iter().enumerate() {
         if !(r.is_finite() && *r > 0.0) {
-            return Err(p.invalid("ratios", format!("entry {i} must be > 0 (w_input/w_output), got {r}")));
+            return Err(p.invalid(
+                "ratios",
+                format!("entry {i} must be > 0 (w_input/w_output), got {r}"),
+            ));
         }
     }
     let rev = match p.opt_num("reverse_ratio")? {
         Some(r) if r > 0.0 && r.is_finite() => Some(r),
-        Some(r) => return Err(p.invalid("reverse_ratio", format!("must be > 0 (a magnitude; reverse turns the output backwards), got {r}"))),
+        Some(r) => {
+            return Err(p.invalid(
+                "reverse_ratio",
+                format!("must be > 0 (a magnitude; reverse turns the output backwards), got {r}"),
+            ))
+        }
         None => None,
     };
     let eta = p.num("efficiency")?;
@@ -399,7 +410,9 @@ pub(crate) fn build_gearbox(p: &Params) -> Result<Diagram, ParamError> {
     if inertias.len() != 2 || inertias.iter().any(|j| !(*j > 0.0 && j.is_finite())) {
         return Err(p.invalid(
             "inertias",
-            format!("expected [input shaft, output shaft] inertias > 0 in kg*m^2, got {inertias:?}"),
+            format!(
+                "expected [input shaft, output shaft] inertias > 0 in kg*m^2, got {inertias:?}"
+            ),
         ));
     }
     let j_gear = p.positive("gear_inertia")?;

@@ -39,7 +39,9 @@ pub enum CompileWarning {
     #[error("flange '{block}.{port}' is not connected to anything; the block acts on a shaft of its own")]
     UnconnectedFlange { block: String, port: String },
     /// A heat port of a thermal element joined to nothing: a thermal node of its own.
-    #[error("heat port '{block}.{port}' is not connected to anything; it is a thermal node of its own")]
+    #[error(
+        "heat port '{block}.{port}' is not connected to anything; it is a thermal node of its own"
+    )]
     UnconnectedHeatPort { block: String, port: String },
 }
 

@@ -127,9 +127,10 @@ impl Model {
                     nd.name.clone(),
                     self.heat.capacity(k) * (x[state.ix()] - x0[state.ix()]),
                 )),
-                crate::thermal::HeatNodeKind::Fixed { slot } => a
-                    .to_fixed
-                    .push((nd.name.clone(), x[tp.x_fixed + slot] - x0[tp.x_fixed + slot])),
+                crate::thermal::HeatNodeKind::Fixed { slot } => a.to_fixed.push((
+                    nd.name.clone(),
+                    x[tp.x_fixed + slot] - x0[tp.x_fixed + slot],
+                )),
                 crate::thermal::HeatNodeKind::Algebraic { .. } => {}
             }
         }

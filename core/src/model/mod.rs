@@ -515,7 +515,9 @@ impl Model {
                 crate::thermal::HeatNodeKind::Capacitive { state } if state.ix() == i => {
                     return format!("temperature of the thermal node at '{}'", nd.name)
                 }
-                crate::thermal::HeatNodeKind::Fixed { slot } if plan.thermal.x_fixed + slot == i => {
+                crate::thermal::HeatNodeKind::Fixed { slot }
+                    if plan.thermal.x_fixed + slot == i =>
+                {
                     return format!("heat into the fixed temperature at '{}'", nd.name)
                 }
                 _ => {}

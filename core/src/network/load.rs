@@ -135,7 +135,12 @@ impl Network {
         }
         let rsr: f64 = terms.iter().map(|&(k, c)| c * self.tmp[k]).sum();
         let scale = terms.iter().map(|&(_, c)| c * c).sum::<f64>()
-            / self.mass.iter().cloned().fold(0.0_f64, f64::max).max(1e-300);
+            / self
+                .mass
+                .iter()
+                .cloned()
+                .fold(0.0_f64, f64::max)
+                .max(1e-300);
         if !(rsr > 1e-12 * scale) {
             return None;
         }
