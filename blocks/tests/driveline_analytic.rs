@@ -695,3 +695,58 @@ fn gear_selector_shift_time_scheduled_at_a_lever_event_fires_and_the_gearbox_syn
     );
     assert_energy_closes(&mut m, 1e-8);
 }
+
+// ---------------------------------------------------------------------------------------
+// Eddy current brake
+
+/// Time for a flywheel J braked by `EddyCurrentBrake` (tau = 2·Tn·x/(1 + x²), x = w/wn)
+/// to slow from x0 to x: J·wn·dx/dt = −2·Tn·x/(1 + x²) ⇒
+/// t = J·wn/(2·Tn)·(ln(x0/x) + (x0² − x²)/2).
+fn eddy_time(j: f64, wn: f64, tn: f64, x0: f64, x: f64) -> f64 {
+    j * wn / (2.0 * tn) * ((x0 / x).ln() + 0.5 * (x0 * x0 - x * x))
+}
+
+#[test]
+fn eddy_current_brake_slows_a_flywheel_on_its_speed_torque_curve() {
+    let (j, wn, tn) = (0.5, 20.0, 4.0);
+    for (t_dev, alpha20) in [(293.15, 0.0), (353.15, 3.92e-3)] {
+        // A hotter device has a higher resistance: its characteristic speed scales with
+        // 1 + alpha·(T − TRef) (TRef = 293.15 K, so alpha = alpha20).
+        let wn_t = wn * (1.0 + alpha20 * (t_dev - 293.15));
+        let mut d = Diagram::new("eddy");
+        d.add("J", "Inertia", json!({"J": j, "w0": 3.0 * wn_t}));
+        d.add(
+            "brake",
+            "EddyCurrentBrake",
+            json!({"tau_nominal": tn, "w_nominal": wn, "alpha20": alpha20}),
+        );
+        d.add("ambient", "FixedTemperature", json!({"T": t_dev}));
+        d.connect(&["J.flange", "brake.flange"]);
+        d.connect(&["brake.heat", "ambient.port"]);
+        d.log(&["J.w", "brake.tau", "brake.T"]);
+        let t1 = eddy_time(j, wn_t, tn, 3.0, 1.0);
+        d.settings.stop_time = 1.2 * t1;
+        d.settings.rtol = 1e-10;
+        d.settings.atol = 1e-10;
+        d.settings.output_interval = Some(1e-3);
+        let (mut m, r) = run(&d);
+        close(
+            r.value_at("J.w", t1).unwrap(),
+            wn_t,
+            1e-6 * wn_t,
+            "w(t1) = w_nominal(T)",
+        );
+        close(
+            r.value_at("brake.tau", t1).unwrap(),
+            tn,
+            1e-6 * tn,
+            "peak torque at wn",
+        );
+        // The heat that left through the fixed temperature is the kinetic energy lost.
+        let a = m.energy_audit();
+        let ke_lost = a.kinetic_initial - a.kinetic_final;
+        close(a.heat.delivered, ke_lost, 1e-6 * ke_lost, "loss heat");
+        assert!(a.heat.relative_residual.abs() < 1e-9, "{:#?}", a.heat);
+        assert!(a.relative_residual.abs() < 1e-8, "{a:#?}");
+    }
+}

@@ -340,12 +340,27 @@ const S: usize = 2;
 const HEAT: usize = 3;
 
 impl LossyGear {
+    /// Orientation of the gear row: a lossless planetary gear keeps the row
+    /// `(1+g)·w_carrier − w_sun − g·w_ring = 0` of the ideal `PlanetaryGear` (the negated
+    /// gear row, in that order), so models with it reproduce their earlier results to the
+    /// last bit; every other gear uses `w_a − ratio·w_b + (ratio − 1)·w_s = 0`.
+    fn row_sign(&self) -> f64 {
+        if self.loss.is_none() && !self.names.s_optional {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+    /// The gear row's constraint torque in the orientation `w_a − ratio·w_b + ...`.
+    fn lambda_gear(&self, cx: &Cx) -> f64 {
+        self.row_sign() * cx.lambda(0)
+    }
     /// The load `T = flange_a.tau` (torque the model applies to the gear at flange_a).
     fn load(&self, cx: &Cx) -> f64 {
         if self.loss.is_some() {
             -(cx.lambda(0) + cx.lambda(1))
         } else {
-            -cx.lambda(0)
+            -self.lambda_gear(cx)
         }
     }
     /// The loss torque `tauLoss` (0 when ideal).
@@ -361,7 +376,7 @@ impl LossyGear {
     }
     /// Torque the gear applies to port `p` (a, b, support).
     fn port_torque(&self, cx: &Cx, p: usize) -> f64 {
-        let lg = cx.lambda(0);
+        let lg = self.lambda_gear(cx);
         let lj = if self.loss.is_some() {
             cx.lambda(1)
         } else {
@@ -394,9 +409,14 @@ impl Block for LossyGear {
     }
     fn mech(&self) -> MechDecl {
         let r = self.ratio;
+        let row = if self.row_sign() < 0.0 {
+            Row(vec![(S, 1.0 - r), (A, -1.0), (B, r)])
+        } else {
+            Row(vec![(A, 1.0), (B, -r), (S, r - 1.0)])
+        };
         let mut m = MechDecl {
             constraints: vec![Constraint {
-                row: Row(vec![(A, 1.0), (B, -r), (S, r - 1.0)]),
+                row,
                 kind: RowKind::Velocity,
             }],
             ..Default::default()
