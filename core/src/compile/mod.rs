@@ -134,8 +134,12 @@ struct BlockSig {
     initial_ports: Vec<usize>,
     friction_loads: Vec<(usize, Vec<usize>)>,
     /// Thermal structure: capacity ports, fixed ports, conductors, heat flows.
-    thermal: (Vec<usize>, Vec<usize>, Vec<(usize, usize)>, bool),
+    thermal: ThermalSig,
 }
+
+/// A block's thermal structure in a [`BlockSig`]: capacity ports, fixed-temperature ports,
+/// conductors (port pairs), whether it delivers heat flows.
+type ThermalSig = (Vec<usize>, Vec<usize>, Vec<(usize, usize)>, bool);
 
 impl BlockSig {
     fn of(name: &str, type_name: &'static str, b: &dyn crate::block::Block) -> BlockSig {

@@ -141,7 +141,7 @@ impl Network {
                 .cloned()
                 .fold(0.0_f64, f64::max)
                 .max(1e-300);
-        if !(rsr > 1e-12 * scale) {
+        if rsr.is_nan() || rsr <= 1e-12 * scale {
             return None;
         }
         let p = -(1.0 + restitution) * w / rsr;
