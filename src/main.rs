@@ -618,7 +618,7 @@ fn energy_json(a: &drivelink_core::EnergyAudit) -> Value {
                 .collect(),
         )
     };
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "sources": list(&a.sources),
         "losses": list(&a.losses),
         "kinetic_initial": a.kinetic_initial,
@@ -628,7 +628,20 @@ fn energy_json(a: &drivelink_core::EnergyAudit) -> Value {
         "impact_loss": a.impact_loss,
         "residual": a.residual,
         "relative_residual": a.relative_residual,
-    })
+    });
+    // The thermal part, for models with heat ports: heat delivered by the blocks, stored
+    // per capacitive node (C·ΔT), left through each fixed temperature.
+    let h = &a.heat;
+    if !h.stored.is_empty() || !h.to_fixed.is_empty() {
+        v["heat"] = serde_json::json!({
+            "delivered": h.delivered,
+            "stored": list(&h.stored),
+            "to_fixed": list(&h.to_fixed),
+            "residual": h.residual,
+            "relative_residual": h.relative_residual,
+        });
+    }
+    v
 }
 
 fn write_outputs(
