@@ -1,4 +1,5 @@
-//! The `drivelink` command line: run, validate, blocks, schema, plot.
+//! The `drivelink` command line: run, validate, blocks, schema, plot, diagram, sweep,
+//! sweep-merge.
 //!
 //! Exit codes: 0 success (run completed or stopped), 1 the simulation failed (partial
 //! results are still written) or an output could not be written, 2 invalid input (model,
@@ -10,6 +11,8 @@
 mod catalogue;
 mod console;
 mod schema;
+mod study;
+mod table_plot;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -76,9 +79,22 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
-    /// Re-plot saved results (a results.csv of `drivelink run`).
+    /// Run a parameter study: grids and/or sampled parameters, metrics per run, in parallel;
+    /// writes sweep.csv, sweep.parquet and study.json.
+    Sweep(study::SweepArgs),
+    /// Join the shards of one study (directories written by `sweep --shard I/N`) into one table.
+    SweepMerge {
+        /// The shard directories.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Re-plot saved results (a results.csv of `drivelink run`), or any CSV table against
+    /// one of its columns (`--x NAME`, for example a sweep.csv).
     Plot {
-        /// The results file.
+        /// The results file or table.
         results: PathBuf,
         /// Comma-separated signal names (columns of the CSV).
         #[arg(long, value_delimiter = ',', required = true)]
@@ -98,6 +114,12 @@ enum Command {
         /// Fixed y range: low,high in display units (for example -100,6000).
         #[arg(long, value_name = "A,B", allow_hyphen_values = true)]
         ylim: Option<String>,
+        /// The column on the x axis (default: time); rows are sorted by it.
+        #[arg(long, value_name = "NAME")]
+        x: Option<String>,
+        /// Keep only the rows where column NAME has VALUE (with --x; repeatable).
+        #[arg(long = "where", value_name = "NAME=VALUE")]
+        filters: Vec<String>,
     },
 }
 
@@ -133,6 +155,8 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Sweep(args) => study::sweep(&args),
+        Command::SweepMerge { dirs, out } => study::merge(&dirs, &out),
         Command::Plot {
             results,
             signals,
@@ -141,6 +165,8 @@ fn main() -> ExitCode {
             title,
             xlim,
             ylim,
+            x,
+            filters,
         } => {
             let lims = (
                 parse_lim("--xlim", xlim.as_deref()),
@@ -148,16 +174,18 @@ fn main() -> ExitCode {
             );
             match lims {
                 (Ok(xlim), Ok(ylim)) => {
-                    let view = drivelink_plots::View { xlim };
-                    plot(
-                        &results,
-                        &signals,
-                        unit.as_deref(),
-                        &out,
-                        title.as_deref(),
-                        &view,
+                    let view = drivelink_plots::View {
+                        xlim,
+                        x_title: x.clone(),
+                    };
+                    let opts = PlotOpts {
+                        unit: unit.as_deref(),
+                        out: &out,
+                        title: title.as_deref(),
+                        view: &view,
                         ylim,
-                    )
+                    };
+                    plot(&results, &signals, x.as_deref(), &filters, &opts)
                 }
                 (x, y) => {
                     for e in [x.err(), y.err()].into_iter().flatten() {
@@ -173,11 +201,8 @@ fn main() -> ExitCode {
 
 /// Print every individual error on its own line, naming the file when the error does not.
 fn report(file: &str, e: &Error) {
-    for e in e.flatten() {
-        match e {
-            Error::Netlist { .. } | Error::Io { .. } => console::error(e),
-            other => console::error(format_args!("{file}: {other}")),
-        }
+    for line in e.lines(file) {
+        console::error(line);
     }
 }
 
@@ -611,37 +636,7 @@ fn progress_bar(m: &mut Model) -> Option<indicatif::ProgressBar> {
 
 /// The energy audit as it appears in `summary.json` (J).
 fn energy_json(a: &drivelink_core::EnergyAudit) -> Value {
-    let list = |v: &[(String, f64)]| -> Value {
-        Value::Object(
-            v.iter()
-                .map(|(n, e)| (n.clone(), Value::from(*e)))
-                .collect(),
-        )
-    };
-    let mut v = serde_json::json!({
-        "sources": list(&a.sources),
-        "losses": list(&a.losses),
-        "kinetic_initial": a.kinetic_initial,
-        "kinetic_final": a.kinetic_final,
-        "potential_initial": a.potential_initial,
-        "potential_final": a.potential_final,
-        "impact_loss": a.impact_loss,
-        "residual": a.residual,
-        "relative_residual": a.relative_residual,
-    });
-    // The thermal part, for models with heat ports: heat delivered by the blocks, stored
-    // per capacitive node (C·ΔT), left through each fixed temperature.
-    let h = &a.heat;
-    if !h.stored.is_empty() || !h.to_fixed.is_empty() {
-        v["heat"] = serde_json::json!({
-            "delivered": h.delivered,
-            "stored": list(&h.stored),
-            "to_fixed": list(&h.to_fixed),
-            "residual": h.residual,
-            "relative_residual": h.relative_residual,
-        });
-    }
-    v
+    a.to_json()
 }
 
 fn write_outputs(
@@ -683,40 +678,46 @@ fn write_outputs(
     Ok(())
 }
 
+/// How `drivelink plot` draws and where it writes.
+struct PlotOpts<'a> {
+    unit: Option<&'a str>,
+    out: &'a Path,
+    title: Option<&'a str>,
+    view: &'a drivelink_plots::View,
+    ylim: Option<(f64, f64)>,
+}
+
+/// Whether the first header cell of a CSV file is `time` (a `results.csv`).
+fn first_column_is_time(path: &Path) -> bool {
+    use std::io::BufRead;
+    let Ok(f) = std::fs::File::open(path) else {
+        return true;
+    };
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(f).read_line(&mut line);
+    line.split(',').next().map(str::trim) == Some("time")
+}
+
 fn plot(
     results: &Path,
     signals: &[String],
-    unit: Option<&str>,
-    out: &Path,
-    title: Option<&str>,
-    view: &drivelink_plots::View,
-    ylim: Option<(f64, f64)>,
+    x: Option<&str>,
+    filters: &[String],
+    o: &PlotOpts<'_>,
 ) -> u8 {
-    let ext = out
+    let is_svg = match o
+        .out
         .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let is_svg = match ext.as_deref() {
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .as_deref()
+    {
         Some("svg") => true,
         Some("png") => false,
         _ => {
             console::error(format_args!(
                 "--out {}: expected an image file name ending in .png or .svg",
-                out.display()
+                o.out.display()
             ));
-            return 2;
-        }
-    };
-    let file = match std::fs::File::open(results) {
-        Ok(f) => f,
-        Err(e) => {
-            console::error(format_args!("cannot read {}: {e}", results.display()));
-            return 2;
-        }
-    };
-    let res = match SimResult::read_csv(std::io::BufReader::new(file), "results") {
-        Ok(r) => r,
-        Err(e) => {
-            console::error(format_args!("{}: {e}", results.display()));
             return 2;
         }
     };
@@ -729,19 +730,35 @@ fn plot(
         console::error("--signals: expected one or more comma-separated signal names");
         return 2;
     }
-    let mut bad = false;
-    for n in &names {
-        if res.index_of(n).is_none() {
-            console::error(format_args!(
-                "{}: no column '{n}'{}; columns are: {}",
-                results.display(),
-                drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
-                res.names.join(", ")
-            ));
-            bad = true;
-        }
+    if x.is_none() && !filters.is_empty() {
+        console::error("--where: filters rows of a table plotted with --x NAME; give --x");
+        return 2;
     }
-    if let Some(u) = unit {
+    let res = match x {
+        Some(x) => {
+            let spec = table_plot::TablePlot {
+                x,
+                signals: &names,
+                filters,
+            };
+            match table_plot::load(results, &spec) {
+                Ok(r) => r,
+                Err(e) => return table_plot::fail(e),
+            }
+        }
+        None if !first_column_is_time(results) => {
+            console::error(format_args!(
+                "{}: the first column is not `time`; plot a table against one of its columns with --x NAME",
+                results.display()
+            ));
+            return 2;
+        }
+        None => match read_results(results, &names) {
+            Ok(r) => r,
+            Err(code) => return code,
+        },
+    };
+    if let Some(u) = o.unit {
         if drivelink_core::DisplayUnit::parse(u).is_none() {
             let known = drivelink_core::DisplayUnit::names();
             console::error(format_args!(
@@ -749,23 +766,21 @@ fn plot(
                 drivelink_core::suggest::hint(u, known.iter().copied()),
                 known.join(", ")
             ));
-            bad = true;
+            return 2;
         }
     }
-    if bad {
-        return 2;
-    }
-    let stem = out
+    let stem = o
+        .out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "plot".into());
-    let mut scope = drivelink_plots::quick_scope(&stem, &names, unit);
-    scope.title = title.map(str::to_string);
-    scope.ylim = ylim;
+    let mut scope = drivelink_plots::quick_scope(&stem, &names, o.unit);
+    scope.title = o.title.map(str::to_string);
+    scope.ylim = o.ylim;
     let bytes = if is_svg {
-        drivelink_plots::render_scope_svg_view(&res, &scope, view).map(String::into_bytes)
+        drivelink_plots::render_scope_svg_view(&res, &scope, o.view).map(String::into_bytes)
     } else {
-        drivelink_plots::render_scope_png_view(&res, &scope, view)
+        drivelink_plots::render_scope_png_view(&res, &scope, o.view)
     };
     let bytes = match bytes {
         Ok(b) => b,
@@ -774,6 +789,7 @@ fn plot(
             return 2;
         }
     };
+    let out = o.out;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         if let Err(e) = std::fs::create_dir_all(parent) {
             console::error(format_args!("cannot create {}: {e}", parent.display()));
@@ -785,6 +801,35 @@ fn plot(
         return 1;
     }
     console::print(&format!("wrote {}\n", out.display()))
+}
+
+/// Read a `results.csv` and check that it has the `names` columns (exit code 2 otherwise).
+fn read_results(results: &Path, names: &[&str]) -> Result<SimResult, u8> {
+    let file = std::fs::File::open(results).map_err(|e| {
+        console::error(format_args!("cannot read {}: {e}", results.display()));
+        2
+    })?;
+    let res = SimResult::read_csv(std::io::BufReader::new(file), "results").map_err(|e| {
+        console::error(format_args!("{}: {e}", results.display()));
+        2
+    })?;
+    let mut bad = false;
+    for n in names {
+        if res.index_of(n).is_none() {
+            console::error(format_args!(
+                "{}: no column '{n}'{}; columns are: {}",
+                results.display(),
+                drivelink_core::suggest::hint(n, res.names.iter().map(String::as_str)),
+                res.names.join(", ")
+            ));
+            bad = true;
+        }
+    }
+    if bad {
+        Err(2)
+    } else {
+        Ok(res)
+    }
 }
 
 // ---- report.html, `diagram`, `plot --xlim/--ylim` (drivelink-report) ----

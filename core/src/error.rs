@@ -161,6 +161,18 @@ impl Error {
             _ => Err(Error::Many(errs)),
         }
     }
+    /// The messages a user sees for a model file `file`, one per individual error: a
+    /// netlist or I/O error names its file already, any other is prefixed with `file: `
+    /// (what `drivelink validate` prints after `error: `).
+    pub fn lines(&self, file: &str) -> Vec<String> {
+        self.flatten()
+            .into_iter()
+            .map(|e| match e {
+                Error::Netlist { .. } | Error::Io { .. } => e.to_string(),
+                other => format!("{file}: {other}"),
+            })
+            .collect()
+    }
     /// All individual errors.
     pub fn flatten(&self) -> Vec<&Error> {
         match self {

@@ -263,6 +263,19 @@ impl Plan {
             .ok()
             .map(|i| &self.vars[i])
     }
+    /// Names of the friction joints (`brake`, `diff.lock`), as they appear in event logs.
+    pub fn joint_names(&self) -> impl Iterator<Item = &str> {
+        self.joints.iter().map(|j| j.name.as_str())
+    }
+    /// Names of the elements the energy audit lists: blocks with a work integral (force
+    /// blocks, tracking rows), then the friction joints.
+    pub fn energy_elements(&self) -> impl Iterator<Item = &str> {
+        self.blocks
+            .iter()
+            .filter(|b| b.energy.is_some())
+            .map(|b| b.name.as_str())
+            .chain(self.joint_names())
+    }
     /// The tables a block's [`crate::block::Cx`] reads through.
     #[inline]
     pub(crate) fn block_tables(&self, b: BlockIx) -> crate::block::BlockTables<'_> {

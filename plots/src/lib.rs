@@ -36,10 +36,13 @@ pub use render::PALETTE;
 pub use signals::check_scope;
 
 /// What part of a result a scope shows (beyond the scope's own settings such as `ylim`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct View {
     /// Time window `[start, end]` in seconds; `None` shows every sample.
     pub xlim: Option<(f64, f64)>,
+    /// Title of the x axis; `None` is `time [s]` (a table plotted against another column
+    /// names that column).
+    pub x_title: Option<String>,
 }
 
 /// Renders one scope as PNG file bytes (RGB, 8 bit, `scope.width` x `scope.height`).

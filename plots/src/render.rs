@@ -126,6 +126,8 @@ pub struct Plan<'a> {
     panels: Vec<PanelPlan<'a>>,
     /// Event marker times (axis units).
     markers: Vec<f64>,
+    /// Title of the x axis (without its power-of-ten factor).
+    x_title: String,
     plot_h: i32,
     right_w: i32,
     m: Metrics,
@@ -422,6 +424,7 @@ impl<'a> Plan<'a> {
             x_axis,
             panels: plans,
             markers,
+            x_title: view.x_title.clone().unwrap_or_else(|| "time [s]".into()),
             plot_h,
             right_w,
             m,
@@ -584,7 +587,7 @@ impl<'a> Plan<'a> {
         let label_style = text_style(m.label_font);
         let desc_style = text_style(m.desc_font);
         let y_desc = left.title(&p.panel.units[0]);
-        let x_desc = self.x_axis.title("time [s]");
+        let x_desc = self.x_axis.title(&self.x_title);
         {
             let mut mesh = chart.configure_mesh();
             mesh.bold_line_style(GRID_MAJOR)

@@ -178,6 +178,7 @@ fn xlim_window_equals_the_plot_of_the_cut_data() {
     let s = quick_scope("r", &["r.y"], None);
     let view = View {
         xlim: Some((2.0, 4.0)),
+        ..View::default()
     };
     let windowed = render_within_deadline(all, s.clone(), view).unwrap();
     let expected = render_scope_png_view(
@@ -185,6 +186,7 @@ fn xlim_window_equals_the_plot_of_the_cut_data() {
         &s,
         &View {
             xlim: Some((2.0, 4.0)),
+            ..View::default()
         },
     )
     .unwrap();
@@ -197,6 +199,7 @@ fn xlim_window_equals_the_plot_of_the_cut_data() {
         &s,
         &View {
             xlim: Some((4.0, 2.0)),
+            ..View::default()
         },
     )
     .unwrap_err();

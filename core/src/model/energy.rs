@@ -61,6 +61,45 @@ pub struct HeatAudit {
     pub relative_residual: f64,
 }
 
+impl EnergyAudit {
+    /// The audit as it appears in `summary.json` under `energy` (J): `sources` and
+    /// `losses` as objects by element name, then the totals, and `heat` for models with
+    /// heat ports.
+    pub fn to_json(&self) -> serde_json::Value {
+        let list = |v: &[(String, f64)]| -> serde_json::Value {
+            serde_json::Value::Object(
+                v.iter()
+                    .map(|(n, e)| (n.clone(), serde_json::Value::from(*e)))
+                    .collect(),
+            )
+        };
+        let mut v = serde_json::json!({
+            "sources": list(&self.sources),
+            "losses": list(&self.losses),
+            "kinetic_initial": self.kinetic_initial,
+            "kinetic_final": self.kinetic_final,
+            "potential_initial": self.potential_initial,
+            "potential_final": self.potential_final,
+            "impact_loss": self.impact_loss,
+            "residual": self.residual,
+            "relative_residual": self.relative_residual,
+        });
+        // The thermal part, for models with heat ports: heat delivered by the blocks,
+        // stored per capacitive node (C·ΔT), left through each fixed temperature.
+        let h = &self.heat;
+        if !h.stored.is_empty() || !h.to_fixed.is_empty() {
+            v["heat"] = serde_json::json!({
+                "delivered": h.delivered,
+                "stored": list(&h.stored),
+                "to_fixed": list(&h.to_fixed),
+                "residual": h.residual,
+                "relative_residual": h.relative_residual,
+            });
+        }
+        v
+    }
+}
+
 impl Model {
     /// The energy audit of the last run (from its final state).
     pub fn energy_audit(&mut self) -> EnergyAudit {

@@ -1,0 +1,362 @@
+"""drivelink: block-diagram simulation of drivelines and vehicles, from Python.
+
+Load a netlist, run it with other parameter values, and run parameter studies (on this
+machine's cores, or on any :class:`concurrent.futures.Executor`, for example a Dask
+cluster)::
+
+    import drivelink
+    m = drivelink.load("models/netlists/full_car.json")
+    r = m.run(stop_time=20, set={"throttle": 0.3})
+    r.time, r["vehicle.v"]          # numpy arrays (SI units)
+    r.events, r.summary, r.energy   # DataFrame, dict, dict
+    df = drivelink.sweep("models/netlists/full_car.json",
+                         grid={"throttle": (0.15, 0.35, 5)},
+                         metrics={"v_max": "max(vehicle.v)"})
+
+Errors in the model, a parameter value or a study raise :class:`ModelError` with the
+messages of the ``drivelink`` command line (file, JSON path, block, parameter, what was
+expected), one line per problem. A run that fails in the solver does not raise: its
+result has ``status == "failed"`` and the reason in ``message``, as with the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import Executor
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _drivelink
+from ._drivelink import DrivelinkError, ModelError
+
+__all__ = [
+    "load",
+    "sweep",
+    "study_args",
+    "run_work_item",
+    "Model",
+    "Result",
+    "WorkItem",
+    "DrivelinkError",
+    "ModelError",
+]
+__version__: str = _drivelink.__version__
+
+Value = Union[float, int, bool, str]
+GridSpec = Union[str, Sequence[Value], Tuple[Value, Value, int]]
+
+
+def _f64(b: bytes) -> np.ndarray:
+    # A copy, so the array is writeable and owns its memory.
+    return np.frombuffer(b, dtype="<f8").astype(np.float64, copy=True)
+
+
+class Result:
+    """The results of one run (what ``drivelink run`` writes, in memory).
+
+    ``r.time`` and ``r["block.var"]`` are numpy arrays in SI units; every event instant is
+    recorded twice (the value before and after the event).
+    """
+
+    def __init__(self, native: Any) -> None:
+        self._n = native
+        self._cache: Dict[str, np.ndarray] = {}
+        self._summary: Optional[Dict[str, Any]] = None
+
+    @property
+    def names(self) -> List[str]:
+        """The logged variables, in column order."""
+        return list(self._n.names())
+
+    @property
+    def time(self) -> np.ndarray:
+        """The sample times, s."""
+        if "\0time" not in self._cache:
+            self._cache["\0time"] = _f64(self._n.time_bytes())
+        return self._cache["\0time"]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The samples of a logged variable (``KeyError`` naming the logged ones)."""
+        if name not in self._cache:
+            b = self._n.column_bytes(name)
+            if b is None:
+                raise KeyError(
+                    f"'{name}' is not logged; logged: {', '.join(self.names)} "
+                    "(log more with drivelink.load(path, log=[...]))"
+                )
+            self._cache[name] = _f64(b)
+        return self._cache[name]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``stopped`` or ``failed``."""
+        return str(self._n.status())
+
+    @property
+    def end_time(self) -> float:
+        """Time the run ended, s."""
+        return float(self._n.end_time())
+
+    @property
+    def message(self) -> str:
+        """Why the run ended (the solver's message when it failed)."""
+        return str(self._n.message())
+
+    @property
+    def events(self) -> "pandas.DataFrame":  # noqa: F821
+        """The event log (``events.csv``): columns time, block, kind, detail."""
+        import pandas as pd
+
+        return pd.DataFrame(self._n.events(), columns=["time", "block", "kind", "detail"])
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """``summary.json``: model, status, end time, message, solver stats, wall time,
+        energy audit."""
+        if self._summary is None:
+            self._summary = json.loads(self._n.summary_json())
+        return self._summary
+
+    @property
+    def energy(self) -> Dict[str, Any]:
+        """The energy audit, J: ``sources`` and ``losses`` by element, kinetic and spring
+        energy at start and end, impact loss, residual."""
+        return self.summary["energy"]
+
+    def to_pandas(self) -> "pandas.DataFrame":  # noqa: F821
+        """``results.csv`` as a DataFrame: ``time`` then one column per logged variable."""
+        import pandas as pd
+
+        data = {"time": self.time}
+        for n in self.names:
+            data[n] = self[n]
+        return pd.DataFrame(data)
+
+    def __repr__(self) -> str:
+        return f"<drivelink.Result {self.status} at t = {self.end_time} s, {len(self.names)} signals>"
+
+
+class Model:
+    """A netlist compiled once; :meth:`run` runs it with other parameter values (the plan
+    is shared, the netlist is not read again)."""
+
+    def __init__(self, path: Union[str, os.PathLike], log: Sequence[str] = ()) -> None:
+        self.path = os.fspath(path)
+        self._n = _drivelink.NativeModel(self.path, list(log))
+
+    @property
+    def name(self) -> str:
+        """The model name."""
+        return str(self._n.name())
+
+    @property
+    def parameters(self) -> Dict[str, Any]:
+        """Top-level parameters, as written in the netlist (numbers in SI, or text with
+        units such as ``"800 rpm"``)."""
+        return dict(json.loads(self._n.parameters_json()))
+
+    @property
+    def variables(self) -> List[str]:
+        """Every loggable variable (``block.var``)."""
+        return list(self._n.variables())
+
+    @property
+    def logged(self) -> List[str]:
+        """The variables a run records."""
+        return list(self._n.logged())
+
+    def run(
+        self,
+        stop_time: Optional[float] = None,
+        set: Optional[Mapping[str, Value]] = None,
+    ) -> Result:
+        """Run once. ``set`` gives top-level parameter values (numbers in SI units, or text
+        with a unit such as ``"250 ms"``, or a word for a choice parameter), as
+        ``drivelink run --set``; ``stop_time`` overrides the netlist's (s). The same values
+        give bit-identical results to the CLI. Raises :class:`ModelError` for an unknown
+        parameter or a value a block refuses."""
+        return Result(self._n.run(json.dumps(dict(set or {})), None if stop_time is None else float(stop_time)))
+
+    def __repr__(self) -> str:
+        return f"<drivelink.Model {self.name!r} from {self.path!r}>"
+
+
+def load(path: Union[str, os.PathLike], log: Sequence[str] = ()) -> Model:
+    """Load and compile a netlist; ``log`` adds variables to its log. Raises
+    :class:`ModelError` with the CLI's located messages if the model is invalid."""
+    return Model(path, log)
+
+
+def _fmt(v: Value) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def study_args(
+    grid: Optional[Mapping[str, GridSpec]] = None,
+    samples: Optional[int] = None,
+    dist: Optional[Mapping[str, Union[str, Tuple[str, Value, Value]]]] = None,
+    metrics: Optional[Union[Mapping[str, str], Sequence[str]]] = None,
+    seed: int = 0,
+    sampling: str = "lhs",
+    set: Optional[Mapping[str, Value]] = None,
+    stop_time: Optional[Value] = None,
+) -> Dict[str, Any]:
+    """The study's arguments in the CLI's syntax (what ``study.json`` records).
+
+    ``grid`` maps a parameter to ``(start, stop, count)``, a list of values, or the CLI's
+    text (``"0.1 s:0.5 s:25"``); ``dist`` to ``"uniform(a, b)"`` or ``("normal", mu,
+    sigma)``; ``metrics`` maps column names to expressions (or is a list of
+    ``"NAME=EXPR"``)."""
+    g = []
+    for name, spec in (grid or {}).items():
+        if isinstance(spec, str):
+            g.append(f"{name}={spec}")
+        elif isinstance(spec, tuple) and len(spec) == 3 and isinstance(spec[2], int):
+            g.append(f"{name}={_fmt(spec[0])}:{_fmt(spec[1])}:{spec[2]}")
+        else:
+            g.append(f"{name}=[{','.join(_fmt(v) for v in spec)}]")
+    d = []
+    for name, spec in (dist or {}).items():
+        if isinstance(spec, str):
+            d.append(f"{name}={spec}")
+        else:
+            kind, a, b = spec
+            d.append(f"{name}={kind}({_fmt(a)},{_fmt(b)})")
+    if metrics is None:
+        m: List[str] = []
+    elif isinstance(metrics, Mapping):
+        m = [f"{k}={v}" for k, v in metrics.items()]
+    else:
+        m = list(metrics)
+    if sampling not in ("lhs", "random"):
+        raise ModelError(f"sampling: expected 'lhs' or 'random', got {sampling!r}")
+    return {
+        "grid": g,
+        "dist": d,
+        "samples": samples,
+        "seed": int(seed),
+        "sampling": sampling,
+        "metrics": m,
+        "set": [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in (set or {}).items()],
+        "stop_time": None if stop_time is None else _fmt(stop_time),
+    }
+
+
+class WorkItem:
+    """What a worker needs to run one point of a study: the netlist text (so workers need
+    not share a file system; subsystem files are resolved from ``base_dir``), the study's
+    arguments and the run index. Picklable; a worker compiles the study once per process
+    and reuses it (see :func:`run_work_item`)."""
+
+    __slots__ = ("study_id", "text", "origin", "base_dir", "args_json", "index")
+
+    def __init__(self, study_id: str, text: str, origin: str, base_dir: str, args_json: str, index: int) -> None:
+        self.study_id = study_id
+        self.text = text
+        self.origin = origin
+        self.base_dir = base_dir
+        self.args_json = args_json
+        self.index = index
+
+    def __getstate__(self) -> Tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, state: Tuple[Any, ...]) -> None:
+        for k, v in zip(self.__slots__, state):
+            setattr(self, k, v)
+
+
+_STUDIES: Dict[str, Any] = {}
+
+
+def run_work_item(item: WorkItem) -> List[Any]:
+    """Run one point of a study (on a worker): compiles the study on first use in this
+    process, then reuses it. Returns the table row (``None`` for NaN)."""
+    study = _STUDIES.get(item.study_id)
+    if study is None:
+        study = _drivelink.NativeStudy(item.text, item.origin, item.base_dir, item.args_json)
+        _STUDIES.clear()  # keep one study per worker process
+        _STUDIES[item.study_id] = study
+    return json.loads(study.run_one(item.index))
+
+
+def _frame(columns: List[Dict[str, str]], rows: List[List[Any]]) -> "pandas.DataFrame":  # noqa: F821
+    import pandas as pd
+
+    data: Dict[str, Any] = {}
+    for j, c in enumerate(columns):
+        col = [r[j] for r in rows]
+        if c["type"] == "int":
+            data[c["name"]] = np.array(col, dtype=np.int64)
+        elif c["type"] == "float":
+            data[c["name"]] = np.array([np.nan if v is None else v for v in col], dtype=np.float64)
+        else:
+            data[c["name"]] = pd.Series(col, dtype=object)
+    return pd.DataFrame(data, columns=[c["name"] for c in columns])
+
+
+def sweep(
+    path: Union[str, os.PathLike],
+    grid: Optional[Mapping[str, GridSpec]] = None,
+    samples: Optional[int] = None,
+    metrics: Optional[Union[Mapping[str, str], Sequence[str]]] = None,
+    executor: Optional[Executor] = None,
+    *,
+    dist: Optional[Mapping[str, Union[str, Tuple[str, Value, Value]]]] = None,
+    seed: int = 0,
+    sampling: str = "lhs",
+    set: Optional[Mapping[str, Value]] = None,
+    stop_time: Optional[Value] = None,
+    jobs: Optional[int] = None,
+) -> "pandas.DataFrame":  # noqa: F821
+    """Run a parameter study; the table of ``drivelink sweep`` (``sweep.csv``) as a
+    DataFrame: ``run``, every swept parameter (SI), ``status``, ``end_time``,
+    ``wall_time`` (solver seconds), every metric, ``message``; one row per run in run
+    order. A failed run is a row with status ``failed`` and its message.
+
+    Without ``executor`` the runs go on this machine's cores (``jobs`` threads, default
+    all). With any :class:`concurrent.futures.Executor` (a ``ProcessPoolExecutor``, or a
+    Dask cluster's ``distributed.Client(...).get_executor()``) each run is shipped as a
+    picklable :class:`WorkItem`; each worker compiles the study once and reuses it.
+
+    Example::
+
+        df = drivelink.sweep("full_car.json",
+                             grid={"throttle": (0.15, 0.35, 5), "clutchRise": [0.1, 0.3]},
+                             metrics={"stop": "event_time(vehicle_stop, stop, 1)"})
+        df = drivelink.sweep("full_car.json", samples=50, seed=1,
+                             dist={"coeffFric": "normal(0.3, 0.02)"},
+                             metrics=["v_max=max(vehicle.v)"])
+    """
+    path = os.fspath(path)
+    args = study_args(grid, samples, dist, metrics, seed, sampling, set, stop_time)
+    args_json = json.dumps(args)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ModelError(f"I/O error on {path}: {e.strerror or e}") from None
+    base_dir = os.path.dirname(os.path.abspath(path))
+    study = _drivelink.NativeStudy(text, path, base_dir, args_json)
+    columns = json.loads(study.columns_json())
+    n = study.n_runs()
+    if executor is None:
+        rows = json.loads(study.run(0, n, int(jobs or 0)))
+    else:
+        sid = study.id()
+        futures = [
+            executor.submit(run_work_item, WorkItem(sid, text, path, base_dir, args_json, i)) for i in range(n)
+        ]
+        rows = [f.result() for f in futures]
+    df = _frame(columns, rows)
+    df.attrs["study"] = json.loads(study.study_json())
+    return df

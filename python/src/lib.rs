@@ -1,0 +1,303 @@
+//! `drivelink._drivelink`: the native half of the `drivelink` Python package (pyo3, abi3).
+//!
+//! It exposes three classes to the pure-Python layer (`python/drivelink/__init__.py`),
+//! which turns them into the public API: `NativeModel` (a netlist compiled once, run with
+//! other parameter values), `NativeResult` (a run's samples as little-endian `f64` bytes
+//! for `numpy.frombuffer`, events, summary, energy audit) and `NativeStudy` (a
+//! `drivelink-sweep` study: the whole table on a rayon pool, or one run at a time for an
+//! external executor). Runs release the GIL. Errors are `ModelError` (invalid model,
+//! arguments or study; the located messages of the CLI, one per line) and `DrivelinkError`
+//! (its base class).
+
+// Model errors carry every name a user needs; they are built only on the error path.
+#![allow(clippy::result_large_err)]
+
+use std::path::Path;
+
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::Value;
+
+use drivelink_core::{netlist, Compiled, Diagram, EnergyAudit, Registry, SimResult};
+use drivelink_sweep::{Study, StudyArgs, SweepError};
+
+pyo3::create_exception!(
+    _drivelink,
+    DrivelinkError,
+    PyException,
+    "Base class of drivelink's errors."
+);
+pyo3::create_exception!(
+    _drivelink,
+    ModelError,
+    DrivelinkError,
+    "An invalid model, parameter value or study: the message names the file, JSON path, block, parameter or argument (one line per problem), as the CLI prints it."
+);
+
+fn model_error(file: &str, e: &drivelink_core::Error) -> PyErr {
+    ModelError::new_err(e.lines(file).join("\n"))
+}
+
+fn sweep_error(file: &str, e: &SweepError) -> PyErr {
+    ModelError::new_err(e.lines(file).join("\n"))
+}
+
+/// Read and load a netlist file; errors located as by the CLI.
+fn load_diagram(path: &str) -> PyResult<Diagram> {
+    let p = Path::new(path);
+    let text = std::fs::read_to_string(p).map_err(|e| {
+        model_error(
+            path,
+            &drivelink_core::Error::Io {
+                path: path.to_string(),
+                message: e.to_string(),
+            },
+        )
+    })?;
+    diagram_from_text(&text, path, p.parent().unwrap_or(Path::new("")))
+}
+
+fn diagram_from_text(text: &str, origin: &str, base: &Path) -> PyResult<Diagram> {
+    let v = netlist::parse_text(text, origin).map_err(|e| model_error(origin, &e))?;
+    netlist::load_value(&v, origin, base).map_err(|e| model_error(origin, &e))
+}
+
+fn json_value<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+/// Parse the `set` overrides (a JSON object from Python).
+fn overrides(set_json: &str) -> PyResult<Vec<(String, Value)>> {
+    match serde_json::from_str::<Value>(set_json) {
+        Ok(Value::Object(m)) => Ok(m.into_iter().collect()),
+        Ok(Value::Null) => Ok(Vec::new()),
+        _ => Err(ModelError::new_err(
+            "set: expected a dict of parameter name -> value (number, bool, or text such as \"250 ms\")",
+        )),
+    }
+}
+
+/// A netlist compiled once; `run` instantiates it with other parameter values.
+#[pyclass(frozen, module = "drivelink._drivelink")]
+struct NativeModel {
+    compiled: Compiled,
+    registry: Registry,
+    origin: String,
+}
+
+#[pymethods]
+impl NativeModel {
+    /// Load and compile `path`; `log` adds variables to the netlist's log.
+    #[new]
+    #[pyo3(signature = (path, log = Vec::new()))]
+    fn new(path: &str, log: Vec<String>) -> PyResult<Self> {
+        let mut d = load_diagram(path)?;
+        for s in log {
+            if !d.log.contains(&s) {
+                d.log.push(s);
+            }
+        }
+        let registry = drivelink_blocks::registry();
+        let compiled = Compiled::new(&d, &registry)
+            .map_err(|e| model_error(path, &netlist::locate_error(&d, &registry, path, e)))?;
+        Ok(NativeModel {
+            compiled,
+            registry,
+            origin: path.to_string(),
+        })
+    }
+    /// The model name.
+    fn name(&self) -> String {
+        self.compiled.diagram().name.clone()
+    }
+    /// Top-level parameters as a JSON object (values as written in the netlist).
+    fn parameters_json(&self) -> String {
+        let m: serde_json::Map<String, Value> =
+            self.compiled.diagram().parameters.iter().cloned().collect();
+        json_value(&m)
+    }
+    /// Every loggable variable.
+    fn variables(&self) -> Vec<String> {
+        self.compiled
+            .plan()
+            .variables()
+            .iter()
+            .map(|v| v.name.clone())
+            .collect()
+    }
+    /// The logged variables, in column order.
+    fn logged(&self) -> Vec<String> {
+        self.compiled.plan().logged().map(str::to_string).collect()
+    }
+    /// Run with `set` (a JSON object of parameter values) and an optional stop time (s).
+    #[pyo3(signature = (set_json, stop_time = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        set_json: &str,
+        stop_time: Option<f64>,
+    ) -> PyResult<NativeResult> {
+        let set = overrides(set_json)?;
+        let mut settings = self.compiled.plan().settings().clone();
+        if let Some(t) = stop_time {
+            if !(t.is_finite() && t > settings.start_time) {
+                return Err(ModelError::new_err(format!(
+                    "stop_time: must be a finite time greater than the start time ({} s), got {t}",
+                    settings.start_time
+                )));
+            }
+            settings.stop_time = t;
+        }
+        py.detach(|| {
+            let mut m = self
+                .compiled
+                .with_params(&self.registry, &set)
+                .map_err(|e| {
+                    netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e)
+                })?;
+            let result = m.run_with(&settings);
+            let audit = m.energy_audit();
+            Ok::<_, drivelink_core::Error>(NativeResult { result, audit })
+        })
+        .map_err(|e| model_error(&self.origin, &e))
+    }
+}
+
+/// One run's results.
+#[pyclass(frozen, module = "drivelink._drivelink")]
+struct NativeResult {
+    result: SimResult,
+    audit: EnergyAudit,
+}
+
+fn f64_bytes<'py>(py: Python<'py>, v: &[f64]) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    PyBytes::new(py, &bytes)
+}
+
+#[pymethods]
+impl NativeResult {
+    /// Logged variable names, in column order.
+    fn names(&self) -> Vec<String> {
+        self.result.names.clone()
+    }
+    /// The time vector as little-endian f64 bytes.
+    fn time_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        f64_bytes(py, &self.result.time)
+    }
+    /// One logged variable as little-endian f64 bytes (`None` when not logged).
+    fn column_bytes<'py>(&self, py: Python<'py>, name: &str) -> Option<Bound<'py, PyBytes>> {
+        self.result.get(name).map(|c| f64_bytes(py, c))
+    }
+    /// Events as (time, block, kind, detail) tuples.
+    fn events(&self) -> Vec<(f64, String, String, String)> {
+        self.result
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    e.time,
+                    e.block.clone(),
+                    e.kind.as_str().to_string(),
+                    e.detail.clone(),
+                )
+            })
+            .collect()
+    }
+    /// `summary.json` (with the energy audit) as JSON text.
+    fn summary_json(&self) -> String {
+        let mut s = self.result.summary_json();
+        if let Value::Object(m) = &mut s {
+            m.insert("energy".into(), self.audit.to_json());
+        }
+        json_value(&s)
+    }
+    /// `completed`, `stopped` or `failed`.
+    fn status(&self) -> &'static str {
+        self.result.status.as_str()
+    }
+    /// Time the run ended, s.
+    fn end_time(&self) -> f64 {
+        self.result.end_time
+    }
+    /// Why the run ended.
+    fn message(&self) -> String {
+        self.result.message.clone()
+    }
+}
+
+/// A parameter study (see `drivelink-sweep`).
+#[pyclass(frozen, module = "drivelink._drivelink")]
+struct NativeStudy {
+    study: Study,
+    origin: String,
+}
+
+#[pymethods]
+impl NativeStudy {
+    /// A study of the netlist `text` (named `origin`; subsystem files are resolved from
+    /// `base_dir`) with `args_json` (the CLI's options as a JSON object).
+    #[new]
+    fn new(text: &str, origin: &str, base_dir: &str, args_json: &str) -> PyResult<Self> {
+        let d = diagram_from_text(text, origin, Path::new(base_dir))?;
+        let args: StudyArgs = serde_json::from_str(args_json)
+            .map_err(|e| ModelError::new_err(format!("study arguments: {e}")))?;
+        let study = Study::new(&d, drivelink_blocks::registry(), origin, args)
+            .map_err(|e| sweep_error(origin, &e))?;
+        Ok(NativeStudy {
+            study,
+            origin: origin.to_string(),
+        })
+    }
+    /// The study id (the CLI's for the same netlist and arguments).
+    fn id(&self) -> String {
+        self.study.id().to_string()
+    }
+    /// Number of runs.
+    fn n_runs(&self) -> usize {
+        self.study.n_runs()
+    }
+    /// The table's columns as JSON: `[{"name": ..., "type": "int"|"float"|"text"}, ...]`.
+    fn columns_json(&self) -> String {
+        json_value(&self.study.columns())
+    }
+    /// `study.json` as JSON text.
+    fn study_json(&self) -> String {
+        json_value(&self.study.study_json(None))
+    }
+    /// Runs `start..end` on `jobs` threads (0: all cores); the rows as JSON (NaN is null).
+    #[pyo3(signature = (start, end, jobs = 0))]
+    fn run(&self, py: Python<'_>, start: usize, end: usize, jobs: usize) -> PyResult<String> {
+        let end = end.min(self.study.n_runs());
+        let table = py
+            .detach(|| self.study.run(start.min(end)..end, jobs, None, &|_| {}))
+            .map_err(|e| sweep_error(&self.origin, &e))?;
+        Ok(json_value(table.rows()))
+    }
+    /// Run `i` alone; its row as JSON.
+    fn run_one(&self, py: Python<'_>, i: usize) -> PyResult<String> {
+        if i >= self.study.n_runs() {
+            return Err(ModelError::new_err(format!(
+                "run {i}: the study has {} runs",
+                self.study.n_runs()
+            )));
+        }
+        let row = py
+            .detach(|| self.study.run_one(i, None))
+            .map_err(|e| sweep_error(&self.origin, &e))?;
+        Ok(json_value(&row))
+    }
+}
+
+/// The native module.
+#[pymodule]
+fn _drivelink(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeModel>()?;
+    m.add_class::<NativeResult>()?;
+    m.add_class::<NativeStudy>()?;
+    m.add("DrivelinkError", m.py().get_type::<DrivelinkError>())?;
+    m.add("ModelError", m.py().get_type::<ModelError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

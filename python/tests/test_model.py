@@ -1,0 +1,69 @@
+"""drivelink.load / Model.run against closed-form physics and the CLI."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import drivelink
+
+
+def test_brake_stops_the_flywheel_at_j_w0_over_t_and_dissipates_its_kinetic_energy(netlist):
+    m = drivelink.load(netlist("mech_brake_stop.json"), log=["flywheel.w"])
+    assert m.parameters == {"J": "2 kg*m^2", "w0": "30 rad/s", "T": "12 N*m"}
+    r = m.run(set={"J": 3.0, "T": "15 N*m"})
+    assert r.status == "completed" and r.end_time == 8.0
+    ev = r.events
+    assert list(ev.columns) == ["time", "block", "kind", "detail"]
+    lock = ev[(ev.block == "brake") & (ev.kind == "lock")].time.iloc[0]
+    assert lock == pytest.approx(3.0 * 30.0 / 15.0, abs=1e-9)
+    w = r["flywheel.w"]
+    assert isinstance(w, np.ndarray) and w.dtype == np.float64 and w.shape == r.time.shape
+    assert w[0] == 30.0 and w[-1] == 0.0
+    # Linear decay at T/J until the lock.
+    k = (r.time > 0.1) & (r.time < lock - 0.1)
+    np.testing.assert_allclose(w[k], 30.0 - 15.0 / 3.0 * r.time[k], rtol=0, atol=1e-9)
+    assert r.energy["losses"]["brake"] == pytest.approx(0.5 * 3.0 * 30.0**2, rel=1e-6)
+    assert abs(r.energy["relative_residual"]) < 1e-6
+    assert r.summary["status"] == "completed" and r.summary["stats"]["steps"] > 0
+    df = r.to_pandas()
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == ["time", *r.names]
+    np.testing.assert_array_equal(df["flywheel.w"].to_numpy(), w)
+
+
+def test_run_is_bit_identical_to_the_cli_run_with_set(netlist, cli, tmp_path):
+    path = netlist("full_car.json")
+    r = drivelink.load(path).run(stop_time=20, set={"throttle": 0.3, "clutchRise": "0.4 s"})
+    cli("run", path, "--set", "throttle=0.3", "--set", "clutchRise=0.4 s", "--stop-time", "20",
+        "--no-plots", "--no-report", "--out", tmp_path)
+    csv = pd.read_csv(tmp_path / "results.csv")
+    assert list(csv.columns) == ["time", *r.names]
+    np.testing.assert_array_equal(csv["time"].to_numpy(), r.time)
+    for n in r.names:
+        np.testing.assert_array_equal(csv[n].to_numpy(), r[n], err_msg=n)
+
+
+def test_errors_are_exceptions_with_the_cli_messages(netlist, cli, tmp_path):
+    path = netlist("full_car.json")
+    m = drivelink.load(path)
+    with pytest.raises(drivelink.ModelError) as e:
+        m.run(set={"throtle": 0.3})
+    assert "parameters.throtle" in str(e.value) and "did you mean 'throttle'" in str(e.value)
+    with pytest.raises(KeyError, match="not logged"):
+        m.run(stop_time=1)["vehicle.vv"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"drivelink": 1, "name": "b", "blocks": [{"name": "c", "type": "FrictionClutch"}]}')
+    with pytest.raises(drivelink.ModelError) as e:
+        drivelink.load(bad)
+    expected = cli("validate", bad, check=False).stderr.strip().removeprefix("error: ")
+    assert str(e.value) == expected
+    assert "did you mean 'Clutch'" in expected
+    with pytest.raises(drivelink.ModelError, match="I/O error"):
+        drivelink.load(tmp_path / "missing.json")
+    assert issubclass(drivelink.ModelError, drivelink.DrivelinkError)
+
+
+def test_a_failed_run_returns_its_partial_result(netlist, tmp_path):
+    # A time event every 1e-9 s over 1 s is refused by the settings check: status failed.
+    m = drivelink.load(netlist("signal_discrete.json"))
+    r = m.run(set={"Ts": 1e-9})
+    assert r.status == "failed" and "max_time_events" in r.message

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The Python package's tests: a virtual environment under target/ (created once, reused),
+# with maturin, numpy, pandas, pyarrow, distributed and pytest from PyPI; the package
+# built from python/ with the dev profile (one abi3 wheel, target/wheels/) and installed into
+# it; then pytest on python/tests. The tests compare with the CLI, so the CLI is built
+# too (the dev profile `cargo test` uses: nothing to do after it).
+#
+# Needs only the Rust toolchain and Python 3 (>= 3.9, with its venv module).
+# PYTHON=python3.12 picks another interpreter; extra arguments go to pytest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+py=${PYTHON:-python3}
+venv=target/python-venv
+deps="maturin numpy pandas pyarrow distributed pytest"
+if [ ! -x "$venv/bin/python" ]; then
+    echo "== creating $venv"
+    "$py" -m venv "$venv"
+fi
+stamp="$venv/.drivelink-deps"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$deps" ]; then
+    echo "== pip install $deps"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check $deps
+    echo "$deps" > "$stamp"
+fi
+
+echo "== building the drivelink wheel (dev profile: shares the artifacts of cargo test)"
+rm -f target/wheels/drivelink-*.whl
+"$venv/bin/maturin" build --profile dev --quiet -m python/Cargo.toml -i "$venv/bin/python" -o target/wheels
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/wheels/drivelink-*.whl
+
+echo "== building the CLI (for the comparison tests)"
+cargo build --quiet --bin drivelink
+export DRIVELINK_CLI="$root/target/debug/drivelink"
+
+echo "== pytest python/tests"
+# From the repository root, so `import drivelink` is the installed package, not python/drivelink/.
+"$venv/bin/python" -m pytest -q --import-mode=importlib python/tests "$@"

@@ -1,0 +1,223 @@
+//! `drivelink sweep` and `drivelink sweep-merge`: parameter studies from the command line
+//! (the work is done by `drivelink-sweep`; this module parses options, shows progress and
+//! prints the outcome).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use drivelink_sweep::{Cell, Sampling, Study, StudyArgs, SweepError};
+
+use crate::console;
+
+/// Arguments of `drivelink sweep`.
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    /// The model netlist (JSON).
+    pub model: PathBuf,
+    /// A swept parameter: NAME=START:STOP:COUNT (COUNT equally spaced values, both ends
+    /// included; START/STOP may carry units: clutchRise=0.1 s:0.5 s:25) or NAME=[v1,v2,...].
+    /// Several grids form the full factorial (the last varies fastest).
+    #[arg(long, value_name = "NAME=SPEC")]
+    pub grid: Vec<String>,
+    /// A sampled parameter: NAME=uniform(a,b), NAME=normal(mu,sigma) or
+    /// NAME=lognormal(mu,sigma) (mu, sigma of ln(value in SI)); needs --samples.
+    #[arg(long, value_name = "NAME=DIST")]
+    pub dist: Vec<String>,
+    /// Number of sampled points (crossed with every grid point).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Seed of the sampling (the same seed gives the same points on every machine).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Sampling design: lhs (Latin hypercube) or random.
+    #[arg(long, default_value = "lhs", value_parser = ["lhs", "random"])]
+    pub sampling: String,
+    /// A metric column: NAME=EXPR with EXPR one of end_time, status, final(SIG), max(SIG),
+    /// min(SIG), mean(SIG) (time-weighted), at(SIG, TIME), event_time(BLOCK, KIND, N),
+    /// energy(ELEMENT).
+    #[arg(long = "metric", value_name = "NAME=EXPR")]
+    pub metrics: Vec<String>,
+    /// A value for every run (as for `run --set`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Override solver.stop_time (seconds, or an expression such as "20 s").
+    #[arg(long, value_name = "T")]
+    pub stop_time: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Run only slice I (0-based) of N equal slices of the runs (Slurm job arrays,
+    /// Kubernetes indexed jobs); join the slices with `drivelink sweep-merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Also write each run's results.csv, events.csv and summary.json under DIR/runs/NNNNNN/.
+    #[arg(long)]
+    pub keep_results: bool,
+    /// Output directory (default: out/<model name>_sweep/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Print a study error, one line per problem, naming the netlist for model errors.
+fn report(origin: &str, e: &SweepError) {
+    for line in e.lines(origin) {
+        console::error(line);
+    }
+}
+
+/// `drivelink sweep`.
+pub fn sweep(a: &SweepArgs) -> u8 {
+    let origin = a.model.display().to_string();
+    let shard = match a.shard.as_deref().map(drivelink_sweep::parse_shard) {
+        Some(Err(e)) => {
+            report(&origin, &e);
+            return 2;
+        }
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
+    if a.jobs == Some(0) {
+        console::error("--jobs 0: expected a number of worker threads >= 1");
+        return 2;
+    }
+    let diagram = match crate::load(&a.model, &[]) {
+        Ok(d) => d,
+        Err(e) => {
+            crate::report(&origin, &e);
+            return 2;
+        }
+    };
+    let args = StudyArgs {
+        grid: a.grid.clone(),
+        dist: a.dist.clone(),
+        samples: a.samples,
+        seed: a.seed,
+        sampling: if a.sampling == "random" {
+            Sampling::Random
+        } else {
+            Sampling::Lhs
+        },
+        metrics: a.metrics.clone(),
+        set: a.set.clone(),
+        stop_time: a.stop_time.clone(),
+    };
+    let study = match Study::new(&diagram, drivelink_blocks::registry(), &origin, args) {
+        Ok(s) => s,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let runs = match shard {
+        Some((i, n)) => drivelink_sweep::shard_range(study.n_runs(), i, n),
+        None => 0..study.n_runs(),
+    };
+    let dir = a.out.clone().unwrap_or_else(|| {
+        Path::new("out").join(format!(
+            "{}_sweep",
+            crate::dir_name(&study.compiled().diagram().name)
+        ))
+    });
+    let jobs = a.jobs.unwrap_or(0);
+    let bar = progress_bar(runs.len() as u64);
+    let tick = |done: usize| {
+        if let Some(b) = &bar {
+            b.set_position(done as u64);
+        }
+    };
+    let start = Instant::now();
+    let keep = a.keep_results.then_some(dir.as_path());
+    let table = match study.run(runs.clone(), jobs, keep, &tick) {
+        Ok(t) => t,
+        Err(e) => {
+            if let Some(b) = &bar {
+                b.abandon();
+            }
+            report(&origin, &e);
+            return 1;
+        }
+    };
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Err(e) = drivelink_sweep::write_study(&dir, &table, &study.study_json(shard)) {
+        report(&origin, &e);
+        return 1;
+    }
+    let status_col = table.column_index("status");
+    let wall_col = table.column_index("wall_time");
+    let mut failed = 0;
+    let mut solver = 0.0;
+    for row in table.rows() {
+        if let Some(Cell::Text(s)) = status_col.map(|c| &row[c]) {
+            failed += usize::from(s == "failed");
+        }
+        if let Some(Cell::Float(w)) = wall_col.map(|c| &row[c]) {
+            if w.is_finite() {
+                solver += w;
+            }
+        }
+    }
+    if failed > 0 {
+        console::warning(format_args!(
+            "{origin}: {failed} of {} runs failed; their rows have status 'failed' and the reason in 'message'",
+            runs.len()
+        ));
+    }
+    let threads = if jobs == 0 { rayon_threads() } else { jobs };
+    let shard_text = shard.map_or_else(String::new, |(i, n)| {
+        format!(" (shard {i}/{n}: runs {}..{})", runs.start, runs.end)
+    });
+    console::print(&format!(
+        "{}: {} runs{shard_text}, {failed} failed, in {wall:.3} s wall on {threads} threads (solver {solver:.3} s in total), study {} -> {}\n",
+        study.compiled().diagram().name,
+        runs.len(),
+        study.id(),
+        dir.display()
+    ))
+}
+
+/// Threads of rayon's default pool (all cores).
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A progress bar with an ETA on stderr, only on a terminal.
+fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() || len == 0 {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} runs, {per_sec}, ETA {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
+}
+
+/// `drivelink sweep-merge DIR... --out DIR`.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> u8 {
+    let (table, study) = match drivelink_sweep::merge_dirs(dirs) {
+        Ok(x) => x,
+        Err(e) => {
+            for m in e.lines("sweep-merge") {
+                console::error(m);
+            }
+            return 2;
+        }
+    };
+    if let Err(e) = drivelink_sweep::write_study(out, &table, &study) {
+        console::error(e);
+        return 1;
+    }
+    console::print(&format!(
+        "merged {} shards: {} runs of study {} -> {}\n",
+        dirs.len(),
+        table.rows().len(),
+        study.get("study_id").and_then(|v| v.as_str()).unwrap_or(""),
+        out.display()
+    ))
+}

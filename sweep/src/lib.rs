@@ -1,0 +1,182 @@
+//! drivelink-sweep: parameter studies of drivelink models.
+//!
+//! A [`Study`] is a netlist compiled once, a list of parameter points (grids as a full
+//! factorial, Latin hypercube or random samples of distributions, or both crossed), and
+//! metrics computed from each run's results. Runs go in parallel on a rayon pool
+//! ([`Study::run`]), one at a time ([`Study::run_one`], for external executors), or as
+//! the `I`-th of `N` equal slices ([`shard_range`], for Slurm job arrays and Kubernetes
+//! indexed jobs); [`merge_dirs`] joins the slices, checking the study id.
+//!
+//! The output of a study directory: `sweep.csv` and `sweep.parquet` (one row per run:
+//! `run`, every swept parameter, `status`, `end_time`, `wall_time`, every metric,
+//! `message`), `study.json` (study id, model, runs, shard, columns, arguments) and, with
+//! `--keep-results`, `runs/NNNNNN/` per run.
+//!
+//! Modules: [`spec`] (argument syntax), [`sample`] (distributions, designs, generator),
+//! [`metric`] (metric expressions), [`study`] (checking, compiling, running), [`table`]
+//! (typed table, CSV, Parquet), [`error`].
+
+// Model errors carry every name a user needs; they are built only on the error path.
+#![allow(clippy::result_large_err)]
+
+pub mod error;
+pub mod metric;
+pub mod sample;
+pub mod spec;
+pub mod study;
+pub mod table;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use error::SweepError;
+pub use metric::{Metric, MetricKind};
+pub use sample::{Dist, Sampling};
+pub use spec::{parse_shard, StudyArgs, Swept};
+pub use study::{shard_range, Study};
+pub use table::{Cell, ColKind, Column, Table};
+
+/// Write `sweep.csv`, `sweep.parquet` and `study.json` into `dir` (created if missing).
+pub fn write_study(dir: &Path, table: &Table, study: &Value) -> Result<(), SweepError> {
+    std::fs::create_dir_all(dir).map_err(|e| SweepError::io(dir.display(), e))?;
+    let p = dir.join("sweep.csv");
+    let f = std::fs::File::create(&p).map_err(|e| SweepError::io(p.display(), e))?;
+    table
+        .write_csv(f)
+        .map_err(|e| SweepError::io(p.display(), e))?;
+    let text = serde_json::to_string_pretty(study).unwrap_or_default() + "\n";
+    let id = study
+        .get("study_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    table.write_parquet(
+        &dir.join("sweep.parquet"),
+        &[
+            ("drivelink.study_id", id),
+            ("drivelink.study", text.clone()),
+        ],
+    )?;
+    let p = dir.join("study.json");
+    std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))
+}
+
+/// A study directory read back: its `study.json` and table.
+fn read_study(dir: &Path) -> Result<(Value, Table), SweepError> {
+    let sp = dir.join("study.json");
+    let text = std::fs::read_to_string(&sp).map_err(|e| SweepError::io(sp.display(), e))?;
+    let bad = |message: String| SweepError::Table {
+        path: sp.display().to_string(),
+        message,
+    };
+    let study: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    let columns: Vec<Column> = study
+        .get("columns")
+        .cloned()
+        .ok_or_else(|| {
+            bad("no \"columns\"; is this a directory written by drivelink sweep?".into())
+        })
+        .and_then(|c| serde_json::from_value(c).map_err(|e| bad(format!("columns: {e}"))))?;
+    let cp = dir.join("sweep.csv");
+    let csv = std::fs::read_to_string(&cp).map_err(|e| SweepError::io(cp.display(), e))?;
+    let table = Table::read_csv(&csv, columns, &cp.display().to_string())?;
+    Ok((study, table))
+}
+
+/// Join the shards in `dirs` into one table and its `study.json` (shard `null`). Every
+/// directory must carry the same study id and columns, no run may appear twice, and
+/// together they must hold every run of the study.
+pub fn merge_dirs(dirs: &[PathBuf]) -> Result<(Table, Value), SweepError> {
+    let merge = |message: String| SweepError::Merge { message };
+    let mut parts = Vec::new();
+    for d in dirs {
+        parts.push((d, read_study(d)?));
+    }
+    let Some((first_dir, (first, first_table))) = parts.first() else {
+        return Err(merge("no directories given".into()));
+    };
+    let id = first.get("study_id").cloned().unwrap_or(Value::Null);
+    let runs = first.get("runs").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let mut owner: Vec<Option<&PathBuf>> = vec![None; runs];
+    let mut rows = Vec::new();
+    for (d, (study, table)) in &parts {
+        let other = study.get("study_id").cloned().unwrap_or(Value::Null);
+        if other != id {
+            return Err(merge(format!(
+                "{} is study {other} but {} is study {id}; shards of one study have the same id (same netlist, arguments and drivelink version)",
+                d.display(),
+                first_dir.display()
+            )));
+        }
+        if table.columns() != first_table.columns() {
+            return Err(merge(format!(
+                "{} has other columns than {}",
+                d.display(),
+                first_dir.display()
+            )));
+        }
+        for row in table.rows() {
+            let i = match row.first() {
+                Some(Cell::Int(i)) if (*i as usize) < runs && *i >= 0 => *i as usize,
+                other => {
+                    return Err(merge(format!(
+                        "{}: run index {other:?} outside 0..{runs}",
+                        d.display()
+                    )))
+                }
+            };
+            if let Some(prev) = owner[i] {
+                return Err(merge(format!(
+                    "run {i} is in both {} and {}",
+                    prev.display(),
+                    d.display()
+                )));
+            }
+            owner[i] = Some(d);
+            rows.push(row.clone());
+        }
+    }
+    let missing: Vec<usize> = (0..runs).filter(|&i| owner[i].is_none()).collect();
+    if !missing.is_empty() {
+        return Err(merge(format!(
+            "{} of {runs} runs are missing: {}; merge every shard of the study",
+            missing.len(),
+            ranges(&missing)
+        )));
+    }
+    rows.sort_by_key(|r| match r.first() {
+        Some(Cell::Int(i)) => *i,
+        _ => 0,
+    });
+    let mut study = first.clone();
+    if let Value::Object(m) = &mut study {
+        m.insert("shard".into(), Value::Null);
+    }
+    Ok((Table::new(first_table.columns().to_vec(), rows), study))
+}
+
+/// `0-9, 20, 30-39` (the first 10 ranges).
+fn ranges(v: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < v.len() {
+        let start = v[k];
+        while k + 1 < v.len() && v[k + 1] == v[k] + 1 {
+            k += 1;
+        }
+        out.push(if v[k] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", v[k])
+        });
+        k += 1;
+    }
+    let n = out.len();
+    if n > 10 {
+        out.truncate(10);
+        out.push(format!("... ({} more ranges)", n - 10));
+    }
+    out.join(", ")
+}

@@ -1,0 +1,710 @@
+//! A study: a model compiled once, the list of parameter points, the metrics, and the
+//! runs (one, a range, in parallel).
+//!
+//! Everything a user can get wrong is checked in [`Study::new`], before any run: unknown
+//! parameters (with a suggestion), values that do not fit a parameter (a word for a number,
+//! a number for a choice, a unit of another dimension, an array parameter), malformed
+//! grids and distributions, a parameter given twice, unknown metric signals, blocks, event
+//! kinds and energy elements. A run that fails afterwards (the solver fails, a sampled
+//! value is out of a block's range) is a row with status `failed` and its message.
+//!
+//! Compile once, run many: the netlist is loaded and compiled once per study
+//! ([`Compiled`]); each run re-resolves the top-level parameters and rebuilds the blocks
+//! ([`Compiled::with_params`]), sharing the plan when the structure is unchanged. The
+//! signals that metrics read are added to the compiled diagram's log (the user's file is
+//! not changed), so every metric has its samples.
+
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
+use drivelink_core::units::Dim;
+use drivelink_core::{netlist, Compiled, Diagram, EnergyAudit, Registry, SimResult};
+
+use crate::error::SweepError;
+use crate::metric::{self, Metric};
+use crate::sample::{unit_design, Dist};
+use crate::spec::{self, DistKind, RawDist, RawGrid, RawValue, StudyArgs, Swept};
+use crate::table::{Cell, ColKind, Column, Table};
+
+/// Most runs one study may have.
+pub const MAX_RUNS: usize = 100_000_000;
+
+/// Names of the fixed columns: `run` first, then the swept parameters, then these, then
+/// the metrics, then `message`.
+pub const FIXED_COLUMNS: [&str; 4] = ["status", "end_time", "wall_time", "message"];
+
+/// A study ready to run.
+pub struct Study {
+    compiled: Compiled,
+    registry: Registry,
+    args: StudyArgs,
+    origin: String,
+    /// Swept parameters (grid axes, then sampled ones) and their column types.
+    params: Vec<(String, ColKind)>,
+    axes: Vec<Vec<Swept>>,
+    /// Sampled values, one row per sample (empty without `--samples`).
+    samples: Vec<Vec<f64>>,
+    metrics: Vec<Metric>,
+    needs_audit: bool,
+    id: String,
+    n_runs: usize,
+}
+
+/// The parameter a value is for, as resolved from the netlist.
+struct ParamInfo<'a> {
+    flag: &'a str,
+    name: &'a str,
+    value: &'a ScopeVal,
+    given: String,
+}
+
+impl ParamInfo<'_> {
+    fn err(&self, message: String) -> SweepError {
+        SweepError::Value {
+            flag: self.flag.into(),
+            name: self.name.into(),
+            message,
+        }
+    }
+    /// Check the dimension of a quantity against the parameter's; `Ok(SI value)`.
+    fn number(&self, q: &drivelink_core::expr::Quantity, text: &str) -> Result<f64, SweepError> {
+        match self.value {
+            ScopeVal::Q(p) => match (p.dim, q.dim) {
+                (Some(pd), Some(qd)) if pd != qd => Err(self.err(format!(
+                    "'{text}' is {} but parameter '{}' is {} (the netlist gives {})",
+                    dim_text(qd),
+                    self.name,
+                    dim_text(pd),
+                    self.given
+                ))),
+                _ => Ok(q.value),
+            },
+            ScopeVal::Text(t) => Err(self.err(format!(
+                "parameter '{}' is a choice (the netlist gives \"{t}\"); a number '{text}' cannot be assigned; give words, for example [{t}]",
+                self.name
+            ))),
+            ScopeVal::Json(_) => Err(self.err(format!(
+                "parameter '{}' is an array (the netlist gives {}); arrays cannot be swept",
+                self.name, self.given
+            ))),
+        }
+    }
+    fn value(&self, v: &RawValue) -> Result<Swept, SweepError> {
+        match v {
+            RawValue::Q(q, text) => self.number(q, text).map(Swept::Number),
+            RawValue::Word(w) => match self.value {
+                ScopeVal::Text(_) => Ok(Swept::Text(w.clone())),
+                _ => Err(self.err(format!(
+                    "'{w}' is a word but parameter '{}' is a number (the netlist gives {})",
+                    self.name, self.given
+                ))),
+            },
+        }
+    }
+    fn kind(&self) -> ColKind {
+        match self.value {
+            ScopeVal::Text(_) => ColKind::Text,
+            _ => ColKind::Float,
+        }
+    }
+}
+
+fn dim_text(d: Dim) -> String {
+    if d.is_dimensionless() {
+        return "dimensionless".into();
+    }
+    match d.derived_name() {
+        Some(n) => format!("in {n}"),
+        None => format!("in {d}"),
+    }
+}
+
+/// FNV-1a, 64 bit: a stable hash for the study id.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Runs `[floor(i·n/N), floor((i+1)·n/N))` of `n`: slice `i` (0-based) of `count` equal
+/// slices.
+pub fn shard_range(n_runs: usize, index: usize, count: usize) -> Range<usize> {
+    let at = |k: usize| ((k as u128 * n_runs as u128) / count as u128) as usize;
+    at(index)..at(index + 1)
+}
+
+impl Study {
+    /// Check the study against the model and compile it. `origin` names the netlist in
+    /// messages; `diagram` is the netlist as loaded (it is not changed).
+    pub fn new(
+        diagram: &Diagram,
+        registry: Registry,
+        origin: &str,
+        args: StudyArgs,
+    ) -> Result<Study, SweepError> {
+        let located = |e| netlist::locate_error(diagram, &registry, origin, e);
+        let top = resolve_parameters(&diagram.parameters, &Scope::new(), &diagram.name)
+            .map_err(located)?;
+        let mut errors = Vec::new();
+        let known: Vec<&str> = diagram.parameters.iter().map(|p| p.0.as_str()).collect();
+        let mut taken: Vec<(String, &str)> = Vec::new();
+        let mut info = |flag: &'static str, name: &str, errors: &mut Vec<SweepError>| {
+            if let Some((_, other)) = taken.iter().find(|(n, _)| n == name) {
+                errors.push(SweepError::Value {
+                    flag: flag.into(),
+                    name: name.into(),
+                    message: format!(
+                        "parameter '{name}' is already given by {other}; give each parameter once"
+                    ),
+                });
+                return None;
+            }
+            taken.push((name.to_string(), flag));
+            let Some(value) = top.get(name) else {
+                errors.push(SweepError::UnknownParam {
+                    flag: flag.into(),
+                    name: name.into(),
+                    hint: drivelink_core::suggest::hint(name, known.iter().copied()),
+                    known: if known.is_empty() {
+                        "(none)".into()
+                    } else {
+                        known.join(", ")
+                    },
+                });
+                return None;
+            };
+            let given = diagram
+                .parameters
+                .iter()
+                .find(|p| p.0 == name)
+                .map(|p| p.1.to_string())
+                .unwrap_or_default();
+            Some((name.to_string(), value.clone(), given))
+        };
+
+        // Values for every run.
+        let mut d = diagram.clone();
+        for s in &args.set {
+            match spec::parse_set(s) {
+                Ok((name, v)) => {
+                    if info("--set", &name, &mut errors).is_some() {
+                        d.param(&name, v);
+                    }
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        if let Some(t) = &args.stop_time {
+            match metric::parse_time(t) {
+                Ok(x) if x > d.settings.start_time => d.settings.stop_time = x,
+                Ok(x) => errors.push(SweepError::Arg {
+                    flag: "--stop-time".into(),
+                    text: t.clone(),
+                    message: format!(
+                        "must be greater than the start time ({} s), got {x}",
+                        d.settings.start_time
+                    ),
+                }),
+                Err(m) => errors.push(SweepError::Arg {
+                    flag: "--stop-time".into(),
+                    text: t.clone(),
+                    message: m,
+                }),
+            }
+        }
+
+        // Grid axes.
+        let mut params = Vec::new();
+        let mut axes = Vec::new();
+        for g in &args.grid {
+            let (name, raw) = match spec::parse_grid(g) {
+                Ok(x) => x,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let Some((name, value, given)) = info("--grid", &name, &mut errors) else {
+                continue;
+            };
+            let p = ParamInfo {
+                flag: "--grid",
+                name: &name,
+                value: &value,
+                given,
+            };
+            let values = match &raw {
+                RawGrid::Range { start, stop, count } => p
+                    .number(&start.0, &start.1)
+                    .and_then(|a| Ok((a, p.number(&stop.0, &stop.1)?)))
+                    .map(|(a, b)| {
+                        (0..*count)
+                            .map(|k| Swept::Number(grid_point(a, b, *count, k)))
+                            .collect::<Vec<_>>()
+                    }),
+                RawGrid::List(v) => v.iter().map(|x| p.value(x)).collect(),
+            };
+            match values {
+                Ok(v) => {
+                    params.push((name.clone(), p.kind()));
+                    axes.push(v);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+
+        // Sampled parameters.
+        let mut dists = Vec::new();
+        for s in &args.dist {
+            let (name, raw) = match spec::parse_dist(s) {
+                Ok(x) => x,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let Some((name, value, given)) = info("--dist", &name, &mut errors) else {
+                continue;
+            };
+            let p = ParamInfo {
+                flag: "--dist",
+                name: &name,
+                value: &value,
+                given,
+            };
+            match dist_of(&p, &raw) {
+                Ok(dist) => {
+                    params.push((name.clone(), ColKind::Float));
+                    dists.push(dist);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        let n_samples = match (args.samples, dists.is_empty(), args.dist.is_empty()) {
+            (Some(0), _, _) => {
+                errors.push(SweepError::Arg {
+                    flag: "--samples".into(),
+                    text: "0".into(),
+                    message: "expected a number of samples >= 1".into(),
+                });
+                0
+            }
+            (Some(n), _, false) => n,
+            (Some(n), _, true) => {
+                errors.push(SweepError::Arg {
+                    flag: "--samples".into(),
+                    text: n.to_string(),
+                    message: "sampling needs at least one --dist NAME=uniform(a,b)|normal(mu,sigma)|lognormal(mu,sigma)".into(),
+                });
+                0
+            }
+            (None, _, false) => {
+                errors.push(SweepError::Arg {
+                    flag: "--dist".into(),
+                    text: args.dist.join(" "),
+                    message: "sampled parameters need --samples N".into(),
+                });
+                0
+            }
+            (None, _, true) => 0,
+        };
+        if args.grid.is_empty() && args.dist.is_empty() {
+            errors.push(SweepError::Arg {
+                flag: "--grid".into(),
+                text: String::new(),
+                message: "a study needs at least one --grid or --samples N with --dist".into(),
+            });
+        }
+
+        // Metrics: syntax, then names against the compiled model.
+        let mut metrics: Vec<Metric> = Vec::new();
+        for m in &args.metrics {
+            match Metric::parse(m) {
+                Ok(m) => {
+                    let clash = params.iter().any(|(n, _)| *n == m.name)
+                        || m.name == "run"
+                        || FIXED_COLUMNS.contains(&m.name.as_str())
+                        || metrics.iter().any(|o| o.name == m.name);
+                    if clash {
+                        errors.push(SweepError::Metric {
+                            name: m.name.clone(),
+                            message: format!("the table already has a column '{}'; give the metric another name (NAME=EXPR)", m.name),
+                        });
+                    } else {
+                        metrics.push(m);
+                    }
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        SweepError::from_list(errors)?;
+
+        let located = |d: &Diagram, e| netlist::locate_error(d, &registry, origin, e);
+        let mut compiled = Compiled::new(&d, &registry).map_err(|e| located(&d, e))?;
+        SweepError::from_list(
+            metrics
+                .iter()
+                .filter_map(|m| m.check(compiled.plan()).err())
+                .collect(),
+        )?;
+        let logged: Vec<String> = compiled.plan().logged().map(str::to_string).collect();
+        let missing: Vec<&str> = metrics
+            .iter()
+            .filter_map(Metric::signal)
+            .filter(|s| !logged.iter().any(|l| l == s))
+            .collect();
+        if !missing.is_empty() {
+            for s in missing {
+                if !d.log.iter().any(|l| l == s) {
+                    d.log.push(s.to_string());
+                }
+            }
+            compiled = Compiled::new(&d, &registry).map_err(|e| located(&d, e))?;
+        }
+
+        let n_grid = axes
+            .iter()
+            .try_fold(1usize, |acc, a| acc.checked_mul(a.len()));
+        let n_runs = n_grid
+            .and_then(|g| g.checked_mul(n_samples.max(1)))
+            .filter(|&n| n <= MAX_RUNS)
+            .ok_or_else(|| SweepError::Arg {
+                flag: "--grid".into(),
+                text: args.grid.join(" "),
+                message: format!("the study has more than {MAX_RUNS} runs"),
+            })?;
+        let samples = if n_samples > 0 {
+            unit_design(n_samples, dists.len(), args.sampling, args.seed)
+                .into_iter()
+                .map(|u| u.iter().zip(&dists).map(|(u, d)| d.quantile(*u)).collect())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let id_text = serde_json::json!({
+            "drivelink": env!("CARGO_PKG_VERSION"),
+            "netlist": netlist::to_json(diagram),
+            "args": args,
+        })
+        .to_string();
+        let needs_audit = metrics
+            .iter()
+            .any(|m| matches!(m.kind, metric::MetricKind::Energy(_)));
+        Ok(Study {
+            compiled,
+            registry,
+            args,
+            origin: origin.to_string(),
+            params,
+            axes,
+            samples,
+            metrics,
+            needs_audit,
+            id: format!("{:016x}", fnv1a(&id_text)),
+            n_runs,
+        })
+    }
+
+    /// The study id: a hash of the netlist, the study's arguments and the drivelink
+    /// version. Shards of one study carry the same id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    /// Number of runs.
+    pub fn n_runs(&self) -> usize {
+        self.n_runs
+    }
+    /// The arguments the study was defined with.
+    pub fn args(&self) -> &StudyArgs {
+        &self.args
+    }
+    /// The compiled model (with the metric signals logged).
+    pub fn compiled(&self) -> &Compiled {
+        &self.compiled
+    }
+    /// The metrics.
+    pub fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+    /// Names of the swept parameters, in column order.
+    pub fn parameter_names(&self) -> impl Iterator<Item = &str> {
+        self.params.iter().map(|p| p.0.as_str())
+    }
+
+    /// The table's columns: `run`, the swept parameters, `status`, `end_time`,
+    /// `wall_time`, the metrics, `message`.
+    pub fn columns(&self) -> Vec<Column> {
+        let col = |name: &str, kind| Column {
+            name: name.to_string(),
+            kind,
+        };
+        let mut c = vec![col("run", ColKind::Int)];
+        c.extend(self.params.iter().map(|(n, k)| col(n, *k)));
+        c.push(col("status", ColKind::Text));
+        c.push(col("end_time", ColKind::Float));
+        c.push(col("wall_time", ColKind::Float));
+        c.extend(self.metrics.iter().map(|m| {
+            col(
+                &m.name,
+                if m.is_text() {
+                    ColKind::Text
+                } else {
+                    ColKind::Float
+                },
+            )
+        }));
+        c.push(col("message", ColKind::Text));
+        c
+    }
+
+    /// The parameter values of run `i` (`i < n_runs`), in column order.
+    pub fn point(&self, i: usize) -> Vec<(&str, Swept)> {
+        let n_s = self.samples.len().max(1);
+        let (mut g, s) = (i / n_s, i % n_s);
+        let mut grid: Vec<Swept> = Vec::with_capacity(self.axes.len());
+        for axis in self.axes.iter().rev() {
+            grid.push(axis[g % axis.len()].clone());
+            g /= axis.len();
+        }
+        grid.reverse();
+        let sampled = self
+            .samples
+            .get(s)
+            .into_iter()
+            .flatten()
+            .map(|x| Swept::Number(*x));
+        self.params
+            .iter()
+            .map(|p| p.0.as_str())
+            .zip(grid.into_iter().chain(sampled))
+            .collect()
+    }
+
+    /// Run `i` and its table row. With `keep`, the run's `results.csv`, `events.csv` and
+    /// `summary.json` go to `keep/runs/NNNNNN/`.
+    pub fn run_one(&self, i: usize, keep: Option<&Path>) -> Result<Vec<Cell>, SweepError> {
+        let point = self.point(i);
+        let overrides: Vec<(String, Value)> = point
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.json()))
+            .collect();
+        let with_audit = self.needs_audit || keep.is_some();
+        let outcome = catch_unwind(AssertUnwindSafe(
+            || -> Result<(SimResult, Option<EnergyAudit>), String> {
+                let mut m = self
+                    .compiled
+                    .with_params(&self.registry, &overrides)
+                    .map_err(|e| {
+                        netlist::locate_error(
+                            self.compiled.diagram(),
+                            &self.registry,
+                            &self.origin,
+                            e,
+                        )
+                        .to_string()
+                    })?;
+                let res = m.run();
+                let audit = with_audit.then(|| m.energy_audit());
+                Ok((res, audit))
+            },
+        ))
+        .unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!("internal error (panic): {what}"))
+        });
+        let mut row = vec![Cell::Int(i as i64)];
+        row.extend(point.iter().map(|(_, v)| v.cell()));
+        match outcome {
+            Ok((res, audit)) => {
+                if let Some(dir) = keep {
+                    self.keep(dir, i, &point, &res, audit.as_ref())?;
+                }
+                row.push(Cell::Text(res.status.as_str().into()));
+                row.push(Cell::Float(res.end_time));
+                row.push(Cell::Float(res.wall_time_s));
+                row.extend(self.metrics.iter().map(|m| m.eval(&res, audit.as_ref())));
+                row.push(Cell::Text(res.message));
+            }
+            Err(message) => {
+                row.push(Cell::Text("failed".into()));
+                row.push(Cell::Float(f64::NAN));
+                row.push(Cell::Float(f64::NAN));
+                row.extend(self.metrics.iter().map(|m| {
+                    if m.is_text() {
+                        Cell::Text("failed".into())
+                    } else {
+                        Cell::Float(f64::NAN)
+                    }
+                }));
+                row.push(Cell::Text(message));
+            }
+        }
+        Ok(row)
+    }
+
+    fn keep(
+        &self,
+        dir: &Path,
+        i: usize,
+        point: &[(&str, Swept)],
+        res: &SimResult,
+        audit: Option<&EnergyAudit>,
+    ) -> Result<(), SweepError> {
+        let d = dir.join("runs").join(format!("{i:06}"));
+        std::fs::create_dir_all(&d).map_err(|e| SweepError::io(d.display(), e))?;
+        let create = |name: &str| {
+            let p = d.join(name);
+            std::fs::File::create(&p)
+                .map(|f| (f, p.clone()))
+                .map_err(|e| SweepError::io(p.display(), e))
+        };
+        let (f, p) = create("results.csv")?;
+        res.write_csv(f)
+            .map_err(|e| SweepError::io(p.display(), e))?;
+        let (f, p) = create("events.csv")?;
+        res.write_events_csv(f)
+            .map_err(|e| SweepError::io(p.display(), e))?;
+        let mut summary = res.summary_json();
+        if let Value::Object(map) = &mut summary {
+            map.insert(
+                "parameters".into(),
+                Value::Object(
+                    point
+                        .iter()
+                        .map(|(n, v)| (n.to_string(), v.json()))
+                        .collect(),
+                ),
+            );
+            if let Some(a) = audit {
+                map.insert("energy".into(), a.to_json());
+            }
+        }
+        let p = d.join("summary.json");
+        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
+        std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))
+    }
+
+    /// Run `runs` on `jobs` threads (0: all cores); `progress(done)` is called after each
+    /// run. Rows come back in run order.
+    pub fn run(
+        &self,
+        runs: Range<usize>,
+        jobs: usize,
+        keep: Option<&Path>,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<Table, SweepError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build()
+            .map_err(|e| SweepError::Arg {
+                flag: "--jobs".into(),
+                text: jobs.to_string(),
+                message: format!("cannot start the worker threads: {e}"),
+            })?;
+        let done = AtomicUsize::new(0);
+        let rows: Result<Vec<Vec<Cell>>, SweepError> = pool.install(|| {
+            runs.into_par_iter()
+                .with_max_len(1)
+                .map(|i| {
+                    let row = self.run_one(i, keep);
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    row
+                })
+                .collect()
+        });
+        Ok(Table::new(self.columns(), rows?))
+    }
+
+    /// `study.json` of a table of this study: the id, the model, the number of runs, the
+    /// shard (`null` for a whole study), the columns and the arguments.
+    pub fn study_json(&self, shard: Option<(usize, usize)>) -> Value {
+        let shard = shard.map(|(i, n)| {
+            let r = shard_range(self.n_runs, i, n);
+            serde_json::json!({ "index": i, "count": n, "first_run": r.start, "end_run": r.end })
+        });
+        serde_json::json!({
+            "study_id": self.id,
+            "drivelink_version": env!("CARGO_PKG_VERSION"),
+            "model": self.origin,
+            "model_name": self.compiled.diagram().name,
+            "runs": self.n_runs,
+            "shard": shard,
+            "columns": self.columns(),
+            "args": self.args,
+        })
+    }
+}
+
+/// A distribution in SI units from what was written.
+fn dist_of(p: &ParamInfo<'_>, raw: &RawDist) -> Result<Dist, SweepError> {
+    let [(qa, ta), (qb, tb)] = &raw.args;
+    Ok(match raw.kind {
+        DistKind::Uniform => Dist::Uniform {
+            a: p.number(qa, ta)?,
+            b: p.number(qb, tb)?,
+        },
+        DistKind::Normal => Dist::Normal {
+            mu: p.number(qa, ta)?,
+            sigma: p.number(qb, tb)?,
+        },
+        DistKind::LogNormal => {
+            // mu and sigma are of ln(value): only the parameter's kind is checked.
+            if !matches!(p.value, ScopeVal::Q(_)) {
+                p.number(qa, ta)?;
+            }
+            Dist::LogNormal {
+                mu: qa.value,
+                sigma: qb.value,
+            }
+        }
+    })
+}
+
+/// Point `k` of `count` (>= 2) evenly spaced values from `a` to `b`: exactly `a` and `b` at
+/// the ends (`0.15:0.35:4` ends on 0.35, not 0.3499999999999999), and the weighted mean
+/// `((n − k)·a + k·b)/n` between them (`0.1:0.5:3` gives 0.3, not 0.30000000000000004).
+fn grid_point(a: f64, b: f64, count: usize, k: usize) -> f64 {
+    let n = count - 1;
+    if k == 0 {
+        a
+    } else if k == n {
+        b
+    } else {
+        let (n, k) = (n as f64, k as f64);
+        ((n - k) * a + k * b) / n
+    }
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::grid_point;
+
+    #[test]
+    fn grid_ends_are_exactly_start_and_stop() {
+        for (a, b, count) in [
+            (0.15, 0.35, 4),
+            (0.1, 0.5, 25),
+            (0.15, 0.35, 40),
+            (-1.0, 0.3, 7),
+        ] {
+            assert_eq!(grid_point(a, b, count, 0), a);
+            assert_eq!(grid_point(a, b, count, count - 1), b);
+        }
+        assert_eq!(grid_point(0.1, 0.5, 3, 1), 0.3);
+        // Evenly spaced to rounding.
+        let v: Vec<f64> = (0..40).map(|k| grid_point(0.15, 0.35, 40, k)).collect();
+        for w in v.windows(2) {
+            assert!((w[1] - w[0] - 0.2 / 39.0).abs() < 1e-15);
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Studies on the shipped netlists: the design (Latin hypercube strata, grid order), the
+//! metrics against direct computation and against the closed-form brake stop, failed runs
+//! as rows, errors before any run, Parquet equal to CSV.
+
+#![allow(clippy::result_large_err)]
+
+use std::path::PathBuf;
+
+use drivelink_core::{netlist, Compiled, EventTag};
+use drivelink_sweep::sample::{unit_design, Dist};
+use drivelink_sweep::{Cell, Sampling, Study, StudyArgs, Table};
+
+fn netlist_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../models/netlists")
+        .join(name)
+}
+
+fn study(name: &str, args: StudyArgs) -> Result<Study, drivelink_sweep::SweepError> {
+    let p = netlist_path(name);
+    let d = netlist::load_file(&p).unwrap();
+    Study::new(
+        &d,
+        drivelink_blocks::registry(),
+        &p.display().to_string(),
+        args,
+    )
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn col<'a>(t: &'a Table, name: &str) -> Vec<&'a Cell> {
+    let j = t
+        .column_index(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    t.rows().iter().map(|r| &r[j]).collect()
+}
+
+fn num(c: &Cell) -> f64 {
+    match c {
+        Cell::Float(x) => *x,
+        Cell::Int(i) => *i as f64,
+        Cell::Text(t) => panic!("text {t}"),
+    }
+}
+
+#[test]
+fn latin_hypercube_hits_each_stratum_once_per_dimension() {
+    for (n, d, seed) in [(1, 1, 0), (7, 3, 1), (50, 4, 42), (1000, 2, 7)] {
+        let pts = unit_design(n, d, Sampling::Lhs, seed);
+        assert_eq!(pts.len(), n);
+        for j in 0..d {
+            let mut strata: Vec<usize> = pts.iter().map(|p| (p[j] * n as f64) as usize).collect();
+            strata.sort_unstable();
+            assert_eq!(strata, (0..n).collect::<Vec<_>>(), "n = {n}, dimension {j}");
+        }
+    }
+    // Through a study: the sampled values, mapped back through their distribution's CDF,
+    // fill each of the N equal-probability strata exactly once (normal, lognormal, uniform).
+    let n = 40;
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            dist: strs(&[
+                "J=normal(2 kg*m^2, 0.1 kg*m^2)",
+                "w0=lognormal(3.4, 0.1)",
+                "T=uniform(10 N*m, 14 N*m)",
+            ]),
+            samples: Some(n),
+            seed: 3,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.n_runs(), n);
+    let dists = [
+        Dist::Normal {
+            mu: 2.0,
+            sigma: 0.1,
+        },
+        Dist::LogNormal {
+            mu: 3.4,
+            sigma: 0.1,
+        },
+        Dist::Uniform { a: 10.0, b: 14.0 },
+    ];
+    for (j, dist) in dists.iter().enumerate() {
+        let mut strata: Vec<usize> = (0..n)
+            .map(|i| match &s.point(i)[j].1 {
+                drivelink_sweep::Swept::Number(x) => (dist.cdf(*x) * n as f64) as usize,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        strata.sort_unstable();
+        assert_eq!(strata, (0..n).collect::<Vec<_>>(), "parameter {j}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_samples_and_another_seed_others() {
+    let args = |seed| StudyArgs {
+        dist: strs(&["T=uniform(10, 14)"]),
+        samples: Some(5),
+        seed,
+        ..Default::default()
+    };
+    let (a, b, c) = (
+        study("mech_brake_stop.json", args(1)).unwrap(),
+        study("mech_brake_stop.json", args(1)).unwrap(),
+        study("mech_brake_stop.json", args(2)).unwrap(),
+    );
+    let pts = |s: &Study| (0..5).map(|i| s.point(i)[0].1.clone()).collect::<Vec<_>>();
+    assert_eq!(pts(&a), pts(&b));
+    assert_ne!(pts(&a), pts(&c));
+    assert_eq!(a.id(), b.id());
+    assert_ne!(a.id(), c.id());
+}
+
+#[test]
+fn grid_points_enumerate_the_full_factorial_with_the_last_grid_fastest() {
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["J=[1 kg*m^2, 2]", "T=0.1:0.3:3"]),
+            dist: strs(&["w0=uniform(10, 20)"]),
+            samples: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.n_runs(), 2 * 3 * 2);
+    let names: Vec<&str> = s.parameter_names().collect();
+    assert_eq!(names, ["J", "T", "w0"]);
+    let t_values = [0.1, (0.1 + 0.3) / 2.0, 0.3];
+    for i in 0..s.n_runs() {
+        let p = s.point(i);
+        let (j, t, sample) = (i / 6, (i / 2) % 3, i % 2);
+        assert_eq!(
+            p[0].1,
+            drivelink_sweep::Swept::Number([1.0, 2.0][j]),
+            "run {i}"
+        );
+        assert_eq!(
+            p[1].1,
+            drivelink_sweep::Swept::Number(t_values[t]),
+            "run {i}"
+        );
+        // The samples are the innermost loop: the same two values under every grid point.
+        assert_eq!(p[2].1, s.point(sample)[2].1, "run {i}");
+    }
+    // The range ends exactly at STOP.
+    assert_eq!(s.point(4)[1].1, drivelink_sweep::Swept::Number(0.3));
+}
+
+#[test]
+fn metrics_match_direct_computation_and_the_closed_form_brake_stop() {
+    // A brake of torque T stops a flywheel J from w0 at t = J·w0/T and dissipates all of
+    // its kinetic energy J·w0²/2.
+    let metrics = strs(&[
+        "lock=event_time(brake, lock, 1)",
+        "heat=energy(brake)",
+        "w_end=final(flywheel.w)",
+        "w_max=max(flywheel.w)",
+        "tau_min=min(brake.tau)",
+        "w_mean=mean(flywheel.w)",
+        "w_2s=at(flywheel.w, 2000 ms)",
+        "t_end=end_time",
+        "how=status",
+        "second_lock=event_time(brake, lock, 2)",
+    ]);
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["J=[1, 2, 3]", "T=[12, 15]"]),
+            metrics,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = s.run(0..s.n_runs(), 2, None, &|_| {}).unwrap();
+    assert_eq!(t.rows().len(), 6);
+    let compiled = s.compiled();
+    let reg = drivelink_blocks::registry();
+    for (i, row) in t.rows().iter().enumerate() {
+        let (jv, tv) = (num(&row[1]), num(&row[2]));
+        let w0 = 30.0;
+        let get = |name: &str| num(col(&t, name)[i]);
+        let stop = jv * w0 / tv;
+        assert!(
+            (get("lock") - stop).abs() < 1e-9,
+            "run {i}: lock {} vs {stop}",
+            get("lock")
+        );
+        let ke = 0.5 * jv * w0 * w0;
+        assert!(
+            (get("heat") - ke).abs() < 1e-6 * ke,
+            "run {i}: {} vs {ke}",
+            get("heat")
+        );
+        assert!(get("second_lock").is_nan());
+        assert_eq!(col(&t, "how")[i], &Cell::Text("completed".into()));
+        // Direct computation from the same run.
+        let mut m = compiled
+            .with_params(&reg, &[("J".into(), jv.into()), ("T".into(), tv.into())])
+            .unwrap();
+        let r = m.run();
+        let w = r.get("flywheel.w").unwrap();
+        let tau = r.get("brake.tau").unwrap();
+        assert_eq!(get("w_end"), *w.last().unwrap());
+        assert_eq!(get("w_max"), w.iter().cloned().fold(f64::MIN, f64::max));
+        assert_eq!(get("tau_min"), tau.iter().cloned().fold(f64::MAX, f64::min));
+        assert_eq!(get("w_2s"), r.value_at("flywheel.w", 2.0).unwrap());
+        assert_eq!(get("t_end"), r.end_time);
+        let lock = r.events_of("brake", EventTag::Lock).next().unwrap().time;
+        assert_eq!(get("lock"), lock);
+        // The mean of a linear decay to rest, then rest: w0·stop/2 over the 8 s span.
+        let mean_exact = w0 * stop / 2.0 / 8.0;
+        assert!(
+            (get("w_mean") - mean_exact).abs() < 1e-6,
+            "{} vs {mean_exact}",
+            get("w_mean")
+        );
+        // The speed signal was not in the netlist's log: the study logged it.
+        assert!(!netlist::load_file(&netlist_path("mech_brake_stop.json"))
+            .unwrap()
+            .log
+            .contains(&"flywheel.w".to_string()));
+    }
+}
+
+#[test]
+fn a_failed_run_is_a_row_with_status_failed_and_its_message() {
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["J=[2, -1, 1]"]),
+            metrics: strs(&["lock=event_time(brake, lock, 1)", "how=status"]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = s.run(0..3, 1, None, &|_| {}).unwrap();
+    let status: Vec<&Cell> = col(&t, "status");
+    assert_eq!(status[0], &Cell::Text("completed".into()));
+    assert_eq!(status[1], &Cell::Text("failed".into()));
+    assert_eq!(status[2], &Cell::Text("completed".into()));
+    let Cell::Text(msg) = col(&t, "message")[1] else {
+        panic!()
+    };
+    assert!(msg.contains("flywheel") && msg.contains("'J'"), "{msg}");
+    assert!(num(col(&t, "lock")[1]).is_nan());
+    assert_eq!(col(&t, "how")[1], &Cell::Text("failed".into()));
+    // The runs around it are intact: J·w0/T.
+    assert!((num(col(&t, "lock")[2]) - 30.0 / 12.0).abs() < 1e-9);
+}
+
+#[test]
+fn bad_studies_are_typed_errors_naming_the_culprit_before_any_run() {
+    let err = |args: StudyArgs| {
+        study("vehicle_split_mu_open.json", args)
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    let e = err(StudyArgs {
+        grid: strs(&["T00=[1, 2]"]),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("--grid T00: unknown parameter 'T00' (did you mean 'T0'?)"),
+        "{e}"
+    );
+    let e = err(StudyArgs {
+        grid: strs(&["diff_type=[1, 2]"]),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("--grid diff_type: parameter 'diff_type' is a choice"),
+        "{e}"
+    );
+    let e = err(StudyArgs {
+        grid: strs(&["T0=[open]"]),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("'open' is a word but parameter 'T0' is a number"),
+        "{e}"
+    );
+    let e = err(StudyArgs {
+        grid: strs(&["T0=100:200"]),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("--grid T0=100:200: expected NAME=START:STOP:COUNT"),
+        "{e}"
+    );
+    let e = err(StudyArgs {
+        grid: strs(&["mu_ice=[0.1]"]),
+        metrics: strs(&[
+            "v=max(body.vv)",
+            "x=energy(nothing)",
+            "y=event_time(dif, lock, 1)",
+        ]),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("--metric v: unknown signal 'body.vv' (did you mean 'body.v'?)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("--metric x: 'nothing' is not in the energy audit"),
+        "{e}"
+    );
+    assert!(
+        e.contains("--metric y: unknown block 'dif' (did you mean 'diff'?)"),
+        "{e}"
+    );
+    let e = err(StudyArgs {
+        grid: strs(&["T0=[1]"]),
+        dist: strs(&["T0=uniform(1, 2)"]),
+        samples: Some(3),
+        ..Default::default()
+    });
+    assert!(e.contains("already given by --grid"), "{e}");
+    let e = err(StudyArgs {
+        dist: strs(&["T0=uniform(1, 2)"]),
+        ..Default::default()
+    });
+    assert!(e.contains("need --samples N"), "{e}");
+    // A unit of another dimension than the netlist's value.
+    let e = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["J=1 s:2 s:3"]),
+            ..Default::default()
+        },
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("--grid J: '1 s' is in s but parameter 'J' is"),
+        "{e}"
+    );
+}
+
+#[test]
+fn choice_parameters_sweep_over_words() {
+    let s = study(
+        "vehicle_split_mu_open.json",
+        StudyArgs {
+            grid: strs(&["diff_type=[open, locked]"]),
+            stop_time: Some("0.5 s".into()),
+            metrics: strs(&["v=final(body.v)"]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = s.run(0..2, 1, None, &|_| {}).unwrap();
+    assert_eq!(
+        col(&t, "diff_type"),
+        [&Cell::Text("open".into()), &Cell::Text("locked".into())]
+    );
+    assert_eq!(col(&t, "status"), [&Cell::Text("completed".into()); 2]);
+    // With the left wheel on ice, the locked differential drives the car faster.
+    assert!(num(col(&t, "v")[1]) > num(col(&t, "v")[0]));
+}
+
+#[test]
+fn parquet_holds_the_same_table_as_the_csv() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["J=[1, 2, -1]"]),
+            metrics: strs(&["lock=event_time(brake, lock, 1)"]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = s.run(0..3, 1, None, &|_| {}).unwrap();
+    let dir = std::env::temp_dir().join(format!("drivelink_sweep_parquet_{}", std::process::id()));
+    drivelink_sweep::write_study(&dir, &t, &s.study_json(None)).unwrap();
+    let reader =
+        SerializedFileReader::new(std::fs::File::open(dir.join("sweep.parquet")).unwrap()).unwrap();
+    let kv = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap();
+    assert!(kv
+        .iter()
+        .any(|k| k.key == "drivelink.study_id" && k.value.as_deref() == Some(s.id())));
+    let rows: Vec<_> = reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    for (row, cells) in rows.iter().zip(t.rows()) {
+        for (j, (_, field)) in row.get_column_iter().enumerate() {
+            use parquet::record::Field;
+            let same = match (field, &cells[j]) {
+                (Field::Long(a), Cell::Int(b)) => a == b,
+                (Field::Double(a), Cell::Float(b)) => {
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+                }
+                (Field::Str(a), Cell::Text(b)) => a == b,
+                _ => false,
+            };
+            assert!(same, "column {j}: {field:?} vs {:?}", cells[j]);
+        }
+    }
+    let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+    let back = Table::read_csv(&csv, s.columns(), "sweep.csv").unwrap();
+    for (a, b) in back.rows().iter().flatten().zip(t.rows().iter().flatten()) {
+        assert!(a.same(b));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    // The compiled model is reused: the plan is shared between runs.
+    let reg = drivelink_blocks::registry();
+    let c: &Compiled = s.compiled();
+    let m = c.with_params(&reg, &[("J".into(), 3.0.into())]).unwrap();
+    assert!(std::sync::Arc::ptr_eq(m.plan(), c.plan()));
+}

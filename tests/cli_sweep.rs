@@ -1,0 +1,415 @@
+//! `drivelink sweep`, `sweep-merge` and `plot --x` end to end through the built binary:
+//! runs bit-identical to `drivelink run --set`, shards merged equal to the whole study,
+//! bad input refused before any run, tables plotted against any column.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn drivelink() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelink"))
+}
+
+fn netlist(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("models/netlists")
+        .join(name)
+}
+
+/// A fresh, unique temporary directory.
+fn temp_dir(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "drivelink_{tag}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    drivelink().args(args).output().unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {out}\nstderr: {err}",
+        o.status.code()
+    );
+    out
+}
+
+/// A CSV as a header and rows of cells (no quoted commas in these tables' numbers).
+fn read_csv(p: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The table without its `wall_time` column (the only column that differs between two
+/// executions of the same study).
+fn without_wall_time(p: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let (h, rows) = read_csv(p);
+    let j = h.iter().position(|c| c == "wall_time").unwrap();
+    let drop = |v: &Vec<String>| -> Vec<String> {
+        v.iter()
+            .enumerate()
+            .filter(|(k, _)| *k != j)
+            .map(|(_, c)| c.clone())
+            .collect()
+    };
+    (drop(&h), rows.iter().map(drop).collect())
+}
+
+#[test]
+fn sweep_runs_are_bit_identical_to_drivelink_run_with_set() {
+    let dir = temp_dir("sweep_bits");
+    let model = netlist("full_car.json");
+    let out = dir.join("study");
+    ok(&run(&[
+        "sweep",
+        model.to_str().unwrap(),
+        "--grid",
+        "throttle=0.15:0.35:3",
+        "--grid",
+        "clutchRise=0.1 s:0.5 s:2",
+        "--metric",
+        "v_max=max(vehicle.v)",
+        "--stop-time",
+        "25",
+        "--keep-results",
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let (h, rows) = read_csv(&out.join("sweep.csv"));
+    assert_eq!(
+        h,
+        [
+            "run",
+            "throttle",
+            "clutchRise",
+            "status",
+            "end_time",
+            "wall_time",
+            "v_max",
+            "message"
+        ]
+    );
+    assert_eq!(rows.len(), 6);
+    for k in [1usize, 4] {
+        let (throttle, rise) = (&rows[k][1], &rows[k][2]);
+        let single = dir.join(format!("single{k}"));
+        ok(&run(&[
+            "run",
+            model.to_str().unwrap(),
+            "--set",
+            &format!("throttle={throttle}"),
+            "--set",
+            &format!("clutchRise={rise}"),
+            "--stop-time",
+            "25",
+            "--no-plots",
+            "--no-report",
+            "--out",
+            single.to_str().unwrap(),
+        ]));
+        let (sh, srows) = read_csv(&single.join("results.csv"));
+        let (wh, wrows) = read_csv(&out.join("runs").join(format!("{k:06}")).join("results.csv"));
+        assert_eq!(srows.len(), wrows.len(), "run {k}: sample count");
+        // Every column of `run` is in the sweep's results (which add the metric signals),
+        // sample for sample, to the last bit (shortest round-trip text).
+        for (j, name) in sh.iter().enumerate() {
+            let wj = wh.iter().position(|n| n == name).unwrap();
+            for (a, b) in srows.iter().zip(&wrows) {
+                assert_eq!(a[j], b[wj], "run {k}, column {name}");
+            }
+        }
+        let v = wh.iter().position(|n| n == "vehicle.v").unwrap();
+        let max = wrows
+            .iter()
+            .map(|r| r[v].parse::<f64>().unwrap())
+            .fold(f64::MIN, f64::max);
+        assert_eq!(rows[k][6].parse::<f64>().unwrap(), max);
+        let events_run = std::fs::read_to_string(single.join("events.csv")).unwrap();
+        let events_sweep =
+            std::fs::read_to_string(out.join("runs").join(format!("{k:06}")).join("events.csv"))
+                .unwrap();
+        assert_eq!(events_run, events_sweep, "run {k}: events");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn shards_merged_equal_the_unsharded_study() {
+    let dir = temp_dir("sweep_shards");
+    let model = netlist("mech_brake_stop.json");
+    let common = [
+        "--grid",
+        "J=1:3:5",
+        "--dist",
+        "T=uniform(10 N*m, 14 N*m)",
+        "--samples",
+        "3",
+        "--seed",
+        "11",
+        "--metric",
+        "stop=event_time(brake, lock, 1)",
+    ];
+    let sweep = |out: &Path, extra: &[&str]| {
+        let mut a = vec!["sweep", model.to_str().unwrap()];
+        a.extend(common);
+        a.extend(extra);
+        a.extend(["--out", out.to_str().unwrap()]);
+        ok(&run(&a))
+    };
+    let whole = dir.join("whole");
+    sweep(&whole, &[]);
+    let shards: Vec<PathBuf> = (0..4).map(|i| dir.join(format!("shard{i}"))).collect();
+    for (i, s) in shards.iter().enumerate() {
+        let text = sweep(s, &["--shard", &format!("{i}/4"), "--jobs", "1"]);
+        assert!(text.contains(&format!("shard {i}/4")), "{text}");
+    }
+    let merged = dir.join("merged");
+    let mut a = vec!["sweep-merge".to_string()];
+    // Out of order on purpose.
+    for i in [2, 0, 3, 1] {
+        a.push(shards[i].display().to_string());
+    }
+    a.extend(["--out".to_string(), merged.display().to_string()]);
+    ok(&drivelink().args(&a).output().unwrap());
+    assert_eq!(
+        without_wall_time(&merged.join("sweep.csv")),
+        without_wall_time(&whole.join("sweep.csv"))
+    );
+    let (_, rows) = read_csv(&whole.join("sweep.csv"));
+    assert_eq!(rows.len(), 15);
+
+    // A missing shard, a repeated one, and a shard of another study are refused.
+    let o = drivelink()
+        .args([
+            "sweep-merge",
+            shards[0].to_str().unwrap(),
+            shards[2].to_str().unwrap(),
+            "--out",
+        ])
+        .arg(dir.join("m2"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("runs are missing: 3-6, 11-14"), "{err}");
+    let o = drivelink()
+        .args([
+            "sweep-merge",
+            shards[0].to_str().unwrap(),
+            shards[0].to_str().unwrap(),
+            "--out",
+        ])
+        .arg(dir.join("m3"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("run 0 is in both"));
+    let other = dir.join("other");
+    ok(&run(&[
+        "sweep",
+        model.to_str().unwrap(),
+        "--grid",
+        "J=1:3:5",
+        "--shard",
+        "1/4",
+        "--out",
+        other.to_str().unwrap(),
+    ]));
+    let o = drivelink()
+        .args([
+            "sweep-merge",
+            shards[0].to_str().unwrap(),
+            other.to_str().unwrap(),
+            "--out",
+        ])
+        .arg(dir.join("m4"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("shards of one study have the same id"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_sweeps_exit_2_naming_the_culprit_and_run_nothing() {
+    let dir = temp_dir("sweep_bad");
+    let model = netlist("full_car.json");
+    let out = dir.join("never");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--grid", "throtle=0.1:0.3:3"],
+            "--grid throtle: unknown parameter 'throtle' (did you mean 'throttle'?)",
+        ),
+        (
+            &["--grid", "throttle=0.1:0.3"],
+            "--grid throttle=0.1:0.3: expected NAME=START:STOP:COUNT",
+        ),
+        (
+            &["--grid", "throttle=[0.1]", "--metric", "v=max(vehicle.vv)"],
+            "--metric v: unknown signal 'vehicle.vv' (did you mean 'vehicle.v'?)",
+        ),
+        (
+            &["--grid", "throttle=[0.1]", "--metric", "v=top(vehicle.v)"],
+            "--metric v: unknown metric 'top'",
+        ),
+        (
+            &["--grid", "throttle=[0.1]", "--shard", "4/4"],
+            "--shard 4/4: expected I/N with 0 <= I < N",
+        ),
+        (
+            &["--grid", "idleSpeed=[1 N]"],
+            "--grid idleSpeed: '1 N' is in N but parameter 'idleSpeed' is",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut a = vec!["sweep", model.to_str().unwrap()];
+        a.extend(args.iter());
+        a.extend(["--out", out.to_str().unwrap()]);
+        let o = run(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected {expected:?} in\n{err}"
+        );
+        assert!(!out.exists(), "{args:?}: something was written");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn plot_draws_a_table_against_any_column() {
+    let dir = temp_dir("sweep_plot");
+    let out = dir.join("study");
+    ok(&run(&[
+        "sweep",
+        netlist("mech_brake_stop.json").to_str().unwrap(),
+        "--grid",
+        "J=1:3:5",
+        "--grid",
+        "T=[10, 12]",
+        "--metric",
+        "stop=event_time(brake, lock, 1)",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let csv = out.join("sweep.csv");
+    let png = dir.join("stop.png");
+    let text = ok(&run(&[
+        "plot",
+        csv.to_str().unwrap(),
+        "--x",
+        "J",
+        "--signals",
+        "stop",
+        "--where",
+        "T=12",
+        "--out",
+        png.to_str().unwrap(),
+    ]));
+    assert!(text.contains("wrote"));
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let svg = dir.join("stop.svg");
+    ok(&run(&[
+        "plot",
+        csv.to_str().unwrap(),
+        "--x",
+        "J",
+        "--signals",
+        "stop,end_time",
+        "--out",
+        svg.to_str().unwrap(),
+    ]));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    // Text elements' contents, trimmed (the SVG writer puts them on their own lines).
+    let texts: Vec<&str> = s
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>'))
+        .map(|(_, rest)| rest.split('<').next().unwrap_or("").trim())
+        .collect();
+    assert!(
+        texts.contains(&"J"),
+        "the x axis is titled by its column: {texts:?}"
+    );
+    assert!(!s.contains("time [s]"));
+    // Without --x, a table whose first column is not time says how to plot it.
+    let o = run(&[
+        "plot",
+        csv.to_str().unwrap(),
+        "--signals",
+        "stop",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("--x NAME"), "{err}");
+    // Unknown columns are named with a suggestion.
+    let o = run(&[
+        "plot",
+        csv.to_str().unwrap(),
+        "--x",
+        "JJ",
+        "--signals",
+        "stp",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--x: no column 'JJ' (did you mean 'J'?)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--signals: no column 'stp' (did you mean 'stop'?)"),
+        "{err}"
+    );
+    // A results.csv against a signal other than time.
+    let single = dir.join("single");
+    ok(&run(&[
+        "run",
+        netlist("mech_brake_stop.json").to_str().unwrap(),
+        "--no-plots",
+        "--no-report",
+        "--out",
+        single.to_str().unwrap(),
+    ]));
+    ok(&run(&[
+        "plot",
+        single.join("results.csv").to_str().unwrap(),
+        "--x",
+        "brake.tau",
+        "--signals",
+        "brake.mode",
+        "--out",
+        dir.join("mode.png").to_str().unwrap(),
+    ]));
+    std::fs::remove_dir_all(&dir).ok();
+}
