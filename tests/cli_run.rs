@@ -469,3 +469,40 @@ fn set_string_parameter_chooses_the_differential_type() {
         "{err}"
     );
 }
+
+#[test]
+fn clutch_launch_summary_reports_the_heat_audit() {
+    // summary.json carries the thermal audit: the heat the clutch and the gear mesh
+    // delivered equals the heat stored in the disc and oil plus what left to ambient.
+    let dir = temp_dir("clutch_launch");
+    let out = drivelink()
+        .arg("run")
+        .arg(netlist("driveline_clutch_launch.json"))
+        .arg("--out")
+        .arg(&dir)
+        .arg("--no-plots")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let s = summary(&dir);
+    let e = &s["energy"];
+    let heat = &e["heat"];
+    let delivered = heat["delivered"].as_f64().unwrap();
+    let losses = &e["losses"];
+    let mech = losses["clutch"].as_f64().unwrap() + losses["first_gear"].as_f64().unwrap();
+    assert!((delivered - mech).abs() < 1e-9 * mech, "{e:#}");
+    let sum = |v: &serde_json::Value| -> f64 {
+        v.as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_f64().unwrap())
+            .sum()
+    };
+    let (stored, to_fixed) = (sum(&heat["stored"]), sum(&heat["to_fixed"]));
+    assert!(stored > 0.0 && to_fixed > 0.0, "{heat:#}");
+    assert!(
+        (delivered - stored - to_fixed).abs() < 1e-9 * delivered,
+        "{heat:#}"
+    );
+}

@@ -3,14 +3,18 @@
 //! Categories follow Modelica's layout: `signal` (sources, math, continuous, discrete,
 //! sinks), `mech` (rotational and translational components, friction elements, sensors),
 //! `powertrain` (engine, torque converter, CR-CR 4-speed), `vehicle` (tires, body,
-//! differentials, brakes, ABS). Blocks do no I/O and hold no solver state.
+//! differentials, brakes, ABS), `driveline` (backlash, lossy gears, synchronizers, dog
+//! clutches, manual gearbox, eddy current brake), `thermal` (heat capacitors, conductors,
+//! convection, fixed temperatures). Blocks do no I/O and hold no solver state.
 
 // Parameter checks are written `!(x > 0.0)` on purpose: they reject NaN as well.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod driveline;
 pub mod mech;
 pub mod powertrain;
 pub mod signal;
+pub mod thermal;
 pub mod util;
 pub mod vehicle;
 
@@ -26,6 +30,8 @@ pub fn registry() -> Registry {
     mech::register(&mut r);
     powertrain::register(&mut r);
     vehicle::register(&mut r);
+    driveline::register(&mut r);
+    thermal::register(&mut r);
     register_abs(&mut r);
     r
 }

@@ -6,13 +6,16 @@
 //! transmitted from flange_a to flange_b (it accelerates b by +tau and a by −tau).
 
 use drivelink_core::{
-    Constraint, Cx, Forces, FrictionDecl, FrictionLaw, MechDecl, ParamDefault, ParamError,
-    ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
+    Constraint, Cx, EventCx, EventTag, Forces, FrictionDecl, FrictionLaw, HeatFlows, MechDecl,
+    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row,
+    RowKind, ThermalDecl, VarDecl, VarSource,
 };
 use serde_json::json;
 
 use drivelink_core::Block;
 
+use crate::driveline::lossy::{GEAR_PORTS, PLANETARY_PORTS};
+use crate::driveline::{LossyGear, MeshLoss};
 use crate::util::Table1D;
 
 fn num(name: &'static str, unit: &'static str, default: f64, doc: &'static str) -> ParamSpec {
@@ -66,8 +69,8 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "TorqueSource",
-        "Applies the input torque to the flange (reaction on ground).",
-        "tau[in], flange[rot]",
+        "Applies the input torque to the flange (relative to the support), the reaction to the optional support (ground when unconnected).",
+        "tau[in], flange[rot], support[rot] (optional)",
         vec![],
         |_| Ok(Box::new(Source { trans: false })),
     );
@@ -79,42 +82,58 @@ pub fn register(r: &mut Registry) {
         vec![],
         |_| Ok(Box::new(Source { trans: true })),
     );
-    reg(r, "SpeedSource", "Prescribes the flange speed from the input, tracked with time constant tc (like Modelica Speed with exact=false).", "w[in], flange[rot]", vec![
+    reg(r, "SpeedSource", "Prescribes the flange speed relative to the optional support (ground when unconnected) from the input, tracked with time constant tc (like Modelica Speed with exact=false).", "w[in], flange[rot], support[rot] (optional)", vec![
         num("tc", "s", 1e-3, "tracking time constant of the prescribed speed (> 0)"),
     ], |p| Ok(Box::new(SpeedSource { tc: p.positive("tc")? })));
     reg(
         r,
         "IdealGear",
-        "Ideal gear w_a = ratio·w_b, lossless.",
-        "flange_a[rot], flange_b[rot]",
-        vec![req("ratio", "1", "gear ratio w_a/w_b (non-zero)")],
+        "Gear w_a − w_s = ratio·(w_b − w_s) (support = ground when unconnected); lossless, or with a mesh efficiency in both directions of power flow (a LossyGear with lossTable [[0, efficiency, efficiency, 0, 0]]: it can lock when driven from the wrong side).",
+        "flange_a[rot], flange_b[rot], support[rot] (optional), heat[heat] (optional)",
+        vec![
+            req("ratio", "1", "gear ratio w_a/w_b (non-zero)"),
+            ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "mesh efficiency in (0, 1] in both directions of power flow (default 1: lossless); the loss power goes to the heat port"),
+        ],
         |p| {
             let ratio = p.num("ratio")?;
-            if ratio == 0.0 {
-                return Err(p.invalid("ratio", "must be non-zero"));
+            if ratio == 0.0 || !ratio.is_finite() {
+                return Err(p.invalid("ratio", "must be finite and non-zero"));
             }
-            Ok(Box::new(IdealGear { ratio }))
+            Ok(Box::new(LossyGear {
+                type_name: "IdealGear",
+                names: GEAR_PORTS,
+                ratio,
+                loss: MeshLoss::from_efficiency(p, "efficiency")?,
+            }))
         },
     );
     reg(
         r,
         "PlanetaryGear",
-        "Ideal planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth.",
-        "sun[rot], ring[rot], carrier[rot]",
-        vec![req("ratio", "1", "ring/sun teeth ratio (> 1)")],
+        "Planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth; lossless, or with a mesh efficiency on the power rolling through the meshes (in the carrier frame: a LossyGear sun → ring of ratio −g with the carrier as support).",
+        "sun[rot], ring[rot], carrier[rot], heat[heat] (optional)",
+        vec![
+            req("ratio", "1", "ring/sun teeth ratio (> 1)"),
+            ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "mesh efficiency in (0, 1] of the power rolling through the meshes (relative to the carrier), both directions (default 1: lossless)"),
+        ],
         |p| {
             let g = p.num("ratio")?;
-            if g <= 1.0 {
+            if !(g > 1.0 && g.is_finite()) {
                 return Err(p.invalid("ratio", format!("must be > 1 (ring/sun teeth), got {g}")));
             }
-            Ok(Box::new(PlanetaryGear { g }))
+            Ok(Box::new(LossyGear {
+                type_name: "PlanetaryGear",
+                names: PLANETARY_PORTS,
+                ratio: -g,
+                loss: MeshLoss::from_efficiency(p, "efficiency")?,
+            }))
         },
     );
     reg(
         r,
         "SpringDamper",
-        "Linear torsional spring and damper in parallel. Logged tau is the torque transmitted from flange_a to flange_b (it accelerates flange_b): tau = −(c·(phi_rel − phi_rel0) + d·w_rel) with phi_rel = phi_b − phi_a, w_rel = w_b − w_a. Modelica's SpringDamper tau (the cut torque at flange_b) is the opposite sign.",
-        "flange_a[rot], flange_b[rot]",
+        "Linear torsional spring and damper in parallel. Logged tau is the torque transmitted from flange_a to flange_b (it accelerates flange_b): tau = −(c·(phi_rel − phi_rel0) + d·w_rel) with phi_rel = phi_b − phi_a, w_rel = w_b − w_a. Modelica's SpringDamper tau (the cut torque at flange_b) is the opposite sign. The optional heat port receives the damper's loss d·w_rel².",
+        "flange_a[rot], flange_b[rot], heat[heat] (optional)",
         vec![
             req("c", "N*m/rad", "spring stiffness (>= 0)"),
             num("d", "N*m*s/rad", 0.0, "damping (>= 0)"),
@@ -131,8 +150,8 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Damper",
-        "Linear torsional damper. Logged tau is the torque transmitted from flange_a to flange_b: tau = −d·w_rel with w_rel = w_b − w_a (Modelica's Damper tau is the opposite sign).",
-        "flange_a[rot], flange_b[rot]",
+        "Linear torsional damper. Logged tau is the torque transmitted from flange_a to flange_b: tau = −d·w_rel with w_rel = w_b − w_a (Modelica's Damper tau is the opposite sign). The optional heat port receives the loss d·w_rel².",
+        "flange_a[rot], flange_b[rot], heat[heat] (optional)",
         vec![req("d", "N*m*s/rad", "damping (>= 0)")],
         |p| {
             Ok(Box::new(SpringDamper {
@@ -145,8 +164,8 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Clutch",
-        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. Logged tau is the torque transmitted from flange_a to flange_b (sliding: −sign(w_rel)·mu·cgeo·fn; locked: the holding torque); Modelica's Clutch tau is the opposite sign.",
-        "flange_a[rot], flange_b[rot], f[in]",
+        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. Logged tau is the torque transmitted from flange_a to flange_b (sliding: −sign(w_rel)·mu·cgeo·fn; locked: the holding torque); Modelica's Clutch tau is the opposite sign. The optional heat port receives the friction loss power.",
+        "flange_a[rot], flange_b[rot], f[in], heat[heat] (optional)",
         friction_params(true),
         |p| {
             Ok(Box::new(Clutch {
@@ -157,8 +176,8 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Brake",
-        "Friction brake between the flange and ground; f is the normalized normal force. Logged tau is the torque the brake applies to the flange (negative while w > 0); Modelica's Brake tau is the opposite sign.",
-        "flange[rot], f[in]",
+        "Friction brake between the flange and the optional support (ground when unconnected); f is the normalized normal force. Logged tau is the torque the brake applies to the flange (negative while w > w_support); Modelica's Brake tau is the opposite sign. The optional heat port receives the friction loss power.",
+        "flange[rot], f[in], support[rot] (optional), heat[heat] (optional)",
         friction_params(false),
         |p| {
             Ok(Box::new(Brake {
@@ -169,10 +188,31 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "OneWayClutch",
-        "Freewheel: overruns freely for w_rel > 0, locks when w_rel would become negative.",
-        "flange_a[rot], flange_b[rot]",
-        vec![],
-        |_| Ok(Box::new(OneWayClutch)),
+        "Freewheel and clutch in parallel (MSL OneWayClutch): w_rel = w_b − w_a never goes negative (the freewheel holds any torque that would make it so); forward it overruns against the clutch's friction mu·cgeo·fn_max·f, and a locked one breaks forward away at the clutch's static capacity peak·mu(0)·cgeo·fn_max·f. f unconnected = 0: a pure freewheel. A start with w_rel < 0 is resolved as an exact plastic impact at t0 (momentum-conserving, logged with its energy loss): a freewheel cannot run backwards. The optional heat port receives the friction loss power.",
+        "flange_a[rot], flange_b[rot], f[in] (optional, default 0), heat[heat] (optional)",
+        friction_params(true),
+        |p| {
+            Ok(Box::new(OneWayClutch {
+                law: FrictionParams::from_params(p, true)?,
+                first: crate::signal::FirstCall::armed(),
+            }))
+        },
+    );
+    reg(
+        r,
+        "BearingFriction",
+        "Coulomb bearing friction between the flange and the optional support (MSL BearingFriction): sliding torque tau_pos(|w|), stuck while the torque stays within peak·tau_pos(0). The optional heat port receives the loss power.",
+        "flange[rot], support[rot] (optional), heat[heat] (optional)",
+        vec![
+            ParamSpec::with(
+                "tau_pos",
+                ParamKind::NumberOrTable { unit: "N*m" },
+                ParamDefault::Value(json!(1.0)),
+                "sliding friction torque (>= 0), or table [[|w| rad/s, torque N*m], ...]",
+            ),
+            num("peak", "1", 1.0, "static torque factor (>= 1): stuck capacity peak·tau_pos(0)"),
+        ],
+        build_bearing,
     );
     reg(
         r,
@@ -452,7 +492,11 @@ impl Block for Source {
         if self.trans {
             vec![PortDecl::input("f"), PortDecl::trans("flange")]
         } else {
-            vec![PortDecl::input("tau"), PortDecl::rot("flange")]
+            vec![
+                PortDecl::input("tau"),
+                PortDecl::rot("flange"),
+                PortDecl::support("support"),
+            ]
         }
     }
     fn mech(&self) -> MechDecl {
@@ -463,6 +507,9 @@ impl Block for Source {
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         f.add(1, cx.u(0));
+        if !self.trans {
+            f.add(2, -cx.u(0));
+        }
     }
     fn is_energy_source(&self) -> bool {
         true
@@ -478,12 +525,16 @@ impl Block for SpeedSource {
         "SpeedSource"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("w"), PortDecl::rot("flange")]
+        vec![
+            PortDecl::input("w"),
+            PortDecl::rot("flange"),
+            PortDecl::support("support"),
+        ]
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
             constraints: vec![Constraint {
-                row: Row(vec![(1, 1.0)]),
+                row: Row(vec![(1, 1.0), (2, -1.0)]),
                 kind: RowKind::Tracking {
                     input: 0,
                     tc: self.tc,
@@ -507,77 +558,6 @@ impl Block for SpeedSource {
     }
 }
 
-struct IdealGear {
-    ratio: f64,
-}
-impl Block for IdealGear {
-    fn type_name(&self) -> &'static str {
-        "IdealGear"
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            constraints: vec![Constraint {
-                row: Row(vec![(0, 1.0), (1, -self.ratio)]),
-                kind: RowKind::Velocity,
-            }],
-            ..Default::default()
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("tau_a", VarSource::Custom(0), "N*m").doc("torque on flange_a"),
-            VarDecl::new("tau_b", VarSource::Custom(1), "N*m").doc("torque on flange_b"),
-        ]
-    }
-    fn var(&self, cx: &Cx, i: usize) -> f64 {
-        // Constraint torque on flange_a is λ, on flange_b −ratio·λ.
-        if i == 0 {
-            cx.lambda(0)
-        } else {
-            -self.ratio * cx.lambda(0)
-        }
-    }
-}
-
-struct PlanetaryGear {
-    g: f64,
-}
-impl Block for PlanetaryGear {
-    fn type_name(&self) -> &'static str {
-        "PlanetaryGear"
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
-            PortDecl::rot("sun"),
-            PortDecl::rot("ring"),
-            PortDecl::rot("carrier"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            constraints: vec![Constraint {
-                row: Row(vec![(2, 1.0 + self.g), (0, -1.0), (1, -self.g)]),
-                kind: RowKind::Velocity,
-            }],
-            ..Default::default()
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("tau_sun", VarSource::Custom(0), "N*m").doc("torque on the sun"),
-            VarDecl::new("tau_ring", VarSource::Custom(1), "N*m").doc("torque on the ring"),
-            VarDecl::new("tau_carrier", VarSource::Custom(2), "N*m").doc("torque on the carrier"),
-        ]
-    }
-    fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let l = cx.lambda(0);
-        [-l, -self.g * l, (1.0 + self.g) * l][i.min(2)]
-    }
-}
-
 struct SpringDamper {
     c: f64,
     d: f64,
@@ -597,7 +577,11 @@ impl Block for SpringDamper {
         }
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
+        vec![
+            PortDecl::rot("flange_a"),
+            PortDecl::rot("flange_b"),
+            PortDecl::loss_heat("heat"),
+        ]
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
@@ -630,6 +614,26 @@ impl Block for SpringDamper {
         let d = cx.q(1) - cx.q(0) - self.phi0;
         0.5 * self.c * d * d
     }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        let w = cx.v(1) - cx.v(0);
+        q.add(2, self.d * w * w);
+    }
+}
+
+/// The friction loss power of a block's joint `k` with rows before it: `−tau·w_rel`.
+fn joint_loss(cx: &Cx, n_rows: usize, k: usize, w_rel: f64) -> f64 {
+    -cx.lambda(n_rows + k) * w_rel
+}
+
+/// Heat declaration of a block with loss heat flows.
+fn loss_heat() -> ThermalDecl {
+    ThermalDecl {
+        has_heat_flows: true,
+        ..Default::default()
+    }
 }
 
 /// Friction clutch between two flanges.
@@ -645,6 +649,7 @@ impl Block for Clutch {
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
             PortDecl::input("f"),
+            PortDecl::loss_heat("heat"),
         ]
     }
     fn mech(&self) -> MechDecl {
@@ -659,12 +664,18 @@ impl Block for Clutch {
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         self.law.law(cx.u(0), w_rel)
     }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(3, joint_loss(cx, 0, 0, cx.v(1) - cx.v(0)));
+    }
     fn variables(&self) -> Vec<VarDecl> {
         friction_vars("", 0)
     }
 }
 
-/// Friction brake to ground.
+/// Friction brake to the support (ground when unconnected).
 struct Brake {
     law: FrictionParams,
 }
@@ -673,12 +684,17 @@ impl Block for Brake {
         "Brake"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange"), PortDecl::input("f")]
+        vec![
+            PortDecl::rot("flange"),
+            PortDecl::input("f"),
+            PortDecl::support("support"),
+            PortDecl::loss_heat("heat"),
+        ]
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
             frictions: vec![FrictionDecl {
-                row: Row(vec![(0, 1.0)]),
+                row: Row(vec![(0, 1.0), (2, -1.0)]),
                 label: String::new(),
             }],
             ..Default::default()
@@ -687,26 +703,42 @@ impl Block for Brake {
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         self.law.law(cx.u(0), w_rel)
     }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(3, joint_loss(cx, 0, 0, cx.v(0) - cx.v(2)));
+    }
     fn variables(&self) -> Vec<VarDecl> {
         let mut v = friction_vars("", 0);
         v.push(VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("flange speed"));
-        v.push(VarDecl::new("power", VarSource::Custom(0), "W").doc("power dissipated"));
+        v.push(VarDecl::new("power", VarSource::Custom(0), "W").doc(
+            "power of the brake torque on the flange relative to the support (<= 0 while braking)",
+        ));
         v
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         // Power of the brake torque on the shaft (negative while braking).
-        cx.lambda(0) * cx.v(0)
+        cx.lambda(0) * (cx.v(0) - cx.v(2))
     }
 }
 
-/// Freewheel.
-struct OneWayClutch;
+/// Freewheel and clutch in parallel (MSL OneWayClutch).
+struct OneWayClutch {
+    law: FrictionParams,
+    first: crate::signal::FirstCall,
+}
 impl Block for OneWayClutch {
     fn type_name(&self) -> &'static str {
         "OneWayClutch"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
+        vec![
+            PortDecl::rot("flange_a"),
+            PortDecl::rot("flange_b"),
+            PortDecl::optional_input("f", 0.0),
+            PortDecl::loss_heat("heat"),
+        ]
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
@@ -717,13 +749,112 @@ impl Block for OneWayClutch {
             ..Default::default()
         }
     }
-    fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
+    fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
+        // The clutch's law; the freewheel adds an unlimited range against w_rel < 0.
+        let c = self.law.law(cx.u(0), w_rel);
         FrictionLaw {
-            kinetic: 0.0,
-            lo: 0.0,
+            kinetic: c.kinetic,
+            lo: c.lo.min(0.0),
             hi: f64::INFINITY,
             engagement: 1.0,
         }
+    }
+    fn reset(&mut self, _t0: f64) {
+        self.first.arm();
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        if self.first.take() {
+            let w = cx.v(1) - cx.v(0);
+            if w < 0.0 {
+                cx.log(
+                    EventTag::Impact,
+                    format!("inconsistent start: w_rel = {w} rad/s < 0 on a freewheel; resolved by a plastic impact (momentum conserved)"),
+                );
+                cx.impact(0, 0.0);
+                return true;
+            }
+        }
+        false
+    }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(3, joint_loss(cx, 0, 0, cx.v(1) - cx.v(0)));
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        friction_vars("", 0)
+    }
+}
+
+fn build_bearing(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let tau = match p.values.get("tau_pos") {
+        Some(ParamValue::Number(t)) => {
+            if !(*t >= 0.0) {
+                return Err(p.invalid("tau_pos", format!("must be >= 0, got {t}")));
+            }
+            Table1D::new(vec![0.0], vec![*t], false)
+        }
+        Some(ParamValue::Table(_)) => {
+            let (x, y) = p.xy_table("tau_pos")?;
+            if x[0] < 0.0 || y.iter().any(|v| !(*v >= 0.0)) {
+                return Err(p.invalid("tau_pos", "speeds |w| and torques must be >= 0"));
+            }
+            Table1D::new(x, y, true)
+        }
+        _ => {
+            return Err(p.invalid(
+                "tau_pos",
+                "expected a number or a table [[|w|, torque], ...]",
+            ))
+        }
+    };
+    let peak = p.num("peak")?;
+    if !(peak >= 1.0) {
+        return Err(p.invalid("peak", format!("must be >= 1, got {peak}")));
+    }
+    Ok(Box::new(BearingFriction { tau, peak }))
+}
+
+/// Bearing friction to the support (MSL BearingFriction).
+struct BearingFriction {
+    tau: Table1D,
+    peak: f64,
+}
+impl Block for BearingFriction {
+    fn type_name(&self) -> &'static str {
+        "BearingFriction"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::rot("flange"),
+            PortDecl::support("support"),
+            PortDecl::loss_heat("heat"),
+        ]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            frictions: vec![FrictionDecl {
+                row: Row(vec![(0, 1.0), (1, -1.0)]),
+                label: String::new(),
+            }],
+            ..Default::default()
+        }
+    }
+    fn friction(&self, _k: usize, _cx: &Cx, w_rel: f64) -> FrictionLaw {
+        let cap = self.peak * self.tau.eval(0.0);
+        FrictionLaw {
+            kinetic: self.tau.eval(w_rel.abs()),
+            lo: -cap,
+            hi: cap,
+            engagement: 1.0,
+        }
+    }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(2, joint_loss(cx, 0, 0, cx.v(0) - cx.v(1)));
     }
     fn variables(&self) -> Vec<VarDecl> {
         friction_vars("", 0)

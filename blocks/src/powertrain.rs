@@ -6,14 +6,15 @@
 //! Equations and default tables: `shared/reference/simdriveline-blocks.md` §2, §3, §5.
 
 use drivelink_core::{
-    BlockBuild, BlockType, Cx, Diagram, Forces, MechDecl, ParamDefault, ParamError, ParamKind,
-    ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
+    BlockBuild, BlockType, Cx, Diagram, EventCx, EventTag, Forces, MechDecl, ParamDefault,
+    ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::{json, Value};
 
 use drivelink_core::Block;
 
-use crate::util::Table1D;
+use crate::signal::FirstCall;
+use crate::util::{Table1D, Table2D};
 
 /// SimDriveline 1.x default converter tables (speed ratio, torque ratio, capacity factor K
 /// in rad/s/√(N·m)).
@@ -30,7 +31,7 @@ pub fn register(r: &mut Registry) {
     r.register(BlockType {
         name: "Engine",
         category: "powertrain",
-        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 and above max_speed (smooth governor band).",
+        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 and above max_speed (smooth governor band). Optional: torque_map (torque over speed × throttle, bilinear, replaces the polynomial), friction (motoring torque over |speed|, opposing the rotation, also while stalled), idle_speed (an idle controller raises the throttle to idle_gain·(idle_speed − Ω) below it), stall_speed (below it the engine stalls: no combustion torque, a logged stall event, the run goes on; it does not restart), inertia (crankshaft inertia on the crank node, initial speed w0). Without them the torque is exactly the polynomial's.",
         params: vec![
             ParamSpec::with("kind", ParamKind::Choice(&["gasoline", "diesel"]), ParamDefault::Value(json!("gasoline")), "power polynomial preset"),
             ParamSpec::number("max_power", "W", 150e3, "maximum power P_max (> 0)"),
@@ -38,6 +39,15 @@ pub fn register(r: &mut Registry) {
             ParamSpec::number("max_speed", "rad/s", 6000.0 * std::f64::consts::PI / 30.0, "maximum speed: no torque above it (> speed_at_max_power)"),
             ParamSpec::optional("polynomial", ParamKind::Vector { unit: "1" }, "custom [p1, p2, p3] with p1 + p2 − p3 = 1"),
             ParamSpec::optional("governor_band", ParamKind::Number { unit: "rad/s" }, "width of the governor band below max_speed (default 1% of max_speed)"),
+            ParamSpec::optional("torque_map", ParamKind::Matrix, "combustion torque in N*m: one row per torque_map_speed breakpoint, one column per torque_map_throttle breakpoint (bilinear, edge values held; the governor still applies)"),
+            ParamSpec::optional("torque_map_speed", ParamKind::Vector { unit: "rad/s" }, "speed breakpoints of torque_map, strictly increasing"),
+            ParamSpec::optional("torque_map_throttle", ParamKind::Vector { unit: "1" }, "throttle breakpoints of torque_map, strictly increasing"),
+            ParamSpec::optional("friction", ParamKind::Table { cols: 2 }, "motoring (friction) torque [[|speed| rad/s, torque N*m], ...], >= 0 and 0 at speed 0; opposes the rotation"),
+            ParamSpec::optional("idle_speed", ParamKind::Number { unit: "rad/s" }, "idle speed held by the idle controller (> stall_speed)"),
+            ParamSpec::number("idle_gain", "s/rad", 0.05, "idle controller gain: throttle per rad/s below idle_speed (> 0; proportional, so it settles slightly below idle_speed under load)"),
+            ParamSpec::optional("stall_speed", ParamKind::Number { unit: "rad/s" }, "speed below which the engine stalls (> 0)"),
+            ParamSpec::optional("inertia", ParamKind::Number { unit: "kg*m^2" }, "crankshaft inertia added to the crank node (> 0)"),
+            ParamSpec::optional("w0", ParamKind::Number { unit: "rad/s" }, "initial crank speed (with inertia)"),
         ],
         build: BlockBuild::Primitive(build_engine),
         ports_doc: "throttle[in], crank[rot]",
@@ -106,7 +116,8 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     } else {
         f64::INFINITY
     };
-    if w_max / w0 >= w_lim {
+    // (With a torque map the polynomial is not used.)
+    if w_max / w0 >= w_lim && !p.has("torque_map") {
         return Err(p.invalid(
             "max_speed",
             format!("{w_max} rad/s is beyond the speed where the power polynomial reaches zero ({:.1} rad/s = {w_lim:.3}·speed_at_max_power)", w_lim * w0),
@@ -125,7 +136,114 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         w0,
         w_max,
         band,
+        ext: engine_extensions(p)?,
+        stalled: false,
+        first: FirstCall::armed(),
     }))
+}
+
+/// The optional parts of an `Engine` (`None` when none is given: the plain polynomial).
+fn engine_extensions(p: &Params) -> Result<Option<EngineExt>, ParamError> {
+    let map_names = ["torque_map", "torque_map_speed", "torque_map_throttle"];
+    let map = match map_names.iter().filter(|n| p.has(n)).count() {
+        0 => None,
+        3 => Some(Table2D::from_params(
+            p,
+            "torque_map_speed",
+            "torque_map_throttle",
+            "torque_map",
+            false,
+        )?),
+        _ => {
+            let missing = map_names
+                .iter()
+                .find(|n| !p.has(n))
+                .copied()
+                .unwrap_or("torque_map");
+            return Err(p.invalid(
+                missing,
+                "is required with the other torque_map parameters (torque_map, torque_map_speed, torque_map_throttle)",
+            ));
+        }
+    };
+    let friction = if p.has("friction") {
+        let (x, y) = p.xy_table("friction")?;
+        if x[0] < 0.0 {
+            return Err(p.invalid("friction", format!("speeds are |speed| >= 0, got {}", x[0])));
+        }
+        if let Some(bad) = y.iter().find(|v| !(**v >= 0.0)) {
+            return Err(p.invalid("friction", format!("torques must be >= 0, got {bad}")));
+        }
+        let t = Table1D::new(x, y, false);
+        if t.eval(0.0) != 0.0 {
+            return Err(p.invalid(
+                "friction",
+                format!(
+                    "must be 0 at speed 0 (got {} N*m): a stalled engine would turn backwards",
+                    t.eval(0.0)
+                ),
+            ));
+        }
+        Some(t)
+    } else {
+        None
+    };
+    let stall = match p.opt_num("stall_speed")? {
+        Some(v) if v > 0.0 => Some(v),
+        Some(v) => return Err(p.invalid("stall_speed", format!("must be > 0, got {v} rad/s"))),
+        None => None,
+    };
+    let idle = match p.opt_num("idle_speed")? {
+        Some(v) if v > stall.unwrap_or(0.0) => Some(v),
+        Some(v) => {
+            return Err(p.invalid(
+                "idle_speed",
+                format!(
+                    "must be > 0 and above stall_speed ({} rad/s), got {v} rad/s",
+                    stall.unwrap_or(0.0)
+                ),
+            ))
+        }
+        None => None,
+    };
+    let idle_gain = p.positive("idle_gain")?;
+    let inertia = match p.opt_num("inertia")? {
+        Some(j) if j > 0.0 => Some(j),
+        Some(j) => return Err(p.invalid("inertia", format!("must be > 0, got {j}"))),
+        None => None,
+    };
+    let w_init = p.opt_num("w0")?;
+    if w_init.is_some() && inertia.is_none() {
+        return Err(p.invalid(
+            "w0",
+            "is only used with inertia (set the crank node's speed on its Inertia otherwise)",
+        ));
+    }
+    if map.is_none() && friction.is_none() && stall.is_none() && idle.is_none() && inertia.is_none()
+    {
+        return Ok(None);
+    }
+    Ok(Some(EngineExt {
+        map,
+        friction,
+        idle,
+        idle_gain,
+        stall,
+        inertia,
+        w_init,
+    }))
+}
+
+/// Optional engine features. See the `Engine` catalogue entry.
+#[derive(Debug, Clone)]
+struct EngineExt {
+    map: Option<Table2D>,
+    friction: Option<Table1D>,
+    idle: Option<f64>,
+    idle_gain: f64,
+    stall: Option<f64>,
+    inertia: Option<f64>,
+    w_init: Option<f64>,
 }
 
 /// The SimDriveline engine.
@@ -138,6 +256,11 @@ pub struct Engine {
     w0: f64,
     w_max: f64,
     band: f64,
+    /// Torque map, friction, idle control, stall, inertia (`None`: the plain polynomial).
+    ext: Option<EngineExt>,
+    /// Stalled (below `stall_speed` since the logged stall event).
+    stalled: bool,
+    first: FirstCall,
 }
 
 impl Engine {
@@ -154,9 +277,43 @@ impl Engine {
         let xi = ((self.w_max - w) / self.band).clamp(0.0, 1.0);
         xi * xi * (3.0 - 2.0 * xi)
     }
-    /// Engine torque for throttle `u` at speed `w`.
+    /// Engine torque for throttle `u` at speed `w`: the polynomial's, or with the optional
+    /// features the combustion torque (map or polynomial, idle control, zero when
+    /// stalled) plus the friction torque.
     pub fn torque(&self, u: f64, w: f64) -> f64 {
-        u.clamp(0.0, 1.0) * self.envelope(w) * self.governor(w)
+        match &self.ext {
+            None => u.clamp(0.0, 1.0) * self.envelope(w) * self.governor(w),
+            Some(e) => self.combustion(e, u, w) + Self::friction(e, w),
+        }
+    }
+    /// The throttle after the idle controller.
+    fn throttle(e: &EngineExt, u: f64, w: f64) -> f64 {
+        let u = u.clamp(0.0, 1.0);
+        match e.idle {
+            Some(idle) => u.max((e.idle_gain * (idle - w)).clamp(0.0, 1.0)),
+            None => u,
+        }
+    }
+    fn combustion(&self, e: &EngineExt, u: f64, w: f64) -> f64 {
+        if self.stalled || w <= 0.0 {
+            return 0.0;
+        }
+        let u = Self::throttle(e, u, w);
+        let full = match &e.map {
+            Some(m) => m.eval(w, u),
+            None => u * self.envelope(w),
+        };
+        full * self.governor(w)
+    }
+    /// Friction torque on the crank (opposes the rotation, 0 at rest).
+    fn friction(e: &EngineExt, w: f64) -> f64 {
+        match &e.friction {
+            Some(f) => -w.signum() * f.eval(w.abs()),
+            None => 0.0,
+        }
+    }
+    fn stall_speed(&self) -> Option<f64> {
+        self.ext.as_ref().and_then(|e| e.stall)
     }
 }
 
@@ -168,27 +325,88 @@ impl Block for Engine {
         vec![PortDecl::input("throttle"), PortDecl::rot("crank")]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl {
+        let mut m = MechDecl {
             has_forces: true,
             ..Default::default()
+        };
+        if let Some(j) = self.ext.as_ref().and_then(|e| e.inertia) {
+            m.masses.push((1, j));
+            if let Some(w) = self.ext.as_ref().and_then(|e| e.w_init) {
+                m.initial.push((1, w, 0.0));
+            }
         }
+        m
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         f.add(1, self.torque(cx.u(0), cx.v(1)));
     }
+    fn n_guards(&self) -> usize {
+        usize::from(self.stall_speed().is_some())
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "stall".into()
+    }
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        if let Some(ws) = self.stall_speed() {
+            g[0] = if self.stalled { 1.0 } else { cx.v(1) - ws };
+        }
+    }
+    fn reset(&mut self, _t0: f64) {
+        self.stalled = false;
+        self.first.arm();
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let fresh = self.first.take();
+        let Some(ws) = self.stall_speed() else {
+            return false;
+        };
+        let w = cx.v(1);
+        if self.stalled || w >= ws {
+            return false;
+        }
+        self.stalled = true;
+        let when = if fresh {
+            "at the start"
+        } else {
+            "engine dragged down"
+        };
+        cx.log(
+            EventTag::Stall,
+            format!("stalled ({when}): crank speed {w:.3} rad/s below stall_speed {ws} rad/s; no combustion torque from now on"),
+        );
+        true
+    }
     fn variables(&self) -> Vec<VarDecl> {
-        vec![
+        let mut v = vec![
             VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("crankshaft speed"),
             VarDecl::new("tau", VarSource::Custom(0), "N*m").doc("engine torque on the crankshaft"),
             VarDecl::new("power", VarSource::Custom(1), "W").doc("engine power"),
-        ]
+        ];
+        if self.ext.is_some() {
+            v.push(
+                VarDecl::new("tau_friction", VarSource::Custom(2), "N*m")
+                    .doc("friction (motoring) torque on the crankshaft, included in tau"),
+            );
+            v.push(
+                VarDecl::new("throttle_eff", VarSource::Custom(3), "1")
+                    .doc("throttle after the idle controller (0 while stalled)"),
+            );
+            v.push(
+                VarDecl::new("stalled", VarSource::Custom(4), "1")
+                    .doc("1 once the engine has stalled"),
+            );
+        }
+        v
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let tau = self.torque(cx.u(0), cx.v(1));
-        if i == 0 {
-            tau
-        } else {
-            tau * cx.v(1)
+        let (u, w) = (cx.u(0), cx.v(1));
+        match (i, &self.ext) {
+            (0, _) => self.torque(u, w),
+            (1, _) => self.torque(u, w) * w,
+            (2, Some(e)) => Self::friction(e, w),
+            (3, Some(e)) if !self.stalled => Self::throttle(e, u, w),
+            (4, _) => f64::from(u8::from(self.stalled)),
+            _ => 0.0,
         }
     }
     fn is_energy_source(&self) -> bool {

@@ -100,6 +100,113 @@ impl Table1D {
     }
 }
 
+/// A bilinear table `z(x, y)` on strictly increasing axes `x` (rows of `z`) and `y`
+/// (columns). Outside the axes it holds the edge values or extends the edge cells
+/// linearly. An axis of one point makes the table constant along it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table2D {
+    x: Table1D,
+    y: Table1D,
+    /// `z[i][j]` at `(x[i], y[j])`.
+    z: Vec<Vec<f64>>,
+}
+
+impl Table2D {
+    /// Read and check a table from parameters `x_name`, `y_name` (strictly increasing
+    /// axes) and `z_name` (`len(x)` rows of `len(y)` finite values). Errors name the
+    /// offending parameter.
+    pub fn from_params(
+        p: &Params,
+        x_name: &str,
+        y_name: &str,
+        z_name: &str,
+        linear: bool,
+    ) -> Result<Table2D, ParamError> {
+        let axis = |name: &str| -> Result<Vec<f64>, ParamError> {
+            let v = p.vector(name)?;
+            if v.is_empty() {
+                return Err(p.invalid(name, "is empty; expected at least one breakpoint"));
+            }
+            if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+                return Err(p.invalid(name, format!("has a non-finite breakpoint {bad}")));
+            }
+            if let Some(k) = v.windows(2).position(|w| w[1] <= w[0]) {
+                return Err(p.invalid(
+                    name,
+                    format!(
+                        "must be strictly increasing, but entry {} is {} after {}",
+                        k + 1,
+                        v[k + 1],
+                        v[k]
+                    ),
+                ));
+            }
+            Ok(v.to_vec())
+        };
+        let (x, y) = (axis(x_name)?, axis(y_name)?);
+        let z = p.table(z_name)?;
+        if z.len() != x.len() {
+            return Err(p.invalid(
+                z_name,
+                format!(
+                    "has {} rows; expected one per {x_name} breakpoint ({})",
+                    z.len(),
+                    x.len()
+                ),
+            ));
+        }
+        for (i, row) in z.iter().enumerate() {
+            if row.len() != y.len() {
+                return Err(p.invalid(
+                    z_name,
+                    format!(
+                        "row {i} has {} entries; expected one per {y_name} breakpoint ({})",
+                        row.len(),
+                        y.len()
+                    ),
+                ));
+            }
+            if let Some(bad) = row.iter().find(|v| !v.is_finite()) {
+                return Err(p.invalid(z_name, format!("row {i} has a non-finite entry {bad}")));
+            }
+        }
+        let idx = |n: usize| (0..n).map(|k| k as f64).collect::<Vec<f64>>();
+        Ok(Table2D {
+            x: Table1D::new(x.clone(), idx(x.len()), linear),
+            y: Table1D::new(y.clone(), idx(y.len()), linear),
+            z: z.to_vec(),
+        })
+    }
+
+    /// The segment of `axis` containing `u` and the position in it (0..1 inside, beyond
+    /// when extrapolating linearly, clamped when holding).
+    fn locate(axis: &Table1D, u: f64) -> (usize, f64) {
+        let n = axis.x.len();
+        if n < 2 {
+            return (0, 0.0);
+        }
+        let k = axis.segment(u);
+        let s = (u - axis.x[k]) / (axis.x[k + 1] - axis.x[k]);
+        let s = if axis.linear_extrapolation {
+            s
+        } else {
+            s.clamp(0.0, 1.0)
+        };
+        (k, s)
+    }
+
+    /// Bilinear interpolation at `(u, v)`. Allocation-free.
+    pub fn eval(&self, u: f64, v: f64) -> f64 {
+        let (i, s) = Self::locate(&self.x, u);
+        let (j, t) = Self::locate(&self.y, v);
+        let at = |i: usize, j: usize| self.z[i.min(self.z.len() - 1)][j.min(self.z[0].len() - 1)];
+        let (z00, z01, z10, z11) = (at(i, j), at(i, j + 1), at(i + 1, j), at(i + 1, j + 1));
+        let a = z00 + t * (z01 - z00);
+        let b = z10 + t * (z11 - z10);
+        a + s * (b - a)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,9 @@ pub enum PortKind {
     /// Rigid-body frame: all frame ports on one line are one 6-DOF body
     /// (see [`crate::frame`]).
     Frame,
+    /// Heat port (temperature K, heat flow W into the port's thermal node); see
+    /// [`crate::thermal`].
+    Heat,
 }
 
 impl PortKind {
@@ -52,12 +55,17 @@ impl PortKind {
             PortKind::Rot => "rot",
             PortKind::Trans => "trans",
             PortKind::Frame => "frame",
+            PortKind::Heat => "heat",
         }
     }
     /// Whether ports of this kind are mechanical (joined by lines into network nodes or,
     /// for `frame`, rigid bodies).
     pub fn is_mech(&self) -> bool {
         matches!(self, PortKind::Rot | PortKind::Trans | PortKind::Frame)
+    }
+    /// Whether ports of this kind are heat ports (joined into thermal nodes).
+    pub fn is_heat(&self) -> bool {
+        matches!(self, PortKind::Heat)
     }
     /// SI units of a mechanical port's (position, speed, acceleration, force).
     pub fn mech_units(&self) -> Option<[&'static str; 4]> {
@@ -89,6 +97,14 @@ pub struct PortDecl {
     /// A mechanical port that may stay unconnected without a warning (the block gives
     /// its node an inertia of its own: a wheel's hub).
     pub free_ok: bool,
+    /// An optional mechanical or heat port. Unconnected, an optional flange (a support
+    /// flange, Modelica's `useSupport = false`) is the ground: it has no node, reads speed,
+    /// angle and acceleration 0, drops the forces applied to it (the reactions go to the
+    /// ground) and constraint terms on it vanish. An unconnected optional heat port is
+    /// absent (its temperature reads `None`, heat added to it is not modelled:
+    /// `useHeatPort = false`). No "unconnected" warning either way. Connected, it is an
+    /// ordinary port.
+    pub optional: bool,
 }
 
 impl PortDecl {
@@ -104,6 +120,7 @@ impl PortDecl {
             unit: None,
             may_be_undefined: false,
             free_ok: false,
+            optional: false,
         }
     }
     /// A signal input that must be driven.
@@ -137,6 +154,28 @@ impl PortDecl {
     pub fn free_ok(mut self) -> Self {
         self.free_ok = true;
         self
+    }
+    /// An optional rotational support flange: fixed to the ground when unconnected (see
+    /// [`PortDecl::optional`]).
+    pub fn support(name: impl Into<String>) -> Self {
+        PortDecl {
+            optional: true,
+            ..Self::of(name, PortKind::Rot)
+        }
+    }
+    /// A heat port (temperature K, heat flow W) of a thermal element (capacitor,
+    /// conductor, fixed temperature): it always has a thermal node, its own when
+    /// unconnected.
+    pub fn heat(name: impl Into<String>) -> Self {
+        Self::of(name, PortKind::Heat)
+    }
+    /// An optional heat port receiving a block's loss power: absent when unconnected (see
+    /// [`PortDecl::optional`]).
+    pub fn loss_heat(name: impl Into<String>) -> Self {
+        PortDecl {
+            optional: true,
+            ..Self::of(name, PortKind::Heat)
+        }
     }
     /// The same output, allowed to be NaN where its value is undefined.
     pub fn undefined_ok(mut self) -> Self {
@@ -217,8 +256,93 @@ pub struct MechDecl {
     pub constraints: Vec<Constraint>,
     /// Friction joints (locked joints become constraints).
     pub frictions: Vec<FrictionDecl>,
+    /// Friction joints whose sliding torque depends on the load the block transmits (a
+    /// gear with mesh losses): see [`FrictionLoad`].
+    pub friction_loads: Vec<FrictionLoad>,
     /// Whether `Block::forces` contributes forces.
     pub has_forces: bool,
+}
+
+/// A friction joint whose sliding torque is affine in a load `T` that is itself a
+/// constraint force of the same network solve (the torque a lossy gear transmits):
+/// `T = Σ c_i·λ_i` over the block's constraint forces (indices as in [`Cx::lambda`]:
+/// the block's always-active rows first, then its joints, the joint's own torque
+/// included). While the joint slides, the network solves the coupled equations exactly:
+/// the joint applies `tau = tau0 + slope·T` ([`Block::load_friction`]) and every
+/// acceleration and constraint force of the evaluation is consistent with it (no lag, no
+/// iteration). Locked, the joint is an ordinary constraint; its static range may then be
+/// computed from `cx.lambda` (valid when `friction` is asked for a locked joint).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrictionLoad {
+    /// Index of the joint among the block's friction joints.
+    pub joint: usize,
+    /// The load's coefficients over the block's constraint forces.
+    pub load: Vec<(usize, f64)>,
+}
+
+/// The sliding torque of a load-dependent friction joint: `tau = tau0 + slope·T` (applied
+/// along the joint's row like any joint torque; see [`FrictionLoad`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadLaw {
+    /// Torque at zero load, N·m.
+    pub tau0: f64,
+    /// `d tau / d T`.
+    pub slope: f64,
+}
+
+/// A block's contribution to the thermal network (see [`crate::thermal`]). Port indices
+/// are indices into the block's full port list (heat ports).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ThermalDecl {
+    /// Heat capacity (J/K) added to the node of a heat port, with the node's initial
+    /// temperature (K).
+    pub capacities: Vec<(usize, f64, f64)>,
+    /// A fixed temperature (K) of the node of a heat port (an ambient, a coolant).
+    pub fixed: Vec<(usize, f64)>,
+    /// Conductive links between the nodes of two heat ports, heat flow
+    /// `G·(T_first − T_second)` from the first to the second; `G` comes from
+    /// [`Block::conductance`] at every evaluation (a parameter or a signal input).
+    pub conductors: Vec<(usize, usize)>,
+    /// Whether [`Block::heat_flows`] adds heat (loss power) to the block's heat ports.
+    pub has_heat_flows: bool,
+    /// Heat ports whose temperature the block reads before the network solve (in
+    /// `forces`, `friction`, `outputs`): their node must have a heat capacity or a fixed
+    /// temperature (a node without capacity gets its temperature from this evaluation's
+    /// heat flows, after the mechanical solve).
+    pub reads_temperature: Vec<usize>,
+}
+
+/// Heat flows a block adds to the thermal nodes of its heat ports (W, positive into the
+/// node). Heat added to an unconnected optional heat port is not modelled.
+#[derive(Debug)]
+pub struct HeatFlows<'a> {
+    q: &'a mut [f64],
+    port_dof: &'a [u32],
+    total: f64,
+}
+
+impl<'a> HeatFlows<'a> {
+    /// An accumulator over the per-node heat flows `q`.
+    pub fn new(q: &'a mut [f64], port_dof: &'a [u32]) -> Self {
+        HeatFlows {
+            q,
+            port_dof,
+            total: 0.0,
+        }
+    }
+    /// Add the heat flow `watts` into the node of heat port `p`.
+    #[inline]
+    pub fn add(&mut self, p: usize, watts: f64) {
+        let d = self.port_dof[p];
+        if d != u32::MAX {
+            self.q[d as usize] += watts;
+            self.total += watts;
+        }
+    }
+    /// The heat added to connected ports so far, W.
+    pub fn total(&self) -> f64 {
+        self.total
+    }
 }
 
 /// The friction data a block gives for one joint at the current instant.
@@ -431,6 +555,8 @@ pub struct Buffers<'a> {
     /// Accelerations of every rigid body (6 each: world `v̇`, body `ω̇`; valid after the
     /// network stage).
     pub frame_acc: &'a [f64],
+    /// Temperature of every thermal node, K.
+    pub temp: &'a [f64],
 }
 
 /// Where one block's pieces are in the shared buffers.
@@ -438,7 +564,8 @@ pub struct Buffers<'a> {
 pub struct BlockTables<'a> {
     /// Signal slot of each of the block's inputs.
     pub inputs: &'a [SlotIx],
-    /// Degree of freedom (node) of each port (`u32::MAX` for signal ports).
+    /// Degree of freedom (node) of each mechanical port, thermal node of each heat port
+    /// (`u32::MAX` for signal ports and unconnected optional heat ports).
     pub port_dof: &'a [u32],
     /// First of the block's always-active rows in `row_lambda`.
     pub rows_start: u32,
@@ -480,21 +607,35 @@ impl<'a> Cx<'a> {
     pub fn inputs(&self) -> impl Iterator<Item = f64> + '_ {
         self.tab.inputs.iter().map(|s| self.buf.sig[s.ix()])
     }
-    /// Speed of the node of port `p` (rad/s or m/s).
+    /// Speed of the node of port `p` (rad/s or m/s; 0 for an unconnected support).
     #[inline]
     pub fn v(&self, p: usize) -> f64 {
-        self.buf.vel[self.tab.port_dof[p] as usize]
+        // An unconnected support has no node (u32::MAX, out of range): the ground.
+        self.buf
+            .vel
+            .get(self.tab.port_dof[p] as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
-    /// Angle / position of the node of port `p`.
+    /// Angle / position of the node of port `p` (0 for an unconnected support).
     #[inline]
     pub fn q(&self, p: usize) -> f64 {
-        self.buf.pos[self.tab.port_dof[p] as usize]
+        self.buf
+            .pos
+            .get(self.tab.port_dof[p] as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
     /// Acceleration of the node of port `p` (valid after the network solve: in
-    /// `network_outputs`, `derivatives`, `guards`, `var` and events).
+    /// `network_outputs`, `derivatives`, `guards`, `var` and events; 0 for an unconnected
+    /// support).
     #[inline]
     pub fn a(&self, p: usize) -> f64 {
-        self.buf.acc[self.tab.port_dof[p] as usize]
+        self.buf
+            .acc
+            .get(self.tab.port_dof[p] as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
     /// Constraint force `i` of this block: its always-active rows first, then its
     /// friction joints (the transmitted torque `tau`; 0 when free). Valid after the
@@ -526,6 +667,15 @@ impl<'a> Cx<'a> {
         let b = self.tab.port_dof[p] as usize * 6;
         let a = &self.buf.frame_acc[b..b + 6];
         ([a[0], a[1], a[2]], [a[3], a[4], a[5]])
+    }
+    /// Temperature of the thermal node of heat port `p`, K; `None` when the port is an
+    /// unconnected optional heat port. Nodes with a heat capacity or a fixed temperature
+    /// are valid in every method; a node without capacity after the network solve
+    /// (`network_outputs`, `derivatives`, `guards`, `var`, `heat_flows`, events).
+    #[inline]
+    pub fn temp(&self, p: usize) -> Option<f64> {
+        let d = self.tab.port_dof[p];
+        (d != u32::MAX).then(|| self.buf.temp[d as usize])
     }
 }
 
@@ -589,12 +739,14 @@ impl<'a> Forces<'a> {
         self.power += dot(moment, st.omega());
     }
     /// Add the generalized force `value` on port `p` (positive accelerates the flange in
-    /// its positive direction).
+    /// its positive direction). A force on an unconnected support goes to the ground.
     #[inline]
     pub fn add(&mut self, p: usize, value: f64) {
         let d = self.port_dof[p] as usize;
-        self.f[d] += value;
-        self.power += value * self.vel[d];
+        if let Some(f) = self.f.get_mut(d) {
+            *f += value;
+            self.power += value * self.vel[d];
+        }
     }
     /// The power delivered by the forces added so far, W.
     pub fn power(&self) -> f64 {
@@ -613,6 +765,7 @@ pub struct EventCx<'a> {
     tab: BlockTables<'a>,
     log: &'a mut Vec<(EventTag, String)>,
     stop: &'a mut bool,
+    impacts: Option<&'a mut Vec<(usize, f64)>>,
 }
 
 impl<'a> EventCx<'a> {
@@ -632,7 +785,33 @@ impl<'a> EventCx<'a> {
             tab,
             log,
             stop,
+            impacts: None,
         }
+    }
+    /// The same view, recording impact requests ([`EventCx::impact`]) in `impacts`.
+    pub fn with_impacts(mut self, impacts: &'a mut Vec<(usize, f64)>) -> Self {
+        self.impacts = Some(impacts);
+        self
+    }
+    /// Ask for an impact on this block's friction joint `k` at this instant: the model
+    /// applies an impulse along the joint's row (through the mechanical network, momentum
+    /// conserving, all other constraints kept) so that the relative speed becomes
+    /// `w_rel+ = −restitution·w_rel−` (Newton's impact law; 0 = plastic, 1 = elastic), and
+    /// books the kinetic energy it removes as impact loss. Applied after this block's
+    /// `update_modes` returns, before the friction modes are settled.
+    pub fn impact(&mut self, k: usize, restitution: f64) {
+        let j = self.tab.joints_start as usize + k;
+        if let Some(v) = self.impacts.as_mut() {
+            v.push((j, restitution));
+        }
+    }
+    /// Mode of this block's friction joint `k`.
+    pub fn mode(&self, k: usize) -> FrictionMode {
+        self.view().mode(k)
+    }
+    /// Temperature of the node of heat port `p` (see [`Cx::temp`]).
+    pub fn temp(&self, p: usize) -> Option<f64> {
+        self.view().temp(p)
     }
     /// The evaluation view at this instant (to share code with `outputs`/`guards`).
     pub fn view(&self) -> Cx<'_> {
@@ -753,6 +932,16 @@ pub trait Block: Send + Sync {
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
         FrictionLaw::FREE
     }
+    /// The sliding torque of a load-dependent joint `k` (declared in
+    /// [`MechDecl::friction_loads`]) at relative speed `w_rel`, as an affine function of
+    /// its load; called before the load is known (do not read `cx.lambda`). Its
+    /// `FrictionLaw::kinetic` is not used while sliding.
+    fn load_friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> LoadLaw {
+        LoadLaw {
+            tau0: 0.0,
+            slope: 0.0,
+        }
+    }
     /// Derivatives of the continuous states.
     fn derivatives(&self, _cx: &Cx, _dx: &mut [f64]) {}
     /// Guard values (valid while >= 0).
@@ -775,6 +964,18 @@ pub trait Block: Send + Sync {
     fn potential_energy(&self, _cx: &Cx) -> f64 {
         0.0
     }
+
+    // ---- thermal (see `crate::thermal`) ----
+    /// The thermal part of the block: capacities, fixed temperatures, conductors.
+    fn thermal(&self) -> ThermalDecl {
+        ThermalDecl::default()
+    }
+    /// Conductance `G` (W/K) of the block's conductor `k` (>= 0).
+    fn conductance(&self, _k: usize, _cx: &Cx) -> f64 {
+        0.0
+    }
+    /// Heat flows into the block's heat ports (its loss power), after the network solve.
+    fn heat_flows(&self, _cx: &Cx, _q: &mut HeatFlows) {}
 
     // ---- events ----
     /// Called at an instant returned by `next_time_event` (before `update_modes`).

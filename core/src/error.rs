@@ -89,6 +89,23 @@ pub enum Error {
         second: f64,
         blocks: String,
     },
+    #[error("thermal nodes {} have no heat capacity, no fixed temperature and no conductor path to one, so their temperature is undefined; connect a HeatCapacitor, a FixedTemperature, or a ThermalConductor/Convection to one", nodes.join(", "))]
+    IsolatedHeatNodes { nodes: Vec<String> },
+    #[error("block '{block}' reads the temperature of its heat port '{port}' in its torque law, but thermal node {node} has no heat capacity or fixed temperature (its temperature would depend on the block's own loss in the same instant); connect a HeatCapacitor or a FixedTemperature to it")]
+    TemperatureWithoutCapacity {
+        block: String,
+        port: String,
+        node: String,
+    },
+    #[error("thermal node {node}: conflicting {what} {first} K and {second} K from {blocks}")]
+    ConflictingTemperature {
+        node: String,
+        /// "initial temperatures" or "fixed temperatures".
+        what: String,
+        first: f64,
+        second: f64,
+        blocks: String,
+    },
     #[error("unknown variable '{name}'{hint}{known}")]
     UnknownVariable {
         name: String,

@@ -16,6 +16,7 @@ pub mod network;
 pub mod params;
 pub mod plan;
 pub mod probe;
+pub mod thermal;
 
 // The leaf crates, re-exported under their old paths.
 pub use drivelink_results::{result, scope};
@@ -29,7 +30,7 @@ pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
 pub use frame::{FrameState, MassProps, G};
 pub use ids::{BlockIx, FrameIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
-pub use model::{Eigen, EnergyAudit, Linearization, Model};
+pub use model::{Eigen, EnergyAudit, HeatAudit, Linearization, Model};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, RecordField,
     Registry,

@@ -451,7 +451,11 @@ pub fn locate_error(d: &Diagram, _reg: &Registry, origin: &str, e: Error) -> Err
         Error::TwoDrivers { second, .. } => conn(*second),
         Error::UndrivenInput { block, .. } => blk(block, ""),
         Error::AlgebraicLoop { .. } => "connections".to_string(),
-        Error::SingularNetwork { .. } | Error::ConflictingInitial { .. } => "blocks".to_string(),
+        Error::SingularNetwork { .. }
+        | Error::ConflictingInitial { .. }
+        | Error::IsolatedHeatNodes { .. }
+        | Error::ConflictingTemperature { .. } => "blocks".to_string(),
+        Error::TemperatureWithoutCapacity { block, .. } => blk(block, ""),
         Error::FrameWithoutMass { frame } => match frame.rsplit_once('.') {
             Some((b, _)) => blk(b, ""),
             None => "blocks".to_string(),

@@ -23,6 +23,8 @@
 // Dense numeric kernels read better with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
+mod load;
+
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::block::{FrictionMode, PortKind};
@@ -99,6 +101,8 @@ pub struct Network {
     /// λ per friction joint (0 unless locked).
     pub lambda_fric: Vec<f64>,
     tmp: Vec<f64>,
+    /// Load-dependent friction joints and their sensitivities (`load.rs`).
+    load: Vec<load::LoadSens>,
 }
 
 /// Why a factorization failed: the nodes without inertia in a free direction.
@@ -136,6 +140,7 @@ impl Network {
             lambda_rows: vec![0.0; nr],
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
+            load: Vec::new(),
         }
     }
 
@@ -213,6 +218,7 @@ impl Network {
             proj: proj.as_slice().to_vec(),
             has_tracking,
         });
+        self.refresh_load();
         Ok(())
     }
 

@@ -109,6 +109,18 @@ pub(crate) struct JointPlan {
     pub name: String,
 }
 
+/// A friction joint whose sliding torque depends on the load the block transmits
+/// (declared by [`crate::block::FrictionLoad`]), with the load resolved to global indices.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LoadJointPlan {
+    /// The joint.
+    pub joint: JointIx,
+    /// Load terms on always-active rows: (row, coefficient).
+    pub rows: Vec<(usize, f64)>,
+    /// Load terms on joint torques: (joint, coefficient).
+    pub joints: Vec<(usize, f64)>,
+}
+
 /// A mechanical node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NodePlan {
@@ -200,6 +212,10 @@ pub struct Plan {
     pub(crate) log: Vec<usize>,
     pub(crate) scopes: Vec<ScopeSpec>,
     pub(crate) warnings: Vec<crate::compile::CompileWarning>,
+    /// Load-dependent friction joints (lossy gears).
+    pub(crate) load_joints: Vec<LoadJointPlan>,
+    /// The thermal network.
+    pub(crate) thermal: crate::thermal::ThermalPlan,
 }
 
 impl Plan {
@@ -227,6 +243,10 @@ impl Plan {
     /// Names of the rigid bodies (the first frame port of each line).
     pub fn frames(&self) -> &[String] {
         &self.frames
+    }
+    /// Number of thermal nodes.
+    pub fn n_heat_nodes(&self) -> usize {
+        self.thermal.nodes.len()
     }
     /// Every loggable variable, sorted by name.
     pub fn variables(&self) -> &[VarInfo] {

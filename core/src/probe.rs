@@ -33,6 +33,10 @@ pub struct Probe<'b> {
     frames: Vec<f64>,
     /// Rigid-body accelerations of every port (6 each).
     frame_acc: Vec<f64>,
+    /// Temperature per port (heat ports), K.
+    temp: Vec<f64>,
+    /// Impacts asked for at the last event call: (joint, restitution).
+    impacts: Vec<(usize, f64)>,
 }
 
 impl<'b> Probe<'b> {
@@ -67,6 +71,8 @@ impl<'b> Probe<'b> {
                 })
                 .collect(),
             frame_acc: vec![0.0; FRAME_LOADS * np],
+            temp: vec![293.15; np],
+            impacts: Vec::new(),
             block,
         }
     }
@@ -116,6 +122,11 @@ impl<'b> Probe<'b> {
         }
         self
     }
+    /// Set the temperatures, one per port (entries of other ports are ignored), K.
+    pub fn temps(&mut self, t: &[f64]) -> &mut Self {
+        self.temp[..t.len()].copy_from_slice(t);
+        self
+    }
     /// Set the joints' modes.
     pub fn modes(&mut self, m: &[FrictionMode]) -> &mut Self {
         self.modes[..m.len()].copy_from_slice(m);
@@ -131,6 +142,7 @@ impl<'b> Probe<'b> {
                 acc: &self.acc,
                 row_lambda: &self.row_lambda,
                 joint_tau: &self.joint_tau,
+                temp: &self.temp,
                 modes: &self.modes,
                 frames: &self.frames,
                 frame_acc: &self.frame_acc,
@@ -196,6 +208,24 @@ impl<'b> Probe<'b> {
     pub fn friction(&self, k: usize, w_rel: f64) -> FrictionLaw {
         self.block.friction(k, &self.cx(), w_rel)
     }
+    /// The heat flows into every port (W) from `heat_flows`, and their total.
+    pub fn heat_flows(&self) -> (Vec<f64>, f64) {
+        let mut q = vec![0.0; self.port_dof.len()];
+        let cx = self.cx();
+        let mut h = crate::block::HeatFlows::new(&mut q, &self.port_dof);
+        self.block.heat_flows(&cx, &mut h);
+        let total = h.total();
+        (q, total)
+    }
+    /// The sliding torque law of load-dependent joint `k` at `w_rel`.
+    pub fn load_friction(&self, k: usize, w_rel: f64) -> crate::block::LoadLaw {
+        self.block.load_friction(k, &self.cx(), w_rel)
+    }
+    /// The impacts asked for at the last `update_modes` / `time_event`: (joint,
+    /// restitution).
+    pub fn impacts(&self) -> &[(usize, f64)] {
+        &self.impacts
+    }
     /// Custom variable `i`.
     pub fn var(&self, i: usize) -> f64 {
         self.block.var(&self.cx(), i)
@@ -222,6 +252,7 @@ impl<'b> Probe<'b> {
             modes: &self.modes,
             frames: &self.frames,
             frame_acc: &self.frame_acc,
+            temp: &self.temp,
         };
         let tab = BlockTables {
             inputs: &self.inputs,
@@ -230,7 +261,9 @@ impl<'b> Probe<'b> {
             n_rows: self.row_lambda.len() as u32,
             joints_start: 0,
         };
-        let mut ecx = EventCx::new(self.t, &mut self.x, buf, tab, &mut log, &mut stop);
+        self.impacts.clear();
+        let mut ecx = EventCx::new(self.t, &mut self.x, buf, tab, &mut log, &mut stop)
+            .with_impacts(&mut self.impacts);
         let r = f(&mut *self.block, &mut ecx);
         (r, log, stop)
     }

@@ -60,16 +60,20 @@ fn event_color(kind: EventTag) -> &'static str {
         EventTag::TimeEvent => "#8c564b",
         EventTag::Stop => "#000000",
         EventTag::Impact => "#ff7f0e",
+        EventTag::Shift => "#17becf",
+        EventTag::Stall => "#bcbd22",
     }
 }
 
-const EVENT_ORDER: [EventTag; 8] = [
+const EVENT_ORDER: [EventTag; 10] = [
     EventTag::Lock,
     EventTag::Unlock,
     EventTag::Engage,
     EventTag::Free,
     EventTag::ZeroCrossing,
     EventTag::Impact,
+    EventTag::Shift,
+    EventTag::Stall,
     EventTag::Stop,
     EventTag::TimeEvent,
 ];
@@ -547,6 +551,7 @@ mod tests {
             impact_loss: 0.0,
             residual: 0.0,
             relative_residual: 0.0,
+            heat: Default::default(),
         };
         let f = energy_figure(&a);
         let link = &f["data"][0]["link"];

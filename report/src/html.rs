@@ -198,6 +198,8 @@ fn summary_section(body: &mut String, r: &SimResult) {
         EventTag::ZeroCrossing,
         EventTag::TimeEvent,
         EventTag::Impact,
+        EventTag::Shift,
+        EventTag::Stall,
         EventTag::Stop,
     ] {
         let n = r.events.iter().filter(|e| e.kind == k).count();

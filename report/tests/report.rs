@@ -60,6 +60,7 @@ fn audit() -> EnergyAudit {
         impact_loss: 0.0,
         residual: 0.0,
         relative_residual: 0.0,
+        heat: Default::default(),
     }
 }
 

@@ -89,6 +89,11 @@ pub enum EventTag {
     Stop,
     /// A mechanical projection at a mode change dissipated energy (velocity jump).
     Impact,
+    /// A gear change: a shift requested, a dog engaged after synchronisation, or an
+    /// engagement demand blocked by slip.
+    Shift,
+    /// An engine stalled (its speed fell below the stall speed).
+    Stall,
 }
 
 impl EventTag {
@@ -102,6 +107,8 @@ impl EventTag {
             EventTag::TimeEvent => "time_event",
             EventTag::Stop => "stop",
             EventTag::Impact => "impact",
+            EventTag::Shift => "shift",
+            EventTag::Stall => "stall",
         }
     }
     pub fn parse(s: &str) -> Option<EventTag> {
@@ -114,6 +121,8 @@ impl EventTag {
             "time_event" => EventTag::TimeEvent,
             "stop" => EventTag::Stop,
             "impact" => EventTag::Impact,
+            "shift" => EventTag::Shift,
+            "stall" => EventTag::Stall,
             _ => return None,
         })
     }

@@ -1,4 +1,5 @@
-//! Math blocks: Gain, Sum, Product, Abs, MinMax, Saturation, Lookup1D, Relational, Switch.
+//! Math blocks: Gain, Sum, Product, Abs, MinMax, Saturation, Lookup1D, Lookup2D, Relational,
+//! Switch.
 //!
 //! The switching blocks (Abs, MinMax, Saturation, Lookup1D, Relational, Switch) keep a mode
 //! and declare guards on their inputs, so every switch happens at a located crossing and
@@ -107,6 +108,24 @@ pub fn register(r: &mut Registry) {
             ),
         ],
         build_lookup,
+    );
+    reg(
+        r,
+        "Lookup2D",
+        "Bilinear table y = table(u1, u2) on strictly increasing axes x (for u1, the rows of table) and y (for u2, its columns). Continuous; cell edges are kinks, not events.",
+        "u1[in], u2[in], y[out]",
+        vec![
+            ParamSpec::with("x", ParamKind::Vector { unit: ANY }, ParamDefault::Value(json!([0.0, 1.0])), "breakpoints of u1, strictly increasing"),
+            ParamSpec::with("y", ParamKind::Vector { unit: ANY }, ParamDefault::Value(json!([0.0, 1.0])), "breakpoints of u2, strictly increasing"),
+            ParamSpec::with("table", ParamKind::Matrix, ParamDefault::Value(json!([[0.0, 0.0], [0.0, 1.0]])), "len(x) rows of len(y) values: table[i][j] at (x[i], y[j]) (the defaults give u1·u2 on the unit square)"),
+            ParamSpec::with(
+                "extrapolate",
+                ParamKind::Choice(&["hold", "linear"]),
+                ParamDefault::Value(json!("hold")),
+                "outside the axes: \"hold\" the edge values or extend the edge cells \"linear\"ly",
+            ),
+        ],
+        build_lookup2d,
     );
     reg(
         r,
@@ -517,6 +536,35 @@ fn build_lookup(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         linear,
         seg: 0,
     }))
+}
+
+fn build_lookup2d(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let linear = p.text("extrapolate")? == "linear";
+    Ok(Box::new(Lookup2D {
+        table: crate::util::Table2D::from_params(p, "x", "y", "table", linear)?,
+    }))
+}
+
+/// `Lookup2D`: bilinear interpolation, no modes (continuous in both inputs).
+#[derive(Debug, Clone)]
+pub struct Lookup2D {
+    table: crate::util::Table2D,
+}
+
+impl Block for Lookup2D {
+    fn type_name(&self) -> &'static str {
+        "Lookup2D"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::input("u1"),
+            PortDecl::input("u2"),
+            PortDecl::output("y"),
+        ]
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        y[0] = self.table.eval(cx.u(0), cx.u(1));
+    }
 }
 
 /// `Lookup1D`: piecewise-linear interpolation. Mode `seg` = number of breakpoints `<= u`

@@ -30,6 +30,13 @@ pub(crate) struct NodeInfo {
     pub ports: Vec<PortAt>,
 }
 
+/// A thermal node: the heat ports joined by one connection line.
+#[derive(Debug, Clone)]
+pub(crate) struct HeatNodeInfo {
+    pub name: String,
+    pub ports: Vec<PortAt>,
+}
+
 /// The wiring of a flattened model.
 pub(crate) struct Wiring {
     /// Ports of every block.
@@ -45,6 +52,10 @@ pub(crate) struct Wiring {
     pub frame_of: Vec<Vec<Option<FrameIx>>>,
     /// The rigid bodies (lines of frame ports).
     pub frames: Vec<NodeInfo>,
+    /// Thermal node of every heat port (`None` for other ports and unconnected heat ports).
+    pub heat_node: Vec<Vec<Option<u32>>>,
+    /// The thermal nodes.
+    pub heat_nodes: Vec<HeatNodeInfo>,
 }
 
 /// Numbering of all ports of all blocks in one flat range.
@@ -74,6 +85,7 @@ fn domain(k: PortKind) -> u8 {
         PortKind::Rot => 1,
         PortKind::Trans => 2,
         PortKind::Frame => 3,
+        PortKind::Heat => 4,
     }
 }
 
@@ -178,7 +190,7 @@ pub(crate) fn connect(
         for r in &resolved {
             connected[space.global(r.0)] = true;
         }
-        if k0.is_mech() {
+        if k0.is_mech() || k0.is_heat() {
             let g0 = space.global(resolved[0].0);
             for r in &resolved {
                 uf.union(g0, space.global(r.0));
@@ -231,6 +243,7 @@ pub(crate) fn connect(
             if decl.kind.is_mech()
                 && decl.kind != PortKind::Frame
                 && !decl.free_ok
+                && !decl.optional
                 && !connected[space.base[b] + p]
             {
                 warnings.push(CompileWarning::UnconnectedFlange {
@@ -238,15 +251,22 @@ pub(crate) fn connect(
                     port: decl.name.clone(),
                 });
             }
+            if decl.kind.is_heat() && !decl.optional && !connected[space.base[b] + p] {
+                warnings.push(CompileWarning::UnconnectedHeatPort {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
         }
     }
     Error::from_list(errors)?;
-    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf, false);
-    let (frame_of, frames) = number_nodes(names, &ports, &space, &mut uf, true);
+    let (node, nodes) = number_nodes(names, &ports, &space, &mut uf, false, &connected);
+    let (frame_of, frames) = number_nodes(names, &ports, &space, &mut uf, true, &connected);
     let frame_of = frame_of
         .into_iter()
         .map(|r| r.into_iter().map(|n| n.map(|n| FrameIx(n.0))).collect())
         .collect();
+    let (heat_node, heat_nodes) = number_heat_nodes(names, &ports, &space, &mut uf, &connected);
     Ok(Wiring {
         frame_of,
         frames,
@@ -257,18 +277,21 @@ pub(crate) fn connect(
         ports,
         node,
         nodes,
+        heat_node,
+        heat_nodes,
     })
 }
 
 /// Number the union-find classes of mechanical ports as nodes, in order of first port:
 /// the shaft/body nodes of `rot`/`trans` ports, or (`frames`) the rigid bodies of `frame`
-/// ports.
+/// ports. An unconnected optional flange (a support) has no node: it is the ground.
 fn number_nodes(
     names: &[String],
     ports: &[Vec<PortDecl>],
     space: &PortSpace,
     uf: &mut UnionFind<usize>,
     frames: bool,
+    connected: &[bool],
 ) -> (Vec<Vec<Option<NodeIx>>>, Vec<NodeInfo>) {
     let mut node_of_root: HashMap<usize, NodeIx> = HashMap::new();
     let mut nodes: Vec<NodeInfo> = Vec::new();
@@ -276,11 +299,15 @@ fn number_nodes(
     for (b, bp) in ports.iter().enumerate() {
         let mut row = Vec::with_capacity(bp.len());
         for (p, decl) in bp.iter().enumerate() {
-            if !decl.kind.is_mech() || (decl.kind == PortKind::Frame) != frames {
+            let g = space.base[b] + p;
+            if !decl.kind.is_mech()
+                || (decl.kind == PortKind::Frame) != frames
+                || (decl.optional && !connected[g])
+            {
                 row.push(None);
                 continue;
             }
-            let root = uf.find_mut(space.base[b] + p);
+            let root = uf.find_mut(g);
             let id = *node_of_root.entry(root).or_insert_with(|| {
                 nodes.push(NodeInfo {
                     name: format!("{}.{}", names[b], decl.name),
@@ -290,6 +317,45 @@ fn number_nodes(
                 NodeIx::at(nodes.len() - 1)
             });
             nodes[id.ix()].ports.push(PortAt {
+                block: BlockIx::at(b),
+                port: p,
+            });
+            row.push(Some(id));
+        }
+        node.push(row);
+    }
+    (node, nodes)
+}
+
+/// Number the union-find classes of heat ports as thermal nodes, in order of first port.
+/// An unconnected optional heat port has no node.
+fn number_heat_nodes(
+    names: &[String],
+    ports: &[Vec<PortDecl>],
+    space: &PortSpace,
+    uf: &mut UnionFind<usize>,
+    connected: &[bool],
+) -> (Vec<Vec<Option<u32>>>, Vec<HeatNodeInfo>) {
+    let mut node_of_root: HashMap<usize, u32> = HashMap::new();
+    let mut nodes: Vec<HeatNodeInfo> = Vec::new();
+    let mut node = Vec::with_capacity(ports.len());
+    for (b, bp) in ports.iter().enumerate() {
+        let mut row = Vec::with_capacity(bp.len());
+        for (p, decl) in bp.iter().enumerate() {
+            let g = space.base[b] + p;
+            if !decl.kind.is_heat() || (decl.optional && !connected[g]) {
+                row.push(None);
+                continue;
+            }
+            let root = uf.find_mut(g);
+            let id = *node_of_root.entry(root).or_insert_with(|| {
+                nodes.push(HeatNodeInfo {
+                    name: format!("{}.{}", names[b], decl.name),
+                    ports: Vec::new(),
+                });
+                (nodes.len() - 1) as u32
+            });
+            nodes[id as usize].ports.push(PortAt {
                 block: BlockIx::at(b),
                 port: p,
             });

@@ -97,11 +97,14 @@ pub(crate) fn layout(
             in_slots.push(slot);
         }
         let tab_start = port_dof.len();
+        // Mechanical ports index their node, frame ports their rigid body, heat ports
+        // their thermal node.
         port_dof.extend(
             w.node[b]
                 .iter()
                 .zip(&w.frame_of[b])
-                .map(|(n, f)| n.map(|n| n.0).or(f.map(|f| f.0)).unwrap_or(u32::MAX)),
+                .zip(&w.heat_node[b])
+                .map(|((n, f), h)| n.map(|n| n.0).or(f.map(|f| f.0)).or(*h).unwrap_or(u32::MAX)),
         );
         let blk = &blocks[b];
         let decl = blk.mech();
@@ -193,4 +196,37 @@ impl Layout {
     pub(crate) fn port_dof_of(&self, b: usize, p: usize) -> u32 {
         self.port_dof[self.blocks[b].port_tab.start + p]
     }
+}
+
+/// The load-dependent friction joints of all blocks, their loads resolved to global row
+/// and joint indices.
+pub(crate) fn load_joints(
+    blocks: &[Box<dyn Block>],
+    lay: &Layout,
+) -> Vec<crate::plan::LoadJointPlan> {
+    let mut out = Vec::new();
+    for (b, blk) in blocks.iter().enumerate() {
+        let bp = &lay.blocks[b];
+        for fl in blk.mech().friction_loads {
+            if fl.joint >= bp.joints.len() {
+                continue;
+            }
+            let nr = bp.rows.len();
+            let mut rows = Vec::new();
+            let mut joints = Vec::new();
+            for &(i, c) in &fl.load {
+                if i < nr {
+                    rows.push((bp.rows.start + i, c));
+                } else if i - nr < bp.joints.len() {
+                    joints.push((bp.joints.start + i - nr, c));
+                }
+            }
+            out.push(crate::plan::LoadJointPlan {
+                joint: crate::ids::JointIx::at(bp.joints.start + fl.joint),
+                rows,
+                joints,
+            });
+        }
+    }
+    out
 }

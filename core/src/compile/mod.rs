@@ -38,6 +38,11 @@ pub enum CompileWarning {
     /// A mechanical port joined to nothing: its block acts on a node of its own.
     #[error("flange '{block}.{port}' is not connected to anything; the block acts on a shaft of its own")]
     UnconnectedFlange { block: String, port: String },
+    /// A heat port of a thermal element joined to nothing: a thermal node of its own.
+    #[error(
+        "heat port '{block}.{port}' is not connected to anything; it is a thermal node of its own"
+    )]
+    UnconnectedHeatPort { block: String, port: String },
 }
 
 /// Compile a diagram with the block types of `reg`.
@@ -57,6 +62,14 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
     let ord = order::order(&built.names, &built.blocks, &lay, &wiring)?;
     let vars = vars::variables(&built.blocks, &lay, &flat, &d.scopes)?;
+    let (thermal, n_states) = crate::thermal::plan(
+        &built.names,
+        &built.blocks,
+        &wiring.heat_node,
+        wiring.heat_nodes.iter().map(|h| h.name.clone()).collect(),
+        lay.n_states,
+    )?;
+    let load_joints = layout::load_joints(&built.blocks, &lay);
     let net_out: Vec<bool> = ord
         .stages
         .iter()
@@ -78,7 +91,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         nodes: lay.nodes,
         rows: lay.rows,
         joints: lay.joints,
-        n_states: lay.n_states,
+        n_states,
         x_joint_energy: lay.x_joint_energy,
         n_block_guards: lay.n_block_guards,
         frames: lay.frames,
@@ -95,6 +108,8 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         log: vars.log,
         scopes: d.scopes.clone(),
         warnings,
+        load_joints,
+        thermal,
     };
     let model = Model::instantiate(Arc::new(plan), built.blocks)?;
     model.check_settings(&d.settings)?;
@@ -120,7 +135,14 @@ struct BlockSig {
     mass_ports: Vec<usize>,
     initial_ports: Vec<usize>,
     body_ports: Vec<usize>,
+    friction_loads: Vec<(usize, Vec<usize>)>,
+    /// Thermal structure: capacity ports, fixed ports, conductors, heat flows.
+    thermal: ThermalSig,
 }
+
+/// A block's thermal structure in a [`BlockSig`]: capacity ports, fixed-temperature ports,
+/// conductors (port pairs), whether it delivers heat flows.
+type ThermalSig = (Vec<usize>, Vec<usize>, Vec<(usize, usize)>, bool);
 
 impl BlockSig {
     fn of(name: &str, type_name: &'static str, b: &dyn crate::block::Block) -> BlockSig {
@@ -161,6 +183,20 @@ impl BlockSig {
             mass_ports: mech.masses.iter().map(|m| m.0).collect(),
             initial_ports: mech.initial.iter().map(|m| m.0).collect(),
             body_ports: mech.bodies.iter().map(|m| m.port).collect(),
+            friction_loads: mech
+                .friction_loads
+                .iter()
+                .map(|l| (l.joint, l.load.iter().map(|t| t.0).collect()))
+                .collect(),
+            thermal: {
+                let t = b.thermal();
+                (
+                    t.capacities.iter().map(|c| c.0).collect(),
+                    t.fixed.iter().map(|c| c.0).collect(),
+                    t.conductors.clone(),
+                    t.has_heat_flows,
+                )
+            },
         }
     }
 }

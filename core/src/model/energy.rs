@@ -7,6 +7,12 @@
 //! the impact loss. The residual `Σ sources − Σ losses − impact − ΔKE − ΔPE` closes to the
 //! solver tolerance. Rigid bodies contribute their kinetic energy of translation and
 //! rotation to `KE` and gravity's `m·g·z` to `PE`.
+//!
+//! The thermal side ([`HeatAudit`]): the loss heat the blocks delivered to connected heat
+//! ports equals the heat stored in the capacitive nodes (`C·ΔT`) plus the heat that left
+//! through fixed temperatures; its residual closes to the solver tolerance as well. The
+//! delivered heat is part of the mechanical losses above (a loss routed to a heat port is
+//! both dissipated mechanically and stored or conducted away thermally).
 
 use crate::block::Cx;
 
@@ -37,11 +43,29 @@ pub struct EnergyAudit {
     pub residual: f64,
     /// `residual / max(Σ|sources|, Σ|losses|, KE)`.
     pub relative_residual: f64,
+    /// Where the loss heat went (empty without heat ports).
+    pub heat: HeatAudit,
+}
+
+/// The thermal part of the energy audit.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HeatAudit {
+    /// Loss heat the blocks delivered to connected heat ports, J.
+    pub delivered: f64,
+    /// Heat stored in each capacitive thermal node, `C·(T_end − T_start)`, J.
+    pub stored: Vec<(String, f64)>,
+    /// Heat that left the model through each fixed-temperature node, J.
+    pub to_fixed: Vec<(String, f64)>,
+    /// `delivered − Σ stored − Σ to_fixed`, J.
+    pub residual: f64,
+    /// `residual / max(|delivered|, Σ|stored|, Σ|to_fixed|)`.
+    pub relative_residual: f64,
 }
 
 impl EnergyAudit {
     /// The audit as it appears in `summary.json` under `energy` (J): `sources` and
-    /// `losses` as objects by element name, then the totals.
+    /// `losses` as objects by element name, then the totals, and `heat` for models with
+    /// heat ports.
     pub fn to_json(&self) -> serde_json::Value {
         let list = |v: &[(String, f64)]| -> serde_json::Value {
             serde_json::Value::Object(
@@ -50,7 +74,7 @@ impl EnergyAudit {
                     .collect(),
             )
         };
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "sources": list(&self.sources),
             "losses": list(&self.losses),
             "kinetic_initial": self.kinetic_initial,
@@ -60,7 +84,20 @@ impl EnergyAudit {
             "impact_loss": self.impact_loss,
             "residual": self.residual,
             "relative_residual": self.relative_residual,
-        })
+        });
+        // The thermal part, for models with heat ports: heat delivered by the blocks,
+        // stored per capacitive node (C·ΔT), left through each fixed temperature.
+        let h = &self.heat;
+        if !h.stored.is_empty() || !h.to_fixed.is_empty() {
+            v["heat"] = serde_json::json!({
+                "delivered": h.delivered,
+                "stored": list(&h.stored),
+                "to_fixed": list(&h.to_fixed),
+                "residual": h.residual,
+                "relative_residual": h.relative_residual,
+            });
+        }
+        v
     }
 }
 
@@ -116,6 +153,7 @@ impl Model {
             impact_loss: self.run.impact_loss,
             residual,
             relative_residual: residual / scale,
+            heat: self.heat_audit(&x0, &x),
         }
     }
 
@@ -131,6 +169,39 @@ impl Model {
                 let s = &xs[f * S..(f + 1) * S];
                 (k + m.kinetic_energy(s), p + m.potential_energy(s))
             })
+    }
+
+    /// The thermal audit between the states `x0` and `x`.
+    fn heat_audit(&self, x0: &[f64], x: &[f64]) -> HeatAudit {
+        let tp = &self.plan.thermal;
+        let mut a = HeatAudit::default();
+        for (k, nd) in tp.nodes.iter().enumerate() {
+            match nd.kind {
+                crate::thermal::HeatNodeKind::Capacitive { state } => a.stored.push((
+                    nd.name.clone(),
+                    self.heat.capacity(k) * (x[state.ix()] - x0[state.ix()]),
+                )),
+                crate::thermal::HeatNodeKind::Fixed { slot } => a.to_fixed.push((
+                    nd.name.clone(),
+                    x[tp.x_fixed + slot] - x0[tp.x_fixed + slot],
+                )),
+                crate::thermal::HeatNodeKind::Algebraic { .. } => {}
+            }
+        }
+        if let Some(s) = tp.x_injected {
+            a.delivered = x[s.ix()] - x0[s.ix()];
+        }
+        let stored: f64 = a.stored.iter().map(|s| s.1).sum();
+        let out: f64 = a.to_fixed.iter().map(|s| s.1).sum();
+        a.residual = a.delivered - stored - out;
+        let scale = a
+            .delivered
+            .abs()
+            .max(a.stored.iter().map(|s| s.1.abs()).sum::<f64>())
+            .max(a.to_fixed.iter().map(|s| s.1.abs()).sum::<f64>())
+            .max(1e-300);
+        a.relative_residual = a.residual / scale;
+        a
     }
 
     /// Stored energy of every block at `(t, x)`.

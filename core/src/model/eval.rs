@@ -32,6 +32,7 @@ macro_rules! buffers {
             modes: &$m.net.modes,
             frames: &$x[$m.plan.frames_x.clone()],
             frame_acc: &$m.ev.frame_acc,
+            temp: &$m.heat.temp,
         }
     };
 }
@@ -93,6 +94,7 @@ impl Model {
         self.cache.valid = false;
         self.run.model_evals += 1;
         let plan = self.plan.clone();
+        self.heat_pre(x);
         let mut lin_stage = 0;
         for stage in &plan.stages {
             match stage {
@@ -105,6 +107,7 @@ impl Model {
                 Stage::NetworkOutputs(b) => self.block_outputs(&plan, *b, t, x, true),
             }
         }
+        self.heat_post(t, x);
     }
 
     /// Outputs (or network outputs) of block `b` into the signal buffer.
@@ -163,7 +166,8 @@ impl Model {
             let w_rel = self.net.friction_rows[j].dot(v);
             self.ev.joint_wrel[j] = w_rel;
             let s = self.net.modes[j].sliding_sign();
-            let tau = if s != 0.0 {
+            // Load-dependent joints get their torque after the solve (`load.rs`).
+            let tau = if s != 0.0 && !self.load.is_load[j] {
                 let jp = &plan.joints[j];
                 let cx = cx_of!(self, plan, jp.block, t, x);
                 -s * self.blocks[jp.block.ix()]
@@ -186,6 +190,7 @@ impl Model {
         }
         self.net.set_tracking(v, &self.ev.targets);
         self.net.solve();
+        self.apply_load_friction(plan, t, x);
         if !self.frames.is_empty() {
             self.frame_dynamics(plan, x);
         }
@@ -267,6 +272,7 @@ impl Model {
         for j in 0..plan.joints.len() {
             dx[e0 + j] = self.ev.joint_kin[j] * self.ev.joint_wrel[j];
         }
+        self.heat_derivs(dx);
     }
 
     pub(super) fn all_guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {

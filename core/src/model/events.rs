@@ -31,9 +31,10 @@ impl Model {
         let plan = self.plan.clone();
         let n = plan.nodes.len();
         let mut log: Vec<(EventTag, String)> = Vec::new();
+        let mut impacts: Vec<(usize, f64)> = Vec::new();
         let xr = plan.blocks[b.ix()].x.clone();
         // The block's own states are mutable; the node speeds and positions it reads are
-        // a copy (blocks never change node states).
+        // a copy (blocks change node speeds only through impacts, applied below).
         // The rigid bodies' states follow all block states.
         let (nodes, rest) = x.split_at_mut(2 * n);
         let off = 2 * n;
@@ -48,6 +49,7 @@ impl Model {
             modes: &self.net.modes,
             frames: &tail[..plan.frames_x.len()],
             frame_acc: &self.ev.frame_acc,
+            temp: &self.heat.temp,
         };
         let mut ecx = EventCx::new(
             t,
@@ -56,12 +58,52 @@ impl Model {
             plan.block_tables(b),
             &mut log,
             stop,
-        );
+        )
+        .with_impacts(&mut impacts);
         let r = f(&mut *self.blocks[b.ix()], &mut ecx);
         for (tag, d) in log {
             self.push_event(t, &plan.blocks[b.ix()].name, tag, d);
         }
+        if !impacts.is_empty() {
+            self.apply_impacts(t, x, &impacts);
+        }
         r
+    }
+
+    /// Apply the impacts a block asked for (see [`EventCx::impact`]): an impulse along each
+    /// joint's row through the network with the current modes, the kinetic energy removed
+    /// booked as impact loss and logged.
+    fn apply_impacts(&mut self, t: f64, x: &mut [f64], impacts: &[(usize, f64)]) {
+        let n = self.plan.nodes.len();
+        if n == 0 {
+            return;
+        }
+        if self.dirty_factor && self.refactor(t).is_err() {
+            return;
+        }
+        for &(j, e) in impacts {
+            let ke = self.net.kinetic_energy(&x[n..2 * n]);
+            if let Some(lost) = self.net.impact(j, e, &mut x[n..2 * n]) {
+                self.run.impact_loss += lost;
+                // A plastic impact that removes only a round-off residual slip (a dog
+                // engaging at a located zero of the slip) is not worth a log line.
+                if e == 0.0 && lost.abs() <= 1e-9 * ke.max(1e-9) {
+                    continue;
+                }
+                let name = self.plan.joints[j].name.clone();
+                self.push_event(
+                    t,
+                    &name,
+                    EventTag::Impact,
+                    format!(
+                        "impact with restitution {e}, w_rel = {:.6e} after; dissipated {lost:.6e} J",
+                        self.net.friction_rows[j].dot(&x[n..2 * n])
+                    ),
+                );
+            }
+        }
+        self.cache.valid = false;
+        self.eval(t, x);
     }
 
     /// Event handling at `t`: time events of blocks, block mode updates, friction mode
@@ -92,12 +134,6 @@ impl Model {
                 }
             }
         }
-        if matches!(cause.kind, EventKind::Time | EventKind::Initial) {
-            for (b, blk) in self.blocks.iter().enumerate() {
-                self.run.next_te[b] = blk.next_time_event(t);
-            }
-            self.run.update_next_te_min();
-        }
         for _round in 0..100 {
             let mut changed = false;
             for b in 0..plan.blocks.len() {
@@ -121,6 +157,13 @@ impl Model {
             }
             self.eval(t, x);
         }
+        // Refresh the cached next time events after the mode updates, at every kind of
+        // event: a block may schedule one from `update_modes` (a gear selector's shift
+        // time after a lever move located as a state event).
+        for (b, blk) in self.blocks.iter().enumerate() {
+            self.run.next_te[b] = blk.next_time_event(t);
+        }
+        self.run.update_next_te_min();
         if stop {
             let who = self.run.stopped_by.clone().unwrap_or_default();
             self.push_event(t, &who, EventTag::Stop, "stop requested".into());

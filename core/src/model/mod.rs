@@ -15,8 +15,10 @@
 mod energy;
 mod eval;
 mod events;
+mod heat;
 pub(crate) mod linear;
 mod linearize;
+mod load;
 mod record;
 
 use std::sync::Arc;
@@ -26,7 +28,7 @@ use drivelink_solver::{
     integrate, EventAction, EventCause, HybridSystem, OutputKind, Settings, Status, SystemError,
 };
 
-pub use energy::EnergyAudit;
+pub use energy::{EnergyAudit, HeatAudit};
 pub use linearize::{Eigen, Linearization};
 
 use crate::block::{Block, FrictionMode};
@@ -117,6 +119,10 @@ pub struct Model {
     run: Run,
     dirty_factor: bool,
     progress: Option<Box<dyn FnMut(f64) + Send>>,
+    /// The thermal network's values and scratch.
+    heat: heat::Heat,
+    /// Scratch of the load-dependent friction joints.
+    load: load::LoadScratch,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -130,13 +136,19 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
     let mut errors = Vec::new();
     for (b, blk) in blocks.iter().enumerate() {
         let bp = &plan.blocks[b];
-        let node = |p: usize| plan.port_dof[bp.port_tab.start + p] as usize;
+        // An unconnected support flange has no node: it is the ground (`None`).
+        let node = |p: usize| {
+            let d = plan.port_dof[bp.port_tab.start + p];
+            (d != u32::MAX).then_some(d as usize)
+        };
         let decl = blk.mech();
         for &(p, m) in &decl.masses {
-            mass[node(p)] += m;
+            if let Some(k) = node(p) {
+                mass[k] += m;
+            }
         }
         for &(p, w, q) in &decl.initial {
-            let k = node(p);
+            let Some(k) = node(p) else { continue };
             match v0[k] {
                 Some((w_old, b_old)) if w_old != w => errors.push(Error::ConflictingInitial {
                     node: plan.nodes[k].name.clone(),
@@ -154,13 +166,13 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
                 crate::block::RowKind::Tracking { tc, .. } => Some(tc),
             };
             rows.push(NodeRow::new(
-                c.row.0.iter().map(|&(p, k)| (node(p), k)),
+                c.row.0.iter().filter_map(|&(p, k)| node(p).map(|n| (n, k))),
                 tracking,
             ));
         }
         for f in &decl.frictions {
             fric_rows.push(NodeRow::new(
-                f.row.0.iter().map(|&(p, c)| (node(p), c)),
+                f.row.0.iter().filter_map(|&(p, c)| node(p).map(|n| (n, c))),
                 None,
             ));
         }
@@ -263,6 +275,8 @@ fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [
             modes: &modes,
             frames: &x0[plan.frames_x.clone()],
             frame_acc: &frame_acc,
+            // Initial speeds come from poses only (no thermal network exists yet).
+            temp: &[],
         };
         let tab = plan.block_tables(BlockIx::at(b));
         let cx = crate::block::Cx::new(0.0, &x0[plan.blocks[b].x.clone()], buf, tab);
@@ -280,9 +294,18 @@ impl Model {
     /// other parameter values: their structure must match the plan's).
     pub fn instantiate(plan: Arc<Plan>, blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
         let mut x0 = vec![0.0; plan.n_states];
-        let net = build_network(&plan, &blocks, &mut x0)?;
+        let mut net = build_network(&plan, &blocks, &mut x0)?;
+        net.set_load_joints(
+            &plan
+                .load_joints
+                .iter()
+                .map(|l| l.joint.ix())
+                .collect::<Vec<_>>(),
+        );
         let frames = build_frames(&plan, &blocks, &mut x0)?;
         let nf = frames.len();
+        let heat = heat::Heat::build(&plan, &blocks, &mut x0)?;
+        let load = load::LoadScratch::new(&plan);
         for (b, blk) in blocks.iter().enumerate() {
             blk.initial_states(&mut x0[plan.blocks[b].x.clone()]);
         }
@@ -338,6 +361,8 @@ impl Model {
             plan,
             dirty_factor: true,
             progress: None,
+            heat,
+            load,
         })
     }
 
@@ -600,6 +625,19 @@ impl Model {
                 "friction work integral of '{}'",
                 plan.joints[i - plan.x_joint_energy].name
             );
+        }
+        for nd in &plan.thermal.nodes {
+            match nd.kind {
+                crate::thermal::HeatNodeKind::Capacitive { state } if state.ix() == i => {
+                    return format!("temperature of the thermal node at '{}'", nd.name)
+                }
+                crate::thermal::HeatNodeKind::Fixed { slot }
+                    if plan.thermal.x_fixed + slot == i =>
+                {
+                    return format!("heat into the fixed temperature at '{}'", nd.name)
+                }
+                _ => {}
+            }
         }
         format!("state {i}")
     }

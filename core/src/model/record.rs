@@ -15,6 +15,9 @@ impl Model {
         let n = plan.nodes.len();
         match r {
             VarRef::Signal(s) => self.ev.sig[s.ix()],
+            // An unconnected support (no node) is the ground.
+            VarRef::NodeSpeed(k) if k.ix() >= n => 0.0,
+            VarRef::NodePos(k) | VarRef::NodeAccel(k) if k.ix() >= n => 0.0,
             VarRef::NodeSpeed(k) => x[n + k.ix()],
             VarRef::NodePos(k) => x[k.ix()],
             VarRef::NodeAccel(k) => self.net.a[k.ix()],

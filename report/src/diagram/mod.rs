@@ -3,7 +3,7 @@
 //! Blocks are boxes with their type and name; signal inputs sit on the left side, signal
 //! outputs on the right, mechanical ports on the side facing the blocks they connect to.
 //! Signal lines are arrows from the output to each input; mechanical lines are thick lines
-//! in a colour per kind ([`LineKind`]: rot, trans, and frame and heat reserved for coming
+//! in a colour per kind ([`LineKind`]: rot, trans, frame and heat
 //! port kinds) drawn from the first port of the connection to each other one, with a dot
 //! where a line branches. Subsystems and composite library blocks (`CrCr4Speed`,
 //! `TorqueConverter`, `Engine`) are single boxes marked as expandable; their inner diagrams
@@ -37,9 +37,9 @@ pub enum LineKind {
     Rot,
     /// A translational mechanical line (thick, green).
     Trans,
-    /// A 3-D frame line (thick, purple): reserved for frame ports.
+    /// A 3-D frame line (thick, purple): a rigid body.
     Frame,
-    /// A thermal line (thick, red): reserved for heat ports.
+    /// A thermal line (thick, red): a thermal node.
     Heat,
 }
 
@@ -51,6 +51,7 @@ impl LineKind {
             PortKind::Rot => LineKind::Rot,
             PortKind::Trans => LineKind::Trans,
             PortKind::Frame => LineKind::Frame,
+            PortKind::Heat => LineKind::Heat,
         }
     }
     /// Stroke colour.
@@ -379,7 +380,7 @@ impl Node {
                 let side = match p.kind {
                     PortKind::In => Side::Left,
                     PortKind::Out => Side::Right,
-                    PortKind::Rot | PortKind::Trans | PortKind::Frame => {
+                    PortKind::Rot | PortKind::Trans | PortKind::Frame | PortKind::Heat => {
                         mech += 1;
                         if mech % 2 == 1 {
                             Side::Left
@@ -405,7 +406,10 @@ impl Node {
             .max(70.0)
             .ceil();
         let count = |k: PortKind| ports.iter().filter(|p| p.kind == k).count();
-        let n_mech = count(PortKind::Rot) + count(PortKind::Trans) + count(PortKind::Frame);
+        let n_mech = count(PortKind::Rot)
+            + count(PortKind::Trans)
+            + count(PortKind::Frame)
+            + count(PortKind::Heat);
         let per_side = (count(PortKind::In).max(count(PortKind::Out)) + n_mech).max(2) as f64;
         let h = (per_side * PORT_PITCH + 10.0).max(44.0).ceil();
         Node {

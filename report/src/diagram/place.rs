@@ -114,7 +114,7 @@ pub fn place(level: Level, title: &str) -> Result<Placed, ReportError> {
     for (n, node) in nodes.iter_mut().enumerate() {
         let cx = boxes[n].0 + 0.5 * node.w;
         for (p, port) in node.ports.iter_mut().enumerate() {
-            if !matches!(port.kind, PortKind::Rot | PortKind::Trans) {
+            if !matches!(port.kind, PortKind::Rot | PortKind::Trans | PortKind::Heat) {
                 continue;
             }
             let peers: Vec<f64> = wires

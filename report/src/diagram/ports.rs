@@ -257,6 +257,7 @@ fn parse_ports_doc(doc: &str) -> Vec<PortDecl> {
                 "rot" => PortKind::Rot,
                 "trans" => PortKind::Trans,
                 "frame" => PortKind::Frame,
+                "heat" => PortKind::Heat,
                 _ => return None,
             };
             Some(PortDecl::new(name.trim(), kind))

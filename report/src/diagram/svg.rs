@@ -219,7 +219,7 @@ fn write_port(s: &mut String, port: &super::Port, px: f64, py: f64, terminal: bo
                 n(py - 4.0)
             );
         }
-        PortKind::Rot | PortKind::Trans | PortKind::Frame => {
+        PortKind::Rot | PortKind::Trans | PortKind::Frame | PortKind::Heat => {
             let c = LineKind::of(port.kind).color();
             let _ = writeln!(
                 s,

@@ -1,0 +1,211 @@
+//! Thermal blocks: `HeatCapacitor`, `ThermalConductor`, `Convection`,
+//! `FixedTemperature` (Modelica.Thermal.HeatTransfer). Heat ports carry a temperature (K)
+//! and a heat flow (W, positive into the node); the network (nodes with and without heat
+//! capacity, fixed temperatures) is solved by the kernel, see `drivelink_core::thermal`.
+
+use drivelink_core::{
+    Block, Cx, ParamError, ParamSpec, Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
+};
+
+/// Register the thermal blocks.
+pub fn register(r: &mut Registry) {
+    let reg = |r: &mut Registry, name, doc, ports, params, build| {
+        crate::util::register_primitive(r, "thermal", name, doc, ports, params, build)
+    };
+    reg(
+        r,
+        "HeatCapacitor",
+        "Lumped heat capacity C on its port's thermal node: C·dT/dt = Σ heat flows into the node. Capacities on one node add up.",
+        "port[heat]",
+        vec![
+            ParamSpec::required("C", "J/K", "heat capacity (> 0)"),
+            ParamSpec::number("T0", "K", 293.15, "initial temperature (> 0)"),
+        ],
+        |p: &Params| -> Result<Box<dyn Block>, ParamError> {
+            Ok(Box::new(HeatCapacitor {
+                c: p.positive("C")?,
+                t0: p.positive("T0")?,
+            }))
+        },
+    );
+    reg(
+        r,
+        "ThermalConductor",
+        "Heat conduction between two nodes: Q_flow = G·(T_a − T_b), from port_a to port_b.",
+        "port_a[heat], port_b[heat]",
+        vec![ParamSpec::required(
+            "G",
+            "W/K",
+            "thermal conductance (>= 0)",
+        )],
+        |p: &Params| -> Result<Box<dyn Block>, ParamError> {
+            Ok(Box::new(Conductor {
+                g: Some(p.non_negative("G")?),
+            }))
+        },
+    );
+    reg(
+        r,
+        "Convection",
+        "Convective heat transfer from a solid to a fluid: Q_flow = Gc·(T_solid − T_fluid), Gc (W/K) from the input (negative values count as 0).",
+        "Gc[in], solid[heat], fluid[heat]",
+        vec![],
+        |_p: &Params| -> Result<Box<dyn Block>, ParamError> { Ok(Box::new(Conductor { g: None })) },
+    );
+    reg(
+        r,
+        "FixedTemperature",
+        "Holds its port's thermal node at temperature T (an ambient); heat flowing into it leaves the model (audited as heat to ambient).",
+        "port[heat]",
+        vec![ParamSpec::required("T", "K", "temperature (> 0)")],
+        |p: &Params| -> Result<Box<dyn Block>, ParamError> {
+            Ok(Box::new(FixedTemperature {
+                t: p.positive("T")?,
+            }))
+        },
+    );
+}
+
+/// `HeatCapacitor`.
+#[derive(Debug, Clone)]
+struct HeatCapacitor {
+    c: f64,
+    t0: f64,
+}
+
+impl Block for HeatCapacitor {
+    fn type_name(&self) -> &'static str {
+        "HeatCapacitor"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::heat("port")]
+    }
+    fn thermal(&self) -> ThermalDecl {
+        ThermalDecl {
+            capacities: vec![(0, self.c, self.t0)],
+            ..Default::default()
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("T", VarSource::Custom(0), "K").doc("temperature of the node"),
+            VarDecl::new("energy", VarSource::Custom(1), "J")
+                .doc("heat stored since the start, C·(T − T0)"),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        let t = cx.temp(0).unwrap_or(f64::NAN);
+        if i == 0 {
+            t
+        } else {
+            self.c * (t - self.t0)
+        }
+    }
+}
+
+/// `ThermalConductor` (fixed `G`) and `Convection` (`Gc` from the input).
+#[derive(Debug, Clone)]
+struct Conductor {
+    g: Option<f64>,
+}
+
+impl Conductor {
+    fn ports_ix(&self) -> (usize, usize) {
+        if self.g.is_some() {
+            (0, 1)
+        } else {
+            (1, 2)
+        }
+    }
+    fn flow(&self, cx: &Cx) -> f64 {
+        let (a, b) = self.ports_ix();
+        match (cx.temp(a), cx.temp(b)) {
+            (Some(ta), Some(tb)) => self.conductance(0, cx) * (ta - tb),
+            _ => f64::NAN,
+        }
+    }
+}
+
+impl Block for Conductor {
+    fn type_name(&self) -> &'static str {
+        if self.g.is_some() {
+            "ThermalConductor"
+        } else {
+            "Convection"
+        }
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        match self.g {
+            Some(_) => vec![PortDecl::heat("port_a"), PortDecl::heat("port_b")],
+            None => vec![
+                PortDecl::input("Gc").with_unit("W/K"),
+                PortDecl::heat("solid"),
+                PortDecl::heat("fluid"),
+            ],
+        }
+    }
+    fn thermal(&self) -> ThermalDecl {
+        ThermalDecl {
+            conductors: vec![self.ports_ix()],
+            ..Default::default()
+        }
+    }
+    fn conductance(&self, _k: usize, cx: &Cx) -> f64 {
+        match self.g {
+            Some(g) => g,
+            None => cx.u(0).max(0.0),
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("Q_flow", VarSource::Custom(0), "W").doc(if self.g.is_some() {
+                "heat flow from port_a to port_b"
+            } else {
+                "heat flow from the solid to the fluid"
+            }),
+            VarDecl::new("dT", VarSource::Custom(1), "K").doc(if self.g.is_some() {
+                "T_a − T_b"
+            } else {
+                "T_solid − T_fluid"
+            }),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        if i == 0 {
+            self.flow(cx)
+        } else {
+            let (a, b) = self.ports_ix();
+            match (cx.temp(a), cx.temp(b)) {
+                (Some(ta), Some(tb)) => ta - tb,
+                _ => f64::NAN,
+            }
+        }
+    }
+}
+
+/// `FixedTemperature`.
+#[derive(Debug, Clone)]
+struct FixedTemperature {
+    t: f64,
+}
+
+impl Block for FixedTemperature {
+    fn type_name(&self) -> &'static str {
+        "FixedTemperature"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::heat("port")]
+    }
+    fn thermal(&self) -> ThermalDecl {
+        ThermalDecl {
+            fixed: vec![(0, self.t)],
+            ..Default::default()
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("T", VarSource::Custom(0), "K").doc("the fixed temperature")]
+    }
+    fn var(&self, cx: &Cx, _i: usize) -> f64 {
+        cx.temp(0).unwrap_or(self.t)
+    }
+}

@@ -1,0 +1,265 @@
+//! `Lookup2D` (bilinear interpolation, extrapolation, axis checks) and the `Engine`'s
+//! optional features: torque map, friction, idle controller, stall, crank inertia.
+
+use drivelink_blocks::registry;
+use drivelink_core::{compile, Diagram, Error, EventTag, Model, RunStatus, SimResult};
+use serde_json::{json, Value};
+
+fn run(d: &Diagram) -> (Model, SimResult) {
+    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "run: {}", r.message);
+    (m, r)
+}
+
+fn close(a: f64, b: f64, tol: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= tol,
+        "{what}: {a} vs expected {b} (tol {tol})"
+    );
+}
+
+/// A bilinear function: exactly reproduced by bilinear interpolation on any grid.
+fn f(x: f64, y: f64) -> f64 {
+    1.5 + 2.0 * x - 0.5 * y + 0.25 * x * y
+}
+
+fn lookup(u1: f64, u2: f64, extrapolate: &str) -> Diagram {
+    let xs = [0.0, 1.0, 3.0];
+    let ys = [-1.0, 2.0, 2.5, 4.0];
+    let table: Vec<Vec<f64>> = xs
+        .iter()
+        .map(|&x| ys.iter().map(|&y| f(x, y)).collect())
+        .collect();
+    let mut d = Diagram::new("lookup2d");
+    d.add("a", "Constant", json!({ "value": u1 }));
+    d.add("b", "Constant", json!({ "value": u2 }));
+    d.add(
+        "lut",
+        "Lookup2D",
+        json!({"x": xs, "y": ys, "table": table, "extrapolate": extrapolate}),
+    );
+    d.connect(&["a.y", "lut.u1"]);
+    d.connect(&["b.y", "lut.u2"]);
+    d.log(&["lut.y"]);
+    d.settings.stop_time = 0.01;
+    d
+}
+
+#[test]
+fn lookup2d_is_exact_for_a_bilinear_function_inside_the_grid() {
+    for (u, v) in [
+        (0.0, -1.0),
+        (0.5, 0.0),
+        (2.2, 2.3),
+        (3.0, 4.0),
+        (1.0, 2.5),
+        (2.9, 3.1),
+    ] {
+        let (_, r) = run(&lookup(u, v, "hold"));
+        close(
+            r.last("lut.y").unwrap(),
+            f(u, v),
+            1e-12,
+            &format!("({u}, {v})"),
+        );
+    }
+}
+
+#[test]
+fn lookup2d_holds_edges_or_extends_edge_cells_linearly() {
+    // Hold: the nearest edge value.
+    let (_, r) = run(&lookup(5.0, -3.0, "hold"));
+    close(r.last("lut.y").unwrap(), f(3.0, -1.0), 1e-12, "hold");
+    // Linear: the edge cells' bilinear form continues (exact for a bilinear function).
+    let (_, r) = run(&lookup(5.0, -3.0, "linear"));
+    close(r.last("lut.y").unwrap(), f(5.0, -3.0), 1e-12, "linear");
+}
+
+fn compile_error(d: &Diagram) -> String {
+    match compile(d, &registry()) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => {
+            assert!(matches!(e, Error::Param(_) | Error::Many(_)), "{e:?}");
+            e.to_string()
+        }
+    }
+}
+
+#[test]
+fn lookup2d_rejects_non_monotone_axes_and_ragged_tables_naming_the_parameter() {
+    let mut d = lookup(0.0, 0.0, "hold");
+    d.blocks.retain(|b| b.name != "lut");
+    d.add(
+        "lut",
+        "Lookup2D",
+        json!({"x": [0, 1], "y": [0, 2, 1], "table": [[0, 0, 0], [0, 0, 0]]}),
+    );
+    let e = compile_error(&d);
+    assert!(e.contains("lut") && e.contains("'y'"), "{e}");
+    assert!(e.contains("strictly increasing"), "{e}");
+    let mut d = lookup(0.0, 0.0, "hold");
+    d.blocks.retain(|b| b.name != "lut");
+    d.add(
+        "lut",
+        "Lookup2D",
+        json!({"x": [0, 1], "y": [0, 1], "table": [[0, 0], [0]]}),
+    );
+    let e = compile_error(&d);
+    assert!(e.contains("table") && e.contains("row 1"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Engine
+
+/// An engine with crank inertia and the given extra parameters, throttle `u`.
+fn engine(extra: Value, u: f64, stop: f64) -> Diagram {
+    let mut p = json!({"inertia": 0.2, "w0": 100.0});
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    let mut d = Diagram::new("engine");
+    d.add("u", "Constant", json!({ "value": u }));
+    d.add("eng", "Engine", p);
+    d.connect(&["u.y", "eng.throttle"]);
+    d.log(&[
+        "eng.w",
+        "eng.tau",
+        "eng.tau_friction",
+        "eng.throttle_eff",
+        "eng.stalled",
+    ]);
+    d.settings.stop_time = stop;
+    d
+}
+
+/// 20 N·m of friction above 10 rad/s, rising linearly from 0 at rest.
+fn friction() -> Value {
+    json!([[0.0, 0.0], [10.0, 20.0], [1000.0, 20.0]])
+}
+
+#[test]
+fn engine_torque_map_replaces_the_polynomial_bilinearly() {
+    let speeds = [0.0, 100.0, 300.0, 600.0];
+    let throttles = [0.0, 0.5, 1.0];
+    let map = [
+        [0.0, 50.0, 100.0],
+        [0.0, 80.0, 160.0],
+        [0.0, 100.0, 200.0],
+        [0.0, 90.0, 180.0],
+    ];
+    let u = 0.7;
+    let (mut m, r) = run(&engine(
+        json!({"torque_map": map, "torque_map_speed": speeds, "torque_map_throttle": throttles,
+               "max_speed": 1000.0}),
+        u,
+        1.2,
+    ));
+    let hand = |w: f64| {
+        let i = speeds.partition_point(|&s| s <= w).clamp(1, 3) - 1;
+        let s = ((w - speeds[i]) / (speeds[i + 1] - speeds[i])).clamp(0.0, 1.0);
+        let t = (u - 0.5) / 0.5;
+        let lo = map[i][1] + t * (map[i][2] - map[i][1]);
+        let hi = map[i + 1][1] + t * (map[i + 1][2] - map[i + 1][1]);
+        lo + s * (hi - lo)
+    };
+    let (w, tau) = (r.get("eng.w").unwrap(), r.get("eng.tau").unwrap());
+    // Through three map cells, below the governor band (990..1000 rad/s).
+    assert!(*w.last().unwrap() > 600.0, "{:?}", w.last());
+    assert!(*w.last().unwrap() < 990.0, "{:?}", w.last());
+    for (w, tau) in w.iter().zip(tau) {
+        close(*tau, hand(*w), 1e-9, &format!("tau at {w} rad/s"));
+    }
+    let a = m.energy_audit();
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+}
+
+#[test]
+fn engine_stalls_at_the_stall_speed_logs_it_and_the_run_goes_on() {
+    // Throttle 0, 20 N·m friction on 0.2 kg·m²: −100 rad/s², from 100 to 50 rad/s in 0.5 s.
+    let (mut m, r) = run(&engine(
+        json!({"friction": friction(), "stall_speed": 50.0}),
+        0.0,
+        1.5,
+    ));
+    let stalls: Vec<f64> = r
+        .events_of("eng", EventTag::Stall)
+        .map(|e| e.time)
+        .collect();
+    assert_eq!(stalls.len(), 1, "{:?}", r.events);
+    close(stalls[0], 0.5, 1e-8, "stall instant");
+    assert_eq!(r.last("eng.stalled"), Some(1.0));
+    close(r.end_time, 1.5, 0.0, "run completed");
+    // After the stall friction alone decelerates the crank: w = 10 at 0.9 s, then
+    // w' = −(20/10)·w/0.2 = −10·w: w(1.5) = 10·e^(−6).
+    close(
+        r.last("eng.w").unwrap(),
+        10.0 * (-6.0f64).exp(),
+        1e-6,
+        "coast after the stall",
+    );
+    let a = m.energy_audit();
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+}
+
+#[test]
+fn engine_idle_controller_holds_the_speed_where_torque_balances_friction() {
+    // Proportional idle control: u = 0.05·(80 − w) with the default polynomial envelope;
+    // at steady state u·envelope(w) = 20 N·m friction.
+    let mut d = engine(
+        json!({"friction": friction(), "idle_speed": 80.0, "stall_speed": 40.0}),
+        0.0,
+        10.0,
+    );
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-10;
+    let (_, r) = run(&d);
+    assert!(
+        r.events_of("eng", EventTag::Stall).next().is_none(),
+        "{:?}",
+        r.events
+    );
+    // Envelope of the default gasoline engine: P_max/Ω0·(1 + x − x²), x = w/Ω0.
+    let w0 = 4500.0 * std::f64::consts::PI / 30.0;
+    let env = |w: f64| 150e3 / w0 * (1.0 + w / w0 - (w / w0).powi(2));
+    let (mut lo, mut hi) = (40.0, 80.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if 0.05 * (80.0 - mid) * env(mid) > 20.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    close(
+        r.last("eng.w").unwrap(),
+        lo,
+        1e-6,
+        "idle speed under friction",
+    );
+    close(r.last("eng.tau").unwrap(), 0.0, 1e-6, "torque balance");
+    close(
+        r.last("eng.throttle_eff").unwrap(),
+        0.05 * (80.0 - lo),
+        1e-6,
+        "idle throttle",
+    );
+}
+
+#[test]
+fn engine_rejects_idle_below_stall_and_friction_at_rest_naming_the_parameter() {
+    let e = compile_error(&engine(
+        json!({"idle_speed": 30.0, "stall_speed": 40.0}),
+        0.0,
+        1.0,
+    ));
+    assert!(e.contains("idle_speed") && e.contains("stall_speed"), "{e}");
+    let e = compile_error(&engine(
+        json!({"friction": [[0.0, 5.0], [10.0, 20.0]]}),
+        0.0,
+        1.0,
+    ));
+    assert!(e.contains("friction") && e.contains("speed 0"), "{e}");
+    let e = compile_error(&engine(json!({"torque_map": [[1.0]]}), 0.0, 1.0));
+    assert!(e.contains("torque_map_speed"), "{e}");
+}
