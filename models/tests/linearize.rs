@@ -176,3 +176,27 @@ fn free_rigid_body_linearizes_to_kinematic_integrators() {
     assert!(re[1..].iter().all(|r| r.abs() < 1e-6), "{re:?}");
     assert!(lin.eigenvalues.iter().all(|e| e.im.abs() < 1e-6));
 }
+
+/// A heat capacity cooled through a conductor to an ambient: `C·Ṫ = −G·(T − T_amb)`, so the
+/// linearization has the one state `T` with `A = −G/C` (the thermal nodes' temperatures are
+/// states like any other).
+#[test]
+fn heat_capacitor_through_a_conductor_linearizes_to_minus_g_over_c() {
+    let (c, g) = (450.0, 3.0);
+    let mut dg = Diagram::new("cooling");
+    dg.add("disc", "HeatCapacitor", json!({"C": c, "T0": 350.0}));
+    dg.add("cond", "ThermalConductor", json!({"G": g}));
+    dg.add("amb", "FixedTemperature", json!({"T": 293.15}));
+    dg.connect(&["disc.port", "cond.port_a"]);
+    dg.connect(&["cond.port_b", "amb.port"]);
+    let mut m = compile(&dg, &registry()).unwrap();
+    let lin = m.linearize(None, &[], &["cond.Q_flow".into()]).unwrap();
+    assert_eq!(lin.states.len(), 1, "{:?}", lin.states);
+    assert!(lin.states[0].ends_with(".T"), "{:?}", lin.states);
+    assert!(
+        (lin.a[(0, 0)] + g / c).abs() < 1e-9 * g / c,
+        "{}",
+        lin.a[(0, 0)]
+    );
+    assert!((lin.c[(0, 0)] - g).abs() < 1e-9 * g, "{}", lin.c[(0, 0)]);
+}

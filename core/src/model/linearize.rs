@@ -428,6 +428,13 @@ impl Model {
                 names.push(format!("{body}.{var}"));
             }
         }
+        // Thermal nodes with a heat capacity: their temperature is a state.
+        for nd in &plan.thermal.nodes {
+            if let crate::thermal::HeatNodeKind::Capacitive { state } = nd.kind {
+                coords.push(Coord::State(state.ix()));
+                names.push(format!("{}.T", nd.name));
+            }
+        }
         let ns = coords.len();
         let (ni, no) = (u0.len(), outs.len());
         let nraw = plan.n_states;
