@@ -3,7 +3,7 @@
 # with maturin, numpy, pandas, pyarrow, distributed and pytest from PyPI; the package
 # built from python/ with the dev profile (one abi3 wheel, target/wheels/) and installed into
 # it; then pytest on python/tests. The tests compare with the CLI, so the CLI is built
-# too (the dev profile `cargo test` uses: nothing to do after it).
+# too (exactly as `cargo test --workspace --all-targets` builds it: nothing to do after it).
 #
 # Needs only the Rust toolchain and Python 3 (>= 3.9, with its venv module).
 # PYTHON=python3.12 picks another interpreter; extra arguments go to pytest.
@@ -31,7 +31,10 @@ rm -f target/wheels/drivelink-*.whl
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/wheels/drivelink-*.whl
 
 echo "== building the CLI (for the comparison tests)"
-cargo build --quiet --bin drivelink
+# The same selection as `cargo test --workspace --all-targets` (scripts/test.sh runs it
+# first): nothing to rebuild then, where `cargo build --bin drivelink` would unify features
+# differently and recompile part of the dependency tree.
+cargo test --quiet --workspace --all-targets --no-run
 export DRIVELINK_CLI="$root/target/debug/drivelink"
 
 echo "== pytest python/tests"
