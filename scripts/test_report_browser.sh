@@ -39,7 +39,10 @@ if ! "$venv/bin/python" -c "import playwright" 2>/dev/null; then
     "$venv/bin/pip" install -q playwright
 fi
 
-(cd "$root" && cargo run -q -- run models/netlists/full_car.json --no-plots --out "$out/full_car")
+# The CLI as `cargo test --workspace --all-targets` builds it (a no-op after scripts/test.sh's
+# Rust tests; `cargo run` would unify features differently and recompile plotly & co.).
+(cd "$root" && cargo test --quiet --workspace --all-targets --no-run)
+"$root/target/debug/drivelink" run "$root/models/netlists/full_car.json" --no-plots --out "$out/full_car"
 scopes=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['scopes']))" \
     "$root/models/netlists/full_car.json")
 
