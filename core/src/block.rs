@@ -583,19 +583,49 @@ pub struct Cx<'a> {
     pub t: f64,
     /// This block's continuous states.
     pub x: &'a [f64],
-    buf: Buffers<'a>,
+    /// The signal slots the inputs are read from (`buf.sig` unless given separately).
+    sig: &'a [f64],
+    /// Shared by every block of an evaluation pass (by reference: a view is built per
+    /// block call, so it stays a few words).
+    buf: &'a Buffers<'a>,
     tab: BlockTables<'a>,
 }
 
 impl<'a> Cx<'a> {
     /// A view for one block (used by the model and by [`crate::probe`]).
-    pub fn new(t: f64, x: &'a [f64], buf: Buffers<'a>, tab: BlockTables<'a>) -> Self {
-        Cx { t, x, buf, tab }
+    #[inline]
+    pub fn new(t: f64, x: &'a [f64], buf: &'a Buffers<'a>, tab: BlockTables<'a>) -> Self {
+        Cx {
+            t,
+            x,
+            sig: buf.sig,
+            buf,
+            tab,
+        }
+    }
+    /// A view whose inputs are read from `sig` rather than `buf.sig`: the model's output
+    /// pass fills the signals as it goes, so it shares one `buf` over a run of blocks and
+    /// gives each block the signals as they are at its turn.
+    #[inline]
+    pub fn with_signals(
+        t: f64,
+        x: &'a [f64],
+        sig: &'a [f64],
+        buf: &'a Buffers<'a>,
+        tab: BlockTables<'a>,
+    ) -> Self {
+        Cx {
+            t,
+            x,
+            sig,
+            buf,
+            tab,
+        }
     }
     /// Signal input `i` (index among the block's `in` ports).
     #[inline]
     pub fn u(&self, i: usize) -> f64 {
-        self.buf.sig[self.tab.inputs[i].ix()]
+        self.sig[self.tab.inputs[i].ix()]
     }
     /// Number of signal inputs.
     #[inline]
@@ -605,7 +635,7 @@ impl<'a> Cx<'a> {
     /// All signal inputs, in order.
     #[inline]
     pub fn inputs(&self) -> impl Iterator<Item = f64> + '_ {
-        self.tab.inputs.iter().map(|s| self.buf.sig[s.ix()])
+        self.tab.inputs.iter().map(|s| self.sig[s.ix()])
     }
     /// Speed of the node of port `p` (rad/s or m/s; 0 for an unconnected support).
     #[inline]
@@ -815,12 +845,7 @@ impl<'a> EventCx<'a> {
     }
     /// The evaluation view at this instant (to share code with `outputs`/`guards`).
     pub fn view(&self) -> Cx<'_> {
-        Cx {
-            t: self.t,
-            x: self.x,
-            buf: self.buf,
-            tab: self.tab,
-        }
+        Cx::new(self.t, self.x, &self.buf, self.tab)
     }
     /// Signal input `i`.
     pub fn u(&self, i: usize) -> f64 {
@@ -960,7 +985,9 @@ pub trait Block: Send + Sync {
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         f64::NAN
     }
-    /// Stored (potential) energy, for the energy audit (springs).
+    /// Stored (potential) energy, for the energy audit (springs). A function of the
+    /// state (positions, angles, poses) only, never of modes: the audit evaluates the
+    /// initial value after the run, when the blocks hold their final modes.
     fn potential_energy(&self, _cx: &Cx) -> f64 {
         0.0
     }

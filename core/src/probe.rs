@@ -157,17 +157,18 @@ impl<'b> Probe<'b> {
         )
     }
 
-    /// The evaluation view.
-    pub fn cx(&self) -> Cx<'_> {
+    /// `f` applied to the evaluation view.
+    pub fn with_cx<R>(&self, f: impl FnOnce(&Cx) -> R) -> R {
         let (b, t) = self.parts();
-        Cx::new(self.t, &self.x, b, t)
+        f(&Cx::new(self.t, &self.x, &b, t))
     }
     /// The outputs (`outputs`, then `network_outputs` over them).
     pub fn outputs(&self) -> Vec<f64> {
         let mut y = vec![0.0; self.n_out];
-        let cx = self.cx();
-        self.block.outputs(&cx, &mut y);
-        self.block.network_outputs(&cx, &mut y);
+        self.with_cx(|cx| {
+            self.block.outputs(cx, &mut y);
+            self.block.network_outputs(cx, &mut y);
+        });
         y
     }
     /// The generalized forces on every port, and the power they deliver.
@@ -180,11 +181,12 @@ impl<'b> Probe<'b> {
     pub fn forces_and_loads(&self) -> (Vec<f64>, Vec<f64>, f64) {
         let mut f = vec![0.0; self.port_dof.len()];
         let mut loads = vec![0.0; FRAME_LOADS * self.port_dof.len()];
-        let cx = self.cx();
-        let mut acc =
-            Forces::new(&mut f, &self.vel, &self.port_dof).with_frames(&mut loads, &self.frames);
-        self.block.forces(&cx, &mut acc);
-        let p = acc.power();
+        let p = self.with_cx(|cx| {
+            let mut acc = Forces::new(&mut f, &self.vel, &self.port_dof)
+                .with_frames(&mut loads, &self.frames);
+            self.block.forces(cx, &mut acc);
+            acc.power()
+        });
         (f, loads, p)
     }
     /// Set the rigid-body states (13, see [`crate::frame`]) seen through frame port `p`.
@@ -195,31 +197,32 @@ impl<'b> Probe<'b> {
     /// The state derivatives.
     pub fn derivatives(&self) -> Vec<f64> {
         let mut dx = vec![0.0; self.x.len()];
-        self.block.derivatives(&self.cx(), &mut dx);
+        self.with_cx(|cx| self.block.derivatives(cx, &mut dx));
         dx
     }
     /// The guards.
     pub fn guards(&self) -> Vec<f64> {
         let mut g = vec![0.0; self.block.n_guards()];
-        self.block.guards(&self.cx(), &mut g);
+        self.with_cx(|cx| self.block.guards(cx, &mut g));
         g
     }
     /// Friction law of joint `k` at `w_rel`.
     pub fn friction(&self, k: usize, w_rel: f64) -> FrictionLaw {
-        self.block.friction(k, &self.cx(), w_rel)
+        self.with_cx(|cx| self.block.friction(k, cx, w_rel))
     }
     /// The heat flows into every port (W) from `heat_flows`, and their total.
     pub fn heat_flows(&self) -> (Vec<f64>, f64) {
         let mut q = vec![0.0; self.port_dof.len()];
-        let cx = self.cx();
-        let mut h = crate::block::HeatFlows::new(&mut q, &self.port_dof);
-        self.block.heat_flows(&cx, &mut h);
-        let total = h.total();
+        let total = self.with_cx(|cx| {
+            let mut h = crate::block::HeatFlows::new(&mut q, &self.port_dof);
+            self.block.heat_flows(cx, &mut h);
+            h.total()
+        });
         (q, total)
     }
     /// The sliding torque law of load-dependent joint `k` at `w_rel`.
     pub fn load_friction(&self, k: usize, w_rel: f64) -> crate::block::LoadLaw {
-        self.block.load_friction(k, &self.cx(), w_rel)
+        self.with_cx(|cx| self.block.load_friction(k, cx, w_rel))
     }
     /// The impacts asked for at the last `update_modes` / `time_event`: (joint,
     /// restitution).
@@ -228,7 +231,7 @@ impl<'b> Probe<'b> {
     }
     /// Custom variable `i`.
     pub fn var(&self, i: usize) -> f64 {
-        self.block.var(&self.cx(), i)
+        self.with_cx(|cx| self.block.var(cx, i))
     }
     /// Reset the block for a run starting at `t0`.
     pub fn reset(&mut self, t0: f64) -> &mut Self {

@@ -211,7 +211,7 @@ impl Model {
         (0..plan.blocks.len())
             .map(|b| {
                 let b = BlockIx::at(b);
-                let cx: Cx = cx_of!(self, plan, b, t, x);
+                cx_of!(cx = self, plan, b, t, x);
                 self.blocks[b.ix()].potential_energy(&cx)
             })
             .collect()

@@ -19,11 +19,16 @@ pub(super) const SLIP_EPS: f64 = 1e-10;
 const TORQUE_EPS: f64 = 1e-9;
 
 /// The shared buffers of model `$m` at state `$x` (a macro so the borrow checker sees
-/// field-level borrows).
+/// field-level borrows); with a fourth argument, that signal slice instead of `$m.ev.sig`
+/// (an empty one for a set of buffers built once and completed per block, see
+/// [`Model::outputs_of`]).
 macro_rules! buffers {
     ($m:expr, $x:expr, $n:expr) => {
+        buffers!($m, $x, $n, &$m.ev.sig)
+    };
+    ($m:expr, $x:expr, $n:expr, $sig:expr) => {
         Buffers {
-            sig: &$m.ev.sig,
+            sig: $sig,
             pos: &$x[..$n],
             vel: &$x[$n..2 * $n],
             acc: &$m.net.a,
@@ -38,18 +43,19 @@ macro_rules! buffers {
 }
 pub(super) use buffers;
 
-/// The view of block `$b` (a `BlockIx`) of model `$m` at `(t, x)`.
+/// `let $cx = ` the view of block `$b` (a `BlockIx`) of model `$m` at `(t, x)`, with its
+/// buffers in a hidden local beside it (a statement, so the view can borrow them).
 macro_rules! cx_of {
-    ($m:expr, $plan:expr, $b:expr, $t:expr, $x:expr) => {{
-        let n = $plan.nodes.len();
+    ($cx:ident = $m:expr, $plan:expr, $b:expr, $t:expr, $x:expr) => {
+        let buf = buffers!($m, $x, $plan.nodes.len());
         let rt = &$plan.rt[$b.ix()];
-        Cx::new(
+        let $cx = Cx::new(
             $t,
             &$x[rt.x.0 as usize..rt.x.1 as usize],
-            buffers!($m, $x, n),
+            &buf,
             $plan.block_tables($b),
-        )
-    }};
+        );
+    };
 }
 pub(super) use cx_of;
 
@@ -96,41 +102,73 @@ impl Model {
         let plan = self.plan.clone();
         self.heat_pre(x);
         let mut lin_stage = 0;
-        for stage in &plan.stages {
-            match stage {
+        let stages = &plan.stages;
+        let mut i = 0;
+        while i < stages.len() {
+            match stages[i] {
                 Stage::Linear(_) => {
                     self.lin.outputs(lin_stage, x, &mut self.ev.sig);
                     lin_stage += 1;
+                    i += 1;
                 }
-                Stage::Outputs(b) => self.block_outputs(&plan, *b, t, x, false),
-                Stage::Network => self.eval_network(&plan, t, x),
-                Stage::NetworkOutputs(b) => self.block_outputs(&plan, *b, t, x, true),
+                Stage::Network => {
+                    self.eval_network(&plan, t, x);
+                    i += 1;
+                }
+                Stage::Outputs(_) | Stage::NetworkOutputs(_) => {
+                    // A run of block stages shares one set of buffers.
+                    let end = stages[i..]
+                        .iter()
+                        .position(|s| matches!(s, Stage::Linear(_) | Stage::Network))
+                        .map_or(stages.len(), |k| i + k);
+                    let run = stages[i..end].iter().filter_map(|s| match s {
+                        Stage::Outputs(b) => Some((*b, false)),
+                        Stage::NetworkOutputs(b) => Some((*b, true)),
+                        Stage::Linear(_) | Stage::Network => None,
+                    });
+                    self.outputs_of(&plan, run, t, x);
+                    i = end;
+                }
             }
         }
         self.heat_post(t, x);
     }
 
-    /// Outputs (or network outputs) of block `b` into the signal buffer.
-    #[inline]
-    fn block_outputs(&mut self, plan: &Plan, b: BlockIx, t: f64, x: &[f64], network: bool) {
-        let rt = plan.rt[b.ix()];
-        let (y0, ny) = (rt.y.0 as usize, (rt.y.1 - rt.y.0) as usize);
-        // Entries a block leaves untouched keep their value: only blocks with network
-        // outputs leave some (the ones computed before or after the solve).
-        if rt.net_out {
-            for k in 0..ny {
-                self.ev.ybuf[k] = self.ev.sig[y0 + k];
+    /// Outputs (`false`) or network outputs (`true`) of `blocks`, in order, into the signal
+    /// buffer. The buffers a block reads are built once for the whole run; only the signal
+    /// slice, which the run itself fills, is taken anew for each block.
+    fn outputs_of(
+        &mut self,
+        plan: &Plan,
+        blocks: impl Iterator<Item = (BlockIx, bool)>,
+        t: f64,
+        x: &[f64],
+    ) {
+        let n = plan.nodes.len();
+        let base = buffers!(self, x, n, &[]);
+        for (b, network) in blocks {
+            let rt = plan.rt[b.ix()];
+            let y = rt.y.0 as usize..rt.y.1 as usize;
+            let ny = y.len();
+            // Entries a block leaves untouched keep their value: only blocks with network
+            // outputs leave some (the ones computed before or after the solve).
+            if rt.net_out {
+                self.ev.ybuf[..ny].copy_from_slice(&self.ev.sig[y.clone()]);
             }
-        }
-        let cx = cx_of!(self, plan, b, t, x);
-        let blk = &self.blocks[b.ix()];
-        if network {
-            blk.network_outputs(&cx, &mut self.ev.ybuf[..ny]);
-        } else {
-            blk.outputs(&cx, &mut self.ev.ybuf[..ny]);
-        }
-        for k in 0..ny {
-            self.ev.sig[y0 + k] = self.ev.ybuf[k];
+            let cx = Cx::with_signals(
+                t,
+                &x[rt.x.0 as usize..rt.x.1 as usize],
+                &self.ev.sig,
+                &base,
+                plan.block_tables(b),
+            );
+            let blk = &self.blocks[b.ix()];
+            if network {
+                blk.network_outputs(&cx, &mut self.ev.ybuf[..ny]);
+            } else {
+                blk.outputs(&cx, &mut self.ev.ybuf[..ny]);
+            }
+            self.ev.sig[y].copy_from_slice(&self.ev.ybuf[..ny]);
         }
     }
 
@@ -138,9 +176,7 @@ impl Model {
     /// the start of a run).
     pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
         let plan = self.plan.clone();
-        for &b in &plan.const_blocks {
-            self.block_outputs(&plan, b, t, x, false);
-        }
+        self.outputs_of(&plan, plan.const_blocks.iter().map(|&b| (b, false)), t, x);
     }
 
     /// Forces, friction, tracking targets, network solve.
@@ -148,14 +184,11 @@ impl Model {
         let n = plan.nodes.len();
         self.net.f.fill(0.0);
         self.ev.frame_load.fill(0.0);
+        // Nothing the force and friction laws read changes in this loop: one set of buffers.
+        let buf = buffers!(self, x, n);
         for &b in &plan.force_blocks {
             let tab = plan.block_tables(b);
-            let cx = Cx::new(
-                t,
-                &x[plan.blocks[b.ix()].x.clone()],
-                buffers!(self, x, n),
-                tab,
-            );
+            let cx = Cx::new(t, &x[plan.blocks[b.ix()].x.clone()], &buf, tab);
             let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
                 .with_frames(&mut self.ev.frame_load, &x[plan.frames_x.clone()]);
             self.blocks[b.ix()].forces(&cx, &mut f);
@@ -169,7 +202,8 @@ impl Model {
             // Load-dependent joints get their torque after the solve (`load.rs`).
             let tau = if s != 0.0 && !self.load.is_load[j] {
                 let jp = &plan.joints[j];
-                let cx = cx_of!(self, plan, jp.block, t, x);
+                let xb = &x[plan.blocks[jp.block.ix()].x.clone()];
+                let cx = Cx::new(t, xb, &buf, plan.block_tables(jp.block));
                 -s * self.blocks[jp.block.ix()]
                     .friction(jp.local, &cx, w_rel)
                     .kinetic
@@ -224,7 +258,7 @@ impl Model {
     pub(super) fn law(&self, j: usize, t: f64, x: &[f64], w_rel: f64) -> FrictionLaw {
         let plan = &self.plan;
         let jp = &plan.joints[j];
-        let cx = cx_of!(self, plan, jp.block, t, x);
+        cx_of!(cx = self, plan, jp.block, t, x);
         self.blocks[jp.block.ix()].friction(jp.local, &cx, w_rel)
     }
 
@@ -246,8 +280,14 @@ impl Model {
         dx[n..2 * n].copy_from_slice(&self.net.a[..n]);
         dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
         self.lin.derivatives(x, &self.ev.sig, dx);
+        let buf = buffers!(self, x, n);
         for &b in &plan.state_blocks {
-            let cx = cx_of!(self, plan, b, t, x);
+            let cx = Cx::new(
+                t,
+                &x[plan.blocks[b.ix()].x.clone()],
+                &buf,
+                plan.block_tables(b),
+            );
             self.blocks[b.ix()].derivatives(&cx, &mut dx[plan.blocks[b.ix()].x.clone()]);
         }
         for &bi in &plan.energy_blocks {
@@ -277,19 +317,27 @@ impl Model {
 
     pub(super) fn all_guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
         self.eval_cached(t, x);
-        let plan = self.plan.clone();
+        let plan = &*self.plan;
+        let buf = buffers!(self, x, plan.nodes.len());
+        let cx_of = |b: BlockIx| {
+            Cx::new(
+                t,
+                &x[plan.blocks[b.ix()].x.clone()],
+                &buf,
+                plan.block_tables(b),
+            )
+        };
         for &b in &plan.guard_blocks {
-            let cx = cx_of!(self, plan, b, t, x);
-            self.blocks[b.ix()].guards(&cx, &mut g[plan.blocks[b.ix()].guards.clone()]);
+            self.blocks[b.ix()].guards(&cx_of(b), &mut g[plan.blocks[b.ix()].guards.clone()]);
         }
         let base = plan.n_block_guards;
         for j in 0..plan.joints.len() {
             let mode = self.net.modes[j];
             let w_rel = self.ev.joint_wrel[j];
-            let law = self.law(
-                j,
-                t,
-                x,
+            let jp = &plan.joints[j];
+            let law = self.blocks[jp.block.ix()].friction(
+                jp.local,
+                &cx_of(jp.block),
                 if mode == FrictionMode::Locked {
                     0.0
                 } else {

@@ -145,7 +145,7 @@ impl Model {
         let mut q = std::mem::take(&mut self.heat.q);
         for &b in &tp.heat_blocks {
             let tab = plan.block_tables(b);
-            let cx = cx_of!(self, plan, b, t, x);
+            cx_of!(cx = self, plan, b, t, x);
             let mut hf = HeatFlows::new(&mut q, tab.port_dof);
             self.blocks[b.ix()].heat_flows(&cx, &mut hf);
             injected += hf.total();
@@ -153,7 +153,7 @@ impl Model {
         self.heat.q = q;
         self.heat.injected = injected;
         for (c, cp) in tp.conductors.iter().enumerate() {
-            let cx = cx_of!(self, plan, cp.block, t, x);
+            cx_of!(cx = self, plan, cp.block, t, x);
             self.heat.g[c] = self.blocks[cp.block.ix()].conductance(cp.k, &cx).max(0.0);
         }
         let na = tp.n_alg;

@@ -67,7 +67,7 @@ impl Model {
             let j = lj.joint.ix();
             let jp = &plan.joints[j];
             let law = {
-                let cx = cx_of!(self, plan, jp.block, t, x);
+                cx_of!(cx = self, plan, jp.block, t, x);
                 self.blocks[jp.block.ix()].load_friction(jp.local, &cx, self.ev.joint_wrel[j])
             };
             // The load at zero torques of the sliding load joints.

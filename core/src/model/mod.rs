@@ -279,7 +279,7 @@ fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [
             temp: &[],
         };
         let tab = plan.block_tables(BlockIx::at(b));
-        let cx = crate::block::Cx::new(0.0, &x0[plan.blocks[b].x.clone()], buf, tab);
+        let cx = crate::block::Cx::new(0.0, &x0[plan.blocks[b].x.clone()], &buf, tab);
         for (p, w) in blk.initial_speeds(&cx) {
             set.push((plan.port_dof[plan.blocks[b].port_tab.start + p] as usize, w));
         }

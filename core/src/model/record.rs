@@ -32,7 +32,7 @@ impl Model {
                 }
             }
             VarRef::Custom(b, i) => {
-                let cx: Cx = cx_of!(self, plan, b, t, x);
+                cx_of!(cx = self, plan, b, t, x);
                 self.blocks[b.ix()].var(&cx, i)
             }
         }
