@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use drivelink_core::netlist;
+use drivelink_netlist as netlist;
 use drivelink_report::{diagram, render_report, DiagramOptions, Links, PortTable, ReportInput};
 
 fn bench(c: &mut Criterion) {

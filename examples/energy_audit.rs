@@ -18,7 +18,8 @@ use std::error::Error;
 use std::path::Path;
 
 use drivelink::blocks::registry;
-use drivelink::core::{compile, netlist, Diagram, EnergyAudit, Model};
+use drivelink::core::{compile, Diagram, EnergyAudit, Model};
+use drivelink::netlist;
 use serde_json::json;
 
 /// Inertias (kg·m²) and the initial speed of J1 (rad/s).

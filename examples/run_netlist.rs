@@ -15,7 +15,8 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use drivelink::blocks::registry;
-use drivelink::core::{compile, netlist, EventTag, SimResult};
+use drivelink::core::{compile, EventTag, SimResult};
+use drivelink::netlist;
 
 /// The netlist run when no path is given.
 pub fn default_netlist() -> PathBuf {

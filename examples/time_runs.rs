@@ -22,7 +22,7 @@ fn main() {
         .unwrap_or(20)
         .max(1);
     let reg = drivelink_blocks::registry();
-    let mut model = match drivelink_core::netlist::compile_file(Path::new(path), &reg) {
+    let mut model = match drivelink_netlist::compile_file(Path::new(path), &reg) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");

@@ -10,7 +10,6 @@
 
 mod catalogue;
 mod console;
-mod schema;
 mod study;
 mod table_plot;
 
@@ -23,9 +22,9 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 use drivelink_core::expr;
-use drivelink_core::netlist;
 use drivelink_core::units::Dim;
 use drivelink_core::{Diagram, Error, Model, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 
 #[derive(Parser)]
 #[command(
@@ -152,7 +151,7 @@ fn main() -> ExitCode {
         Command::Linearize(args) => linearize(&args),
         Command::Schema => {
             let reg = drivelink_blocks::registry();
-            match serde_json::to_string_pretty(&schema::schema(&reg)) {
+            match serde_json::to_string_pretty(&netlist::schema::schema(&reg)) {
                 Ok(s) => console::print(&format!("{s}\n")),
                 Err(e) => {
                     console::error(e);

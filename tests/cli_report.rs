@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use drivelink_core::netlist;
+use drivelink_netlist as netlist;
 use drivelink_report::diagram::{render, DiagramOptions, Links, PortTable};
 
 fn drivelink() -> Command {

@@ -168,7 +168,7 @@ fn every_shipped_netlist_runs_with_exit_0_and_writes_every_scope() {
         for file in ["results.csv", "events.csv"] {
             assert!(dir.join(file).is_file(), "{name}: {file}");
         }
-        let d = drivelink::core::netlist::load_file(&f).unwrap();
+        let d = drivelink::netlist::load_file(&f).unwrap();
         for sc in &d.scopes {
             assert!(
                 dir.join(format!("{}.png", sc.name)).is_file(),
@@ -185,7 +185,7 @@ fn every_shipped_netlist_runs_with_exit_0_and_writes_every_scope() {
         let v = drivelink().arg("validate").arg(&f).output().unwrap();
         let (vo, ve) = text(&v);
         assert_eq!(v.status.code(), Some(0), "{name}: {ve}");
-        let m = drivelink::core::netlist::compile_located(&d, &reg, "x").unwrap();
+        let m = drivelink::netlist::compile_located(&d, &reg, "x").unwrap();
         assert_eq!(
             vo.trim(),
             format!(

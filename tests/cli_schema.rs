@@ -1,7 +1,7 @@
 //! `drivelink schema` emits a JSON Schema that accepts every shipped netlist and rejects
 //! structurally bad ones. The validator below implements exactly the keywords the schema
 //! uses: type (name or list), required, properties, additionalProperties (bool or schema),
-//! enum, const, items, minItems, oneOf, anyOf, $ref (`#` and `#/$defs/...`); annotations
+//! enum, const, items, minItems, maxItems, minimum, maximum, oneOf, anyOf, $ref (`#` and `#/$defs/...`); annotations
 //! (title, description, default, $schema, $id, $defs) are ignored.
 
 use std::path::PathBuf;
@@ -28,6 +28,8 @@ const KNOWN: &[&str] = &[
     "items",
     "minItems",
     "maxItems",
+    "minimum",
+    "maximum",
     "oneOf",
     "anyOf",
     "$ref",
@@ -126,6 +128,18 @@ fn validate(root: &Value, s: &Value, v: &Value, path: &str, errs: &mut Vec<Strin
             }
         }
     }
+    if let Some(x) = v.as_f64() {
+        if let Some(lo) = s.get("minimum").and_then(Value::as_f64) {
+            if x < lo {
+                errs.push(format!("{path}: below the minimum {lo}"));
+            }
+        }
+        if let Some(hi) = s.get("maximum").and_then(Value::as_f64) {
+            if x > hi {
+                errs.push(format!("{path}: above the maximum {hi}"));
+            }
+        }
+    }
     if let Value::Array(items) = v {
         if let Some(n) = s.get("minItems") {
             if (items.len() as u64) < n.as_u64().unwrap() {
@@ -210,8 +224,8 @@ fn schema_accepts_every_shipped_netlist() {
         let e = check(&s, &v);
         assert!(e.is_empty(), "{}: {e:#?}", f.display());
         // and the saved form of the loaded diagram too
-        let d = drivelink::core::netlist::load_file(&f).unwrap();
-        let e = check(&s, &drivelink::core::netlist::to_json(&d));
+        let d = drivelink::netlist::load_file(&f).unwrap();
+        let e = check(&s, &drivelink::netlist::to_json(&d));
         assert!(e.is_empty(), "{} (saved): {e:#?}", f.display());
     }
 }
@@ -240,4 +254,47 @@ fn schema_rejects_structural_errors() {
         .unwrap();
         assert!(!check(&s, &v).is_empty(), "{stem} passed the schema");
     }
+}
+
+/// Every setting the loader accepts passes the schema, and a value the loader refuses for
+/// its range (guard_samples above its maximum, a zero width) fails it: the schema and the
+/// loader read the same key table (`drivelink-netlist`'s `spec`).
+#[test]
+fn schema_and_loader_agree_on_solver_and_scope_settings() {
+    let s = schema();
+    let v = serde_json::json!({
+        "drivelink": 1,
+        "blocks": [{"name": "c", "type": "Constant", "params": {"value": 1}}],
+        "solver": {"method": "auto", "stop_time": "2 s", "rtol": 1e-5, "atol": 1e-7,
+                   "max_step": 0.1, "initial_step": 1e-4, "output_points": 500,
+                   "max_output_points": 100000, "max_time_events": 1000,
+                   "guard_samples": 2, "timeout": 60, "max_steps": 100000,
+                   "min_step_rel": 1e-13, "max_event_iterations": 20,
+                   "chatter_window": 1e-5, "chatter_max_events": 50},
+        "scopes": [{"name": "s", "signals": [{"signal": "c.y", "label": "one"}],
+                    "width": 640, "height": 480, "ylim": [0, 2], "event_markers": true}]
+    });
+    assert!(drivelink::netlist::load_value(&v, "t.json", std::path::Path::new(".")).is_ok());
+    let e = check(&s, &v);
+    assert!(e.is_empty(), "{e:#?}");
+    for (section, key, bad) in [
+        ("solver", "guard_samples", serde_json::json!(1001)),
+        ("solver", "max_steps", serde_json::json!(0)),
+        ("solver", "method", serde_json::json!("euler")),
+    ] {
+        let mut w = v.clone();
+        w[section][key] = bad;
+        assert!(
+            drivelink::netlist::load_value(&w, "t.json", std::path::Path::new(".")).is_err(),
+            "{section}.{key}"
+        );
+        assert!(
+            !check(&s, &w).is_empty(),
+            "{section}.{key} passed the schema"
+        );
+    }
+    let mut w = v.clone();
+    w["scopes"][0]["width"] = serde_json::json!(5);
+    assert!(drivelink::netlist::load_value(&w, "t.json", std::path::Path::new(".")).is_err());
+    assert!(!check(&s, &w).is_empty(), "width 5 passed the schema");
 }

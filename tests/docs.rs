@@ -13,7 +13,8 @@ use std::process::Command;
 use serde_json::Value;
 
 use drivelink::core::compile::{resolve_params, Scope};
-use drivelink::core::{compile, netlist, EventTag, RunStatus};
+use drivelink::core::{compile, EventTag, RunStatus};
+use drivelink::netlist;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -114,7 +115,7 @@ fn check_netlist(s: &Snippet, v: &Value) -> Result<drivelink::core::Model, Strin
 /// Check a block-entry snippet against the catalogue.
 fn check_block(v: &serde_json::Map<String, Value>) -> Result<(), String> {
     for k in v.keys() {
-        if !netlist::BLOCK_KEYS.contains(&k.as_str()) {
+        if netlist::spec::field_in(netlist::spec::BLOCK, k).is_none() {
             return Err(format!("unknown block key '{k}'"));
         }
     }
@@ -347,4 +348,32 @@ fn docs_do_not_point_at_the_shared_contracts() {
             f.display()
         );
     }
+}
+
+/// The netlist reference documents every key of the format's tables (`netlist::spec`), so
+/// a key added to the loader and the schema is also added to docs/netlist.md.
+#[test]
+fn netlist_reference_lists_every_key() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/netlist.md"),
+    )
+    .unwrap();
+    let spec = &netlist::spec::SOLVER;
+    let mut missing = Vec::new();
+    for table in [
+        spec as &[_],
+        netlist::spec::TOP,
+        netlist::spec::SCOPE,
+        netlist::spec::BLOCK,
+    ] {
+        for k in netlist::spec::names(table) {
+            if !doc.contains(&format!("`{k}`")) && !doc.contains(&format!("\"{k}\"")) {
+                missing.push(k);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/netlist.md does not mention: {missing:?}"
+    );
 }

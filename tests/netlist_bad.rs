@@ -3,8 +3,8 @@
 #[path = "netlist_cases.rs"]
 mod cases;
 
-use drivelink::core::netlist;
 use drivelink::core::Error;
+use drivelink::netlist;
 
 #[test]
 fn every_bad_fixture_is_rejected_with_file_path_and_expectation() {

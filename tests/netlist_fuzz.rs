@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use drivelink::core::netlist;
 use drivelink::core::Registry;
+use drivelink::netlist;
 use proptest::prelude::*;
 use serde_json::Value;
 

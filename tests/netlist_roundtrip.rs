@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use drivelink::core::netlist;
 use drivelink::core::{Diagram, Method, ScopeSignal, ScopeSpec};
+use drivelink::netlist;
 use serde_json::json;
 
 fn shipped() -> Vec<PathBuf> {

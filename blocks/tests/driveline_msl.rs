@@ -15,7 +15,8 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, EventTag, Model, RunStatus, SimResult};
+use drivelink_core::{compile, EventTag, Model, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 
 /// Event instants must agree to this (s).
 const EVENT_TOL: f64 = 1e-5;

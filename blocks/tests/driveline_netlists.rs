@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, EventTag, Model, RunStatus, SimResult};
+use drivelink_core::{compile, EventTag, Model, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 
 fn run(file: &str) -> (Model, SimResult) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

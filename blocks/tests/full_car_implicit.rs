@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, EventTag, Method, RunStatus, SimResult};
+use drivelink_core::{compile, EventTag, Method, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 
 fn run(method: Method, tol: Option<f64>) -> SimResult {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/netlists/full_car.json");

@@ -6,7 +6,8 @@
 //! (Jacobian evaluations included).
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, Diagram, EventTag, Method, RunStatus, SimResult};
+use drivelink_core::{compile, Diagram, EventTag, Method, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 use serde_json::json;
 
 const J_HUB: f64 = 1.0;

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, EnergyAudit, RunStatus, SimResult};
+use drivelink_core::{compile, EnergyAudit, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 
 fn run(file: &str) -> (SimResult, EnergyAudit) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

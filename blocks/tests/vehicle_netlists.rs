@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, Model, RunStatus, SimResult};
+use drivelink_core::{compile, Model, RunStatus, SimResult};
+use drivelink_netlist as netlist;
 
 fn run_model(file: &str) -> (Model, SimResult) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,4 +1,4 @@
-//! drivelink-core: ports, blocks, diagrams, the mechanical network, netlists and results.
+//! drivelink-core: ports, blocks, diagrams, the mechanical network, compilation and the model.
 
 // Errors carry the names a user needs (block, port, parameter, hint); they are built only on
 // the cold path of validation, so their size does not matter.
@@ -11,7 +11,6 @@ pub mod error;
 pub mod frame;
 pub mod ids;
 pub mod model;
-pub mod netlist;
 pub mod network;
 pub mod params;
 pub mod plan;

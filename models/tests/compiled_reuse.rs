@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use drivelink_core::{compile, netlist, Compiled};
+use drivelink_core::{compile, Compiled};
 use drivelink_models::netlist_dir;
+use drivelink_netlist as netlist;
 use serde_json::json;
 
 fn assert_identical(a: &drivelink_core::SimResult, b: &drivelink_core::SimResult) {

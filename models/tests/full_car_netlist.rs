@@ -1,7 +1,8 @@
 //! The full car from the JSON netlist and from Rust code give the same results.
 
-use drivelink_core::{compile, netlist};
+use drivelink_core::compile;
 use drivelink_models::{full_car, netlist_dir, FullCarParams};
+use drivelink_netlist as netlist;
 
 #[test]
 fn full_car_netlist_and_rust_model_give_identical_results() {

@@ -2,7 +2,8 @@
 //! oscillator, a first-order lag, and the full car's slowest mode in third gear.
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, netlist, Diagram};
+use drivelink_core::{compile, Diagram};
+use drivelink_netlist as netlist;
 use serde_json::json;
 
 #[test]

@@ -1,8 +1,9 @@
 //! Mechanical analytic cases through netlists (the same cases run through the Rust API in
 //! drivelink-blocks' tests).
 
-use drivelink_core::{compile, netlist, EventTag, RunStatus, SimResult};
+use drivelink_core::{compile, EventTag, RunStatus, SimResult};
 use drivelink_models::netlist_dir;
+use drivelink_netlist as netlist;
 
 fn run(name: &str) -> SimResult {
     let d = netlist::load_file(&netlist_dir().join(name)).unwrap_or_else(|e| panic!("{e}"));

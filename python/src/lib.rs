@@ -19,7 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::Value;
 
-use drivelink_core::{netlist, Compiled, Diagram, EnergyAudit, Registry, SimResult};
+use drivelink_core::{Compiled, Diagram, EnergyAudit, Registry, SimResult};
+use drivelink_netlist as netlist;
 use drivelink_sweep::{Study, StudyArgs, SweepError};
 
 pyo3::create_exception!(

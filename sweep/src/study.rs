@@ -24,7 +24,8 @@ use serde_json::Value;
 
 use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
 use drivelink_core::units::Dim;
-use drivelink_core::{netlist, Compiled, Diagram, EnergyAudit, Registry, SimResult};
+use drivelink_core::{Compiled, Diagram, EnergyAudit, Registry, SimResult};
+use drivelink_netlist as netlist;
 
 use crate::error::SweepError;
 use crate::metric::{self, Metric};

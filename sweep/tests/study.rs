@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use drivelink_core::{netlist, Compiled, EventTag};
+use drivelink_core::{Compiled, EventTag};
+use drivelink_netlist as netlist;
 use drivelink_sweep::sample::{unit_design, Dist};
 use drivelink_sweep::{Cell, Sampling, Study, StudyArgs, Table};
 

@@ -4,12 +4,16 @@
 //! solver settings, connection and port reference syntax, block names, scopes, subsystem
 //! files (relative to the including file, cycles detected). Everything that needs the
 //! block registry (block types, parameters, ports, units of block parameters) is checked by
-//! [`crate::compile::compile`]. Every loader error is an [`Error::Netlist`] naming the file,
+//! [`drivelink_core::compile`]. Every loader error is an [`Error::Netlist`] naming the file,
 //! the JSON path (`blocks[3].params.J`, `solver.rtol`) and what was expected; several
 //! errors of one file are reported together ([`Error::Many`]).
 //!
 //! Raw parameter values are kept as JSON in the diagram, so `to_json(load(x))` loads back
 //! to an equal diagram, and a diagram built in Rust saves and loads back equal.
+
+// Errors are core's (the compile entry points here return them too); they carry the names
+// a user needs and are built only on the cold path, so their size does not matter.
+#![allow(clippy::result_large_err)]
 
 use std::path::{Path, PathBuf};
 
@@ -17,78 +21,27 @@ use serde_json::{Map, Value};
 
 use drivelink_solver::{Method, Settings};
 
-use crate::compile::{resolve_parameters, Scope, ScopeVal};
-use crate::diagram::{BlockSpec, Diagram, PortRef};
-use crate::error::Error;
-use crate::expr;
-use crate::params::Registry;
-use crate::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
-use crate::suggest;
-use crate::units::Dim;
+use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
+use drivelink_core::diagram::{BlockSpec, Diagram, PortRef};
+use drivelink_core::error::Error;
+use drivelink_core::expr;
+use drivelink_core::params::Registry;
+use drivelink_core::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+use drivelink_core::suggest;
+use drivelink_core::units::Dim;
+
+pub mod schema;
+pub mod spec;
 
 /// The netlist format version this crate reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Top-level keys of a netlist.
-pub const TOP_KEYS: &[&str] = &[
-    "drivelink",
-    "name",
-    "description",
-    "parameters",
-    "solver",
-    "blocks",
-    "connections",
-    "log",
-    "scopes",
-    "ports",
-    "aliases",
-];
-/// Keys of a block entry.
-pub const BLOCK_KEYS: &[&str] = &["name", "type", "params", "file", "diagram"];
-/// Keys of the `solver` section.
-pub const SOLVER_KEYS: &[&str] = &[
-    "method",
-    "start_time",
-    "stop_time",
-    "rtol",
-    "atol",
-    "max_step",
-    "output_interval",
-    "step",
-    "initial_step",
-    "max_steps",
-    "min_step_rel",
-    "max_event_iterations",
-    "chatter_window",
-    "chatter_max_events",
-    "guard_samples",
-    "timeout",
-    "output_points",
-    "max_output_points",
-    "max_time_events",
-];
 /// Solver methods (`stiff` is an alias of `radau5`).
 pub const METHODS: &[&str] = Method::NAMES;
-/// Keys of a scope.
-pub const SCOPE_KEYS: &[&str] = &[
-    "name",
-    "title",
-    "signals",
-    "panels",
-    "unit",
-    "width",
-    "height",
-    "event_markers",
-    "ylim",
-    "x",
-];
-/// Keys of a scope signal object.
-pub const SIGNAL_KEYS: &[&str] = &["signal", "unit", "label"];
 /// Default scope image size.
 pub const DEFAULT_WIDTH: u32 = 1200;
 pub const DEFAULT_HEIGHT: u32 = 800;
-/// Accepted scope image sizes (pixels, each side).
-pub const SIZE_RANGE: (u64, u64) = (100, 10_000);
+pub use spec::SIZE_RANGE;
 /// Deepest subsystem nesting accepted.
 pub const MAX_DEPTH: usize = 64;
 
@@ -355,18 +308,18 @@ fn scope_json(s: &ScopeSpec) -> Value {
 // ---------------------------------------------------------------------------------------
 
 /// Load and compile a netlist file; every error is located (see [`locate_error`]).
-pub fn compile_file(path: &Path, reg: &Registry) -> Result<crate::model::Model, Error> {
+pub fn compile_file(path: &Path, reg: &Registry) -> Result<drivelink_core::Model, Error> {
     let d = load_file(path)?;
     compile_located(&d, reg, &path.display().to_string())
 }
 
-/// [`crate::compile::compile`] with errors located in the netlist `origin`.
+/// [`drivelink_core::compile`] with errors located in the netlist `origin`.
 pub fn compile_located(
     d: &Diagram,
     reg: &Registry,
     origin: &str,
-) -> Result<crate::model::Model, Error> {
-    crate::compile::compile(d, reg).map_err(|e| locate_error(d, reg, origin, e))
+) -> Result<drivelink_core::Model, Error> {
+    drivelink_core::compile(d, reg).map_err(|e| locate_error(d, reg, origin, e))
 }
 
 /// The JSON path of a (flattened) block name: `blocks[2]`, `blocks[2].diagram.blocks[0]`,
@@ -574,9 +527,11 @@ fn join(base: &str, key: &str) -> String {
     }
 }
 
-fn check_keys(cx: &mut Ctx, path: &str, m: &Map<String, Value>, known: &[&str], what: &str) {
+/// Report every key of `m` that the table `known` does not list.
+fn check_keys(cx: &mut Ctx, path: &str, m: &Map<String, Value>, known: &[spec::Field], what: &str) {
     for k in m.keys() {
-        if !known.contains(&k.as_str()) {
+        if spec::field_in(known, k).is_none() {
+            let known: Vec<&str> = spec::names(known).collect();
             cx.err(
                 join(path, k),
                 format!(
@@ -628,7 +583,7 @@ fn load_value_inner(
         base,
         errors: Vec::new(),
     };
-    check_keys(&mut cx, "", top, TOP_KEYS, "top-level");
+    check_keys(&mut cx, "", top, spec::TOP, "top-level");
 
     // version
     match top.get("drivelink") {
@@ -957,7 +912,7 @@ fn load_block(
         );
         return None;
     };
-    check_keys(cx, &path, m, BLOCK_KEYS, "block");
+    check_keys(cx, &path, m, spec::BLOCK, "block");
     let name = match m.get("name") {
         Some(Value::String(s)) => {
             if !valid_ident(s) {
@@ -1140,126 +1095,135 @@ fn solver_number(
     Some(x)
 }
 
-fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) -> Settings {
-    check_keys(cx, "solver", s, SOLVER_KEYS, "solver");
-    let mut st = Diagram::default_settings();
-    let get = |cx: &mut Ctx, key: &str, dim: Dim, unit: &str| -> Option<f64> {
-        s.get(key)
-            .and_then(|v| solver_number(cx, key, v, scope, dim, unit))
-    };
-    let start = get(cx, "start_time", Dim::TIME, "s");
-    let stop = get(cx, "stop_time", Dim::TIME, "s");
-    let rtol = get(cx, "rtol", Dim::ONE, "1");
-    let atol = get(cx, "atol", Dim::ONE, "1");
-    let max_step = get(cx, "max_step", Dim::TIME, "s");
-    let step = get(cx, "step", Dim::TIME, "s");
-    let initial_step = get(cx, "initial_step", Dim::TIME, "s");
-    let min_step_rel = get(cx, "min_step_rel", Dim::ONE, "1");
-    let chatter_window = get(cx, "chatter_window", Dim::TIME, "s");
-    // "steps": output at every accepted step; absent: a grid of about
-    // NETLIST_OUTPUT_POINTS points (or `output_points`).
-    let steps_only =
-        matches!(s.get("output_interval"), Some(Value::String(v)) if v.trim() == "steps");
-    let output_interval = match s.get("output_interval") {
-        Some(Value::Null) => None,
-        _ if steps_only => None,
-        Some(v) => solver_number(cx, "output_interval", v, scope, Dim::TIME, "s"),
-        None => None,
-    };
-    let timeout = get(cx, "timeout", Dim::TIME, "s");
-    let positive = |cx: &mut Ctx, key: &str, v: Option<f64>| -> Option<f64> {
-        match v {
-            Some(x) if x <= 0.0 => {
-                cx.err(format!("solver.{key}"), format!("must be > 0, got {x}"));
-                None
-            }
-            o => o,
-        }
-    };
-    let rtol = positive(cx, "rtol", rtol);
-    let atol = positive(cx, "atol", atol);
-    let max_step = positive(cx, "max_step", max_step);
-    let step = positive(cx, "step", step);
-    let initial_step = positive(cx, "initial_step", initial_step);
-    let min_step_rel = positive(cx, "min_step_rel", min_step_rel);
-    let chatter_window = positive(cx, "chatter_window", chatter_window);
-    let output_interval = positive(cx, "output_interval", output_interval);
-    let timeout = positive(cx, "timeout", timeout);
-    let int = |cx: &mut Ctx, key: &str| -> Option<u64> {
-        match s.get(key) {
-            None => None,
-            Some(Value::Number(n)) if n.as_u64().is_some_and(|k| k >= 1) => n.as_u64(),
-            Some(other) => {
-                cx.err(
-                    format!("solver.{key}"),
-                    format!("expected an integer >= 1, {}", got(other)),
-                );
-                None
-            }
-        }
-    };
-    let max_steps = int(cx, "max_steps");
-    let max_iter = int(cx, "max_event_iterations");
-    let chatter_max = int(cx, "chatter_max_events");
-    let output_points = int(cx, "output_points");
-    let max_output_points = int(cx, "max_output_points");
-    let max_time_events = int(cx, "max_time_events");
-    let guard_samples = match s.get("guard_samples") {
-        None => None,
-        Some(Value::Number(n))
-            if n.as_u64()
-                .is_some_and(|k| k as usize <= Settings::MAX_GUARD_SAMPLES) =>
-        {
-            n.as_u64()
-        }
-        Some(other) => {
-            cx.err(
-                "solver.guard_samples",
-                format!(
-                    "expected an integer from 0 to {}, {}",
-                    Settings::MAX_GUARD_SAMPLES,
-                    got(other)
-                ),
-            );
+/// A `solver` value read through its [`spec::Field`].
+enum Got {
+    Num(f64),
+    Int(u64),
+    Name(String),
+    /// `"output_interval": "steps"`.
+    Steps,
+    /// `null`.
+    Null,
+}
+
+/// Read one `solver` key as its [`spec::Kind`] says (errors reported on `cx`).
+fn read_solver_field(
+    cx: &mut Ctx,
+    fld: &spec::Field,
+    v: &Value,
+    scope: Option<&Scope>,
+) -> Option<Got> {
+    let path = format!("solver.{}", fld.name);
+    let positive = |cx: &mut Ctx, x: f64| {
+        if x > 0.0 {
+            Some(Got::Num(x))
+        } else {
+            cx.err(&path, format!("must be > 0, got {x}"));
             None
         }
     };
+    match fld.kind {
+        spec::Kind::Quantity {
+            dim,
+            unit,
+            positive: pos,
+        } => {
+            let x = solver_number(cx, fld.name, v, scope, dim, unit)?;
+            if pos {
+                positive(cx, x)
+            } else {
+                Some(Got::Num(x))
+            }
+        }
+        spec::Kind::OutputInterval => match v {
+            Value::Null => Some(Got::Null),
+            Value::String(m) if m.trim() == "steps" => Some(Got::Steps),
+            _ => {
+                let x = solver_number(cx, fld.name, v, scope, Dim::TIME, "s")?;
+                positive(cx, x)
+            }
+        },
+        spec::Kind::Integer { min, max } => match v {
+            Value::Number(n) if n.as_u64().is_some_and(|k| (min..=max).contains(&k)) => {
+                n.as_u64().map(Got::Int)
+            }
+            other => {
+                let range = if max == u64::MAX {
+                    format!(">= {min}")
+                } else {
+                    format!("from {min} to {max}")
+                };
+                cx.err(path, format!("expected an integer {range}, {}", got(other)));
+                None
+            }
+        },
+        spec::Kind::Name(names) => match v {
+            Value::String(m) if names.contains(&m.as_str()) => Some(Got::Name(m.clone())),
+            Value::String(m) => {
+                cx.err(
+                    path,
+                    format!(
+                        "unknown {} '{m}'{}; expected one of: {}",
+                        fld.name,
+                        suggest::hint(m, names.iter().copied()),
+                        names.join(", ")
+                    ),
+                );
+                None
+            }
+            other => {
+                let quoted: Vec<String> = names.iter().map(|m| format!("\"{m}\"")).collect();
+                cx.err(
+                    path,
+                    format!("expected one of {}, {}", quoted.join(", "), got(other)),
+                );
+                None
+            }
+        },
+        // No solver key has another kind (`spec_and_loader_agree` checks the table).
+        _ => None,
+    }
+}
 
-    let method = match s.get("method") {
-        None => "dopri5".to_string(),
-        Some(Value::String(m)) if METHODS.contains(&m.as_str()) => m.clone(),
-        Some(Value::String(m)) => {
-            cx.err(
-                "solver.method",
-                format!(
-                    "unknown method '{m}'{}; expected one of: {}",
-                    suggest::hint(m, METHODS.iter().copied()),
-                    METHODS.join(", ")
-                ),
-            );
-            "dopri5".to_string()
+/// The `solver` section: every key of [`spec::SOLVER`] read through its kind, then applied.
+fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) -> Settings {
+    check_keys(cx, "solver", s, spec::SOLVER, "solver");
+    let mut read: Vec<(&str, Got)> = Vec::new();
+    for fld in spec::SOLVER {
+        if let Some(v) = s.get(fld.name) {
+            if let Some(g) = read_solver_field(cx, fld, v, scope) {
+                read.push((fld.name, g));
+            }
         }
-        Some(other) => {
-            let names: Vec<String> = METHODS.iter().map(|m| format!("\"{m}\"")).collect();
-            cx.err(
-                "solver.method",
-                format!("expected one of {}, {}", names.join(", "), got(other)),
-            );
-            "dopri5".to_string()
-        }
+    }
+    let get = |key: &str| read.iter().find(|(k, _)| *k == key).map(|(_, g)| g);
+    let num = |key: &str| match get(key) {
+        Some(Got::Num(x)) => Some(*x),
+        _ => None,
     };
-    st.method = match Method::from_name(&method, step) {
+    let int = |key: &str| match get(key) {
+        Some(Got::Int(k)) => Some(*k),
+        _ => None,
+    };
+    let mut st = Diagram::default_settings();
+    let step = num("step");
+    let method = match get("method") {
+        Some(Got::Name(m)) => m.as_str(),
+        _ => "dopri5",
+    };
+    st.method = match Method::from_name(method, step) {
         Ok(m) => m,
         Err(message) => {
-            // The name is one of METHODS (checked above), so the message is about "step"
-            // (missing for rk4, or given to an adaptive method); an invalid "step" value
-            // was reported already.
+            // The name is one of the methods (checked on reading), so the message is about
+            // "step" (missing for rk4, or given to an adaptive method); an invalid "step"
+            // value was reported already.
             if step.is_some() || !s.contains_key("step") {
                 cx.err("solver.step", message);
             }
-            Method::from_name(&method, None).unwrap_or(Method::Rk4 { step: 1e-3 })
+            Method::from_name(method, None).unwrap_or(Method::Rk4 { step: 1e-3 })
         }
     };
+    let (start, stop) = (num("start_time"), num("stop_time"));
     if let Some(x) = start {
         st.start_time = x;
     }
@@ -1275,51 +1239,45 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
             ),
         );
     }
-    if let Some(x) = rtol {
-        st.rtol = x;
-    }
-    if let Some(x) = atol {
-        st.atol = x;
-    }
-    if let Some(x) = max_step {
-        st.max_step = x;
-    }
-    st.initial_step = initial_step;
-    st.output_interval = output_interval;
+    let steps_only = matches!(get("output_interval"), Some(Got::Steps));
+    st.output_interval = num("output_interval");
     st.output_points = if steps_only {
         None
     } else {
         Some(
-            output_points
-                .map(|n| n.min(u32::MAX as u64) as u32)
+            int("output_points")
+                .map(|n| n as u32)
                 .unwrap_or(Settings::NETLIST_OUTPUT_POINTS),
         )
     };
-    st.timeout = timeout;
-    if let Some(x) = guard_samples {
-        st.guard_samples = x as usize;
-    }
-    if let Some(x) = max_output_points {
-        st.max_output_points = x;
-    }
-    if let Some(x) = max_time_events {
-        st.max_time_events = x;
-    }
-    if let Some(x) = min_step_rel {
-        st.min_step_rel = x;
-    }
-    if let Some(x) = chatter_window {
-        st.chatter_window = x;
-    }
-    if let Some(x) = max_steps {
-        st.max_steps = x;
-    }
-    if let Some(x) = max_iter {
-        st.max_event_iterations = x as usize;
-    }
-    if let Some(x) = chatter_max {
-        st.chatter_max_events = x as usize;
-    }
+    st.initial_step = num("initial_step");
+    st.timeout = num("timeout");
+    let set_num = |slot: &mut f64, key: &str| {
+        if let Some(x) = num(key) {
+            *slot = x;
+        }
+    };
+    set_num(&mut st.rtol, "rtol");
+    set_num(&mut st.atol, "atol");
+    set_num(&mut st.max_step, "max_step");
+    set_num(&mut st.min_step_rel, "min_step_rel");
+    set_num(&mut st.chatter_window, "chatter_window");
+    let set_int = |slot: &mut u64, key: &str| {
+        if let Some(k) = int(key) {
+            *slot = k;
+        }
+    };
+    set_int(&mut st.max_output_points, "max_output_points");
+    set_int(&mut st.max_time_events, "max_time_events");
+    set_int(&mut st.max_steps, "max_steps");
+    let set_usize = |slot: &mut usize, key: &str| {
+        if let Some(k) = int(key) {
+            *slot = usize::try_from(k).unwrap_or(usize::MAX);
+        }
+    };
+    set_usize(&mut st.guard_samples, "guard_samples");
+    set_usize(&mut st.max_event_iterations, "max_event_iterations");
+    set_usize(&mut st.chatter_max_events, "chatter_max_events");
     st
 }
 
@@ -1330,7 +1288,7 @@ fn load_signal(cx: &mut Ctx, path: &str, v: &Value, names: &[&str]) -> Option<Sc
             Some(ScopeSignal::new(s.clone()))
         }
         Value::Object(m) => {
-            check_keys(cx, path, m, SIGNAL_KEYS, "scope signal");
+            check_keys(cx, path, m, spec::SIGNAL, "scope signal");
             let signal = match m.get("signal") {
                 Some(Value::String(s)) => {
                     check_ref(
@@ -1419,7 +1377,7 @@ fn load_scope(cx: &mut Ctx, i: usize, v: &Value, names: &[&str]) -> Option<Scope
         );
         return None;
     };
-    check_keys(cx, &path, m, SCOPE_KEYS, "scope");
+    check_keys(cx, &path, m, spec::SCOPE, "scope");
     let name = match m.get("name") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         Some(other) => {
@@ -1604,5 +1562,94 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.json: line 3, column 3"), "{e}");
+    }
+
+    /// A value for every solver key that differs from its default, with the other keys it
+    /// needs. A key in `spec::SOLVER` without an entry here fails: add one.
+    fn solver_example(key: &str) -> Value {
+        match key {
+            "method" => json!({"method": "dop853"}),
+            "start_time" => json!({"start_time": "1 s"}),
+            "stop_time" => json!({"stop_time": 3}),
+            "rtol" => json!({"rtol": 1e-4}),
+            "atol" => json!({"atol": 1e-3}),
+            "max_step" => json!({"max_step": "5 ms"}),
+            "step" => json!({"method": "rk4", "step": 0.002}),
+            "initial_step" => json!({"initial_step": 1e-5}),
+            "output_interval" => json!({"output_interval": "steps"}),
+            "output_points" => json!({"output_points": 17}),
+            "max_output_points" => json!({"max_output_points": 1000}),
+            "max_time_events" => json!({"max_time_events": 1000}),
+            "guard_samples" => json!({"guard_samples": 9}),
+            "timeout" => json!({"timeout": "2 min"}),
+            "max_steps" => json!({"max_steps": 123}),
+            "min_step_rel" => json!({"min_step_rel": 1e-12}),
+            "max_event_iterations" => json!({"max_event_iterations": 7}),
+            "chatter_window" => json!({"chatter_window": 1e-4}),
+            "chatter_max_events" => json!({"chatter_max_events": 11}),
+            other => panic!("spec::SOLVER has '{other}': give it an example here"),
+        }
+    }
+
+    /// Loader and spec agree: every key of the table is read and lands in the settings
+    /// (a key listed but not applied would leave the defaults), round-trips through
+    /// `to_json`, and rejects a value of the wrong type naming `solver.KEY`.
+    #[test]
+    fn spec_and_loader_agree() {
+        let base = load(json!({"drivelink": 1, "blocks": []}))
+            .unwrap()
+            .settings;
+        for fld in spec::SOLVER {
+            let solver = solver_example(fld.name);
+            let v = json!({"drivelink": 1, "blocks": [], "solver": solver});
+            let d = load(v).unwrap_or_else(|e| panic!("{}: {e}", fld.name));
+            let mut only_step = base.clone();
+            if fld.name == "step" {
+                // rk4 with another step: the step must be the one given.
+                only_step.method = Method::Rk4 { step: 1.0 };
+            }
+            assert_ne!(d.settings, only_step, "solver.{} is not applied", fld.name);
+            assert_eq!(
+                load(to_json(&d)).unwrap(),
+                d,
+                "solver.{} round trip",
+                fld.name
+            );
+            let bad = json!({"drivelink": 1, "blocks": [], "solver": {fld.name: {"x": 1}}});
+            let e = load(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("solver.{}", fld.name)), "{e}");
+        }
+    }
+
+    /// The schema is built from the same tables: each key of each table is a property of
+    /// its object, and nothing else is.
+    #[test]
+    fn schema_lists_every_key() {
+        let s = schema::schema(&Registry::new());
+        let defs = &s["$defs"];
+        let keys = |v: &Value| -> Vec<String> {
+            v["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let names =
+            |t: &[spec::Field]| -> Vec<String> { spec::names(t).map(String::from).collect() };
+        assert_eq!(keys(&defs["netlist"]), names(spec::TOP));
+        assert_eq!(
+            keys(&defs["netlist"]["properties"]["solver"]),
+            names(spec::SOLVER)
+        );
+        assert_eq!(keys(&defs["scope"]), names(spec::SCOPE));
+        assert_eq!(keys(&defs["signal"]["anyOf"][1]), names(spec::SIGNAL));
+        let sub = defs["block"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(keys(&sub), names(spec::BLOCK));
     }
 }
