@@ -133,7 +133,7 @@ pub(crate) fn register(r: &mut Registry) {
         r,
         "Differential",
         "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
-        "input[rot], left[rot], right[rot]",
+        "input[rot], left[rot], right[rot], heat[heat] (optional)",
         vec![
             ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
             ParamSpec::number("gear_ratio", "1", 3.7, "input to output reduction ratio (final ratio, > 0)"),
