@@ -835,3 +835,37 @@ fn convection_reads_gc_from_its_input_each_instant_and_clips_negative_values() {
     let a = m.energy_audit();
     assert!(a.heat.relative_residual.abs() <= 1e-9, "{:#?}", a.heat);
 }
+
+#[test]
+fn elasto_backlash_initial_spring_energy_is_from_the_start_angle_not_the_final_contact_region() {
+    // Released 0.2 rad beyond the b/2 = 0.1 stop, undamped: the spring returns its energy
+    // ½·c·0.2² = 200 J as kinetic energy and the inertia is in the gap at 0.02 s
+    // (quarter period π/2·√(J/c) = 15.7 ms, then 0.2 rad at 20 rad/s). The audit must see
+    // 200 J of initial potential energy (the final region is the gap) and no loss.
+    let (c, j, b, phi0): (f64, f64, f64, f64) = (1e4, 1.0, 0.2, 0.3);
+    let mut d = Diagram::new("elasto_release");
+    d.add("ground", "Fixed", json!({}));
+    d.add("eb", "ElastoBacklash", json!({"c": c, "d": 0.0, "b": b}));
+    d.add("J", "Inertia", json!({"J": j, "phi0": phi0}));
+    d.connect(&["ground.flange", "eb.flange_a"]);
+    d.connect(&["eb.flange_b", "J.flange"]);
+    d.log(&["J.w", "eb.contact"]);
+    d.settings.stop_time = 0.02;
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-12;
+    let (mut m, r) = run(&d);
+    assert_eq!(r.last("eb.contact"), Some(0.0), "in the gap at the end");
+    let w_gap = -(phi0 - b / 2.0) * (c / j).sqrt();
+    close(r.last("J.w").unwrap(), w_gap, 1e-6, "speed in the gap");
+    let a = m.energy_audit();
+    let pe0 = 0.5 * c * (phi0 - b / 2.0) * (phi0 - b / 2.0);
+    close(a.potential_initial, pe0, 1e-9, "initial spring energy");
+    assert_eq!(a.potential_final, 0.0);
+    let loss = a
+        .losses
+        .iter()
+        .find(|(n, _)| n == "eb")
+        .map_or(0.0, |l| l.1);
+    assert!(loss.abs() < 1e-6 * pe0, "undamped backlash lost {loss} J");
+    assert_energy_closes(&mut m, 1e-9);
+}

@@ -377,3 +377,56 @@ fn msl_eddy_current_brake_with_constant_excitation_matches_the_4_0_reference() {
     let rf = Reference::load("EddyCurrentBrake");
     check_eddy(&r, &mut m, &rf);
 }
+
+#[test]
+fn msl_heat_losses_convection_carries_every_elements_loss_to_ambient() {
+    // The MSL reference result of HeatLosses is not retrievable (a 21.8 MB Git LFS object
+    // in MAP-LIB_ReferenceResults), so this checks the example's point instead: the
+    // heat node has no capacity, so at every instant the convection carries the sum of
+    // all eight elements' loss powers to the ambient, T_solid − T_ambient = ΣP/Gc, and
+    // over the run the heat to ambient equals the mechanical audit's losses.
+    let (mut m, r) = run("msl_heat_losses.json");
+    let v = |n: &str| r.get(n).unwrap_or_else(|| panic!("{n} not logged"));
+    let (q, dt) = (v("convection.Q_flow"), v("convection.dT"));
+    let (w_d, w_sd) = (v("damper.w_rel"), v("springDamper.w_rel"));
+    let parts = [
+        "elastoBacklash.power_loss",
+        "bearingFriction.power_loss",
+        "lossyGear.power_loss",
+        "clutch.power_loss",
+        "oneWayClutch.power_loss",
+        "brake.power_loss",
+    ];
+    let q_max = q.iter().fold(0.0_f64, |a, &b| a.max(b.abs()));
+    assert!(q_max > 1.0, "losses {q_max} W");
+    for k in 0..r.time.len() {
+        let sum = 10.0 * w_d[k] * w_d[k]
+            + 20.0 * w_sd[k] * w_sd[k]
+            + parts.iter().map(|n| v(n)[k]).sum::<f64>();
+        assert!(
+            (q[k] - sum).abs() <= 1e-9 * q_max,
+            "t = {}: convection {} W vs losses {sum} W",
+            r.time[k],
+            q[k]
+        );
+        assert!((dt[k] - q[k] / 20.0).abs() <= 1e-12 * q_max);
+    }
+    let a = m.energy_audit();
+    let losses: f64 = a.losses.iter().map(|l| l.1).sum();
+    let to_fixed: f64 = a.heat.to_fixed.iter().map(|s| s.1).sum();
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+    assert!(
+        (a.heat.delivered - losses).abs() <= 1e-9 * losses,
+        "heat delivered {} J vs mechanical losses {losses} J",
+        a.heat.delivered
+    );
+    assert!(
+        (to_fixed - losses).abs() <= 1e-9 * losses,
+        "heat to ambient {to_fixed} J vs losses {losses} J"
+    );
+    println!(
+        "HeatLosses: {losses:.4} J lost, {} events, {} output points",
+        r.events.len(),
+        r.time.len()
+    );
+}

@@ -219,13 +219,19 @@ impl Block for ElastoBacklash {
         self.region = new;
         changed
     }
+    /// The spring energy from the geometry alone, `½·c·(|phi_diff| − b/2)²` beyond a stop
+    /// (0 in the gap): equal to `½·tau_spring²/c` of the current region (the regions switch
+    /// at the located crossings of `±b/2`), but independent of the mode, so it is also
+    /// right when the audit evaluates the initial state after the run (with the final
+    /// region).
     fn potential_energy(&self, cx: &Cx) -> f64 {
-        let ts = self.tau_spring(cx);
-        if self.c > 0.0 {
-            0.5 * ts * ts / self.c
+        let phi = self.phi_diff(cx);
+        let stretch = if self.b <= B_EPS {
+            phi
         } else {
-            0.0
-        }
+            (phi.abs() - 0.5 * self.b).max(0.0)
+        };
+        0.5 * self.c * stretch * stretch
     }
     fn thermal(&self) -> ThermalDecl {
         ThermalDecl {
