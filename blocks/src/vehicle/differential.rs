@@ -52,9 +52,10 @@
 //! # Torque sensing (no algebraic loop)
 //!
 //! `T_in` is a constraint force of the same network solve that the coupling torque enters.
-//! Capacities that depend on it use `T_sensed`, a state following `λ` through a first-order
+//! Capacities that depend on it use `T_sensed`, a state following `λ` (the kinematic row's
+//! force: `T_in`, less the mesh loss torque when `efficiency < 1`) through a first-order
 //! lag with time constant `torque_sense_time` (default 5 ms):
-//! `τ_s·dT_sensed/dt = T_in − T_sensed`. With `T_c = gear_ratio·|T_sensed|` the carrier
+//! `τ_s·dT_sensed/dt = λ − T_sensed`. With `T_c = gear_ratio·|T_sensed|` the carrier
 //! torque (sum of the output torques):
 //!
 //! | type | capacity `C` (static) | kinetic `K` while slipping | engaged when |
@@ -501,9 +502,9 @@ impl Block for Differential {
             VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
                 .doc("lock coupling mode: −1/1 sliding, 0 locked, 2 free"),
             VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
-                .doc("torque at the input (from the final drive)"),
+                .doc("torque the input shaft applies to the differential (MSL flange_a.tau of the final drive)"),
             VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
-                .doc("input torque through the sensing lag"),
+                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag"),
             VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
                 .doc("torque transferred between the outputs by the locking coupling"),
             VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
