@@ -719,3 +719,83 @@ fn differential_efficiency_in_a_split_mu_launch_closes_the_audit_with_slip_and_m
     assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
     assert!(a.heat.relative_residual.abs() < 1e-9, "{:#?}", a.heat);
 }
+
+#[test]
+fn differential_efficiency_in_the_complete_car_loses_speed_locks_at_rest_and_closes_the_audit() {
+    // The complete RWD car (launch through four gears, braking to rest with ABS) with a
+    // 95 % final drive: the run completes, the car is slower than without losses at
+    // every instant of the drive, the final drive is stuck once the car has stopped, and
+    // the audit closes with the mesh loss in it.
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../models/netlists/vehicle_complete_car.json");
+    let base = drivelink_core::netlist::load_file(&path).expect("netlist");
+    let mut lossy = base.clone();
+    for b in lossy.blocks.iter_mut().filter(|b| b.name == "diff") {
+        b.params.insert("efficiency".into(), json!(0.95));
+    }
+    lossy.log.push("diff.mesh_mode".into());
+    let ideal = run(&base);
+    let mut m = compile(&lossy, &registry()).expect("compile");
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    for t in [3.0, 6.0, 12.0, 18.0, 24.0] {
+        let (v, v0) = (
+            r.value_at("body.v", t).unwrap(),
+            ideal.value_at("body.v", t).unwrap(),
+        );
+        assert!(v < v0, "t = {t}: {v} m/s with losses, {v0} m/s without");
+    }
+    assert!(last(&r, "body.v").abs() < 1e-12, "at rest");
+    assert_eq!(last(&r, "diff.mesh_mode"), 0.0, "final drive stuck at rest");
+    let a = m.energy_audit();
+    let mesh = a
+        .losses
+        .iter()
+        .find(|(n, _)| n == "diff.mesh")
+        .map_or(0.0, |l| l.1);
+    assert!(mesh > 0.0, "{a:#?}");
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+}
+
+#[test]
+fn differential_efficiency_equals_ideal_gear_efficiency_with_symmetric_outputs() {
+    // With equal outputs the open differential is a gear w_in = g·w_out to 2·J_w: the
+    // same trajectories as IdealGear {ratio g, efficiency η}, both power-flow directions
+    // and the stuck band.
+    for (ta, tb, eta) in [(20.0, -6.0, 0.9), (-3.0, 30.0, 0.8), (10.0, -25.0, 0.5)] {
+        let (_, diff) = lossy_diff(ta, tb, eta);
+        let mut d = Diagram::new("gear");
+        d.add(
+            "gear",
+            "IdealGear",
+            json!({ "ratio": G, "efficiency": eta }),
+        );
+        d.add("ta", "Constant", json!({ "value": ta }));
+        d.add("tb", "Constant", json!({ "value": tb }));
+        d.add("srcIn", "TorqueSource", json!({}));
+        d.add("srcOut", "TorqueSource", json!({}));
+        d.add("Jin", "Inertia", json!({ "J": J_IN }));
+        d.add("Jout", "Inertia", json!({ "J": 2.0 * J_W }));
+        d.connect(&["ta.y", "srcIn.tau"]);
+        d.connect(&["tb.y", "srcOut.tau"]);
+        d.connect(&["srcIn.flange", "Jin.flange", "gear.flange_a"]);
+        d.connect(&["gear.flange_b", "Jout.flange", "srcOut.flange"]);
+        d.log(&["Jin.w", "Jout.w", "gear.mode", "gear.power_loss"]);
+        d.settings.stop_time = 1.0;
+        let gear = run(&d);
+        let what = format!("ta {ta}, tb {tb}, eta {eta}");
+        close(last(&diff, "Jin.w"), last(&gear, "Jin.w"), 1e-10, &what);
+        close(last(&diff, "J_left.w"), last(&gear, "Jout.w"), 1e-10, &what);
+        close(
+            last(&diff, "diff.power_loss"),
+            last(&gear, "gear.power_loss"),
+            1e-9,
+            &what,
+        );
+        assert_eq!(
+            last(&diff, "diff.mesh_mode"),
+            last(&gear, "gear.mode"),
+            "{what}"
+        );
+    }
+}
