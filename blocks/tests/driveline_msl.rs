@@ -1,16 +1,21 @@
 //! Modelica Standard Library Rotational examples rebuilt as netlists
-//! (`models/netlists/msl_*.json`) against the published MSL 4.0.0 reference results.
+//! (`models/netlists/msl_*.json`) against the published MSL reference results.
 //!
 //! The references in `tests/data/msl/*.csv` are the regression results of the Modelica
-//! Association (repository `modelica/MAP-LIB_ReferenceResults`, commit d6a2b9b2, files
-//! `Modelica/Mechanics/Rotational/Examples/<name>/<name>.csv`): Dymola 2020x with DASSL at
-//! tolerance 1e-6, equidistant output plus a row at every event instant. Checks:
+//! Association (repository `modelica/MAP-LIB_ReferenceResults`, files
+//! `Modelica/Mechanics/Rotational/Examples/<name>/<name>.csv`): MSL 4.0.0 at commit
+//! d6a2b9b2 (Dymola 2020x), and `EddyCurrentBrake_4.1.0.csv` from MSL 4.1.0 at commit
+//! 6db6c501 (Dymola 2023x, the example with the excitation ramp); DASSL at tolerance 1e-6,
+//! equidistant output plus a row at every event instant. Checks:
 //!
 //! - event instants within 1e-5 s of the reference's;
 //! - every compared signal inside the MSL comparison tube: at each reference sample
 //!   `|ours − ref| <= 2e-3 · range(ref)` (the csv-compare default relative tolerance);
 //!   mode signals are compared away from the reference's event instants only;
 //! - the energy audit closes.
+//!
+//! `HeatLosses` has no stored reference (the published one is a Git LFS object not in the
+//! repository snapshot): its test checks the heat balance the example demonstrates.
 
 use std::path::PathBuf;
 
