@@ -16,7 +16,9 @@ use drivelink_core::Block;
 
 use crate::driveline::lossy::{GEAR_PORTS, PLANETARY_PORTS};
 use crate::driveline::{LossyGear, MeshLoss};
-use crate::util::Table1D;
+use crate::util::{
+    compliant_ports, force_mech, loss_heat, relative_vars, FlangePair, Table1D, COMPLIANT_HEAT,
+};
 
 fn num(name: &'static str, unit: &'static str, default: f64, doc: &'static str) -> ParamSpec {
     ParamSpec::number(name, unit, default, doc)
@@ -423,10 +425,6 @@ fn friction_vars(prefix: &str, k: usize) -> Vec<VarDecl> {
     VarDecl::friction_set(k, &prefix, true)
 }
 
-fn two_flange_row() -> Row {
-    Row(vec![(0, -1.0), (1, 1.0)])
-}
-
 /// Rotational inertia.
 struct Inertia {
     j: f64,
@@ -500,15 +498,14 @@ impl Block for Source {
         }
     }
     fn mech(&self) -> MechDecl {
-        MechDecl {
-            has_forces: true,
-            ..Default::default()
-        }
+        force_mech()
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        f.add(1, cx.u(0));
-        if !self.trans {
-            f.add(2, -cx.u(0));
+        if self.trans {
+            f.add(1, cx.u(0));
+        } else {
+            // The torque on the flange, its reaction on the support.
+            FlangePair::new(2, 1).apply_drive(f, cx.u(0));
         }
     }
     fn is_energy_source(&self) -> bool {
@@ -563,9 +560,13 @@ struct SpringDamper {
     d: f64,
     phi0: f64,
 }
+/// The flanges of `SpringDamper` / `Damper`.
+const SD: FlangePair = FlangePair::AB;
+
 impl SpringDamper {
+    /// MSL `tau` (the cut torque at flange_b): `c·(phi_rel − phi_rel0) + d·w_rel`.
     fn tau(&self, cx: &Cx) -> f64 {
-        self.c * (cx.q(1) - cx.q(0) - self.phi0) + self.d * (cx.v(1) - cx.v(0))
+        self.c * (SD.phi_rel(cx) - self.phi0) + self.d * SD.w_rel(cx)
     }
 }
 impl Block for SpringDamper {
@@ -577,63 +578,47 @@ impl Block for SpringDamper {
         }
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![
-            PortDecl::rot("flange_a"),
-            PortDecl::rot("flange_b"),
-            PortDecl::loss_heat("heat"),
-        ]
+        compliant_ports()
     }
     fn mech(&self) -> MechDecl {
-        MechDecl {
-            has_forces: true,
-            ..Default::default()
-        }
+        force_mech()
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         // The element pulls b back and a forward: it transmits −tau to b.
-        let tau = self.tau(cx);
-        f.add(0, tau);
-        f.add(1, -tau);
+        SD.apply_compliant(f, self.tau(cx));
     }
     fn variables(&self) -> Vec<VarDecl> {
+        let [phi, w] = relative_vars(1, 2);
         vec![
             VarDecl::new("tau", VarSource::Custom(0), "N*m")
                 .doc("torque transmitted from flange_a to flange_b"),
-            VarDecl::new("phi_rel", VarSource::Custom(1), "rad").doc("phi_b − phi_a"),
-            VarDecl::new("w_rel", VarSource::Custom(2), "rad/s").doc("w_b − w_a"),
+            phi,
+            w,
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
             0 => -self.tau(cx),
-            1 => cx.q(1) - cx.q(0),
-            _ => cx.v(1) - cx.v(0),
+            1 => SD.phi_rel(cx),
+            _ => SD.w_rel(cx),
         }
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
-        let d = cx.q(1) - cx.q(0) - self.phi0;
+        let d = SD.phi_rel(cx) - self.phi0;
         0.5 * self.c * d * d
     }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        let w = cx.v(1) - cx.v(0);
-        q.add(2, self.d * w * w);
+        let w = SD.w_rel(cx);
+        q.add(COMPLIANT_HEAT, self.d * w * w);
     }
 }
 
 /// The friction loss power of a block's joint `k` with rows before it: `−tau·w_rel`.
 fn joint_loss(cx: &Cx, n_rows: usize, k: usize, w_rel: f64) -> f64 {
     -cx.lambda(n_rows + k) * w_rel
-}
-
-/// Heat declaration of a block with loss heat flows.
-fn loss_heat() -> ThermalDecl {
-    ThermalDecl {
-        has_heat_flows: true,
-        ..Default::default()
-    }
 }
 
 /// Friction clutch between two flanges.
@@ -654,10 +639,7 @@ impl Block for Clutch {
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
-            frictions: vec![FrictionDecl {
-                row: two_flange_row(),
-                label: String::new(),
-            }],
+            frictions: vec![FlangePair::AB.joint()],
             ..Default::default()
         }
     }
@@ -668,7 +650,7 @@ impl Block for Clutch {
         loss_heat()
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        q.add(3, joint_loss(cx, 0, 0, cx.v(1) - cx.v(0)));
+        q.add(3, joint_loss(cx, 0, 0, FlangePair::AB.w_rel(cx)));
     }
     fn variables(&self) -> Vec<VarDecl> {
         friction_vars("", 0)
@@ -742,10 +724,7 @@ impl Block for OneWayClutch {
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
-            frictions: vec![FrictionDecl {
-                row: two_flange_row(),
-                label: String::new(),
-            }],
+            frictions: vec![FlangePair::AB.joint()],
             ..Default::default()
         }
     }
@@ -764,7 +743,7 @@ impl Block for OneWayClutch {
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         if self.first.take() {
-            let w = cx.v(1) - cx.v(0);
+            let w = FlangePair::AB.w_rel(&cx.view());
             if w < 0.0 {
                 cx.log(
                     EventTag::Impact,
@@ -780,7 +759,7 @@ impl Block for OneWayClutch {
         loss_heat()
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        q.add(3, joint_loss(cx, 0, 0, cx.v(1) - cx.v(0)));
+        q.add(3, joint_loss(cx, 0, 0, FlangePair::AB.w_rel(cx)));
     }
     fn variables(&self) -> Vec<VarDecl> {
         friction_vars("", 0)
@@ -879,7 +858,7 @@ impl Block for TorqueSensor {
     fn mech(&self) -> MechDecl {
         MechDecl {
             constraints: vec![Constraint {
-                row: two_flange_row(),
+                row: FlangePair::AB.row(),
                 kind: RowKind::Velocity,
             }],
             ..Default::default()

@@ -1,7 +1,11 @@
 //! Shared helpers of the block library: registration of primitive blocks, table
-//! interpolation, two-state modes switched with hysteresis at located events.
+//! interpolation, two-state modes switched with hysteresis at located events, and the
+//! equations shared by elements acting between two flanges ([`FlangePair`]).
 
-use drivelink_core::{Block, BlockBuild, BlockType, ParamError, ParamSpec, Params, Registry};
+use drivelink_core::{
+    Block, BlockBuild, BlockType, Cx, Forces, FrictionDecl, MechDecl, ParamError, ParamSpec,
+    Params, PortDecl, Registry, Row, ThermalDecl, VarDecl, VarSource,
+};
 
 /// The constructor of a primitive block from resolved parameters.
 pub type Build = fn(&Params) -> Result<Box<dyn Block>, ParamError>;
@@ -24,6 +28,107 @@ pub fn register_primitive(
         build: BlockBuild::Primitive(build),
         ports_doc,
     });
+}
+
+/// Two rotational flanges `a`, `b` (port indices) of an element that acts between them:
+/// the relative motion of `b` with respect to `a` and one torque between the two, written
+/// once for every such element (Modelica's `PartialCompliant`: `phi_rel = flange_b.phi −
+/// flange_a.phi`, `flange_b.tau = tau`, `flange_a.tau = −tau`; and, with `a` the support,
+/// `PartialElementaryOneFlangeAndSupport2`).
+///
+/// Users: `SpringDamper` / `Damper`, `ElastoBacklash`, `Backlash`, `Clutch`,
+/// `OneWayClutch`, `DogClutch` / `Synchronizer` ([`FlangePair::AB`]), `TorqueSource` and
+/// `EddyCurrentBrake` (support and flange).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlangePair {
+    /// The reference flange (`flange_a`, or the support).
+    pub a: usize,
+    /// The flange whose motion is measured relative to `a` (`flange_b`, or the flange).
+    pub b: usize,
+}
+
+impl FlangePair {
+    /// `flange_a` = port 0, `flange_b` = port 1.
+    pub const AB: FlangePair = FlangePair { a: 0, b: 1 };
+
+    /// `b` relative to `a`.
+    pub const fn new(a: usize, b: usize) -> Self {
+        FlangePair { a, b }
+    }
+    /// `phi_rel = phi_b − phi_a`.
+    #[inline]
+    pub fn phi_rel(self, cx: &Cx) -> f64 {
+        cx.q(self.b) - cx.q(self.a)
+    }
+    /// `w_rel = w_b − w_a`.
+    #[inline]
+    pub fn w_rel(self, cx: &Cx) -> f64 {
+        cx.v(self.b) - cx.v(self.a)
+    }
+    /// The row `w_b − w_a` (a friction joint or contact between the flanges).
+    pub fn row(self) -> Row {
+        Row(vec![(self.a, -1.0), (self.b, 1.0)])
+    }
+    /// A friction joint on `w_b − w_a`, labelled with the block's name in the audit.
+    pub fn joint(self) -> FrictionDecl {
+        FrictionDecl {
+            row: self.row(),
+            label: String::new(),
+        }
+    }
+    /// A compliant element's torque `tau` (MSL `tau`, the cut torque at flange_b: positive
+    /// when the element pulls the flanges together, like a stretched spring): `tau`
+    /// accelerates flange_a, `−tau` flange_b (added in this order).
+    #[inline]
+    pub fn apply_compliant(self, f: &mut Forces, tau: f64) {
+        f.add(self.a, tau);
+        f.add(self.b, -tau);
+    }
+    /// A torque `tau` driving `b` relative to `a` (a source or brake on a flange, the
+    /// reaction on its support): `tau` on `b`, `−tau` on `a` (added in this order).
+    #[inline]
+    pub fn apply_drive(self, f: &mut Forces, tau: f64) {
+        f.add(self.b, tau);
+        f.add(self.a, -tau);
+    }
+}
+
+/// Port index of the optional loss heat port of a compliant element ([`compliant_ports`]).
+pub const COMPLIANT_HEAT: usize = 2;
+
+/// Ports of a compliant element: `flange_a`, `flange_b` ([`FlangePair::AB`]) and the
+/// optional `heat` port receiving its loss power ([`COMPLIANT_HEAT`]).
+pub fn compliant_ports() -> Vec<PortDecl> {
+    vec![
+        PortDecl::rot("flange_a"),
+        PortDecl::rot("flange_b"),
+        PortDecl::loss_heat("heat"),
+    ]
+}
+
+/// The mechanical declaration of a block acting through `Block::forces` only.
+pub fn force_mech() -> MechDecl {
+    MechDecl {
+        has_forces: true,
+        ..Default::default()
+    }
+}
+
+/// The thermal declaration of a block that delivers loss heat to its (optional) heat port.
+pub fn loss_heat() -> ThermalDecl {
+    ThermalDecl {
+        has_heat_flows: true,
+        ..Default::default()
+    }
+}
+
+/// The variables `phi_rel` (`phi_b − phi_a`) and `w_rel` (`w_b − w_a`) of a two-flange
+/// element, computed as `Custom(phi)` and `Custom(w)` (see [`FlangePair`]).
+pub fn relative_vars(phi: usize, w: usize) -> [VarDecl; 2] {
+    [
+        VarDecl::new("phi_rel", VarSource::Custom(phi), "rad").doc("phi_b − phi_a"),
+        VarDecl::new("w_rel", VarSource::Custom(w), "rad/s").doc("w_b − w_a"),
+    ]
 }
 
 /// A two-state discrete mode chosen by the sign of a continuous quantity `x` (on while

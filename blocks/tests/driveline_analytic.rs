@@ -3,7 +3,8 @@
 //! power-flow directions and its friction-locked band, synchronizer and dog clutch
 //! engagement times, heat capacitor temperature from the clutch loss, energy audit with
 //! heat storage and mesh losses, the one-way clutch's inconsistent start, and support
-//! flange reactions. Every model also closes its energy audit.
+//! flange reactions, a heat capacitor cooling through convection. Every model also closes
+//! its energy audit.
 
 use drivelink_blocks::registry;
 use drivelink_core::{compile, Diagram, EventTag, Model, RunStatus, SimResult};
@@ -749,4 +750,122 @@ fn eddy_current_brake_slows_a_flywheel_on_its_speed_torque_curve() {
         assert!(a.heat.relative_residual.abs() < 1e-9, "{:#?}", a.heat);
         assert!(a.relative_residual.abs() < 1e-8, "{a:#?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Convection
+
+/// A heat capacitor (C, from T0) cooling through a `Convection` (Gc from the input
+/// `gc`) to a fixed temperature T_f.
+fn convection_cooling(c: f64, t0: f64, t_f: f64, gc: serde_json::Value) -> Diagram {
+    let mut d = Diagram::new("convection_cooling");
+    d.add("body", "HeatCapacitor", json!({"C": c, "T0": t0}));
+    d.add("conv", "Convection", json!({}));
+    d.add("gc", "Ramp", gc);
+    d.add("fluid", "FixedTemperature", json!({"T": t_f}));
+    d.connect(&["body.port", "conv.solid"]);
+    d.connect(&["conv.fluid", "fluid.port"]);
+    d.connect(&["gc.y", "conv.Gc"]);
+    d.log(&["body.T", "body.energy"]);
+    d.settings.stop_time = 10.0;
+    d.settings.rtol = 1e-12;
+    d.settings.atol = 1e-12;
+    d.settings.output_interval = Some(0.05);
+    d
+}
+
+#[test]
+fn convection_cools_a_heat_capacitor_exponentially_to_the_fluid_temperature() {
+    // T(t) = T_f + (T0 − T_f)·exp(−Gc·t/C); Gc = 20 W/K from a constant input.
+    let (c, t0, t_f, gc) = (400.0, 380.0, 298.15, 20.0);
+    let d = convection_cooling(
+        c,
+        t0,
+        t_f,
+        json!({"start_time": 0.0, "duration": 0.0, "height": 0.0, "offset": gc}),
+    );
+    let (mut m, r) = run(&d);
+    let temps = r.get("body.T").expect("logged");
+    assert!(r.time.len() > 100);
+    let mut worst: f64 = 0.0;
+    for (&t, &temp) in r.time.iter().zip(temps) {
+        // Relative to the decaying difference T − T_f (stricter than relative to T).
+        let diff = (t0 - t_f) * (-gc * t / c).exp();
+        let exact = t_f + diff;
+        worst = worst.max(((temp - exact) / diff).abs());
+    }
+    println!("convection: largest error relative to T − T_f {worst:.2e}");
+    assert!(worst <= 1e-9, "largest relative error {worst:e}");
+    // Heat balance: what the capacitor lost left through the fixed temperature.
+    let a = m.energy_audit();
+    let stored: f64 = a.heat.stored.iter().map(|s| s.1).sum();
+    let to_fixed: f64 = a.heat.to_fixed.iter().map(|s| s.1).sum();
+    let lost = c * (t0 - r.last("body.T").expect("logged"));
+    assert!(lost > 0.0);
+    close(stored, -lost, 1e-9 * lost, "stored = C·(T_end − T0)");
+    close(to_fixed, lost, 1e-9 * lost, "heat to the fluid");
+    assert_eq!(a.heat.delivered, 0.0);
+    assert!(a.heat.residual.abs() <= 1e-9 * lost, "{:#?}", a.heat);
+}
+
+#[test]
+fn convection_reads_gc_from_its_input_each_instant_and_clips_negative_values() {
+    // Gc = −5 (counts as 0: no transfer) until 2 s, then 15 W/K: the capacitor holds T0,
+    // then T = T_f + (T0 − T_f)·exp(−Gc·(t − 2)/C).
+    let (c, t0, t_f, gc) = (100.0, 350.0, 300.0, 15.0);
+    let d = convection_cooling(
+        c,
+        t0,
+        t_f,
+        json!({"start_time": 2.0, "duration": 0.0, "height": gc + 5.0, "offset": -5.0}),
+    );
+    let (mut m, r) = run(&d);
+    let temps = r.get("body.T").expect("logged");
+    let mut worst: f64 = 0.0;
+    for (&t, &temp) in r.time.iter().zip(temps) {
+        let exact = if t <= 2.0 {
+            t0
+        } else {
+            t_f + (t0 - t_f) * (-gc * (t - 2.0) / c).exp()
+        };
+        worst = worst.max(((temp - exact) / exact).abs());
+    }
+    assert!(worst <= 1e-9, "largest relative error {worst:e}");
+    assert_eq!(r.value_at("body.T", 1.9), Some(t0));
+    let a = m.energy_audit();
+    assert!(a.heat.relative_residual.abs() <= 1e-9, "{:#?}", a.heat);
+}
+
+#[test]
+fn elasto_backlash_initial_spring_energy_is_from_the_start_angle_not_the_final_contact_region() {
+    // Released 0.2 rad beyond the b/2 = 0.1 stop, undamped: the spring returns its energy
+    // ½·c·0.2² = 200 J as kinetic energy and the inertia is in the gap at 0.02 s
+    // (quarter period π/2·√(J/c) = 15.7 ms, then 0.2 rad at 20 rad/s). The audit must see
+    // 200 J of initial potential energy (the final region is the gap) and no loss.
+    let (c, j, b, phi0): (f64, f64, f64, f64) = (1e4, 1.0, 0.2, 0.3);
+    let mut d = Diagram::new("elasto_release");
+    d.add("ground", "Fixed", json!({}));
+    d.add("eb", "ElastoBacklash", json!({"c": c, "d": 0.0, "b": b}));
+    d.add("J", "Inertia", json!({"J": j, "phi0": phi0}));
+    d.connect(&["ground.flange", "eb.flange_a"]);
+    d.connect(&["eb.flange_b", "J.flange"]);
+    d.log(&["J.w", "eb.contact"]);
+    d.settings.stop_time = 0.02;
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-12;
+    let (mut m, r) = run(&d);
+    assert_eq!(r.last("eb.contact"), Some(0.0), "in the gap at the end");
+    let w_gap = -(phi0 - b / 2.0) * (c / j).sqrt();
+    close(r.last("J.w").unwrap(), w_gap, 1e-6, "speed in the gap");
+    let a = m.energy_audit();
+    let pe0 = 0.5 * c * (phi0 - b / 2.0) * (phi0 - b / 2.0);
+    close(a.potential_initial, pe0, 1e-9, "initial spring energy");
+    assert_eq!(a.potential_final, 0.0);
+    let loss = a
+        .losses
+        .iter()
+        .find(|(n, _)| n == "eb")
+        .map_or(0.0, |l| l.1);
+    assert!(loss.abs() < 1e-6 * pe0, "undamped backlash lost {loss} J");
+    assert_energy_closes(&mut m, 1e-9);
 }

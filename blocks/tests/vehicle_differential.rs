@@ -1,8 +1,9 @@
 //! Differential types: kinematics, open/locked/viscous/clutch-pack/torque-bias properties,
-//! and the split-mu launch (rear axle, left wheel on ice).
+//! the split-mu launch (rear axle, left wheel on ice), and the final-drive mesh efficiency
+//! (loss in both power-flow directions, locking, energy and heat audit).
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, RunStatus, SimResult};
+use drivelink_core::{compile, Diagram, Model, RunStatus, SimResult};
 use serde_json::{json, Value};
 
 fn run(d: &Diagram) -> SimResult {
@@ -464,6 +465,8 @@ fn invalid_differential_parameters_are_errors() {
         (json!({ "coast_ratio": 0.5 }), "coast_ratio"),
         (json!({ "clutch_preload": -1 }), "clutch_preload"),
         (json!({ "torque_sense_time": 0 }), "torque_sense_time"),
+        (json!({ "efficiency": 0 }), "efficiency"),
+        (json!({ "efficiency": 1.2 }), "efficiency"),
     ] {
         let mut d = Diagram::new("bad");
         d.add("x", "Differential", p);
@@ -473,6 +476,326 @@ fn invalid_differential_parameters_are_errors() {
         assert!(
             e.to_string().contains(name),
             "error does not name {name}: {e}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Final-drive mesh efficiency
+
+const G: f64 = 2.0;
+const J_IN: f64 = 1.0;
+/// Inertia of each output (wheel).
+const J_W: f64 = 1.0;
+
+/// An open differential (ratio 2) from rest: torque `ta` on the input inertia (1 kg·m²),
+/// `tb/2` on each output inertia (1 kg·m² each), mesh efficiency `eta`, the heat port on a
+/// capacitor. With equal outputs it is a gear `w_in = 2·w_out` to 2 kg·m².
+fn lossy_diff(ta: f64, tb: f64, eta: f64) -> (Model, SimResult) {
+    let mut d = Diagram::new("lossy_diff");
+    d.add(
+        "diff",
+        "Differential",
+        json!({ "type": "open", "gear_ratio": G, "efficiency": eta }),
+    );
+    d.add("ta", "Constant", json!({ "value": ta }));
+    d.add("tb", "Constant", json!({ "value": tb / 2.0 }));
+    d.add("srcIn", "TorqueSource", json!({}));
+    d.add("Jin", "Inertia", json!({ "J": J_IN }));
+    d.connect(&["ta.y", "srcIn.tau"]);
+    d.connect(&["srcIn.flange", "Jin.flange", "diff.input"]);
+    for side in ["left", "right"] {
+        d.add(&format!("J_{side}"), "Inertia", json!({ "J": J_W }));
+        d.add(&format!("src_{side}"), "TorqueSource", json!({}));
+        d.connect(&["tb.y".to_string(), format!("src_{side}.tau")]);
+        d.connect(&[
+            format!("diff.{side}"),
+            format!("J_{side}.flange"),
+            format!("src_{side}.flange"),
+        ]);
+    }
+    d.add(
+        "housing",
+        "HeatCapacitor",
+        json!({ "C": 500.0, "T0": 300.0 }),
+    );
+    d.connect(&["diff.heat", "housing.port"]);
+    d.log(&[
+        "Jin.w",
+        "J_left.w",
+        "J_right.w",
+        "diff.mesh_mode",
+        "diff.tau_loss",
+        "diff.power_loss",
+        "diff.tau_input",
+        "diff.tau_left",
+        "diff.tau_right",
+        "housing.T",
+    ]);
+    d.settings.stop_time = 1.0;
+    let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "run: {}", r.message);
+    (m, r)
+}
+
+fn close(a: f64, b: f64, tol: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= tol,
+        "{what}: {a} vs expected {b} (tol {tol})"
+    );
+}
+
+/// The mesh loss is in the mechanical audit as `diff.mesh`, it all reaches the heat port
+/// (with no slip in the open coupling), and both audits close.
+fn assert_mesh_audit(m: &mut Model, r: &SimResult) {
+    let a = m.energy_audit();
+    let mesh = a
+        .losses
+        .iter()
+        .find(|(n, _)| n == "diff.mesh")
+        .map(|l| l.1)
+        .unwrap_or_else(|| panic!("no diff.mesh loss: {a:#?}"));
+    assert!(mesh > 0.0, "{a:#?}");
+    assert!(a.relative_residual.abs() < 1e-9, "{a:#?}");
+    let stored = 500.0 * (last(r, "housing.T") - 300.0);
+    close(stored, mesh, 1e-9 * mesh, "heat stored = mesh loss");
+    assert!(a.heat.relative_residual.abs() < 1e-9, "{:#?}", a.heat);
+}
+
+#[test]
+fn differential_efficiency_input_driving_loses_one_minus_eta_of_the_input_power() {
+    // The input drives (power): the carrier receives eta·T_in, T_in = ta − J_in·a_in;
+    // a_out = (g·η·ta + tb)/(2·J_w + η·g²·J_in).
+    let (eta, ta, tb) = (0.9, 20.0, -6.0);
+    let (mut m, r) = lossy_diff(ta, tb, eta);
+    let a_out = (G * eta * ta + tb) / (2.0 * J_W + eta * G * G * J_IN);
+    close(last(&r, "J_left.w"), a_out, 1e-9, "w_left(1 s)");
+    close(last(&r, "J_right.w"), a_out, 1e-9, "w_right(1 s)");
+    close(last(&r, "Jin.w"), G * a_out, 1e-9, "w_input(1 s)");
+    assert_eq!(last(&r, "diff.mesh_mode"), 1.0);
+    let t_in = ta - J_IN * G * a_out;
+    close(last(&r, "diff.tau_input"), t_in, 1e-9, "input torque");
+    // The outputs share g·η·T_in; loss = (1 − η)·P_in.
+    close(
+        last(&r, "diff.tau_left") + last(&r, "diff.tau_right"),
+        G * eta * t_in,
+        1e-9,
+        "carrier torque",
+    );
+    let p_in = t_in * G * a_out;
+    close(
+        last(&r, "diff.power_loss"),
+        (1.0 - eta) * p_in,
+        1e-8,
+        "loss power",
+    );
+    assert_mesh_audit(&mut m, &r);
+}
+
+#[test]
+fn differential_efficiency_wheels_driving_lose_one_minus_eta_of_the_wheel_power() {
+    // The wheels drive (coast: engine braking) against a load at the input: the input
+    // receives η·S/g, S = tb − 2·J_w·a_out the torque the wheels put in;
+    // a_out = (ta + η·tb/g)/(J_in·g + η·2·J_w/g).
+    let (eta, ta, tb) = (0.8, -3.0, 30.0);
+    let (mut m, r) = lossy_diff(ta, tb, eta);
+    let a_out = (ta + eta * tb / G) / (J_IN * G + eta * 2.0 * J_W / G);
+    assert!(a_out > 0.0);
+    close(last(&r, "J_left.w"), a_out, 1e-9, "w_left(1 s)");
+    close(last(&r, "Jin.w"), G * a_out, 1e-9, "w_input(1 s)");
+    assert_eq!(last(&r, "diff.mesh_mode"), 1.0);
+    let s = tb - 2.0 * J_W * a_out;
+    let p_in = s * a_out;
+    close(
+        last(&r, "diff.power_loss"),
+        (1.0 - eta) * p_in,
+        1e-8,
+        "loss power",
+    );
+    // Power delivered to the input: η of the wheels' power.
+    let t_in = last(&r, "diff.tau_input");
+    close(-t_in * G * a_out, eta * p_in, 1e-8, "power at the input");
+    assert_mesh_audit(&mut m, &r);
+}
+
+#[test]
+fn differential_efficiency_locks_when_driven_from_the_wheels_within_the_friction_band() {
+    // Load ta = 10 at the input, drive tb at the wheels: at rest the final drive holds
+    // while η·ta <= −tb/g <= ta/η (the LossyGear band). With η = 0.5, g = 2: stuck for
+    // tb in [−40, −10]; outside, the input drives forward or the wheels drive backward.
+    let (eta, ta) = (0.5, 10.0);
+    for tb in [-10.5, -25.0, -39.5] {
+        let (mut m, r) = lossy_diff(ta, tb, eta);
+        assert!(
+            r.get("diff.mesh_mode").unwrap().iter().all(|&x| x == 0.0),
+            "tb = {tb}"
+        );
+        assert_eq!(last(&r, "Jin.w"), 0.0, "tb = {tb}");
+        // The open outputs could counter-rotate about the held carrier; equal torques
+        // leave them at rest (to round-off).
+        assert!(last(&r, "J_left.w").abs() < 1e-12, "tb = {tb}");
+        // Nothing moves: every energy is round-off (the relative residual is meaningless).
+        let a = m.energy_audit();
+        assert!(a.residual.abs() < 1e-9, "{a:#?}");
+    }
+    let tb = -8.0;
+    let (_, r) = lossy_diff(ta, tb, eta);
+    close(
+        last(&r, "J_left.w"),
+        (G * eta * ta + tb) / (2.0 * J_W + eta * G * G * J_IN),
+        1e-9,
+        "input drives",
+    );
+    assert_eq!(last(&r, "diff.mesh_mode"), 1.0);
+    let tb = -50.0;
+    let (mut m, r) = lossy_diff(ta, tb, eta);
+    close(
+        last(&r, "J_left.w"),
+        (ta + eta * tb / G) / (J_IN * G + eta * 2.0 * J_W / G),
+        1e-9,
+        "wheels drive backward",
+    );
+    assert_eq!(last(&r, "diff.mesh_mode"), -1.0);
+    assert_mesh_audit(&mut m, &r);
+}
+
+#[test]
+fn differential_efficiency_one_is_bit_identical_to_no_efficiency() {
+    let base = json!({ "type": "clutch_pack", "clutch_preload": 20.0 });
+    let mut with = base.clone();
+    with["efficiency"] = json!(1.0);
+    let a = split_mu(base, 200.0, 1.0);
+    let b = split_mu(with, 200.0, 1.0);
+    assert_eq!(a.time, b.time);
+    for n in LOG {
+        assert_eq!(a.get(n), b.get(n), "{n}");
+    }
+}
+
+#[test]
+fn differential_efficiency_in_a_split_mu_launch_closes_the_audit_with_slip_and_mesh_heat() {
+    // Clutch-pack coupling slipping on split mu, mesh efficiency 0.95: the heat port
+    // receives the mesh loss plus the coupling's slip work, both in the mechanical audit.
+    let mut d = Diagram::new("split_mu_lossy");
+    d.add(
+        "diff",
+        "Differential",
+        json!({ "type": "clutch_pack", "clutch_preload": 20.0, "efficiency": 0.95 }),
+    );
+    d.add("tq", "Constant", json!({ "value": 150.0 }));
+    d.add("src", "TorqueSource", json!({}));
+    d.add("shaft", "Inertia", json!({ "J": 0.05 }));
+    d.add("ground", "Fixed", json!({}));
+    d.add("wheel", "Inertia", json!({ "J": 1.0 }));
+    d.add("spin", "Damper", json!({ "d": 2.0 }));
+    d.add(
+        "housing",
+        "HeatCapacitor",
+        json!({ "C": 300.0, "T0": 300.0 }),
+    );
+    d.connect(&["tq.y", "src.tau"]);
+    d.connect(&["src.flange", "shaft.flange", "diff.input"]);
+    d.connect(&["diff.left", "ground.flange", "spin.flange_b"]);
+    d.connect(&["diff.right", "wheel.flange", "spin.flange_a"]);
+    d.connect(&["diff.heat", "housing.port"]);
+    d.log(&["diff.mode", "diff.power_loss", "housing.T", "wheel.w"]);
+    d.settings.stop_time = 1.0;
+    let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    assert_ne!(last(&r, "diff.mode"), 0.0, "the coupling slips");
+    let a = m.energy_audit();
+    let loss = |n: &str| a.losses.iter().find(|(x, _)| x == n).map_or(0.0, |l| l.1);
+    let (mesh, slip) = (loss("diff.mesh"), loss("diff"));
+    assert!(mesh > 0.0 && slip > 0.0, "{a:#?}");
+    let stored = 300.0 * (last(&r, "housing.T") - 300.0);
+    close(
+        stored,
+        mesh + slip,
+        1e-9 * (mesh + slip),
+        "heat = mesh + slip loss",
+    );
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+    assert!(a.heat.relative_residual.abs() < 1e-9, "{:#?}", a.heat);
+}
+
+#[test]
+fn differential_efficiency_in_the_complete_car_loses_speed_locks_at_rest_and_closes_the_audit() {
+    // The complete RWD car (launch through four gears, braking to rest with ABS) with a
+    // 95 % final drive: the run completes, the car is slower than without losses at
+    // every instant of the drive, the final drive is stuck once the car has stopped, and
+    // the audit closes with the mesh loss in it.
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../models/netlists/vehicle_complete_car.json");
+    let base = drivelink_core::netlist::load_file(&path).expect("netlist");
+    let mut lossy = base.clone();
+    for b in lossy.blocks.iter_mut().filter(|b| b.name == "diff") {
+        b.params.insert("efficiency".into(), json!(0.95));
+    }
+    lossy.log.push("diff.mesh_mode".into());
+    let ideal = run(&base);
+    let mut m = compile(&lossy, &registry()).expect("compile");
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    for t in [3.0, 6.0, 12.0, 18.0, 24.0] {
+        let (v, v0) = (
+            r.value_at("body.v", t).unwrap(),
+            ideal.value_at("body.v", t).unwrap(),
+        );
+        assert!(v < v0, "t = {t}: {v} m/s with losses, {v0} m/s without");
+    }
+    assert!(last(&r, "body.v").abs() < 1e-12, "at rest");
+    assert_eq!(last(&r, "diff.mesh_mode"), 0.0, "final drive stuck at rest");
+    let a = m.energy_audit();
+    let mesh = a
+        .losses
+        .iter()
+        .find(|(n, _)| n == "diff.mesh")
+        .map_or(0.0, |l| l.1);
+    assert!(mesh > 0.0, "{a:#?}");
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+}
+
+#[test]
+fn differential_efficiency_equals_ideal_gear_efficiency_with_symmetric_outputs() {
+    // With equal outputs the open differential is a gear w_in = g·w_out to 2·J_w: the
+    // same trajectories as IdealGear {ratio g, efficiency η}, both power-flow directions
+    // and the stuck band.
+    for (ta, tb, eta) in [(20.0, -6.0, 0.9), (-3.0, 30.0, 0.8), (10.0, -25.0, 0.5)] {
+        let (_, diff) = lossy_diff(ta, tb, eta);
+        let mut d = Diagram::new("gear");
+        d.add(
+            "gear",
+            "IdealGear",
+            json!({ "ratio": G, "efficiency": eta }),
+        );
+        d.add("ta", "Constant", json!({ "value": ta }));
+        d.add("tb", "Constant", json!({ "value": tb }));
+        d.add("srcIn", "TorqueSource", json!({}));
+        d.add("srcOut", "TorqueSource", json!({}));
+        d.add("Jin", "Inertia", json!({ "J": J_IN }));
+        d.add("Jout", "Inertia", json!({ "J": 2.0 * J_W }));
+        d.connect(&["ta.y", "srcIn.tau"]);
+        d.connect(&["tb.y", "srcOut.tau"]);
+        d.connect(&["srcIn.flange", "Jin.flange", "gear.flange_a"]);
+        d.connect(&["gear.flange_b", "Jout.flange", "srcOut.flange"]);
+        d.log(&["Jin.w", "Jout.w", "gear.mode", "gear.power_loss"]);
+        d.settings.stop_time = 1.0;
+        let gear = run(&d);
+        let what = format!("ta {ta}, tb {tb}, eta {eta}");
+        close(last(&diff, "Jin.w"), last(&gear, "Jin.w"), 1e-10, &what);
+        close(last(&diff, "J_left.w"), last(&gear, "Jout.w"), 1e-10, &what);
+        close(
+            last(&diff, "diff.power_loss"),
+            last(&gear, "gear.power_loss"),
+            1e-9,
+            &what,
+        );
+        assert_eq!(
+            last(&diff, "diff.mesh_mode"),
+            last(&gear, "gear.mode"),
+            "{what}"
         );
     }
 }

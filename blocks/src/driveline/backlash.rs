@@ -34,11 +34,17 @@
 //! relative speed to turn (located) before it can meet the same stop again.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, Forces, FrictionDecl, FrictionLaw, FrictionMode, FrictionVar,
-    HeatFlows, MechDecl, ParamError, Params, PortDecl, Row, ThermalDecl, VarDecl, VarSource,
+    Block, Cx, EventCx, EventTag, Forces, FrictionLaw, FrictionMode, FrictionVar, HeatFlows,
+    MechDecl, ParamError, Params, PortDecl, ThermalDecl, VarDecl, VarSource,
 };
 
 use crate::signal::FirstCall;
+use crate::util::{
+    compliant_ports, force_mech, loss_heat, relative_vars, FlangePair, COMPLIANT_HEAT,
+};
+
+/// The flanges of both backlash elements (`flange_a`, `flange_b`).
+const FL: FlangePair = FlangePair::AB;
 
 /// Backlash below this is no backlash (MSL `bEps`).
 const B_EPS: f64 = 1e-10;
@@ -72,10 +78,10 @@ pub struct ElastoBacklash {
 
 impl ElastoBacklash {
     fn phi_diff(&self, cx: &Cx) -> f64 {
-        cx.q(1) - cx.q(0) - self.phi0
+        FL.phi_rel(cx) - self.phi0
     }
     fn w_rel(cx: &Cx) -> f64 {
-        cx.v(1) - cx.v(0)
+        FL.w_rel(cx)
     }
     /// `(tau_c, tau_d)` for the contact on the side of `region`.
     fn parts(&self, region: Region, phi: f64, w: f64) -> (f64, f64) {
@@ -142,22 +148,13 @@ impl Block for ElastoBacklash {
         "ElastoBacklash"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![
-            PortDecl::rot("flange_a"),
-            PortDecl::rot("flange_b"),
-            PortDecl::loss_heat("heat"),
-        ]
+        compliant_ports()
     }
     fn mech(&self) -> MechDecl {
-        MechDecl {
-            has_forces: true,
-            ..Default::default()
-        }
+        force_mech()
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let tau = self.tau(cx);
-        f.add(0, tau);
-        f.add(1, -tau);
+        FL.apply_compliant(f, self.tau(cx));
     }
     fn n_guards(&self) -> usize {
         3
@@ -219,27 +216,34 @@ impl Block for ElastoBacklash {
         self.region = new;
         changed
     }
+    /// The spring energy from the geometry alone, `½·c·(|phi_diff| − b/2)²` beyond a stop
+    /// (0 in the gap): equal to `½·tau_spring²/c` of the current region (the regions switch
+    /// at the located crossings of `±b/2`), but independent of the mode, so it is also
+    /// right when the audit evaluates the initial state after the run (with the final
+    /// region).
     fn potential_energy(&self, cx: &Cx) -> f64 {
-        let ts = self.tau_spring(cx);
-        if self.c > 0.0 {
-            0.5 * ts * ts / self.c
+        let phi = self.phi_diff(cx);
+        let stretch = if self.b <= B_EPS {
+            phi
         } else {
-            0.0
-        }
+            (phi.abs() - 0.5 * self.b).max(0.0)
+        };
+        0.5 * self.c * stretch * stretch
     }
     fn thermal(&self) -> ThermalDecl {
-        ThermalDecl {
-            has_heat_flows: true,
-            ..Default::default()
-        }
+        loss_heat()
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        q.add(2, (self.tau(cx) - self.tau_spring(cx)) * Self::w_rel(cx));
+        q.add(
+            COMPLIANT_HEAT,
+            (self.tau(cx) - self.tau_spring(cx)) * Self::w_rel(cx),
+        );
     }
     fn variables(&self) -> Vec<VarDecl> {
+        let [phi, w] = relative_vars(0, 1);
         vec![
-            VarDecl::new("phi_rel", VarSource::Custom(0), "rad").doc("phi_b − phi_a"),
-            VarDecl::new("w_rel", VarSource::Custom(1), "rad/s").doc("w_b − w_a"),
+            phi,
+            w,
             VarDecl::new("tau", VarSource::Custom(2), "N*m").doc(
                 "contact torque (MSL tau: decelerates flange_b, accelerates flange_a; >= 0 at the +b/2 stop)",
             ),
@@ -251,7 +255,7 @@ impl Block for ElastoBacklash {
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
-            0 => cx.q(1) - cx.q(0),
+            0 => FL.phi_rel(cx),
             1 => Self::w_rel(cx),
             2 => self.tau(cx),
             3 => match self.region {
@@ -308,10 +312,10 @@ pub struct Backlash {
 
 impl Backlash {
     fn phi_diff(&self, cx: &Cx) -> f64 {
-        cx.q(1) - cx.q(0) - self.phi0
+        FL.phi_rel(cx) - self.phi0
     }
     fn w_rel(cx: &Cx) -> f64 {
-        cx.v(1) - cx.v(0)
+        FL.w_rel(cx)
     }
     /// Meet stop `side` (+1 / −1) approaching with `w`: rebound or persistent contact.
     fn hit(&mut self, cx: &mut EventCx, side: f64, w: f64) {
@@ -352,10 +356,7 @@ impl Block for Backlash {
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(0, -1.0), (1, 1.0)]),
-                label: String::new(),
-            }],
+            frictions: vec![FL.joint()],
             ..Default::default()
         }
     }
@@ -475,7 +476,7 @@ impl Block for Backlash {
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
-            0 => cx.q(1) - cx.q(0),
+            0 => FL.phi_rel(cx),
             _ => match self.state {
                 Contact::Gap => 0.0,
                 Contact::Pos => 1.0,

@@ -17,6 +17,8 @@ use drivelink_core::{
     VarSource,
 };
 
+use crate::util::{force_mech, FlangePair};
+
 /// The eddy current brake.
 #[derive(Debug, Clone)]
 pub struct EddyCurrentBrake {
@@ -31,6 +33,8 @@ pub struct EddyCurrentBrake {
 const FLANGE: usize = 1;
 const SUPPORT: usize = 2;
 const HEAT: usize = 3;
+/// The flange relative to its support.
+const FL: FlangePair = FlangePair::new(SUPPORT, FLANGE);
 
 impl EddyCurrentBrake {
     /// Device temperature, K.
@@ -38,7 +42,7 @@ impl EddyCurrentBrake {
         cx.temp(HEAT).unwrap_or(self.t_fixed)
     }
     fn w(cx: &Cx) -> f64 {
-        cx.v(FLANGE) - cx.v(SUPPORT)
+        FL.w_rel(cx)
     }
     /// Braking torque magnitude law (positive for positive speed).
     pub fn torque(&self, excitation: f64, w: f64, temp: f64) -> f64 {
@@ -63,15 +67,11 @@ impl Block for EddyCurrentBrake {
         ]
     }
     fn mech(&self) -> MechDecl {
-        MechDecl {
-            has_forces: true,
-            ..Default::default()
-        }
+        force_mech()
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let tau = self.tau(cx);
-        f.add(FLANGE, -tau);
-        f.add(SUPPORT, tau);
+        // Brakes the flange, the reaction on the support.
+        FL.apply_drive(f, -self.tau(cx));
     }
     fn thermal(&self) -> ThermalDecl {
         ThermalDecl {

@@ -18,12 +18,13 @@
 //!   speed difference `Δω` synchronise in `Δω·J/T` with `J = J₁J₂/(J₁+J₂)`.
 
 use drivelink_core::{
-    Block, Cx, Diagram, EventCx, EventTag, FrictionDecl, FrictionLaw, MechDecl, ParamError, Params,
-    PortDecl, Row, VarDecl, VarSource,
+    Block, Cx, Diagram, EventCx, EventTag, FrictionLaw, MechDecl, ParamError, Params, PortDecl,
+    VarDecl, VarSource,
 };
 use serde_json::json;
 
 use crate::signal::FirstCall;
+use crate::util::FlangePair;
 
 /// Demand threshold of the `engage` input.
 const ON: f64 = 0.5;
@@ -52,7 +53,7 @@ pub struct DogClutch {
 
 impl DogClutch {
     fn w_rel(cx: &Cx) -> f64 {
-        cx.v(1) - cx.v(0)
+        FlangePair::AB.w_rel(cx)
     }
     fn name(&self) -> &'static str {
         if self.cone > 0.0 {
@@ -83,10 +84,7 @@ impl Block for DogClutch {
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(0, -1.0), (1, 1.0)]),
-                label: String::new(),
-            }],
+            frictions: vec![FlangePair::AB.joint()],
             ..Default::default()
         }
     }

@@ -1,11 +1,30 @@
 //! `Differential`: final drive with open, locked, viscous, clutch-pack and torque-bias
 //! output coupling (Vehicle Physics Pro differential settings).
 //!
-//! Ports: `input[rot]`, `left[rot]`, `right[rot]`. Variables: `w_left`, `w_right`,
-//! `tau_left`, `tau_right` (torque the differential applies to each output), `mode` (of the
-//! coupling: −1/+1 slipping, 0 locked, 2 free/open), `tau_input` (torque the input shaft
-//! delivers), `tau_sensed` (its lagged value), `transfer` (coupling torque, see below),
-//! `w_rel` (`w_right − w_left`), `power_mode` (1 power, 0 coast).
+//! Ports: `input[rot]`, `left[rot]`, `right[rot]`, `heat[heat]` (optional: receives the
+//! mesh loss and the coupling's slip loss). Variables: `w_left`, `w_right`, `tau_left`,
+//! `tau_right` (torque the differential applies to each output), `mode` (of the coupling:
+//! −1/+1 slipping, 0 locked, 2 free/open), `tau_input` (torque the input shaft delivers),
+//! `tau_sensed` (the lagged carrier torque / `gear_ratio`), `transfer` (coupling torque, see
+//! below), `w_rel` (`w_right − w_left`), `power_mode` (1 power, 0 coast), `tau_loss` and
+//! `power_loss` (mesh loss), `mesh_mode`.
+//!
+//! # Mesh efficiency (`efficiency`)
+//!
+//! The final drive (input pinion → carrier) is a `LossyGear` of ratio `gear_ratio` with the
+//! constant table `[[0, efficiency, efficiency, 0, 0]]` and the housing (ground) as support,
+//! exactly as `efficiency` on `IdealGear`: a load-dependent friction joint on `w_input`
+//! carries `tauLoss` (MSL `LossyGear` semantics, [`crate::driveline::MeshLoss`]), so the
+//! carrier receives `T − tauLoss` of the input torque `T` (`tau_left + tau_right =
+//! gear_ratio·(T − tauLoss)`). The input driving (power) delivers `efficiency` of its
+//! power to the carrier; the wheels driving (coast, engine braking) deliver `efficiency`
+//! of theirs to the input: in both directions the loss is `(1 − efficiency)` of the power
+//! entering the mesh from the driving side. At `w_input = 0` the final drive is stuck
+//! while the losses can hold the load (it locks when driven from the wrong side, as the
+//! gear). The loss is in the energy audit (`<name>.mesh`) and goes to the heat port. The
+//! coupling between the outputs (bevel gears, packs) is lossless apart from its own slip
+//! work. `efficiency = 1` (the default) adds nothing: results are bit-identical to a
+//! differential without the parameter.
 //!
 //! # Kinematics and torque split
 //!
@@ -33,9 +52,10 @@
 //! # Torque sensing (no algebraic loop)
 //!
 //! `T_in` is a constraint force of the same network solve that the coupling torque enters.
-//! Capacities that depend on it use `T_sensed`, a state following `λ` through a first-order
+//! Capacities that depend on it use `T_sensed`, a state following `λ` (the kinematic row's
+//! force: `T_in`, less the mesh loss torque when `efficiency < 1`) through a first-order
 //! lag with time constant `torque_sense_time` (default 5 ms):
-//! `τ_s·dT_sensed/dt = T_in − T_sensed`. With `T_c = gear_ratio·|T_sensed|` the carrier
+//! `τ_s·dT_sensed/dt = λ − T_sensed`. With `T_c = gear_ratio·|T_sensed|` the carrier
 //! torque (sum of the output torques):
 //!
 //! | type | capacity `C` (static) | kinetic `K` while slipping | engaged when |
@@ -78,12 +98,14 @@
 //! Angles are in rad (`"45 deg"` in netlists); stiffness in [0, 1]; ratios >= 1.
 
 use drivelink_core::{
-    Block, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault,
-    ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
+    Block, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad, FrictionVar,
+    HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
+    Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
 };
 use serde_json::json;
 
 use super::{finite, in_range, reg};
+use crate::driveline::MeshLoss;
 use crate::signal::FirstCall;
 use crate::util::{hysteresis_guard, hysteresis_mode};
 
@@ -112,7 +134,7 @@ pub(crate) fn register(r: &mut Registry) {
         r,
         "Differential",
         "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
-        "input[rot], left[rot], right[rot]",
+        "input[rot], left[rot], right[rot], heat[heat] (optional)",
         vec![
             ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
             ParamSpec::number("gear_ratio", "1", 3.7, "input to output reduction ratio (final ratio, > 0)"),
@@ -128,6 +150,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (forward input torque, >= 1)"),
             ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (reverse input torque, >= 1; 1 = open)"),
             ParamSpec::number("torque_sense_time", "s", 0.005, "time constant of the input-torque lag used by torque-sensing capacities (> 0)"),
+            ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "final-drive mesh efficiency in (0, 1] in both directions of power flow (default 1: lossless): a LossyGear with lossTable [[0, efficiency, efficiency, 0, 0]] between input and carrier; it can lock when driven from the wrong side; the loss power goes to the heat port"),
         ],
         build,
     );
@@ -214,6 +237,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             (cn - 1.0) / (2.0 * (cn + 1.0)),
         ],
         ts,
+        loss: MeshLoss::from_efficiency(p, "efficiency")?,
         power: true,
         first: FirstCall::armed(),
     }))
@@ -237,6 +261,8 @@ pub struct Differential {
     /// (n−1)/(2(n+1)), [power, coast].
     bias: [f64; 2],
     ts: f64,
+    /// Final-drive mesh loss (`None`: lossless, no joint).
+    loss: Option<MeshLoss>,
     /// Discrete power/coast mode.
     power: bool,
     first: FirstCall,
@@ -296,6 +322,37 @@ impl Differential {
     }
 }
 
+/// Ports.
+const INPUT: usize = 0;
+const HEAT: usize = 3;
+/// Constraint-force indices ([`Cx::lambda`]): the kinematic row, the coupling joint, the
+/// mesh-loss joint (present only with losses).
+const L_ROW: usize = 0;
+const L_COUPLING: usize = 1;
+const L_MESH: usize = 2;
+/// Friction joints: the coupling, the mesh loss.
+const J_MESH: usize = 1;
+
+impl Differential {
+    /// The input torque `T` (the torque the input shaft applies to the differential; MSL's
+    /// `flange_a.tau` of the final drive): `λ_row − λ_mesh`.
+    fn input_torque(&self, cx: &Cx) -> f64 {
+        cx.lambda(L_ROW) - self.mesh_joint_torque(cx)
+    }
+    /// The mesh joint's torque on the input (`−tauLoss`; 0 when lossless).
+    fn mesh_joint_torque(&self, cx: &Cx) -> f64 {
+        if self.loss.is_some() {
+            cx.lambda(L_MESH)
+        } else {
+            0.0
+        }
+    }
+    /// The mesh loss torque `tauLoss` referred to the input.
+    fn tau_loss(&self, cx: &Cx) -> f64 {
+        -self.mesh_joint_torque(cx)
+    }
+}
+
 impl Block for Differential {
     fn type_name(&self) -> &'static str {
         "Differential"
@@ -305,6 +362,7 @@ impl Block for Differential {
             PortDecl::rot("input"),
             PortDecl::rot("left"),
             PortDecl::rot("right"),
+            PortDecl::loss_heat("heat"),
         ]
     }
     fn n_states(&self) -> usize {
@@ -314,14 +372,18 @@ impl Block for Differential {
         x[0] = 0.0;
     }
     fn n_guards(&self) -> usize {
-        1
+        1 + usize::from(self.loss.is_some())
     }
-    fn guard_name(&self, _i: usize) -> String {
-        "power_coast".into()
+    fn guard_name(&self, i: usize) -> String {
+        if i == 0 {
+            "power_coast".into()
+        } else {
+            "mesh_branch".into()
+        }
     }
     fn mech(&self) -> MechDecl {
         let h = 0.5 * self.g;
-        MechDecl {
+        let mut m = MechDecl {
             constraints: vec![Constraint {
                 row: Row(vec![(0, -1.0), (1, h), (2, h)]),
                 kind: RowKind::Velocity,
@@ -331,9 +393,34 @@ impl Block for Differential {
                 label: String::new(),
             }],
             ..Default::default()
+        };
+        if self.loss.is_some() {
+            // The mesh-loss joint on w_input (relative to the grounded housing); its load is
+            // the input torque T = λ_row − λ_mesh.
+            m.frictions.push(FrictionDecl {
+                row: Row(vec![(INPUT, 1.0)]),
+                label: "mesh".into(),
+            });
+            m.friction_loads.push(FrictionLoad {
+                joint: J_MESH,
+                load: vec![(L_ROW, 1.0), (L_MESH, -1.0)],
+            });
         }
+        m
     }
-    fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
+    fn friction(&self, k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
+        if k == J_MESH {
+            let Some(loss) = &self.loss else {
+                return FrictionLaw::FREE;
+            };
+            let (lo, hi) = loss.stuck_range(self.input_torque(cx));
+            return FrictionLaw {
+                kinetic: 0.0,
+                lo,
+                hi,
+                engagement: 1.0,
+            };
+        }
         let (cap, kinetic, engagement) = self.law_at(w_rel, cx.x[0]);
         FrictionLaw {
             kinetic,
@@ -341,6 +428,27 @@ impl Block for Differential {
             hi: cap,
             engagement,
         }
+    }
+    fn load_friction(&self, k: usize, cx: &Cx, w_rel: f64) -> LoadLaw {
+        match (&self.loss, k) {
+            (Some(loss), J_MESH) => loss.sliding(cx.mode(J_MESH).sliding_sign(), w_rel),
+            _ => LoadLaw {
+                tau0: 0.0,
+                slope: 0.0,
+            },
+        }
+    }
+    fn thermal(&self) -> ThermalDecl {
+        ThermalDecl {
+            has_heat_flows: true,
+            ..Default::default()
+        }
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        // Mesh loss plus the coupling's slip work (both >= 0).
+        let w_rel = cx.v(2) - cx.v(1);
+        let slip = -cx.lambda(L_COUPLING) * w_rel;
+        q.add(HEAT, self.tau_loss(cx) * cx.v(INPUT) + slip);
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         let l = cx.lambda(0);
@@ -352,16 +460,35 @@ impl Block for Differential {
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         g[0] = hysteresis_guard(self.power, cx.x[0], TORQUE_EPS);
+        if let Some(loss) = &self.loss {
+            g[1] = loss.guard(
+                cx.mode(J_MESH).sliding_sign(),
+                cx.v(INPUT),
+                self.input_torque(cx),
+            );
+        }
     }
     fn reset(&mut self, _t0: f64) {
         self.first.arm();
+        if let Some(l) = self.loss.as_mut() {
+            l.reset();
+        }
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = self.first.take();
         // Power while the input receives forward torque (sensed torque >= 0).
         let new = hysteresis_mode(self.power, fresh, cx.x[0], TORQUE_EPS);
-        let changed = new != self.power;
+        let mut changed = new != self.power;
         self.power = new;
+        if self.loss.is_some() {
+            let (mode, w, t) = {
+                let v = cx.view();
+                (v.mode(J_MESH), v.v(INPUT), self.input_torque(&v))
+            };
+            if let Some(l) = self.loss.as_mut() {
+                changed |= l.update(mode, w, t);
+            }
+        }
         changed
     }
     fn variables(&self) -> Vec<VarDecl> {
@@ -375,32 +502,45 @@ impl Block for Differential {
             VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
                 .doc("lock coupling mode: −1/1 sliding, 0 locked, 2 free"),
             VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
-                .doc("torque at the input (from the final drive)"),
+                .doc("torque the input shaft applies to the differential (MSL flange_a.tau of the final drive)"),
             VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
-                .doc("input torque through the sensing lag"),
+                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag"),
             VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
                 .doc("torque transferred between the outputs by the locking coupling"),
             VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
                 .doc("w_right − w_left"),
             VarDecl::new("power_mode", VarSource::Custom(4), "1")
                 .doc("1 power (forward input torque), 0 coast"),
+            VarDecl::new("tau_loss", VarSource::Custom(5), "N*m")
+                .doc("final-drive mesh loss torque referred to the input (MSL tauLoss; 0 when efficiency = 1)"),
+            VarDecl::new("power_loss", VarSource::Custom(6), "W")
+                .doc("final-drive mesh loss power, tau_loss·w_input (>= 0)"),
+            if self.loss.is_some() {
+                VarDecl::new("mesh_mode", VarSource::Friction(J_MESH, FrictionVar::Mode), "1")
+            } else {
+                VarDecl::new("mesh_mode", VarSource::Custom(7), "1")
+            }
+            .doc("final drive: 1 rolling forward, 0 stuck, −1 rolling backward (MSL LossyGear.mode); 2 when lossless"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let half = 0.5 * self.g * cx.lambda(0);
-        let tau = cx.lambda(1);
+        let half = 0.5 * self.g * cx.lambda(L_ROW);
+        let tau = cx.lambda(L_COUPLING);
         match i {
             0 => half - tau,
             1 => half + tau,
-            2 => cx.lambda(0),
+            2 => self.input_torque(cx),
             3 => cx.x[0],
-            _ => {
+            4 => {
                 if self.power {
                     1.0
                 } else {
                     0.0
                 }
             }
+            5 => self.tau_loss(cx),
+            6 => self.tau_loss(cx) * cx.v(INPUT),
+            _ => 2.0,
         }
     }
 }
