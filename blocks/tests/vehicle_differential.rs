@@ -728,7 +728,7 @@ fn differential_efficiency_in_the_complete_car_loses_speed_locks_at_rest_and_clo
     // the audit closes with the mesh loss in it.
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../models/netlists/vehicle_complete_car.json");
-    let base = drivelink_core::netlist::load_file(&path).expect("netlist");
+    let base = drivelink_netlist::load_file(&path).expect("netlist");
     let mut lossy = base.clone();
     for b in lossy.blocks.iter_mut().filter(|b| b.name == "diff") {
         b.params.insert("efficiency".into(), json!(0.95));
