@@ -173,3 +173,61 @@ fn linear_forms_compute_what_the_blocks_compute() {
         assert_linear_form_matches(&mut b, &u, &x);
     }
 }
+
+/// The `name[kind]` entries of a ports line (`"u[in] -> y[out]; crank[rot]"`).
+fn doc_ports(doc: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = doc;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']') else {
+            break;
+        };
+        let name: String = rest[..open]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        out.push((name, rest[open + 1..open + close].to_string()));
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+/// The ports line of the catalogue (`drivelink blocks`, the schema's descriptions, the
+/// diagram's fallback) names every port the block declares, with its kind: a port added in
+/// `ports()` without its documentation fails here.
+#[test]
+fn ports_documentation_lists_every_declared_port_with_its_kind() {
+    let pair = |n: &str, k: &str| (n.to_string(), k.to_string());
+    assert_eq!(
+        doc_ports("u[in] -> y[out] (no parameters); crank[rot], heat[heat]"),
+        vec![pair("u", "in"), pair("y", "out"), pair("crank", "rot"), pair("heat", "heat")]
+    );
+    let reg = registry();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for t in reg.types() {
+        let BlockBuild::Primitive(f) = &t.build else {
+            continue;
+        };
+        checked += 1;
+        let built = [1.0, 2.0, 0.5].iter().find_map(|&x| {
+            let raw = t.example_params(x);
+            let p = resolve_params("b", t.name, &t.params, &raw, &Scope::new()).ok()?;
+            f(&p).ok()
+        });
+        let Some(b) = built else { continue };
+        let documented = doc_ports(t.ports_doc);
+        for p in b.ports() {
+            let kind = p.kind.as_str();
+            if !documented.iter().any(|(n, k)| *n == p.name && k == kind) {
+                missing.push(format!("{}: {}[{kind}]", t.name, p.name));
+            }
+        }
+    }
+    assert!(checked > 40, "checked {checked} block types");
+    assert!(missing.is_empty(), "ports not in ports_doc: {missing:#?}");
+}
