@@ -1,5 +1,6 @@
 //! A car of a `RigidBody` and four `WheelCollider`s: static sag, steady-state cornering
-//! against the linear single-track model built from the same tire law, a braked wheel.
+//! against the linear single-track model built from the same tire law, a braked wheel, load
+//! transfer in braking and in steady cornering against the moment balances.
 
 use drivelink_blocks::registry;
 use drivelink_core::{compile, Diagram, EnergyAudit, RunStatus, SimResult, G};
@@ -259,5 +260,119 @@ fn braking_load_transfer_follows_the_pitch_moment_balance() {
     assert!(
         m.abs() < 1e-3 * M * G * 0.1,
         "pitch moment residual {m} N·m"
+    );
+}
+
+#[test]
+fn cornering_load_transfer_follows_the_roll_moment_balance() {
+    // At 15 m/s with both front wheels steered by 0.04 rad: a left turn at about 0.3 g
+    // with every tire on the rising branch of its curve. The rear hubs are held at the
+    // rolling speed of 15 m/s (speed sources), so the turn becomes truly steady (a coasting
+    // car slows down and its roll keeps drifting). Once the roll has settled
+    // the outer (right) wheels carry m·a_y·h/t more than the inner ones. The tire forces
+    // act at the contacts (force_app_point_distance 0: the roll centre is on the ground),
+    // so all of the transfer goes through the springs, and each axle takes its share of
+    // the roll stiffness k·t²/2: front K·B/(K·B + K·A) = b/L.
+    let mut c = car(15.0, json!({}), json!({}));
+    let delta = 0.04;
+    c.d.add("steer", "Constant", json!({"value": delta}));
+    c.d.connect(&["steer.y", "fl.steer", "fr.steer"]);
+    c.d.add("w_rear", "Constant", json!({"value": 15.0 / 0.33}));
+    for w in ["rl", "rr"] {
+        c.d.add(&format!("drive_{w}"), "SpeedSource", json!({}));
+        c.d.connect(&[&format!("drive_{w}.flange"), &format!("{w}.hub")]);
+        c.d.connect(&["w_rear.y", &format!("drive_{w}.w")]);
+    }
+    let wheels = ["fl", "fr", "rl", "rr"];
+    let mut log: Vec<String> = [
+        "car.z",
+        "car.roll",
+        "car.pitch",
+        "car.p",
+        "car.q",
+        "car.r",
+        "car.ay",
+        "car.u",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for w in wheels {
+        for v in ["fz", "fx", "fy", "compression"] {
+            log.push(format!("{w}.{v}"));
+        }
+    }
+    c.d.log(&log);
+    c.d.settings.stop_time = 5.0;
+    c.d.settings.rtol = 1e-9;
+    let (r, audit) = run(&c.d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    let g = |n: &str| last(&r, n);
+    let fz: Vec<f64> = wheels.iter().map(|w| g(&format!("{w}.fz"))).collect();
+    let h = g("car.z");
+    let ay = g("car.ay");
+    assert!(ay > 0.25 * G, "lateral acceleration {ay} m/s²");
+    assert!(
+        g("car.p").abs() < 1e-4,
+        "roll still moving: p = {}",
+        g("car.p")
+    );
+    let t = 2.0 * HALF_TRACK;
+    let transfer = 0.5 * ((fz[1] + fz[3]) - (fz[0] + fz[2]));
+    // Exact roll balance about the centre of mass with the rolled geometry: the contact of
+    // wheel i is the point of its suspension axis `radius + suspension_distance − c` below
+    // `center`; its lateral offset in the heading frame is y·cos φ − z·sin φ. The ground
+    // forces are the normal loads and the horizontal tire forces (fx, fy in the wheel's
+    // heading frame, turned by the steer angle), at the height −h. Steady rotation about
+    // the vertical needs the gyroscopic moment q·r·(Izz − Iyy) about the body x axis.
+    let phi = g("car.roll");
+    let ys = [HALF_TRACK, -HALF_TRACK, HALF_TRACK, -HALF_TRACK];
+    let steer: [f64; 4] = [delta, delta, 0.0, 0.0];
+    let mut moment = 0.0;
+    let mut lateral = 0.0;
+    let mut arm = 0.0;
+    for (k, w) in wheels.iter().enumerate() {
+        let s = DIST + 0.33 - g(&format!("{w}.compression"));
+        let zb = -0.1 - s;
+        arm -= zb / 4.0;
+        let f_lat = g(&format!("{w}.fx")) * steer[k].sin() + g(&format!("{w}.fy")) * steer[k].cos();
+        lateral += f_lat;
+        moment += (ys[k] * phi.cos() - zb * phi.sin()) * fz[k] + h * f_lat;
+    }
+    let gyro = g("car.q") * g("car.r") * (2600.0 - 2400.0);
+    let scale = M * ay * h;
+    println!(
+        "roll {phi:.5} rad, ΣF_lat = {lateral:.2} N (m·a_y = {:.2} N), roll moment {moment:.4e} N·m, gyroscopic q·r·(Izz − Iyy) = {gyro:.4e} N·m",
+        M * ay
+    );
+    assert!(
+        (moment - gyro).abs() < 1e-6 * scale,
+        "roll moment residual {} N·m",
+        moment - gyro
+    );
+    // Textbook: m·a_y·h/t with the contacts at ±t/2, plus the lateral shift of the centre
+    // of mass over the contacts as the body rolls (the contacts sit `arm` ≈ 0.6 m below it
+    // on the suspension axes: m·g·arm·φ/t, 8 % of the transfer at this roll angle of the
+    // soft demo suspension).
+    let textbook = M * ay * h / t;
+    let with_roll = textbook + M * G * arm * phi / t;
+    println!(
+        "a_y = {ay:.4} m/s², h = {h:.5} m: transfer {transfer:.2} N, m·a_y·h/t = {textbook:.2} N ({:+.3} %), + m·g·arm·φ/t = {with_roll:.2} N ({:+.3} %)",
+        100.0 * (transfer - textbook) / textbook,
+        100.0 * (transfer - with_roll) / with_roll
+    );
+    assert!(
+        (transfer - with_roll).abs() < 0.005 * with_roll,
+        "transfer {transfer} N vs m·a_y·h/t + m·g·arm·φ/t = {with_roll} N"
+    );
+    // Per axle: the share of the roll stiffness.
+    let front = 0.5 * (fz[1] - fz[0]);
+    let rear = 0.5 * (fz[3] - fz[2]);
+    let share = front / (front + rear);
+    let stiffness_share = B / (A + B);
+    println!("front share {share:.6}, roll-stiffness share {stiffness_share:.6}");
+    assert!(
+        (share - stiffness_share).abs() < 1e-4 * stiffness_share,
+        "front share {share} vs roll-stiffness share {stiffness_share}"
     );
 }
