@@ -41,7 +41,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "RigidBody",
-        "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z unless `gravity` tilts it for a slope), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
+        "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z unless the gravity parameter tilts it for a slope), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
         "frame[frame]",
         vec![
             ParamSpec::required("m", "kg", "mass (> 0): the whole vehicle's mass"),
