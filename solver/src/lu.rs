@@ -93,7 +93,7 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
             if nz.is_empty() {
                 continue;
             }
-            let sparse = nz.len() * SPARSE_DIV <= n - k - 1;
+            let sparse = nz.len() * SPARSE_DIV < n - k;
             // Rank-one update of the trailing block, column by column.
             let (left, right) = a.split_at_mut((k + 1) * n);
             let lcol = &left[k * n + k + 1..(k + 1) * n];
@@ -150,7 +150,7 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
                 continue;
             }
             let rows = &self.l_idx[self.l_ptr[k]..self.l_ptr[k + 1]];
-            if rows.len() * SPARSE_DIV <= n - k - 1 {
+            if rows.len() * SPARSE_DIV < n - k {
                 for &i in rows {
                     b[i] -= a[k * n + i] * bk;
                 }
@@ -233,7 +233,7 @@ mod tests {
                 3.0 + (i % 5) as f64
             } else if j == i + 1 || i == j + 2 {
                 0.5 - (i % 3) as f64 * 0.4
-            } else if i == 7 || (j == 11 && i % 4 == 0) {
+            } else if i == 7 || (j == 11 && i.is_multiple_of(4)) {
                 0.3 * ((i + j) % 7) as f64 - 0.9
             } else {
                 0.0

@@ -701,7 +701,7 @@ impl Radau {
             }
             // A first step from Hairer's guess shrinks hard; one from a kept step size
             // (after an event) is controlled as any other.
-            let guessed = first && !(self.h_prop > 0.0);
+            let guessed = first && self.h_prop.is_nan();
             let h_next = if guessed || !hnew.is_finite() {
                 0.1 * h
             } else {
