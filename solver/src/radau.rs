@@ -25,19 +25,6 @@
 //!   ratio limited to `[0.2, 8]`.
 //! * Dense output: the collocation polynomial (degree 3) through `y0` and the three stage
 //!   values, exact at the step end.
-//!
-//! ## Restarts after events
-//! An event may change the right-hand side (a mode, an input held by a controller) but
-//! not the state dimension, and the Jacobian is only the simplified Newton iteration's
-//! matrix: a stale one costs convergence speed, never accuracy. So a restart after an
-//! event (`start`) keeps the Jacobian (marked not fresh: the first Newton failure or slow
-//! contraction refreshes it, as after any step), its factorisations and the step size the
-//! last accepted step proposed (`initial_step` returns it instead of Hairer's guess, which
-//! costs an evaluation and usually a new LU); the error test rejects it if the new
-//! dynamics are faster. Starting values and Gustafsson's history are discarded (the
-//! solution is not smooth across the event). Hairer's RADAU5 leaves this to the caller;
-//! CVODE likewise keeps its history across a located root unless the caller re-inits.
-//! A switch from the explicit method (`start_with`, Auto) starts from scratch.
 
 // The kernels index several parallel arrays (stages, scales, state) by component;
 // explicit index loops read like the formulas.
@@ -198,9 +185,6 @@ pub(crate) struct Radau {
     h: f64,
     /// Step size of the last accepted step (for the extrapolated starting values).
     h_old: f64,
-    /// The step size the last accepted step proposed (NaN before the first), the first
-    /// step after an event restart.
-    h_prop: f64,
     /// The last accepted step's polynomial may seed the next Newton iteration.
     have_cont: bool,
     /// The Jacobian-reuse threshold for this system (`THET_CHEAP` or `THET_COSTLY`).
@@ -282,7 +266,6 @@ impl Radau {
             t1: 0.0,
             h: 0.0,
             h_old: 0.0,
-            h_prop: f64::NAN,
             have_cont: false,
             thet,
             theta: thet,
@@ -327,27 +310,23 @@ impl Radau {
         self.rho
     }
 
-    /// (Re)start at `(t, y)` after an event: evaluate `f0`; starting values and controller
-    /// history are discarded (the solution is not smooth across the event), the Jacobian,
-    /// its factorisations and the proposed step size are kept (see the module docs).
+    /// (Re)start at `(t, y)`: evaluate `f0`; the Jacobian, factorisations, starting values
+    /// and controller history are discarded (the modes may have changed).
     pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
         rhs(sys, &mut self.rhs_evals, t, y, &mut self.f0);
         self.restart(y);
     }
 
-    /// (Re)start at `(t, y)` with `f0 = f(t, y)` known (a switch from the explicit method):
-    /// everything is discarded.
+    /// (Re)start at `(t, y)` with `f0 = f(t, y)` known (a switch from the explicit method).
     pub(crate) fn start_with(&mut self, y: &[f64], f0: &[f64]) {
         self.f0.copy_from_slice(f0);
-        self.need_jac = true;
-        self.lu_h = f64::NAN;
-        self.h_prop = f64::NAN;
         self.restart(y);
     }
 
     fn restart(&mut self, y: &[f64]) {
-        // The kept Jacobian (if any) is not fresh: a Newton failure refreshes it.
+        self.need_jac = true;
         self.jac_fresh = false;
+        self.lu_h = f64::NAN;
         self.have_cont = false;
         self.first = true;
         self.reject = false;
@@ -371,9 +350,6 @@ impl Radau {
         y: &[f64],
         hmax: f64,
     ) -> f64 {
-        if self.h_prop > 0.0 && self.h_prop.is_finite() {
-            return self.h_prop.min(hmax);
-        }
         // `y1` is scratch here: after a restart no dense output refers to it.
         hinit(
             sys,
@@ -699,10 +675,7 @@ impl Radau {
             if !self.jac_fresh && self.theta > self.thet {
                 self.need_jac = true;
             }
-            // A first step from Hairer's guess shrinks hard; one from a kept step size
-            // (after an event) is controlled as any other.
-            let guessed = first && self.h_prop.is_nan();
-            let h_next = if guessed || !hnew.is_finite() {
+            let h_next = if first || !hnew.is_finite() {
                 0.1 * h
             } else {
                 hnew
@@ -735,7 +708,6 @@ impl Radau {
             // Same step size: the factorisations stay valid.
             hnew = h;
         }
-        self.h_prop = hnew;
         Verdict::Accept { h_next: hnew }
     }
 
