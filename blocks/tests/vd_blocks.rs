@@ -144,6 +144,17 @@ fn wheel_collider_contact_law_pure_and_combined_slip() {
     let fx_c = nx / rho * friction_curve(rho * 0.4, 0.4, 1.0, 0.8, 0.5) * 3000.0;
     let fy_c = -ny / rho * friction_curve(rho * 0.2, 0.2, 1.0, 0.5, 0.75) * 3000.0;
     assert!((locked[0] - fx_c).abs() < 1e-9 && (locked[1] - fy_c).abs() < 1e-9);
+    // The outputs (computed without the tire curve) carry the same slips and load as the
+    // contact behind the forces: forward_slip = r·w − u, sideways_slip, fz, w, peak_slip.
+    let y = p.outputs();
+    assert!(
+        (y[0] + u).abs() < 1e-12 && (y[1] - sy).abs() < 1e-12,
+        "{y:?}"
+    );
+    assert!(
+        (y[2] - 3000.0).abs() < 1e-9 && y[3] == 0.0 && y[4] == 0.4,
+        "{y:?}"
+    );
 }
 
 #[test]
