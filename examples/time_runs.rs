@@ -54,4 +54,14 @@ fn main() {
         s.output_points,
         s.model_evals
     );
+    println!(
+        "  {} rejected, {} events, {} jacobians ({} rhs), {} LU, {} Newton iterations; {} states",
+        s.rejected_steps,
+        s.events,
+        s.jacobian_evals,
+        s.jacobian_rhs_evals,
+        s.lu_decompositions,
+        s.newton_iterations,
+        model.plan().n_states()
+    );
 }

@@ -1,13 +1,13 @@
 //! Equations of the vehicle-dynamics blocks evaluated on their own (`Probe`): Steering's
 //! Ackermann formula, Aero's drag and downforce, the WheelCollider's contact law and
-//! parameter checks.
+//! parameter checks; the Abs controller idle without demand.
 
 use drivelink_blocks::registry;
 use drivelink_blocks::vehicle::friction_curve;
 use drivelink_core::compile::{resolve_params, Scope};
 use drivelink_core::frame::FRAME_STATES;
 use drivelink_core::probe::Probe;
-use drivelink_core::{Block, BlockBuild, FrameState};
+use drivelink_core::{compile, Block, BlockBuild, Diagram, FrameState, RunStatus};
 use serde_json::{json, Value};
 
 fn build(type_name: &str, params: Value) -> Result<Box<dyn Block>, String> {
@@ -144,6 +144,17 @@ fn wheel_collider_contact_law_pure_and_combined_slip() {
     let fx_c = nx / rho * friction_curve(rho * 0.4, 0.4, 1.0, 0.8, 0.5) * 3000.0;
     let fy_c = -ny / rho * friction_curve(rho * 0.2, 0.2, 1.0, 0.5, 0.75) * 3000.0;
     assert!((locked[0] - fx_c).abs() < 1e-9 && (locked[1] - fy_c).abs() < 1e-9);
+    // The outputs (computed without the tire curve) carry the same slips and load as the
+    // contact behind the forces: forward_slip = r·w − u, sideways_slip, fz, w, peak_slip.
+    let y = p.outputs();
+    assert!(
+        (y[0] + u).abs() < 1e-12 && (y[1] - sy).abs() < 1e-12,
+        "{y:?}"
+    );
+    assert!(
+        (y[2] - 3000.0).abs() < 1e-9 && y[3] == 0.0 && y[4] == 0.4,
+        "{y:?}"
+    );
 }
 
 #[test]
@@ -180,4 +191,78 @@ fn wheel_collider_in_the_air_transmits_nothing_and_bad_curves_are_named() {
         .err()
         .unwrap();
     assert!(e.contains("center"), "{e}");
+}
+
+#[test]
+fn abs_is_idle_without_demand_and_cycles_only_while_braking() {
+    // Demand 0 until 0.1 s, a ramp to 100 N·m by 0.2 s, held, back to 0 at 0.35 s; the
+    // slip is far beyond the trigger band throughout. Idle (no demand) the valve is open
+    // and there are no cycle events; the rising demand wakes the controller (a located
+    // state event just after 0.1 s), the valve stays open until the cycle instant 0.11 s,
+    // then every cycle finds the slip too high (ratio min_pressure_ratio); the cycle at
+    // 0.35 s finds no demand and makes it idle again.
+    let mut d = Diagram::new("abs_idle");
+    d.add(
+        "demand",
+        "SignalBuilder",
+        json!({"points": [[0.0, 0.0], [0.1, 0.0], [0.2, 100.0], [0.3, 100.0], [0.35, 0.0], [1.0, 0.0]]}),
+    );
+    d.add("slip", "Constant", json!({"value": 2.0}));
+    d.add(
+        "abs",
+        "Abs",
+        json!({"enabled": true, "peak_slip": 0.4, "min_pressure_ratio": 0.25}),
+    );
+    d.connect(&["demand.y", "abs.demand"]);
+    d.connect(&["slip.y", "abs.slip"]);
+    d.log(&["abs.ratio", "abs.active", "abs.torque", "demand.y"]);
+    d.settings.stop_time = 1.0;
+    let r = compile(&d, &registry())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    let ratio = r.get("abs.ratio").unwrap();
+    let active = r.get("abs.active").unwrap();
+    let torque = r.get("abs.torque").unwrap();
+    let demand = r.get("demand.y").unwrap();
+    for (i, &t) in r.time.iter().enumerate() {
+        // The second of an instant's two records is its right value; the first (left)
+        // belongs to the time before it.
+        let right = i > 0 && r.time[i - 1] == t;
+        let cycling = if right {
+            t > 0.105 && t < 0.345
+        } else {
+            t > 0.11 && t <= 0.35
+        };
+        let expect = if cycling { 0.25 } else { 1.0 };
+        assert_eq!(ratio[i], expect, "ratio at t = {t}");
+        assert_eq!(
+            active[i],
+            if cycling { 1.0 } else { 0.0 },
+            "active at t = {t}"
+        );
+        assert_eq!(torque[i], demand[i] * expect, "torque at t = {t}");
+    }
+    // Event instants (recorded twice): the cycles 0.11 … 0.35 s while braking, none while
+    // idle (the wake just after 0.1 s and the builder's breakpoints aside).
+    let instants: Vec<f64> = r
+        .time
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    let cycles: Vec<f64> = instants
+        .iter()
+        .copied()
+        .filter(|t| (t * 100.0 - (t * 100.0).round()).abs() < 1e-9 && *t > 0.105)
+        .collect();
+    assert_eq!(cycles.len(), 25, "cycle instants {cycles:?}");
+    assert!(
+        instants.iter().all(|&t| t <= 0.35 + 1e-12 || t == 1.0),
+        "events while idle: {instants:?}"
+    );
+    assert!(
+        instants.iter().any(|&t| t > 0.1 && t < 0.1 + 1e-6),
+        "no wake event just after 0.1 s: {instants:?}"
+    );
 }

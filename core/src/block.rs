@@ -241,6 +241,9 @@ pub struct BodyDecl {
     pub inertia: [f64; 3],
     /// Initial 13 states (see [`crate::frame`]), or `None`.
     pub initial: Option<[f64; crate::frame::FRAME_STATES]>,
+    /// Gravity on the body, world axes, m/s² (`None`: standard gravity); the first block
+    /// that gives it decides, like the initial states.
+    pub gravity: Option<[f64; 3]>,
 }
 
 /// A block's contribution to the mechanical network.

@@ -12,8 +12,10 @@
 //! (body → world; every reader renormalises it, and its derivative carries a small term
 //! pulling `|q|` back to 1, so it stays on its manifold without a singularity), the world
 //! velocity of the centre of mass (m/s) and the angular velocity in body axes (rad/s).
-//! Axes: world `x` forward at start, `y` left, `z` up, gravity [`G`] along −z; body axes
-//! ISO 8855 (`x` forward, `y` left, `z` up), origin at the centre of mass.
+//! Axes: world `x` forward at start, `y` left, `z` up, gravity [`G`] along −z unless the
+//! body's `RigidBody.gravity` tilts it (a slope: the world axes are then the road's, the
+//! ground stays `z = 0`); body axes ISO 8855 (`x` forward, `y` left, `z` up), origin at
+//! the centre of mass. Potential energy is `−m·g⃗·p`.
 //!
 //! Dynamics (Newton–Euler with the gyroscopic term, principal axes = body axes):
 //! `m·v̇ = F + m·g`, `I·ω̇ = M − ω × (I·ω)`, `ṗ = v`, `q̇ = ½·q ⊗ (0, ω)`, with `F` the sum of
@@ -156,6 +158,9 @@ impl FrameState {
     }
 }
 
+/// Standard gravity as a world vector, m/s²: [`G`] along −z.
+pub const STANDARD_GRAVITY: V3 = [0.0, 0.0, -G];
+
 /// Mass properties of one body.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MassProps {
@@ -163,6 +168,9 @@ pub struct MassProps {
     pub mass: f64,
     /// Principal moments of inertia about the centre of mass in body axes, kg·m².
     pub inertia: V3,
+    /// Gravity acting on the body, world axes, m/s² ([`STANDARD_GRAVITY`] unless a
+    /// `RigidBody` tilts it, e.g. to put the ground plane on a slope).
+    pub gravity: V3,
 }
 
 impl MassProps {
@@ -173,9 +181,9 @@ impl MassProps {
         0.5 * self.mass * dot(v, v)
             + 0.5 * (i[0] * w[0] * w[0] + i[1] * w[1] * w[1] + i[2] * w[2] * w[2])
     }
-    /// Potential energy of gravity `m·g·z`, J.
+    /// Potential energy of gravity `−m·g⃗·p` (`m·g·z` for standard gravity), J.
     pub fn potential_energy(&self, s: &[f64]) -> f64 {
-        self.mass * G * s[2]
+        -self.mass * dot(self.gravity, [s[0], s[1], s[2]])
     }
     /// State derivatives `dx` (13) and accelerations `acc` (6: the world `v̇` of the centre
     /// of mass, gravity's part included, then the body `ω̇`) of a body in state `s` under
@@ -196,9 +204,10 @@ impl MassProps {
         dx[5] = 0.5 * (q[0] * w[1] + q[3] * w[0] - q[1] * w[2]) + k * q[2];
         dx[6] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0]) + k * q[3];
         let inv_m = 1.0 / self.mass;
-        dx[7] = force[0] * inv_m;
-        dx[8] = force[1] * inv_m;
-        dx[9] = force[2] * inv_m - G;
+        let g = self.gravity;
+        dx[7] = force[0] * inv_m + g[0];
+        dx[8] = force[1] * inv_m + g[1];
+        dx[9] = force[2] * inv_m + g[2];
         let i = self.inertia;
         let iw = [i[0] * w[0], i[1] * w[1], i[2] * w[2]];
         let gyro = cross(w, iw);

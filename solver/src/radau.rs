@@ -462,19 +462,22 @@ impl Radau {
         let n = self.n;
         let fac1 = self.co.u1 / h;
         let (alphn, betan) = (self.co.alph / h, self.co.beta / h);
-        let m1 = self.e1.matrix_mut();
-        for j in 0..n {
-            for i in 0..n {
-                m1[(i, j)] = -self.jac[(i, j)];
-            }
-            m1[(j, j)] += fac1;
+        // Both matrices and the Jacobian are column-major n × n: fill them as flat slices
+        // (no per-element index checks), then add the diagonal shifts.
+        let jac = self.jac.as_slice();
+        let m1 = self.e1.matrix_mut().as_mut_slice();
+        for (m, &j) in m1.iter_mut().zip(jac) {
+            *m = -j;
         }
-        let m2 = self.e2.matrix_mut();
         for j in 0..n {
-            for i in 0..n {
-                m2[(i, j)] = Complex::new(-self.jac[(i, j)], 0.0);
-            }
-            m2[(j, j)] += Complex::new(alphn, betan);
+            m1[j * n + j] += fac1;
+        }
+        let m2 = self.e2.matrix_mut().as_mut_slice();
+        for (m, &j) in m2.iter_mut().zip(jac) {
+            *m = Complex::new(-j, 0.0);
+        }
+        for j in 0..n {
+            m2[j * n + j] += Complex::new(alphn, betan);
         }
         self.lu_count += 1;
         let ok = self.e1.factor() && self.e2.factor();

@@ -30,6 +30,16 @@
 //! the typed error "input '<abs>.peak_slip' has no driver" naming the block (there is no
 //! silent default). With `trigger: custom_slip` the input is not needed and is ignored.
 //!
+//! # Idle while no brake is demanded
+//! A modulator has nothing to do while the driver does not brake: while the demand is at
+//! most [`DEMAND_ON`] (1 µN·m) the controller is idle, with the valve open (`ratio` 1,
+//! `active` 0) and no cycle events. A demand rising above it is a located state event
+//! (guard `DEMAND_ON − demand`) that wakes the controller; the valve stays open until the
+//! next cycle instant `k·cycle_time`, and from then on it samples every cycle. A cycle
+//! instant that finds the demand back at or below `DEMAND_ON` makes it idle again. (Before,
+//! it sampled all the time: a car launching with spinning wheels showed an "active" ABS
+//! without braking, and a 20 s run carried 2,000 cycle events for 5 s of braking.)
+//!
 //! Disabled (`enabled = false`) the torque is the demand. The demand passes through (it is
 //! feedthrough), the slips only act at the cycle instants (no feedthrough), so a tire ->
 //! ABS -> brake loop has no algebraic loop and the modulator cycles at its own rate instead
@@ -45,6 +55,9 @@ use serde_json::json;
 use super::{finite, reg};
 use crate::signal::{next_sample_hit, FirstCall};
 
+/// Demand (N·m) above which an idle controller wakes up.
+pub const DEMAND_ON: f64 = 1e-6;
+
 /// ABS operation modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AbsMode {
@@ -57,7 +70,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "Abs",
-        "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio. With trigger peak_slip_offset the band is relative to the controlled tire's peak slip: connect Tire.peak_slip to the peak_slip input (or give the peak_slip parameter).",
+        "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio. With trigger peak_slip_offset the band is relative to the controlled tire's peak slip: connect Tire.peak_slip to the peak_slip input (or give the peak_slip parameter). Idle (valve open, no cycle events) while the demand is at most 1 µN·m; a rising demand wakes it and it samples from the next cycle instant.",
         "demand[in], slip[in], peak_slip[in] (required with trigger peak_slip_offset unless the peak_slip parameter is given) -> torque[out]",
         specs(),
         build,
@@ -168,6 +181,7 @@ pub(crate) fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         ts,
         ratio: 1.0,
         hit_t: f64::NAN,
+        idle: true,
         first: FirstCall::armed(),
     }))
 }
@@ -193,6 +207,8 @@ pub struct Abs {
     ts: f64,
     ratio: f64,
     hit_t: f64,
+    /// No brake demanded: valve open, no cycle events (see the module docs).
+    idle: bool,
     first: FirstCall,
 }
 
@@ -266,7 +282,7 @@ impl Block for Abs {
         y[0] = cx.u(0) * self.ratio;
     }
     fn next_time_event(&self, t: f64) -> f64 {
-        if self.enabled {
+        if self.enabled && !self.idle {
             next_sample_hit(t, self.ts)
         } else {
             f64::INFINITY
@@ -275,22 +291,55 @@ impl Block for Abs {
     fn time_event_period(&self) -> Option<(f64, &'static str)> {
         self.enabled.then_some((self.ts, "cycle_time"))
     }
+    fn n_guards(&self) -> usize {
+        usize::from(self.enabled)
+    }
+    fn guard_name(&self, _i: usize) -> String {
+        "wake".into()
+    }
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        if let Some(g) = g.first_mut() {
+            *g = if self.idle { DEMAND_ON - cx.u(0) } else { 1.0 };
+        }
+    }
     fn time_event(&mut self, cx: &mut EventCx) {
+        if self.enabled && !(cx.u(0) > DEMAND_ON) {
+            // Nothing demanded at this cycle: idle, valve open.
+            self.idle = true;
+            self.ratio = 1.0;
+            self.hit_t = f64::NAN;
+            return;
+        }
         self.ratio = self.ratio_for(cx.u(1), cx.u(2));
         self.hit_t = cx.t;
     }
     fn reset(&mut self, _t0: f64) {
         self.ratio = 1.0;
         self.hit_t = f64::NAN;
+        self.idle = true;
         self.first.arm();
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         if self.first.take() {
+            if self.enabled && !(cx.u(0) > DEMAND_ON) {
+                self.idle = true;
+                self.ratio = 1.0;
+                return false;
+            }
+            self.idle = false;
             self.hit_t = cx.t;
             let r = self.ratio_for(cx.u(1), cx.u(2));
             let changed = r != self.ratio;
             self.ratio = r;
             return changed;
+        }
+        if self.idle {
+            if self.enabled && cx.u(0) > DEMAND_ON {
+                // Woken by a demand: the valve stays open until the next cycle instant.
+                self.idle = false;
+                return true;
+            }
+            return false;
         }
         if cx.t == self.hit_t {
             // Resample the right-hand slip value at the cycle instant.

@@ -6,6 +6,9 @@
 //! z axis, forward speed `v0` along body x, body angular velocity `p0, q0, r0`). Axes and
 //! the dynamics are in [`drivelink_core::frame`]: world `x` forward at start, `y` left, `z`
 //! up, gravity 9.80665 m/s² along −z; body axes ISO 8855 (x forward, y left, z up).
+//! `gravity` (default `[0, 0, −9.80665]` m/s², world axes, Unity's `Physics.gravity`)
+//! tilts gravity against the ground plane `z = 0`: a road of grade θ rising along +x is
+//! `[−g·sin θ, 0, −g·cos θ]`, and the world axes are then the road's.
 //!
 //! Variables: `x, y, z` (world position of the centre of mass), `vx, vy, vz` (world
 //! velocity), `u, v, w` (velocity in body axes), `speed`, `roll, pitch, yaw` (Z-Y-X Euler
@@ -27,6 +30,8 @@ use drivelink_core::{
     Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
+use drivelink_core::G;
+
 use super::{finite, reg};
 
 /// Horizontal speed below which the side-slip angle `beta` reads 0, m/s.
@@ -36,7 +41,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "RigidBody",
-        "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
+        "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z unless the gravity parameter tilts it for a slope), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
         "frame[frame]",
         vec![
             ParamSpec::required("m", "kg", "mass (> 0): the whole vehicle's mass"),
@@ -54,6 +59,12 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("p0", "rad/s", 0.0, "initial roll rate (body x)"),
             ParamSpec::number("q0", "rad/s", 0.0, "initial pitch rate (body y)"),
             ParamSpec::number("r0", "rad/s", 0.0, "initial yaw rate (body z)"),
+            ParamSpec {
+                name: "gravity",
+                kind: ParamKind::Vector { unit: "m/s^2" },
+                default: ParamDefault::Value(serde_json::json!([0.0, 0.0, -G])),
+                doc: "[gx, gy, gz]: gravity in world axes (Unity's Physics.gravity). The ground is the plane z = 0 of the world axes, so a road of grade θ rising along +x is [−g·sin θ, 0, −g·cos θ] (the world axes are then the road's)",
+            },
         ],
         build,
     );
@@ -71,8 +82,16 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             format!("must be [Ixx, Iyy, Izz], three finite numbers > 0, got {iv:?}"),
         ));
     }
+    let gv = p.vector("gravity")?;
+    if gv.len() != 3 || gv.iter().any(|g| !g.is_finite()) {
+        return Err(p.invalid(
+            "gravity",
+            format!("must be [gx, gy, gz], three finite numbers, got {gv:?}"),
+        ));
+    }
     let n = |k: &str| finite(p, k);
     Ok(Box::new(RigidBody {
+        gravity: [gv[0], gv[1], gv[2]],
         m,
         inertia: [iv[0], iv[1], iv[2]],
         pos0: [n("x0")?, n("y0")?, n("z0")?],
@@ -85,6 +104,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
 /// The rigid-body block.
 #[derive(Debug, Clone)]
 pub struct RigidBody {
+    gravity: [f64; 3],
     m: f64,
     inertia: [f64; 3],
     pos0: [f64; 3],
@@ -179,6 +199,7 @@ impl Block for RigidBody {
                     [self.v0, 0.0, 0.0],
                     self.w0,
                 )),
+                gravity: Some(self.gravity),
             }],
             ..Default::default()
         }

@@ -329,6 +329,28 @@ impl WheelCollider {
     /// The contact of the wheel with the body in state `st`, spin `w`, steer `steer` and
     /// friction multiplier `mu`.
     pub fn contact(&self, st: &FrameState, w: f64, steer: f64, mu: f64) -> Contact {
+        let mut k = self.kinematics(st, w, steer);
+        if !k.grounded {
+            return k;
+        }
+        let mu = mu.max(0.0);
+        if self.circle {
+            let (nx, ny) = (k.sx / self.fwd.xe, k.sy / self.side.xe);
+            // Plain sqrt, not `hypot` (libm's overflow-safe hypot costs 4 % of a car's
+            // run): normalized slips are far from overflow.
+            let rho = (nx * nx + ny * ny).sqrt();
+            k.fx = nx * self.fwd.per_rho(rho) * mu * k.fz;
+            k.fy = -ny * self.side.per_rho(rho) * mu * k.fz;
+        } else {
+            k.fx = self.fwd.at(k.sx) * mu * k.fz;
+            k.fy = -self.side.at(k.sy) * mu * k.fz;
+        }
+        k
+    }
+    /// The contact's geometry, normal load and slips, without the tire forces (`fx`, `fy`
+    /// zero): all the block's outputs need, evaluated once more per evaluation than the
+    /// forces.
+    fn kinematics(&self, st: &FrameState, w: f64, steer: f64) -> Contact {
         let zw = st.to_world([0.0, 0.0, 1.0]);
         let mount = st.point(self.center);
         let upright = zw[2] > 1e-6;
@@ -359,7 +381,7 @@ impl WheelCollider {
         k.app = add(g_body, [0.0, 0.0, self.app]);
         let (sd, cd) = steer.sin_cos();
         let hw = st.to_world([cd, sd, 0.0]);
-        let hn = hw[0].hypot(hw[1]);
+        let hn = (hw[0] * hw[0] + hw[1] * hw[1]).sqrt();
         k.h = if hn > 0.0 {
             [hw[0] / hn, hw[1] / hn, 0.0]
         } else {
@@ -368,16 +390,6 @@ impl WheelCollider {
         k.l = cross([0.0, 0.0, 1.0], k.h);
         k.sx = self.radius * w - dot(vg, k.h);
         k.sy = dot(vg, k.l);
-        let mu = mu.max(0.0);
-        if self.circle {
-            let (nx, ny) = (k.sx / self.fwd.xe, k.sy / self.side.xe);
-            let rho = nx.hypot(ny);
-            k.fx = nx * self.fwd.per_rho(rho) * mu * k.fz;
-            k.fy = -ny * self.side.per_rho(rho) * mu * k.fz;
-        } else {
-            k.fx = self.fwd.at(k.sx) * mu * k.fz;
-            k.fy = -self.side.at(k.sy) * mu * k.fz;
-        }
         k
     }
     fn contact_of(&self, cx: &Cx) -> Contact {
@@ -440,7 +452,7 @@ impl Block for WheelCollider {
         vec![(HUB, w)]
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.contact_of(cx);
+        let k = self.kinematics(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
         y[0] = k.sx;
         y[1] = k.sy;
         y[2] = k.fz;

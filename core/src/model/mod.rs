@@ -215,10 +215,12 @@ fn build_frames(
         MassProps {
             mass: 0.0,
             inertia: [0.0; 3],
+            gravity: crate::frame::STANDARD_GRAVITY,
         };
         nf
     ];
     let mut given = vec![false; nf];
+    let mut given_gravity = vec![false; nf];
     for (b, blk) in blocks.iter().enumerate() {
         let bp = &plan.blocks[b];
         for d in blk.mech().bodies {
@@ -226,6 +228,10 @@ fn build_frames(
             props[f].mass += d.mass;
             for a in 0..3 {
                 props[f].inertia[a] += d.inertia[a];
+            }
+            if let (Some(g), false) = (d.gravity, given_gravity[f]) {
+                props[f].gravity = g;
+                given_gravity[f] = true;
             }
             if let (Some(init), false) = (d.initial, given[f]) {
                 let s = plan.frames_x.start + f * FRAME_STATES;
