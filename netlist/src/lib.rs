@@ -4,7 +4,7 @@
 //! solver settings, connection and port reference syntax, block names, scopes, subsystem
 //! files (relative to the including file, cycles detected). Everything that needs the
 //! block registry (block types, parameters, ports, units of block parameters) is checked by
-//! [`drivelink_core::compile`]. Every loader error is an [`Error::Netlist`] naming the file,
+//! [`drivelink_core::compile()`]. Every loader error is an [`Error::Netlist`] naming the file,
 //! the JSON path (`blocks[3].params.J`, `solver.rtol`) and what was expected; several
 //! errors of one file are reported together ([`Error::Many`]).
 //!
@@ -313,7 +313,7 @@ pub fn compile_file(path: &Path, reg: &Registry) -> Result<drivelink_core::Model
     compile_located(&d, reg, &path.display().to_string())
 }
 
-/// [`drivelink_core::compile`] with errors located in the netlist `origin`.
+/// [`drivelink_core::compile()`] with errors located in the netlist `origin`.
 pub fn compile_located(
     d: &Diagram,
     reg: &Registry,

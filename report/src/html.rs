@@ -3,7 +3,7 @@
 //! Tables (summary, energy numbers, event log) are written as HTML here, so they read even
 //! with scripts off; the charts are drawn by plotly.js from a JSON block
 //! (`<script type="application/json" id="dl-data">`) by the small client script in
-//! [`crate::js`]. All text from the model is escaped.
+//! `js`. All text from the model is escaped.
 
 use std::fmt::Write;
 

@@ -27,7 +27,7 @@
 //! `peak_slip` input takes it from that tire (`Tire.peak_slip`, `WheelCollider.peak_slip`),
 //! so changing the tire moves the trigger with it. Without a connection, an explicit
 //! `peak_slip` parameter is the input's value; with neither, compiling the model fails with
-//! the typed error "input '<abs>.peak_slip' has no driver" naming the block (there is no
+//! the typed error `input '<abs>.peak_slip' has no driver` naming the block (there is no
 //! silent default). With `trigger: custom_slip` the input is not needed and is ignored.
 //!
 //! # Idle while no brake is demanded

@@ -3,14 +3,14 @@
 //! Compilation is a sequence of passes, each a function of its own that collects every
 //! error it finds before giving up (so a user sees all offending names at once):
 //!
-//! 1. [`flatten`]: subsystems and composite blocks expanded (names become `sub.block`);
-//! 2. [`params`]: model and block parameters resolved (expressions, units, dimension
+//! 1. `flatten`: subsystems and composite blocks expanded (names become `sub.block`);
+//! 2. `params`: model and block parameters resolved (expressions, units, dimension
 //!    checks) and the blocks built;
-//! 3. [`connect`]: connections checked, signal inputs given their drivers, mechanical
+//! 3. `connect`: connections checked, signal inputs given their drivers, mechanical
 //!    flanges joined into nodes (union-find);
-//! 4. [`layout`]: every block's place in the flat buffers;
-//! 5. [`order`]: evaluation stages in dependency order (algebraic loops reported);
-//! 6. [`vars`]: loggable variables with units, the logged list, scope checks.
+//! 4. `layout`: every block's place in the flat buffers;
+//! 5. `order`: evaluation stages in dependency order (algebraic loops reported);
+//! 6. `vars`: loggable variables with units, the logged list, scope checks.
 //!
 //! The result is an immutable [`Plan`]; [`Model::instantiate`] adds the run state (the
 //! blocks, the mechanical network with its masses and constraint coefficients, buffers).

@@ -5,9 +5,9 @@
 //! factorization), the linear kernels, the signal buffer and the result being recorded.
 //! Nothing in it is public: read it through methods.
 //!
-//! Modules: [`eval`] (the evaluation loop: outputs, network, derivatives, guards),
-//! [`linear`] (kernels of the linear blocks), [`events`] (event handling and the friction
-//! stuck/slip machine), [`energy`] (the energy audit), [`record`] (logging and output).
+//! Modules: `eval` (the evaluation loop: outputs, network, derivatives, guards),
+//! `linear` (kernels of the linear blocks), `events` (event handling and the friction
+//! stuck/slip machine), `energy` (the energy audit), `record` (logging and output).
 //!
 //! State vector layout: `[node positions (n) | node speeds (n) | block states | work
 //! integrals (one per force block, one per friction joint)]`.
