@@ -300,10 +300,65 @@ impl Table2D {
         (k, s)
     }
 
+    /// The position in the cell of `axis` given by `mode` (the number of breakpoints
+    /// `<= u` when the mode was set, `0..=n`): the edge cells extend outwards, so within
+    /// one mode the value is one bilinear piece even when `u` has moved on.
+    fn locate_in(axis: &Table1D, u: f64, mode: usize) -> (usize, f64) {
+        let n = axis.x.len();
+        if n < 2 {
+            return (0, 0.0);
+        }
+        let k = mode.saturating_sub(1).min(n - 2);
+        let s = (u - axis.x[k]) / (axis.x[k + 1] - axis.x[k]);
+        let s = if axis.linear_extrapolation {
+            s
+        } else if mode == 0 {
+            0.0
+        } else if mode >= n {
+            1.0
+        } else {
+            s
+        };
+        (k, s)
+    }
+
+    /// The cell modes of `(u, v)`: per axis, the number of breakpoints `<= u`.
+    pub fn cell(&self, u: f64, v: f64) -> (usize, usize) {
+        (
+            self.x.x.partition_point(|&xi| xi <= u),
+            self.y.x.partition_point(|&yi| yi <= v),
+        )
+    }
+
+    /// The guards of cell `mode` at `(u, v)`: `[u − x_lo, x_hi − u, v − y_lo, y_hi − v]`
+    /// (1 where the cell is open on that side), all `>= 0` while `(u, v)` is in the cell.
+    pub fn cell_guards(&self, u: f64, v: f64, mode: (usize, usize), g: &mut [f64]) {
+        let side = |axis: &[f64], w: f64, m: usize| {
+            let lo = if m == 0 { 1.0 } else { w - axis[m - 1] };
+            let hi = if m >= axis.len() { 1.0 } else { axis[m] - w };
+            (lo, hi)
+        };
+        (g[0], g[1]) = side(&self.x.x, u, mode.0);
+        (g[2], g[3]) = side(&self.y.x, v, mode.1);
+    }
+
+    /// Bilinear interpolation at `(u, v)` on the piece of cell `mode` (equal to
+    /// [`Table2D::eval`] while `(u, v)` is in that cell). Allocation-free.
+    pub fn eval_in(&self, u: f64, v: f64, mode: (usize, usize)) -> f64 {
+        let (i, s) = Self::locate_in(&self.x, u, mode.0);
+        let (j, t) = Self::locate_in(&self.y, v, mode.1);
+        self.blend(i, s, j, t)
+    }
+
     /// Bilinear interpolation at `(u, v)`. Allocation-free.
     pub fn eval(&self, u: f64, v: f64) -> f64 {
         let (i, s) = Self::locate(&self.x, u);
         let (j, t) = Self::locate(&self.y, v);
+        self.blend(i, s, j, t)
+    }
+
+    /// The value at position `(s, t)` of cell `(i, j)`.
+    fn blend(&self, i: usize, s: f64, j: usize, t: f64) -> f64 {
         let at = |i: usize, j: usize| self.z[i.min(self.z.len() - 1)][j.min(self.z[0].len() - 1)];
         let (z00, z01, z10, z11) = (at(i, j), at(i, j + 1), at(i + 1, j), at(i + 1, j + 1));
         let a = z00 + t * (z01 - z00);

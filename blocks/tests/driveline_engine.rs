@@ -76,6 +76,86 @@ fn lookup2d_holds_edges_or_extends_edge_cells_linearly() {
     close(r.last("lut.y").unwrap(), f(5.0, -3.0), 1e-12, "linear");
 }
 
+/// Kinks of the interpolant are events: `∫ Lookup2D(t, t/2) dt` over a table that is
+/// bilinear only cell by cell is piecewise polynomial in `t`, which Dopri5 integrates exactly
+/// when no step straddles a cell edge. At a loose rtol (1e-3, long steps) the integral still
+/// matches the closed form (Simpson on each piece between kinks) to round-off, and the
+/// solver stopped at every edge crossing.
+#[test]
+fn lookup2d_cell_edges_are_located_events_so_steps_never_straddle_a_kink() {
+    let xs = [0.0, 0.7, 1.3, 2.2, 3.0];
+    let ys = [0.0, 0.4, 0.9, 1.5];
+    let z = |i: usize, j: usize| ((i * 7 + j * 3) % 5) as f64 - 0.3 * (i * j) as f64;
+    let table: Vec<Vec<f64>> = (0..xs.len())
+        .map(|i| (0..ys.len()).map(|j| z(i, j)).collect())
+        .collect();
+    let stop = 2.9;
+    let mut d = Diagram::new("lookup2d_kinks");
+    d.add(
+        "t",
+        "Ramp",
+        json!({"start_time": 0, "duration": stop, "height": stop}),
+    );
+    d.add("half", "Gain", json!({"k": 0.5}));
+    d.add(
+        "lut",
+        "Lookup2D",
+        json!({"x": xs, "y": ys, "table": table, "extrapolate": "hold"}),
+    );
+    d.add("int", "Integrator", json!({}));
+    d.connect(&["t.y", "lut.u1", "half.u"]);
+    d.connect(&["half.y", "lut.u2"]);
+    d.connect(&["lut.y", "int.u"]);
+    d.log(&["int.y", "lut.cell_x", "lut.cell_y"]);
+    d.settings.stop_time = stop;
+    d.settings.rtol = 1e-3;
+    d.settings.atol = 1e-3;
+    let (_, r) = run(&d);
+
+    // Closed form: the bilinear interpolant along (t, t/2), Simpson on each piece.
+    let interp = |u: f64, v: f64| {
+        let k = |a: &[f64], w: f64| a.partition_point(|&x| x <= w).clamp(1, a.len() - 1) - 1;
+        let (i, j) = (k(&xs, u), k(&ys, v));
+        let s = ((u - xs[i]) / (xs[i + 1] - xs[i])).clamp(0.0, 1.0);
+        let t = ((v - ys[j]) / (ys[j + 1] - ys[j])).clamp(0.0, 1.0);
+        let a = z(i, j) + t * (z(i, j + 1) - z(i, j));
+        let b = z(i + 1, j) + t * (z(i + 1, j + 1) - z(i + 1, j));
+        a + s * (b - a)
+    };
+    let mut kinks: Vec<f64> = xs
+        .iter()
+        .copied()
+        .chain(ys.iter().map(|y| 2.0 * y))
+        .filter(|&k| k > 0.0 && k < stop)
+        .collect();
+    kinks.sort_by(f64::total_cmp);
+    let mut edges = vec![0.0];
+    edges.extend(&kinks);
+    edges.push(stop);
+    let exact: f64 = edges
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let g = |t: f64| interp(t, 0.5 * t);
+            (b - a) / 6.0 * (g(a) + 4.0 * g(0.5 * (a + b)) + g(b))
+        })
+        .sum();
+    close(
+        r.last("int.y").unwrap(),
+        exact,
+        1e-10 * exact.abs().max(1.0),
+        "integral",
+    );
+    assert_eq!(r.last("lut.cell_x"), Some(4.0));
+    assert_eq!(r.last("lut.cell_y"), Some(3.0));
+    assert!(
+        r.stats.events >= kinks.len() as u64,
+        "{} events for {} edge crossings",
+        r.stats.events,
+        kinks.len()
+    );
+}
+
 fn compile_error(d: &Diagram) -> String {
     match compile(d, &registry()) {
         Ok(_) => panic!("expected an error"),

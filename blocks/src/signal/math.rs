@@ -112,7 +112,7 @@ pub fn register(r: &mut Registry) {
     reg(
         r,
         "Lookup2D",
-        "Bilinear table y = table(u1, u2) on strictly increasing axes x (for u1, the rows of table) and y (for u2, its columns). Continuous; cell edges are kinks, not events.",
+        "Bilinear table y = table(u1, u2) on strictly increasing axes x (for u1, the rows of table) and y (for u2, its columns). Continuous; cell edges are located events (as Lookup1D's segments), so no step straddles a kink; cell_x / cell_y give the active cell.",
         "u1[in], u2[in], y[out]",
         vec![
             ParamSpec::with("x", ParamKind::Vector { unit: ANY }, ParamDefault::Value(json!([0.0, 1.0])), "breakpoints of u1, strictly increasing"),
@@ -542,13 +542,17 @@ fn build_lookup2d(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let linear = p.text("extrapolate")? == "linear";
     Ok(Box::new(Lookup2D {
         table: crate::util::Table2D::from_params(p, "x", "y", "table", linear)?,
+        cell: (0, 0),
     }))
 }
 
-/// `Lookup2D`: bilinear interpolation, no modes (continuous in both inputs).
+/// `Lookup2D`: bilinear interpolation. Mode `cell` = per axis the number of breakpoints
+/// `<= u` (as `Lookup1D`'s segment); four guards keep it until a located crossing of a cell
+/// edge, so a step never straddles a kink of the interpolant.
 #[derive(Debug, Clone)]
 pub struct Lookup2D {
     table: crate::util::Table2D,
+    cell: (usize, usize),
 }
 
 impl Block for Lookup2D {
@@ -562,8 +566,42 @@ impl Block for Lookup2D {
             PortDecl::output("y"),
         ]
     }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("cell_x", VarSource::Custom(0), "1")
+                .doc("breakpoints of x at or below u1 (the active cell along x)"),
+            VarDecl::new("cell_y", VarSource::Custom(1), "1")
+                .doc("breakpoints of y at or below u2 (the active cell along y)"),
+        ]
+    }
+    fn var(&self, _cx: &Cx, i: usize) -> f64 {
+        if i == 0 {
+            self.cell.0 as f64
+        } else {
+            self.cell.1 as f64
+        }
+    }
+    fn n_guards(&self) -> usize {
+        4
+    }
+    fn guard_name(&self, i: usize) -> String {
+        ["cell_x_low", "cell_x_high", "cell_y_low", "cell_y_high"][i].into()
+    }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        y[0] = self.table.eval(cx.u(0), cx.u(1));
+        y[0] = self.table.eval_in(cx.u(0), cx.u(1), self.cell);
+    }
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        self.table.cell_guards(cx.u(0), cx.u(1), self.cell, g);
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let (u, v) = (cx.u(0), cx.u(1));
+        if u.is_nan() || v.is_nan() {
+            return false;
+        }
+        let cell = self.table.cell(u, v);
+        let changed = cell != self.cell;
+        self.cell = cell;
+        changed
     }
 }
 
