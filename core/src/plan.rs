@@ -163,6 +163,8 @@ pub(crate) struct LinRow {
 /// The immutable execution plan of a compiled model.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// Which compilation made this plan (copies keep it): see [`Plan::compile_id`].
+    pub(crate) compile_id: u64,
     pub(crate) name: String,
     pub(crate) settings: Settings,
     pub(crate) blocks: Vec<BlockPlan>,
@@ -219,6 +221,12 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The compilation this plan comes from: equal for a plan and its copies (a
+    /// [`crate::Compiled::with_params`] run whose structure is unchanged reuses the compiled
+    /// plan as a private copy), different for every `compile()`.
+    pub fn compile_id(&self) -> u64 {
+        self.compile_id
+    }
     /// The model name.
     pub fn name(&self) -> &str {
         &self.name

@@ -10,9 +10,10 @@
 //!
 //! Compile once, run many: the netlist is loaded and compiled once per study
 //! ([`Compiled`]); each run re-resolves the top-level parameters and rebuilds the blocks
-//! ([`Compiled::with_params`]), sharing the plan when the structure is unchanged. The
-//! signals that metrics read are added to the compiled diagram's log (the user's file is
-//! not changed), so every metric has its samples.
+//! ([`Compiled::with_params`]), reusing the compiled plan (a private copy per run, so the
+//! threads share no reference count) when the structure is unchanged. The signals that
+//! metrics read are added to the compiled diagram's log (the user's file is not changed),
+//! so every metric has its samples.
 
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
