@@ -59,10 +59,37 @@
 //!
 //! The brake is a friction joint of the hub against the ground (the network's stuck/slip
 //! machine, like `Brake`): kinetic torque `brake`, static range `±brake`, so a braked wheel
-//! stops and stays stopped exactly. The contact itself is a smooth law of slip velocity
-//! with no singularity at standstill; a sliding car is brought to rest by the rising
-//! branch, whose slope acts like a stiff damper: the speed decays with the time constant
-//! `Sx/(g·ye)` (0.04 s with the defaults) to rest (level ground: no slope in this version).
+//! stops and stays stopped exactly. By default the contact is a smooth law of slip
+//! velocity with no singularity at standstill: a sliding car is brought to rest by the
+//! rising branch, whose slope acts like a stiff damper (time constant `Sx/(g·ye)`, 0.04 s
+//! with the defaults), but on a grade a braked car creeps at the slip where the curve
+//! carries the pull (as Unity's WheelCollider).
+//!
+//! # Static friction at the patch (`static_friction`, opt-in)
+//!
+//! The patch has two modes, switched at located events: *Slip* (the curves above) and
+//! *Stick*, where the patch is held by a deflection `d = (dx, dy)` (two states, heading
+//! frame, `ḋ = (sx, sy)` in Stick, 0 and reset to 0 in Slip) with
+//!
+//! ```text
+//! Fx = (kx·dx + mu·cx·sx)·fz,   Fy = −(ky·dy + mu·cy·sy)·fz,
+//! c = ye/xe (the curve's slope at zero slip),   k = g·c²/4
+//! ```
+//!
+//! per curve, so the damping equals the curve's rising-branch slope at the wheel's load
+//! (the force is continuous to first order when the patch sticks with `d = 0`) and the
+//! patch mode of the wheel's load share `fz/g` is critically damped at `mu_scale = 1`
+//! (`(c·fz)² = 4·(k·fz)·(fz/g)`, standard gravity). The patch sticks (event `lock`) when
+//! the wheel is grounded and both its slip speed `√(sx² + sy²)` and its rim speed
+//! `radius·|w|` are below `stick_speed`; it breaks away (event `unlock`) when the force
+//! reaches the friction limit — the ellipse `(Fx/(mu·yex·fz))² + (Fy/(mu·yey·fz))² = 1`
+//! (`"circle"`), or either force at its extremum (`"independent"`) — when the wheel leaves
+//! the ground, or when it rolls away (rim speed above `2·stick_speed`). After a breakaway
+//! below `stick_speed` the patch must move faster than `stick_speed` once before it can
+//! stick again (no chatter). The spring energy `½·fz·(kx·dx² + ky·dy²)` is in
+//! `potential_energy`; the block's loss is then the damper's `∫mu·c·fz·|s|²` plus the
+//! spring energy released at breakaways (the deflection is reset), plus the small work
+//! `½∫k·ḟz·|d|²` of the load changes on the load-scaled spring.
 //!
 //! # Linear range (cornering stiffness)
 //!
@@ -142,7 +169,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "WheelCollider",
-        "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently.",
+        "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently; opt-in static friction at the patch (static_friction: stick/slip modes at located events, a braked car on a grade stays put).",
         "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1) -> forward_slip[out], sideways_slip[out], fz[out], w[out], peak_slip[out]",
         vec![
             ParamSpec::number("mass", "kg", 20.0, "wheel mass: sets the spin inertia 0.5·mass·radius² unless inertia is given (not added to the body)"),
