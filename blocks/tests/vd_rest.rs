@@ -301,3 +301,57 @@ fn bad_stick_speed_is_a_typed_error_naming_the_parameter() {
         .to_string();
     assert!(e.contains("stick_speed"), "{e}");
 }
+
+#[test]
+fn across_a_10_percent_side_slope_the_stuck_patches_hold_the_car_sideways() {
+    // The grade falls towards −y (tilted gravity with a y component): the lateral patch
+    // deflections carry m·g·sin θ, and the car stays put sideways.
+    let theta = 0.1f64.atan();
+    let mut d = parked(0.0, json!({"static_friction": true}));
+    d.blocks
+        .iter_mut()
+        .find(|b| b.name == "car")
+        .unwrap()
+        .params
+        .insert(
+            "gravity".into(),
+            json!([0.0, -G * theta.sin(), -G * theta.cos()]),
+        );
+    let mut log = vec!["car.y".to_string(), "car.x".into()];
+    for w in WHEELS {
+        log.push(format!("{w}.fy"));
+        log.push(format!("{w}.patch_stuck"));
+    }
+    d.log(&log);
+    d.settings.stop_time = 12.0;
+    let (r, audit) = run(&d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    for w in WHEELS {
+        let s = r.get(&format!("{w}.patch_stuck")).unwrap();
+        assert!(
+            s.iter().all(|&v| v == 1.0),
+            "{w}: patch not stuck throughout"
+        );
+    }
+    // The roll and lateral patch modes settle within 3 s (0.6 µm between 2 and 3 s, then
+    // a fixed position); from then on the car stays put.
+    let y2 = r.value_at("car.y", 3.0).unwrap();
+    let drift = r
+        .time
+        .iter()
+        .zip(r.get("car.y").unwrap())
+        .filter(|(t, _)| **t >= 3.0)
+        .map(|(_, y)| (y - y2).abs())
+        .fold(0.0, f64::max);
+    let total_fy: f64 = WHEELS.iter().map(|w| last(&r, &format!("{w}.fy"))).sum();
+    println!(
+        "side slope: settled by {:.3e} m, drift {drift:.3e} m, Σfy {total_fy:.3} N",
+        y2
+    );
+    assert!(drift < 1e-6, "sideways drift {drift} m");
+    assert!(
+        (total_fy - M * G * theta.sin()).abs() < 1e-6 * M * G,
+        "Σfy = {total_fy} vs m·g·sin θ = {}",
+        M * G * theta.sin()
+    );
+}
