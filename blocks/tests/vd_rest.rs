@@ -355,3 +355,52 @@ fn across_a_10_percent_side_slope_the_stuck_patches_hold_the_car_sideways() {
         M * G * theta.sin()
     );
 }
+
+#[test]
+fn unbraked_on_the_grade_the_stuck_patches_roll_with_the_wheels_and_let_go_at_twice_stick_speed() {
+    // No brake: in Stick the patch holds the slip (not the position) at zero, so the car
+    // rolls downhill without slip, accelerating at m·g·sin θ/(m + 4·I/r²) (wheel spin
+    // inertia I = 0.5·20·0.33²; wheel damping 0.25 N·m·s/rad, negligible here); each
+    // patch lets go at the located instant its rim speed reaches 2·stick_speed (0.2 m/s).
+    let theta = 0.1f64.atan();
+    let mut d = parked(0.1, json!({"static_friction": true}));
+    d.blocks.retain(|b| b.name != "pedal");
+    d.connections
+        .retain(|c| !c.iter().any(|p| p.starts_with("pedal")));
+    let mut log = vec!["car.vx".to_string()];
+    for w in WHEELS {
+        log.push(format!("{w}.w"));
+        log.push(format!("{w}.forward_slip"));
+    }
+    d.log(&log);
+    d.settings.stop_time = 1.0;
+    let (r, audit) = run(&d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    let inertia = 0.5 * 20.0 * 0.33 * 0.33;
+    let a_roll = -G * theta.sin() * M / (M + 4.0 * inertia / (0.33 * 0.33));
+    for w in WHEELS {
+        let go: Vec<_> = r
+            .events
+            .iter()
+            .filter(|e| e.block == w && e.kind == EventTag::Unlock)
+            .collect();
+        assert_eq!(go.len(), 1, "{w}: {go:?}");
+        assert!(go[0].detail.contains("rolls away"), "{}", go[0].detail);
+        let i = r.time.iter().position(|&t| t == go[0].time).unwrap();
+        let rim = 0.33 * r.get(&format!("{w}.w")).unwrap()[i];
+        let sx = r.get(&format!("{w}.forward_slip")).unwrap()[i];
+        println!(
+            "{w}: lets go at {:.4} s, rim speed {rim:.6} m/s, slip {sx:.3e} m/s",
+            go[0].time
+        );
+        assert!((rim.abs() - 0.2).abs() < 1e-6, "{w}: rim speed {rim}");
+        // The speed at that instant is that of uniform rolling acceleration from rest
+        // (the patch transient at the start delays it by 0.3 %).
+        let t = go[0].time;
+        assert!(
+            (t - 0.2 / a_roll.abs()).abs() < 0.01 * t,
+            "{w}: at {t} s, rolling from rest reaches 0.2 m/s at {} s",
+            0.2 / a_roll.abs()
+        );
+    }
+}
