@@ -204,12 +204,7 @@ fn ports_documentation_lists_every_declared_port_with_its_kind() {
     let pair = |n: &str, k: &str| (n.to_string(), k.to_string());
     assert_eq!(
         doc_ports("u[in] -> y[out] (no parameters); crank[rot], heat[heat]"),
-        vec![
-            pair("u", "in"),
-            pair("y", "out"),
-            pair("crank", "rot"),
-            pair("heat", "heat")
-        ]
+        vec![pair("u", "in"), pair("y", "out"), pair("crank", "rot"), pair("heat", "heat")]
     );
     let reg = registry();
     let mut missing = Vec::new();
