@@ -390,8 +390,9 @@ fn parked_on_a_slope_loads_follow_the_incline_and_locked_wheels_creep_at_the_cur
     // hold the wheels exactly (w = 0, joints stuck), but the WheelCollider's contact is a
     // law of the slip velocity with no static friction: the tires carry the downhill pull
     // m·g·sin θ only while sliding at the slip where the curve gives it, so the car
-    // creeps downhill at that constant speed (the gap to the "stays put": see
-    // docs/vehicle.md). The normal loads follow the inclined-plane moment balance.
+    // creeps downhill at that constant speed (the default; with `static_friction` the car
+    // stays put: tests/vd_rest.rs, docs/vehicle.md). The normal loads follow the
+    // inclined-plane moment balance.
     let theta = 0.1f64.atan();
     let gravity = [-G * theta.sin(), 0.0, -G * theta.cos()];
     let mut c = car_with_body(0.0, json!({}), json!({}), json!({ "gravity": gravity }));

@@ -59,10 +59,37 @@
 //!
 //! The brake is a friction joint of the hub against the ground (the network's stuck/slip
 //! machine, like `Brake`): kinetic torque `brake`, static range `±brake`, so a braked wheel
-//! stops and stays stopped exactly. The contact itself is a smooth law of slip velocity
-//! with no singularity at standstill; a sliding car is brought to rest by the rising
-//! branch, whose slope acts like a stiff damper: the speed decays with the time constant
-//! `Sx/(g·ye)` (0.04 s with the defaults) to rest (level ground: no slope in this version).
+//! stops and stays stopped exactly. By default the contact is a smooth law of slip
+//! velocity with no singularity at standstill: a sliding car is brought to rest by the
+//! rising branch, whose slope acts like a stiff damper (time constant `Sx/(g·ye)`, 0.04 s
+//! with the defaults), but on a grade a braked car creeps at the slip where the curve
+//! carries the pull (as Unity's WheelCollider).
+//!
+//! # Static friction at the patch (`static_friction`, opt-in)
+//!
+//! The patch has two modes, switched at located events: *Slip* (the curves above) and
+//! *Stick*, where the patch is held by a deflection `d = (dx, dy)` (two states, heading
+//! frame, `ḋ = (sx, sy)` in Stick, 0 and reset to 0 in Slip) with
+//!
+//! ```text
+//! Fx = (kx·dx + mu·cx·sx)·fz,   Fy = −(ky·dy + mu·cy·sy)·fz,
+//! c = ye/xe (the curve's slope at zero slip),   k = g·c²/4
+//! ```
+//!
+//! per curve, so the damping equals the curve's rising-branch slope at the wheel's load
+//! (the force is continuous to first order when the patch sticks with `d = 0`) and the
+//! patch mode of the wheel's load share `fz/g` is critically damped at `mu_scale = 1`
+//! (`(c·fz)² = 4·(k·fz)·(fz/g)`, standard gravity). The patch sticks (event `lock`) when
+//! the wheel is grounded and both its slip speed `√(sx² + sy²)` and its rim speed
+//! `radius·|w|` are below `stick_speed`; it breaks away (event `unlock`) when the force
+//! reaches the friction limit — the ellipse `(Fx/(mu·yex·fz))² + (Fy/(mu·yey·fz))² = 1`
+//! (`"circle"`), or either force at its extremum (`"independent"`) — when the wheel leaves
+//! the ground, or when it rolls away (rim speed above `2·stick_speed`). After a breakaway
+//! below `stick_speed` the patch must move faster than `stick_speed` once before it can
+//! stick again (no chatter). The spring energy `½·fz·(kx·dx² + ky·dy²)` is in
+//! `potential_energy`; the block's loss is then the damper's `∫mu·c·fz·|s|²` plus the
+//! spring energy released at breakaways (the deflection is reset), plus the small work
+//! `½∫k·ḟz·|d|²` of the load changes on the load-scaled spring.
 //!
 //! # Linear range (cornering stiffness)
 //!
@@ -78,6 +105,7 @@ use drivelink_core::{
 };
 
 use super::{finite, friction_curve, in_range, reg};
+use drivelink_core::{EventCx, EventTag, G};
 
 /// Bump-stop stiffness as a multiple of `spring`, beyond full compression.
 pub const BUMP_STOP_FACTOR: f64 = 10.0;
@@ -141,7 +169,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "WheelCollider",
-        "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently.",
+        "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently; opt-in static friction at the patch (static_friction: stick/slip modes at located events, a braked car on a grade stays put).",
         "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1) -> forward_slip[out], sideways_slip[out], fz[out], w[out], peak_slip[out]",
         vec![
             ParamSpec::number("mass", "kg", 20.0, "wheel mass: sets the spin inertia 0.5·mass·radius² unless inertia is given (not added to the body)"),
@@ -163,6 +191,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::with("sideways_friction", ParamKind::Record(SIDEWAYS), ParamDefault::Value(ParamKind::record_default(SIDEWAYS)), "sideways friction curve (as forward_friction)"),
             ParamSpec::with("combined", ParamKind::Choice(&["circle", "independent"]), ParamDefault::Value(serde_json::json!("circle")), "combined slip: friction circle on the normalized slip, or Unity's independent curves"),
             ParamSpec::optional("w0", ParamKind::Number { unit: "rad/s" }, "initial spin; default: rolling without slip at the body's initial velocity at the contact"),
+            ParamSpec::with("static_friction", ParamKind::Bool, ParamDefault::Value(serde_json::json!(false)), "static friction at the contact patch: at rest the patch sticks (a critically damped spring-damper deflection, 2 states) until the force reaches the curve's extremum (breakaway), so a braked car on a grade stays put; off: the patch always follows the curve (a braked car creeps on a grade)"),
+            ParamSpec::optional("stick_speed", ParamKind::Number { unit: "m/s" }, "with static_friction: the patch sticks when its slip speed and the rim speed are both below this (> 0); default half the smaller extremum_slip of the two curves"),
         ],
         build,
     );
@@ -257,6 +287,33 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             return Err(p.invalid(n, format!("must be finite, got {v}")));
         }
     }
+    let fwd = Curve::from(p, "forward_friction")?;
+    let side = Curve::from(p, "sideways_friction")?;
+    let stick = if p.bool("static_friction")? {
+        let v_rest = match p.opt_num("stick_speed")? {
+            Some(_) => {
+                let v = p.positive("stick_speed")?;
+                if !v.is_finite() {
+                    return Err(p.invalid("stick_speed", format!("must be finite, got {v}")));
+                }
+                v
+            }
+            None => 0.5 * fwd.xe.min(side.xe),
+        };
+        // The rising branch's slope per unit load (before mu_scale), s/m, and the patch
+        // stiffness per unit load that makes the patch mode of the wheel's load share
+        // `fz/g` critically damped: (slope·fz)² = 4·(k·fz)·(fz/g).
+        let (cx, cy) = (fwd.ye / fwd.xe, side.ye / side.xe);
+        Some(Stick {
+            cx,
+            cy,
+            kx: G * cx * cx / 4.0,
+            ky: G * cy * cy / 4.0,
+            v_rest,
+        })
+    } else {
+        None
+    };
     Ok(Box::new(WheelCollider {
         radius,
         inertia,
@@ -267,15 +324,59 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         spring,
         damper,
         target: in_range(p, "target_position", 0.0, 1.0)?,
-        fwd: Curve::from(p, "forward_friction")?,
-        side: Curve::from(p, "sideways_friction")?,
+        fwd,
+        side,
         circle: p.text("combined")? == "circle",
         w0: match p.opt_num("w0")? {
             Some(_) => Some(finite(p, "w0")?),
             None => None,
         },
+        stick,
+        mode: Patch::Slip { armed: true },
     }))
 }
+
+/// The static-friction model of the contact patch (per unit normal load).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stick {
+    /// Damping: the curves' rising-branch slopes at zero slip, s/m (times `mu_scale`).
+    cx: f64,
+    cy: f64,
+    /// Patch stiffness, 1/m: `g·c²/4` (critically damped for the load share `fz/g`).
+    kx: f64,
+    ky: f64,
+    /// Rest threshold on the slip speed and the rim speed, m/s.
+    v_rest: f64,
+}
+
+/// The mode of the contact patch with `static_friction`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Patch {
+    /// The patch follows the friction curve; `armed`: it sticks when it comes to rest
+    /// (false after a breakaway below the rest speed, until the patch has moved faster
+    /// than the rest speed once: no immediate re-stick).
+    Slip { armed: bool },
+    /// The patch is held by its deflection.
+    Stick,
+}
+
+impl Stick {
+    /// The stuck patch's forces per unit normal load `(Fx, Fy)/fz` in the heading frame:
+    /// `Fx = (kx·dx + mu·cx·sx)·fz`, `Fy = −(ky·dy + mu·cy·sy)·fz` (the deflection `d`
+    /// integrates the slip velocities; the damping is the curves' slope at zero slip, so
+    /// the force is continuous when the patch sticks with `d = 0`).
+    fn unit_force(&self, k: &Contact, d: [f64; 2], mu: f64) -> (f64, f64) {
+        let mu = mu.max(0.0);
+        (
+            self.kx * d[0] + mu * self.cx * k.sx,
+            -(self.ky * d[1] + mu * self.cy * k.sy),
+        )
+    }
+}
+
+/// Relative margin between a guard's root and the test `update_modes` applies at the
+/// located instant (as the hysteresis of the `Tire`'s sticky regime).
+const STICK_EPS: f64 = 1e-6;
 
 /// The wheel collider block.
 #[derive(Debug, Clone)]
@@ -293,6 +394,9 @@ pub struct WheelCollider {
     side: Curve,
     circle: bool,
     w0: Option<f64>,
+    /// Static friction at the patch (`static_friction`), or `None`.
+    stick: Option<Stick>,
+    mode: Patch,
 }
 
 const BODY: usize = 0;
@@ -393,7 +497,41 @@ impl WheelCollider {
         k
     }
     fn contact_of(&self, cx: &Cx) -> Contact {
+        if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
+            let mut k = self.kinematics(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+            if k.grounded {
+                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
+                k.fx = fx * k.fz;
+                k.fy = fy * k.fz;
+            }
+            return k;
+        }
         self.contact(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_MU))
+    }
+    /// The patch's force relative to the friction limit (1 at breakaway), with the
+    /// deflection `d` held: the friction circle (ellipse) on the forces normalized by
+    /// the curves' extremum values, or the larger of the two with `"independent"`.
+    fn stick_ratio(&self, st: &Stick, k: &Contact, d: [f64; 2], mu: f64) -> f64 {
+        let (fx, fy) = st.unit_force(k, d, mu);
+        let (lx, ly) = (mu * self.fwd.ye, mu * self.side.ye);
+        if !(lx > 0.0 && ly > 0.0) {
+            // No grip at all: the patch cannot stick.
+            return 2.0;
+        }
+        let (nx, ny) = (fx / lx, fy / ly);
+        if self.circle {
+            (nx * nx + ny * ny).sqrt()
+        } else {
+            nx.abs().max(ny.abs())
+        }
+    }
+    /// The patch's speed relative to the rest threshold: the larger of the slip speed
+    /// and the rim speed, over `stick_speed`.
+    fn rest_ratio(&self, st: &Stick, k: &Contact, w: f64) -> f64 {
+        (k.sx * k.sx + k.sy * k.sy)
+            .sqrt()
+            .max(self.radius * w.abs())
+            / st.v_rest
     }
     /// Stored energy of the spring and bump stop at compression `c`, J.
     fn stored(&self, c: f64) -> f64 {
@@ -489,6 +627,12 @@ impl Block for WheelCollider {
             VarDecl::new("steer", VarSource::Custom(5), "rad")
                 .doc("steer angle (positive turns the wheel left)"),
         ];
+        if self.stick.is_some() {
+            v.push(
+                VarDecl::new("patch_stuck", VarSource::Custom(6), "1")
+                    .doc("with static_friction: 1 while the contact patch sticks, else 0"),
+            );
+        }
         for d in VarDecl::friction_set(0, "brake_", true) {
             if matches!(
                 d.source,
@@ -511,10 +655,166 @@ impl Block for WheelCollider {
             3 => k.c,
             4 => f64::from(u8::from(k.grounded)),
             5 => cx.u(IN_STEER),
+            6 => f64::from(u8::from(self.mode == Patch::Stick)),
             _ => f64::NAN,
         }
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
-        self.stored(self.contact_of(cx).c)
+        let k = self.contact_of(cx);
+        let e = self.stored(k.c);
+        match self.stick {
+            // The patch spring: ½·fz·(kx·dx² + ky·dy²) (d is 0 while the patch slips).
+            Some(st) if k.grounded => {
+                let (dx, dy) = (cx.x[0], cx.x[1]);
+                e + 0.5 * k.fz * (st.kx * dx * dx + st.ky * dy * dy)
+            }
+            _ => e,
+        }
+    }
+    fn n_states(&self) -> usize {
+        if self.stick.is_some() {
+            2
+        } else {
+            0
+        }
+    }
+    fn initial_states(&self, x: &mut [f64]) {
+        x.fill(0.0);
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        if self.stick.is_none() {
+            return;
+        }
+        dx[0] = 0.0;
+        dx[1] = 0.0;
+        if self.mode == Patch::Stick {
+            let k = self.kinematics(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+            if k.grounded {
+                dx[0] = k.sx;
+                dx[1] = k.sy;
+            }
+        }
+    }
+    fn n_guards(&self) -> usize {
+        if self.stick.is_some() {
+            3
+        } else {
+            0
+        }
+    }
+    fn guard_name(&self, i: usize) -> String {
+        ["patch_rest", "patch_breakaway", "patch_ground"]
+            .get(i)
+            .map_or_else(|| format!("guard{i}"), |s| s.to_string())
+    }
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let Some(st) = self.stick else {
+            return;
+        };
+        let w = cx.v(HUB);
+        let k = self.kinematics(&cx.frame(BODY), w, cx.u(IN_STEER));
+        let r = self.rest_ratio(&st, &k, w);
+        match self.mode {
+            Patch::Slip { armed: true } => {
+                g[0] = if k.grounded {
+                    r - (1.0 - STICK_EPS)
+                } else {
+                    1.0
+                };
+                g[1] = 1.0;
+                g[2] = 1.0;
+            }
+            Patch::Slip { armed: false } => {
+                g[0] = (1.0 + STICK_EPS) - r;
+                g[1] = 1.0;
+                g[2] = 1.0;
+            }
+            Patch::Stick => {
+                let n = self.stick_ratio(&st, &k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
+                g[0] = 2.0 * (1.0 + STICK_EPS) - self.radius * w.abs() / st.v_rest;
+                g[1] = (1.0 + STICK_EPS) - n;
+                g[2] = k.c + STICK_EPS * self.dist;
+            }
+        }
+    }
+    fn reset(&mut self, _t0: f64) {
+        self.mode = Patch::Slip { armed: true };
+    }
+    fn update_modes(&mut self, ecx: &mut EventCx) -> bool {
+        let Some(st) = self.stick else {
+            return false;
+        };
+        let (k, w, d, mu) = {
+            let cx = ecx.view();
+            let w = cx.v(HUB);
+            (
+                self.kinematics(&cx.frame(BODY), w, cx.u(IN_STEER)),
+                w,
+                [cx.x[0], cx.x[1]],
+                cx.u(IN_MU),
+            )
+        };
+        let r = self.rest_ratio(&st, &k, w);
+        let old = self.mode;
+        let new = match old {
+            Patch::Slip { armed } => {
+                let armed = armed || r > 1.0;
+                if armed && k.grounded && r < 1.0 && self.stick_ratio(&st, &k, [0.0, 0.0], mu) < 1.0
+                {
+                    Patch::Stick
+                } else {
+                    Patch::Slip { armed }
+                }
+            }
+            Patch::Stick => {
+                let n = self.stick_ratio(&st, &k, d, mu);
+                if k.c < 0.0 || !k.grounded {
+                    ecx.log(EventTag::Unlock, "patch: wheel left the ground");
+                    Patch::Slip { armed: true }
+                } else if n > 1.0 {
+                    let e = 0.5 * k.fz * (st.kx * d[0] * d[0] + st.ky * d[1] * d[1]);
+                    ecx.log(
+                        EventTag::Unlock,
+                        format!(
+                            "patch breakaway: force {:.4} of the friction limit, fx {:.6e} N, fy {:.6e} N, deflection [{:.6e}, {:.6e}] m, {:.6e} J released",
+                            n,
+                            st.unit_force(&k, d, mu).0 * k.fz,
+                            st.unit_force(&k, d, mu).1 * k.fz,
+                            d[0],
+                            d[1],
+                            e
+                        ),
+                    );
+                    Patch::Slip { armed: r > 1.0 }
+                } else if self.radius * w.abs() > 2.0 * st.v_rest {
+                    ecx.log(
+                        EventTag::Unlock,
+                        "patch: wheel rolls away (rim speed above 2·stick_speed)",
+                    );
+                    Patch::Slip { armed: true }
+                } else {
+                    Patch::Stick
+                }
+            }
+        };
+        if new == Patch::Stick && old != Patch::Stick {
+            ecx.log(
+                EventTag::Lock,
+                format!(
+                    "patch sticks: slip [{:.6e}, {:.6e}] m/s, rim speed {:.6e} m/s",
+                    k.sx,
+                    k.sy,
+                    self.radius * w
+                ),
+            );
+        }
+        if (new == Patch::Stick) != (old == Patch::Stick) {
+            // The deflection starts from 0 when the patch sticks; at a breakaway its
+            // spring energy is released (booked as the block's loss).
+            ecx.x[0] = 0.0;
+            ecx.x[1] = 0.0;
+        }
+        self.mode = new;
+        new != old
     }
 }
