@@ -8,6 +8,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+echo "== cargo test --workspace --all-targets (build)"
+# One retry of the build alone: a linker killed by the machine (seen once: `ld terminated
+# with signal 7 [Bus error]` two seconds into a CI run) is not a compile error. A real
+# compile error fails both times within seconds.
+if ! cargo test --workspace --all-targets --no-run; then
+    echo "== the build failed; retrying it once"
+    cargo test --workspace --all-targets --no-run
+fi
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets
 
