@@ -39,7 +39,7 @@ pub fn register(r: &mut Registry) {
             ParamSpec::number("max_speed", "rad/s", 6000.0 * std::f64::consts::PI / 30.0, "maximum speed: no torque above it (> speed_at_max_power)"),
             ParamSpec::optional("polynomial", ParamKind::Vector { unit: "1" }, "custom [p1, p2, p3] with p1 + p2 − p3 = 1"),
             ParamSpec::optional("governor_band", ParamKind::Number { unit: "rad/s" }, "width of the governor band below max_speed (default 1% of max_speed)"),
-            ParamSpec::optional("torque_map", ParamKind::Matrix, "combustion torque in N*m: one row per torque_map_speed breakpoint, one column per torque_map_throttle breakpoint (bilinear, edge values held; the governor still applies)"),
+            ParamSpec::optional("torque_map", ParamKind::Matrix, "combustion torque in N*m: one row per torque_map_speed breakpoint, one column per torque_map_throttle breakpoint (bilinear, edge values held, cell edges located as events; the governor still applies)"),
             ParamSpec::optional("torque_map_speed", ParamKind::Vector { unit: "rad/s" }, "speed breakpoints of torque_map, strictly increasing"),
             ParamSpec::optional("torque_map_throttle", ParamKind::Vector { unit: "1" }, "throttle breakpoints of torque_map, strictly increasing"),
             ParamSpec::optional("friction", ParamKind::Table { cols: 2 }, "motoring (friction) torque [[|speed| rad/s, torque N*m], ...], >= 0 and 0 at speed 0; opposes the rotation"),
@@ -138,6 +138,7 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         band,
         ext: engine_extensions(p)?,
         stalled: false,
+        map_cell: (0, 0),
         first: FirstCall::armed(),
     }))
 }
@@ -260,6 +261,9 @@ pub struct Engine {
     ext: Option<EngineExt>,
     /// Stalled (below `stall_speed` since the logged stall event).
     stalled: bool,
+    /// The torque map's cell at (speed, effective throttle): a mode, so a step never
+    /// straddles a cell edge (as `Lookup2D`).
+    map_cell: (usize, usize),
     first: FirstCall,
 }
 
@@ -300,7 +304,7 @@ impl Engine {
         }
         let u = Self::throttle(e, u, w);
         let full = match &e.map {
-            Some(m) => m.eval(w, u),
+            Some(m) => m.eval_in(w, u, self.map_cell),
             None => u * self.envelope(w),
         };
         full * self.governor(w)
@@ -314,6 +318,42 @@ impl Engine {
     }
     fn stall_speed(&self) -> Option<f64> {
         self.ext.as_ref().and_then(|e| e.stall)
+    }
+    fn map(&self) -> Option<&Table2D> {
+        self.ext.as_ref().and_then(|e| e.map.as_ref())
+    }
+    /// The torque map's inputs: crank speed and the throttle after the idle controller.
+    fn map_point(&self, cx: &Cx) -> (f64, f64) {
+        let w = cx.v(1);
+        match &self.ext {
+            Some(e) => (w, Self::throttle(e, cx.u(0), w)),
+            None => (w, cx.u(0)),
+        }
+    }
+    /// The stall mode at an event (`fresh`: the first update of the run).
+    fn update_stall(&mut self, cx: &mut EventCx, fresh: bool) -> bool {
+        let Some(ws) = self.stall_speed() else {
+            return false;
+        };
+        let w = cx.v(1);
+        if self.stalled || w >= ws {
+            return false;
+        }
+        self.stalled = true;
+        let when = if fresh {
+            "at the start"
+        } else {
+            "engine dragged down"
+        };
+        cx.log(
+            EventTag::Stall,
+            format!("stalled ({when}): crank speed {w:.3} rad/s below stall_speed {ws} rad/s; no combustion torque from now on"),
+        );
+        true
+    }
+    /// Number of stall guards (0 or 1); the map's four cell guards follow.
+    fn n_stall_guards(&self) -> usize {
+        usize::from(self.stall_speed().is_some())
     }
 }
 
@@ -341,40 +381,47 @@ impl Block for Engine {
         f.add(1, self.torque(cx.u(0), cx.v(1)));
     }
     fn n_guards(&self) -> usize {
-        usize::from(self.stall_speed().is_some())
+        self.n_stall_guards() + if self.map().is_some() { 4 } else { 0 }
     }
-    fn guard_name(&self, _i: usize) -> String {
-        "stall".into()
+    fn guard_name(&self, i: usize) -> String {
+        match i.checked_sub(self.n_stall_guards()) {
+            None => "stall".into(),
+            Some(k) => [
+                "map_speed_low",
+                "map_speed_high",
+                "map_throttle_low",
+                "map_throttle_high",
+            ][k.min(3)]
+            .into(),
+        }
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let ns = self.n_stall_guards();
         if let Some(ws) = self.stall_speed() {
             g[0] = if self.stalled { 1.0 } else { cx.v(1) - ws };
+        }
+        if let Some(m) = self.map() {
+            let (w, u) = self.map_point(cx);
+            m.cell_guards(w, u, self.map_cell, &mut g[ns..ns + 4]);
         }
     }
     fn reset(&mut self, _t0: f64) {
         self.stalled = false;
+        self.map_cell = (0, 0);
         self.first.arm();
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = self.first.take();
-        let Some(ws) = self.stall_speed() else {
-            return false;
-        };
-        let w = cx.v(1);
-        if self.stalled || w >= ws {
-            return false;
+        let mut changed = false;
+        if let Some(m) = self.map() {
+            let (w, u) = self.map_point(&cx.view());
+            if !(w.is_nan() || u.is_nan()) {
+                let cell = m.cell(w, u);
+                changed = cell != self.map_cell;
+                self.map_cell = cell;
+            }
         }
-        self.stalled = true;
-        let when = if fresh {
-            "at the start"
-        } else {
-            "engine dragged down"
-        };
-        cx.log(
-            EventTag::Stall,
-            format!("stalled ({when}): crank speed {w:.3} rad/s below stall_speed {ws} rad/s; no combustion torque from now on"),
-        );
-        true
+        changed | self.update_stall(cx, fresh)
     }
     fn variables(&self) -> Vec<VarDecl> {
         let mut v = vec![

@@ -254,6 +254,41 @@ fn engine_torque_map_replaces_the_polynomial_bilinearly() {
     assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
 }
 
+/// The torque map's cell edges are located events, as `Lookup2D`'s: accelerating through
+/// the speed breakpoints 100, 300 and 600 rad/s, the solver stops at each (an event instant
+/// is recorded twice, left and right) with the crank speed on the breakpoint.
+#[test]
+fn engine_torque_map_cell_edges_are_located_events() {
+    let speeds = [0.0, 100.0, 300.0, 600.0];
+    let throttles = [0.0, 0.5, 1.0];
+    let map = [
+        [0.0, 50.0, 100.0],
+        [0.0, 80.0, 160.0],
+        [0.0, 100.0, 200.0],
+        [0.0, 90.0, 180.0],
+    ];
+    let mut d = engine(
+        json!({"torque_map": map, "torque_map_speed": speeds, "torque_map_throttle": throttles,
+               "max_speed": 1000.0}),
+        0.7,
+        1.2,
+    );
+    d.settings.output_interval = None;
+    d.settings.output_points = None;
+    let (_, r) = run(&d);
+    let w = r.get("eng.w").unwrap();
+    let at_events: Vec<f64> = (1..r.time.len())
+        .filter(|&k| r.time[k] == r.time[k - 1])
+        .map(|k| w[k])
+        .collect();
+    for edge in [300.0, 600.0] {
+        assert!(
+            at_events.iter().any(|&x| (x - edge).abs() < 1e-6 * edge),
+            "no event at w = {edge} rad/s; event speeds {at_events:?}"
+        );
+    }
+}
+
 #[test]
 fn engine_stalls_at_the_stall_speed_logs_it_and_the_run_goes_on() {
     // Throttle 0, 20 N·m friction on 0.2 kg·m²: −100 rad/s², from 100 to 50 rad/s in 0.5 s.
