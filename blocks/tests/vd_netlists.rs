@@ -120,3 +120,26 @@ fn full_car_drives_shifts_steers_and_stops_with_abs() {
         "the steering input turned the car"
     );
 }
+
+/// `vd_parked_slope.json`: braked on a 10 % grade with static friction at the patches, the
+/// car settles into the patch springs and then stays put; the patches carry the downhill
+/// pull `m·g·sin θ` between them.
+#[test]
+fn parked_slope_demo_stays_put_with_static_friction() {
+    let (r, _) = run("vd_parked_slope.json");
+    let drift = (last(&r, "car.x") - at(&r, "car.x", 2.0)).abs();
+    assert!(drift < 1e-6, "drift {drift} m from 2 s to 10 s");
+    let theta = 0.1f64.atan();
+    let pull = 1500.0 * drivelink_core::G * theta.sin();
+    let carried: f64 = ["fl", "fr", "rl", "rr"]
+        .iter()
+        .map(|w| {
+            assert_eq!(last(&r, &format!("{w}.patch_stuck")), 1.0, "{w} stuck");
+            last(&r, &format!("{w}.fx"))
+        })
+        .sum();
+    assert!(
+        (carried - pull).abs() < 1e-5 * pull,
+        "patch forces {carried} N against m·g·sin θ = {pull} N"
+    );
+}

@@ -274,7 +274,7 @@ impl Model {
         } else {
             self.eval(t, x);
         }
-        let plan = self.plan.clone();
+        let plan = &*self.plan;
         let n = plan.nodes.len();
         dx[..n].copy_from_slice(&x[n..2 * n]);
         dx[n..2 * n].copy_from_slice(&self.net.a[..n]);

@@ -42,7 +42,7 @@ impl Model {
     pub(super) fn record(&mut self, t: f64, x: &[f64]) {
         self.eval_cached(t, x);
         self.run.output_points += 1;
-        let plan = self.plan.clone();
+        let plan = &*self.plan;
         for (k, &v) in plan.log.iter().enumerate() {
             self.run.row_buf[k] = self.var_value(plan.vars[v].source, t, x);
         }
