@@ -1,8 +1,9 @@
 //! `drivelink schema` emits a JSON Schema that accepts every shipped netlist and rejects
 //! structurally bad ones. The validator below implements exactly the keywords the schema
 //! uses: type (name or list), required, properties, additionalProperties (bool or schema),
-//! enum, const, items, minItems, maxItems, minimum, maximum, oneOf, anyOf, $ref (`#` and `#/$defs/...`); annotations
-//! (title, description, default, $schema, $id, $defs) are ignored.
+//! enum, const, items, minItems, maxItems, minimum, maximum, oneOf, anyOf, $ref (`#` and
+//! `#/$defs/...`); annotations (title, description, default, examples, $schema, $id, $defs)
+//! are ignored.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -30,6 +31,7 @@ const KNOWN: &[&str] = &[
     "maxItems",
     "minimum",
     "maximum",
+    "examples",
     "oneOf",
     "anyOf",
     "$ref",
@@ -271,7 +273,7 @@ fn schema_and_loader_agree_on_solver_and_scope_settings() {
                    "guard_samples": 2, "timeout": 60, "max_steps": 100000,
                    "min_step_rel": 1e-13, "max_event_iterations": 20,
                    "chatter_window": 1e-5, "chatter_max_events": 50},
-        "scopes": [{"name": "s", "signals": [{"signal": "c.y", "label": "one"}],
+        "scopes": [{"name": "s", "signals": [{"signal": "c.y", "label": "one", "unit": "mm"}],
                     "width": 640, "height": 480, "ylim": [0, 2], "event_markers": true}]
     });
     assert!(drivelink::netlist::load_value(&v, "t.json", std::path::Path::new(".")).is_ok());

@@ -3,7 +3,7 @@
 //! Keywords used: `type` (a name or a list), `required`, `properties`,
 //! `additionalProperties`, `enum`, `const`, `items`, `minItems`, `oneOf`, `anyOf`, `$ref`
 //! (to `#` and `#/$defs/...`), `minimum`, `maximum`, plus the annotations `title`,
-//! `description`, `default`.
+//! `description`, `default`, `examples` (display units: any unit expression is accepted).
 //!
 //! The netlist's own objects (top level, `solver`, scopes, scope signals) are built from the
 //! tables in [`crate::spec`], the same the loader reads; block parameters from the registry.
@@ -142,7 +142,9 @@ fn field_schema(f: &Field, type_names: &[&str], units: &[&str]) -> Value {
         Kind::OutputInterval => json!({"type": ["number", "string", "null"]}),
         Kind::Text { .. } => json!({"type": "string"}),
         Kind::Bool => json!({"type": "boolean"}),
-        Kind::DisplayUnit => json!({"enum": units}),
+        // Any unit expression of the right dimension is accepted ("mm", "kN*m"): the usual
+        // spellings are listed as examples, not as an enum.
+        Kind::DisplayUnit => json!({"type": "string", "examples": units}),
         Kind::Signals => json!({"$ref": "#/$defs/signals"}),
         Kind::Panels => {
             json!({"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/signals"}})
