@@ -218,23 +218,32 @@ fn friction() -> Value {
     json!([[0.0, 0.0], [10.0, 20.0], [1000.0, 20.0]])
 }
 
-#[test]
-fn engine_torque_map_replaces_the_polynomial_bilinearly() {
-    let speeds = [0.0, 100.0, 300.0, 600.0];
-    let throttles = [0.0, 0.5, 1.0];
-    let map = [
-        [0.0, 50.0, 100.0],
-        [0.0, 80.0, 160.0],
-        [0.0, 100.0, 200.0],
-        [0.0, 90.0, 180.0],
-    ];
-    let u = 0.7;
-    let (mut m, r) = run(&engine(
-        json!({"torque_map": map, "torque_map_speed": speeds, "torque_map_throttle": throttles,
-               "max_speed": 1000.0}),
+/// The torque map of the map tests: speed breakpoints (rad/s), throttle breakpoints and
+/// torques (N·m).
+const MAP_SPEEDS: [f64; 4] = [0.0, 100.0, 300.0, 600.0];
+const MAP_THROTTLES: [f64; 3] = [0.0, 0.5, 1.0];
+const MAP: [[f64; 3]; 4] = [
+    [0.0, 50.0, 100.0],
+    [0.0, 80.0, 160.0],
+    [0.0, 100.0, 200.0],
+    [0.0, 90.0, 180.0],
+];
+
+/// An engine on that map at throttle `u`, run to 1.2 s.
+fn map_engine(u: f64) -> Diagram {
+    engine(
+        json!({"torque_map": MAP, "torque_map_speed": MAP_SPEEDS,
+               "torque_map_throttle": MAP_THROTTLES, "max_speed": 1000.0}),
         u,
         1.2,
-    ));
+    )
+}
+
+#[test]
+fn engine_torque_map_replaces_the_polynomial_bilinearly() {
+    let (speeds, map) = (MAP_SPEEDS, MAP);
+    let u = 0.7;
+    let (mut m, r) = run(&map_engine(u));
     let hand = |w: f64| {
         let i = speeds.partition_point(|&s| s <= w).clamp(1, 3) - 1;
         let s = ((w - speeds[i]) / (speeds[i + 1] - speeds[i])).clamp(0.0, 1.0);
@@ -259,20 +268,7 @@ fn engine_torque_map_replaces_the_polynomial_bilinearly() {
 /// is recorded twice, left and right) with the crank speed on the breakpoint.
 #[test]
 fn engine_torque_map_cell_edges_are_located_events() {
-    let speeds = [0.0, 100.0, 300.0, 600.0];
-    let throttles = [0.0, 0.5, 1.0];
-    let map = [
-        [0.0, 50.0, 100.0],
-        [0.0, 80.0, 160.0],
-        [0.0, 100.0, 200.0],
-        [0.0, 90.0, 180.0],
-    ];
-    let mut d = engine(
-        json!({"torque_map": map, "torque_map_speed": speeds, "torque_map_throttle": throttles,
-               "max_speed": 1000.0}),
-        0.7,
-        1.2,
-    );
+    let mut d = map_engine(0.7);
     d.settings.output_interval = None;
     d.settings.output_points = None;
     let (_, r) = run(&d);
