@@ -6,28 +6,11 @@
 //! flange reactions, a heat capacitor cooling through convection. Every model also closes
 //! its energy audit.
 
-use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, EventTag, Model, RunStatus, SimResult};
+use drivelink_core::{Diagram, EventTag, SimResult};
 use serde_json::json;
 
-fn run(d: &Diagram) -> (Model, SimResult) {
-    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    let r = m.run();
-    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
-    (m, r)
-}
-
-fn assert_energy_closes(m: &mut Model, tol: f64) {
-    let a = m.energy_audit();
-    assert!(a.relative_residual.abs() < tol, "energy audit: {a:#?}");
-}
-
-fn close(a: f64, b: f64, tol: f64, what: &str) {
-    assert!(
-        (a - b).abs() <= tol,
-        "{what}: {a} vs expected {b} (tol {tol})"
-    );
-}
+mod common;
+use common::{assert_energy_closes, close, run_ok as run};
 
 fn events(r: &SimResult, block: &str, kind: EventTag) -> Vec<f64> {
     r.events_of(block, kind).map(|e| e.time).collect()

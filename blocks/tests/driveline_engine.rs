@@ -2,22 +2,11 @@
 //! optional features: torque map, friction, idle controller, stall, crank inertia.
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, Error, EventTag, Model, RunStatus, SimResult};
+use drivelink_core::{compile, Diagram, Error, EventTag};
 use serde_json::{json, Value};
 
-fn run(d: &Diagram) -> (Model, SimResult) {
-    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    let r = m.run();
-    assert_eq!(r.status, RunStatus::Completed, "run: {}", r.message);
-    (m, r)
-}
-
-fn close(a: f64, b: f64, tol: f64, what: &str) {
-    assert!(
-        (a - b).abs() <= tol,
-        "{what}: {a} vs expected {b} (tol {tol})"
-    );
-}
+mod common;
+use common::{close, run_completed as run};
 
 /// A bilinear function: exactly reproduced by bilinear interpolation on any grid.
 fn f(x: f64, y: f64) -> f64 {

@@ -1,23 +1,11 @@
 //! Mesh efficiency on `PlanetaryGear` and the `OneWayClutch`'s clutch (its `f` input),
 //! against analytic solutions.
 
-use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, EventTag, Model, RunStatus, SimResult};
+use drivelink_core::{Diagram, EventTag};
 use serde_json::json;
 
-fn run(d: &Diagram) -> (Model, SimResult) {
-    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    let r = m.run();
-    assert_eq!(r.status, RunStatus::Completed, "run: {}", r.message);
-    (m, r)
-}
-
-fn close(a: f64, b: f64, tol: f64, what: &str) {
-    assert!(
-        (a - b).abs() <= tol,
-        "{what}: {a} vs expected {b} (tol {tol})"
-    );
-}
+mod common;
+use common::{close, run_completed as run};
 
 #[test]
 fn planetary_gear_with_fixed_carrier_transmits_eta_of_the_power_in_both_directions() {

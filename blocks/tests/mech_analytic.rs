@@ -2,24 +2,11 @@
 //! break-away under a ramped torque, one-way clutch, gear and planetary kinematics, and a
 //! coast-down against road load. Every model also checks its energy audit.
 
-use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, EventTag, Model, RunStatus, SimResult};
+use drivelink_core::{Diagram, EventTag, SimResult};
 use serde_json::json;
 
-fn run(d: &Diagram) -> (Model, SimResult) {
-    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    let r = m.run();
-    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
-    (m, r)
-}
-
-fn assert_energy_closes(m: &mut Model, tol: f64) {
-    let a = m.energy_audit();
-    assert!(
-        a.relative_residual.abs() < tol,
-        "energy audit does not close: {a:#?}"
-    );
-}
+mod common;
+use common::{assert_energy_closes, run_ok as run};
 
 fn event_times(r: &SimResult, block: &str, kind: EventTag) -> Vec<f64> {
     r.events_of(block, kind).map(|e| e.time).collect()

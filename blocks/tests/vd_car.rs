@@ -2,9 +2,11 @@
 //! against the linear single-track model built from the same tire law, a braked wheel, load
 //! transfer in braking and in steady cornering against the moment balances.
 
-use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, EnergyAudit, RunStatus, SimResult, G};
+use drivelink_core::{Diagram, G};
 use serde_json::{json, Value};
+
+mod common;
+use common::{last, run_audited as run};
 
 const M: f64 = 1500.0;
 /// CoM to front axle, CoM to rear axle, half track, m.
@@ -53,18 +55,6 @@ fn car_with_body(v0: f64, front: Value, rear: Value, body: Value) -> Car {
         d.connect(&["car.frame", &format!("{name}.body")]);
     }
     Car { d }
-}
-
-fn run(d: &Diagram) -> (SimResult, EnergyAudit) {
-    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    let r = m.run();
-    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
-    let a = m.energy_audit();
-    (r, a)
-}
-
-fn last(r: &SimResult, n: &str) -> f64 {
-    r.last(n).unwrap_or_else(|| panic!("no {n}"))
 }
 
 #[test]

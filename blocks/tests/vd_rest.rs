@@ -5,8 +5,11 @@
 //! the curve's asymptote; the option off leaves the block exactly as it was.
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, EnergyAudit, EventTag, RunStatus, SimResult, G};
+use drivelink_core::{compile, Diagram, EventTag, G};
 use serde_json::{json, Value};
+
+mod common;
+use common::{last, run_audited as run};
 
 const M: f64 = 1500.0;
 /// CoM to front axle, CoM to rear axle, half track, m (the car of `vd_car.rs`).
@@ -55,18 +58,6 @@ fn moving(grade: f64, v0: f64, wheel: Value) -> Diagram {
     d.connect(&["pedal.y", "fl.brake", "fr.brake", "rl.brake", "rr.brake"]);
     d.settings.rtol = 1e-9;
     d
-}
-
-fn run(d: &Diagram) -> (SimResult, EnergyAudit) {
-    let mut m = compile(d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    let r = m.run();
-    assert_ne!(r.status, RunStatus::Failed, "run failed: {}", r.message);
-    let a = m.energy_audit();
-    (r, a)
-}
-
-fn last(r: &SimResult, n: &str) -> f64 {
-    r.last(n).unwrap_or_else(|| panic!("no {n}"))
 }
 
 #[test]
