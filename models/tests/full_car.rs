@@ -116,7 +116,10 @@ fn full_car_solver_statistics_snapshot() {
         s.output_points,
         s.events,
     );
-    assert_eq!(got, (885, 67, 5770, 4515, 2428, 29), "{s:?}");
+    // 4,516 guard calls since DOPRI5's error norm sums its squares in four partial sums
+    // (was 4,515; the last bits of the step sizes changed and the stop time moved by
+    // 4e-8 s).
+    assert_eq!(got, (885, 67, 5770, 4516, 2428, 29), "{s:?}");
 }
 
 #[test]

@@ -85,9 +85,51 @@ fn all_finite_body(v: &[f64]) -> bool {
     s == 0.0
 }
 
+crate::avx_dispatch!(
+    /// Whether `a` and `b` hold the same bits, entry by entry (one vectorized pass with no
+    /// early exit: the XOR of every pair of entries, OR-ed together, is zero). Slices of
+    /// different lengths differ.
+    pub fn same_bits / same_bits_avx = same_bits_body(a: &[f64], b: &[f64]) -> bool
+);
+
+#[inline(always)]
+fn same_bits_body(a: &[f64], b: &[f64]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut acc = [0u64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ta, tb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for j in 0..4 {
+            acc[j] |= x[j].to_bits() ^ y[j].to_bits();
+        }
+    }
+    let mut d = acc[0] | acc[1] | acc[2] | acc[3];
+    for (x, y) in ta.iter().zip(tb) {
+        d |= x.to_bits() ^ y.to_bits();
+    }
+    d == 0
+}
+
 #[cfg(test)]
 mod tests {
-    use super::all_finite;
+    use super::{all_finite, same_bits};
+
+    #[test]
+    fn same_bits_sees_any_difference_and_signed_zeros() {
+        let a: Vec<f64> = (0..11).map(|i| i as f64 * 0.1).collect();
+        assert!(same_bits(&a, &a.clone()));
+        for k in 0..a.len() {
+            let mut b = a.clone();
+            b[k] = f64::from_bits(b[k].to_bits() ^ 1);
+            assert!(!same_bits(&a, &b), "one bit at {k}");
+        }
+        assert!(!same_bits(&[0.0], &[-0.0]));
+        assert!(same_bits(&[f64::NAN], &[f64::NAN]));
+        assert!(!same_bits(&a, &a[1..]));
+        assert!(same_bits(&[], &[]));
+    }
 
     #[test]
     fn all_finite_finds_any_non_finite_entry() {

@@ -301,13 +301,15 @@ impl Stepper {
                 }
                 // e = Σ E_s k_s into the scratch vector, then the scaled sum.
                 let (idx, coef, m) = nonzero(&dopri5::E, 1.0);
-                combine_terms(&mut self.evec, None, &self.k, n, &idx[..m], &coef[..m]);
-                let err = error_sum(&self.evec, y0, &self.y1, h, self.atol, self.rtol);
+                let (idx, coef) = (&idx[..m], &coef[..m]);
+                let tol = (h, self.atol, self.rtol);
+                let err = error_sum(&mut self.evec, &self.k, idx, coef, (y0, &self.y1), tol);
                 let norm = (err / n as f64).sqrt();
                 // Only a rejected step's culprit is ever reported (step-size underflow, too
-                // many steps), so look for it only then.
+                // many steps), so the error vector is stored and searched only then.
                 if norm.is_nan() || norm > 1.0 {
-                    self.worst = worst_term(&self.evec, (y0, &self.y1), (h, self.atol, self.rtol));
+                    combine_terms(&mut self.evec, None, &self.k, n, idx, coef);
+                    self.worst = worst_term(&self.evec, (y0, &self.y1), tol);
                 }
                 norm
             }
@@ -658,25 +660,86 @@ fn fused<const S: usize>(
 }
 
 crate::avx_dispatch!(
-/// DOPRI5's error sum `Σ_i (h·e_i/sk_i)²` for the error vector `e`.
+/// DOPRI5's error sum `Σ_i (h·e_i/sk_i)²` with `e = Σ_j coef[j]·k[idx[j]]` formed
+/// component by component exactly as [`combine_terms`] forms it; `sq` (length `n`)
+/// receives the squared terms.
 fn error_sum / error_sum_avx = error_sum_body(
-    e: &[f64], y0: &[f64], y1: &[f64], h: f64, atol: f64, rtol: f64
+    sq: &mut [f64],
+    k: &[f64],
+    idx: &[usize],
+    coef: &[f64],
+    y: (&[f64], &[f64]),
+    tol: (f64, f64, f64),
 ) -> f64);
 
 #[inline(always)]
-fn error_sum_body(e: &[f64], y0: &[f64], y1: &[f64], h: f64, atol: f64, rtol: f64) -> f64 {
-    let n = e.len();
+fn error_sum_body(
+    sq: &mut [f64],
+    k: &[f64],
+    idx: &[usize],
+    coef: &[f64],
+    y: (&[f64], &[f64]),
+    tol: (f64, f64, f64),
+) -> f64 {
+    match idx.len() {
+        6 => error_squares::<6>(sq, k, idx, coef, y, tol),
+        7 => error_squares::<7>(sq, k, idx, coef, y, tol),
+        _ => {
+            let n = sq.len();
+            combine_terms_body(sq, None, k, n, idx, coef);
+            let e = sq.to_vec();
+            error_squares::<1>(sq, &e, &[0], &[1.0], y, tol);
+        }
+    }
+    lane_sum(sq)
+}
+
+/// `sq[i] = (h·e_i/sk_i)²` for `S` terms (one pass the compiler vectorizes).
+#[inline(always)]
+fn error_squares<const S: usize>(
+    sq: &mut [f64],
+    k: &[f64],
+    idx: &[usize],
+    coef: &[f64],
+    (y0, y1): (&[f64], &[f64]),
+    (h, atol, rtol): (f64, f64, f64),
+) {
+    let n = sq.len();
+    let ks: [&[f64]; S] = std::array::from_fn(|j| &k[idx[j] * n..idx[j] * n + n]);
+    let c: [f64; S] = std::array::from_fn(|j| coef[j]);
     let (y0, y1) = (&y0[..n], &y1[..n]);
-    let mut err = 0.0f64;
     for i in 0..n {
+        let mut e = 0.0;
+        for j in 0..S {
+            e += c[j] * ks[j][i];
+        }
         // max(|y0|, |y1|) written as a comparison (vectorizes; equal to f64::max for
         // numbers, and a NaN state fails the run anyway).
         let (a, b) = (y0[i].abs(), y1[i].abs());
         let sk = atol + rtol * if a > b { a } else { b };
-        let q = h * e[i] / sk;
-        err += q * q;
+        let q = h * e / sk;
+        sq[i] = q * q;
     }
-    err
+}
+
+/// `Σ v` in four interleaved partial sums (entry `i` into sum `i mod 4`, the remainder
+/// after them): vectorizes, and the order is fixed, so the result is the same on every
+/// run and machine.
+#[inline(always)]
+fn lane_sum(v: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let chunks = v.chunks_exact(4);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..4 {
+            acc[j] += c[j];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for &x in tail {
+        s += x;
+    }
+    s
 }
 
 /// The component with the largest term of [`error_sum`] (the first non-finite one if any).
