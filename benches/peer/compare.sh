@@ -20,7 +20,7 @@ fi
 cargo build --quiet --release --example time_runs
 bin=target/release/examples/time_runs
 for r in $(seq "$rounds"); do
-    d=$("$bin" benches/netlists/tf_chain_1000.json "$repeats" | tail -1)
+    d=$("$bin" benches/netlists/tf_chain_1000.json "$repeats" | grep " min ")
     s=$("$venv/bin/python" benches/peer/tf_chain_scipy.py 1000 "$repeats")
     dm=$(echo "$d" | sed -E 's/.*min ([0-9.]+) ms.*/\1/')
     sm=$(echo "$s" | sed -nE 's/wall_ms = ([0-9.]+)/\1/p')

@@ -75,6 +75,60 @@ fn first_order_transfer_fcn_step_response() {
     assert_eq!(event_times(&r, "step", EventTag::TimeEvent), vec![t0]);
 }
 
+/// A chain of lags `1/(τs + 1)` from a unit step: lag `n` (1-based) follows the Erlang
+/// distribution function `1 − e^(−t/τ) Σ_{k<n} (t/τ)^k / k!`. The lags' outputs are read
+/// only by the next lag's derivative, so the kernels fold them (not computed for the
+/// solver's stages) except where a block outside the kernels (`Abs`) or an output row
+/// (`Gain`) reads them; logged ones are still recorded exactly.
+#[test]
+fn chain_of_lags_follows_the_erlang_distribution_with_folded_outputs() {
+    let tau = 0.1;
+    let n = 12;
+    let mut d = Diagram::new("lags");
+    d.add("one", "Constant", json!({"value": 1.0}));
+    let mut prev = "one.y".to_string();
+    for i in 1..=n {
+        let name = format!("lag{i}");
+        d.add(
+            &name,
+            "TransferFcn",
+            json!({"num": [1.0], "den": [tau, 1.0]}),
+        );
+        d.connect(&[prev.as_str(), &format!("{name}.u")]);
+        prev = format!("{name}.y");
+    }
+    d.add("abs", "Abs", json!({}));
+    d.connect(&["lag7.y", "abs.u"]);
+    d.add("g", "Gain", json!({"k": 2.0}));
+    d.connect(&["lag3.y", "g.u"]);
+    d.log(&["lag1.y", "lag7.y", "lag12.y", "abs.y", "g.y"]);
+    tight(&mut d, 3.0);
+    let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    assert_eq!(
+        m.folded_linear_outputs(),
+        n - 2,
+        "every lag but lag3 and lag7"
+    );
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    let erlang = |k: usize, t: f64| {
+        let (mut term, mut sum) = (1.0, 0.0);
+        for j in 0..k {
+            if j > 0 {
+                term *= t / tau / j as f64;
+            }
+            sum += term;
+        }
+        1.0 - (-t / tau).exp() * sum
+    };
+    for k in [1, 7, 12] {
+        let e = max_err(&r, &format!("lag{k}.y"), |t| erlang(k, t));
+        assert!(e < 1e-8, "lag{k}: max error {e}");
+    }
+    assert!(max_err(&r, "abs.y", |t| erlang(7, t)) < 1e-8);
+    assert!(max_err(&r, "g.y", |t| 2.0 * erlang(3, t)) < 1e-8);
+}
+
 #[test]
 fn second_order_underdamped_step_response() {
     let (wn, zeta): (f64, f64) = (3.0, 0.25);

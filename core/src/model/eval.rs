@@ -11,6 +11,7 @@ use crate::block::{Buffers, Cx, Forces, FrictionLaw, FrictionMode};
 use crate::ids::BlockIx;
 use crate::plan::{Plan, Stage};
 
+use super::linear::EvalFor;
 use super::{Model, ENGAGE_OFF, ENGAGE_ON};
 
 /// Slack on friction guards so a joint released at zero slip does not relock on round-off.
@@ -81,7 +82,7 @@ impl Model {
             && (n == 0
                 || (x[n - 1].to_bits() == c.x[n - 1].to_bits()
                     && x[n / 2].to_bits() == c.x[n / 2].to_bits()
-                    && x == c.x.as_slice()));
+                    && drivelink_solver::simd::same_bits(x, &c.x)));
         if !same {
             self.eval(t, x);
         }
@@ -97,6 +98,12 @@ impl Model {
 
     /// Evaluate every signal and the network at (t, x) under the current modes.
     pub(super) fn eval(&mut self, t: f64, x: &[f64]) {
+        self.eval_for(t, x, EvalFor::All);
+    }
+
+    /// Evaluate the model at (t, x) for `what` (see [`EvalFor`]: for derivatives only, the
+    /// linear outputs folded into derivative rows are left as they were).
+    fn eval_for(&mut self, t: f64, x: &[f64], what: EvalFor) {
         self.cache.valid = false;
         self.run.model_evals += 1;
         let plan = self.plan.clone();
@@ -107,7 +114,7 @@ impl Model {
         while i < stages.len() {
             match stages[i] {
                 Stage::Linear(_) => {
-                    self.lin.outputs(lin_stage, x, &mut self.ev.sig);
+                    self.lin.outputs(lin_stage, what, x, &mut self.ev.sig);
                     lin_stage += 1;
                     i += 1;
                 }
@@ -267,12 +274,16 @@ impl Model {
         self.ev.joint_tau[j]
     }
 
-    /// The state derivatives at `(t, x)`; `keep`: a step end (see [`Model::eval_and_keep`]).
+    /// The state derivatives at `(t, x)`. `keep`: a step end, evaluated in full and kept
+    /// for the guards and output of the same point (see [`Model::eval_and_keep`]);
+    /// otherwise an evaluation for derivatives only ([`EvalFor::Derivatives`]: signals read
+    /// by nothing but linear derivatives are left stale), so a caller that reads signals
+    /// afterwards must pass `true`.
     pub(super) fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64], keep: bool) {
         if keep {
             self.eval_and_keep(t, x);
         } else {
-            self.eval(t, x);
+            self.eval_for(t, x, EvalFor::Derivatives);
         }
         let plan = &*self.plan;
         let n = plan.nodes.len();

@@ -8,6 +8,16 @@
 //! stored inline and evaluated without indirection through a term list; longer rows keep
 //! their terms in a compressed list. The rows follow the plan's `lin_out` / `lin_der`
 //! order, so a plan stage `Linear(range)` is a range of rows.
+//!
+//! Outputs only other linear derivatives read are not computed for the solver's stage
+//! evaluations. An output row `y = c·x[i]` (one state term: a strictly proper transfer
+//! function, an integrator) that no block outside the kernels and no output row reads is
+//! *folded* into the derivative rows that read it, which then read `c·x[i]` in its place
+//! (`cu·(c·x[i])`, the same operations in the same order, so the result is bit-identical
+//! to reading the signal). An evaluation for derivatives only ([`EvalFor::Derivatives`])
+//! skips the folded output rows; every other evaluation computes all of them, so the
+//! signals seen by guards, events, logs and scopes are complete. A chain of lags then
+//! costs one pass over the states per evaluation instead of two.
 
 use crate::block::Block;
 use crate::plan::{LinRow, Plan};
@@ -23,8 +33,39 @@ enum Shape {
     U,
     /// `cx·x[xi] + cu·sig[ui]`.
     XU,
+    /// `cu·(cy·x[yi])`: a `U` row whose input is a folded output row `cy·x[yi]`.
+    FoldedU,
+    /// `cx·x[xi] + cu·(cy·x[yi])`: an `XU` row whose input is folded.
+    XFoldedU,
     /// The terms `terms[start..end]` (state terms first, then input terms).
     General { start: u32, n_x: u32, end: u32 },
+}
+
+impl Shape {
+    /// A shape evaluated as one loop over contiguous slices when its indices advance
+    /// together (see [`Seg`]).
+    fn is_simple(self) -> bool {
+        !matches!(self, Shape::Zero | Shape::General { .. })
+    }
+    fn reads_x(self) -> bool {
+        matches!(self, Shape::X | Shape::XU | Shape::XFoldedU)
+    }
+    fn reads_sig(self) -> bool {
+        matches!(self, Shape::U | Shape::XU)
+    }
+    fn reads_y(self) -> bool {
+        matches!(self, Shape::FoldedU | Shape::XFoldedU)
+    }
+}
+
+/// What an evaluation of the model is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EvalFor {
+    /// Everything: guards, events, outputs, logs (every signal is computed).
+    All,
+    /// The state derivatives of a solver stage only: output rows folded into the
+    /// derivative rows are skipped.
+    Derivatives,
 }
 
 /// One row.
@@ -34,8 +75,12 @@ struct Row {
     shape: Shape,
     xi: u32,
     ui: u32,
+    /// State of the folded output row (shapes `FoldedU`, `XFoldedU`).
+    yi: u32,
     cx: f64,
     cu: f64,
+    /// Coefficient of the folded output row.
+    cy: f64,
 }
 
 /// The rows of one kernel and the term list of its general rows.
@@ -63,8 +108,10 @@ impl Rows {
             shape: Shape::Zero,
             xi: 0,
             ui: 0,
+            yi: 0,
             cx: 0.0,
             cu: 0.0,
+            cy: 0.0,
         };
         row.shape = match (xs.len(), us.len()) {
             (0, 0) => Shape::Zero,
@@ -100,6 +147,8 @@ impl Rows {
             Shape::X => row.cx * x[row.xi as usize],
             Shape::U => row.cu * sig[row.ui as usize],
             Shape::XU => row.cx * x[row.xi as usize] + row.cu * sig[row.ui as usize],
+            Shape::FoldedU => row.cu * (row.cy * x[row.yi as usize]),
+            Shape::XFoldedU => row.cx * x[row.xi as usize] + row.cu * (row.cy * x[row.yi as usize]),
             Shape::Zero => 0.0,
             Shape::General { start, n_x, end } => {
                 let (s, m, e) = (start as usize, (start + n_x) as usize, end as usize);
@@ -121,9 +170,12 @@ impl Rows {
 /// as one loop over contiguous slices, which the compiler vectorizes.
 #[derive(Debug, Clone, Copy)]
 struct Seg {
-    /// First row (its coefficients are `cx[row..row + len]`, `cu[...]`).
+    /// First row (its coefficients are `cx[row..row + len]`, `cu[...]`, `cy[...]`).
     row: u32,
     len: u32,
+    /// Every row of the segment has the same coefficients (a bank of identical blocks):
+    /// the loop reads them as three numbers instead of three arrays.
+    uniform: bool,
 }
 
 /// One kernel: rows, their coefficients in flat arrays, and the segments that cover them.
@@ -132,10 +184,31 @@ struct Kernel {
     rows: Rows,
     cx: Vec<f64>,
     cu: Vec<f64>,
+    cy: Vec<f64>,
     segs: Vec<Seg>,
 }
 
+/// The contiguous operands of a segment (empty where its shape does not read them).
+struct Operands<'a> {
+    /// The coefficients are the same for every row (see [`Seg::uniform`]).
+    uniform: bool,
+    cx: &'a [f64],
+    cu: &'a [f64],
+    cy: &'a [f64],
+    xs: &'a [f64],
+    us: &'a [f64],
+    ys: &'a [f64],
+}
+
 impl Kernel {
+    /// Copy the rows' coefficients into the flat arrays.
+    fn flatten(&mut self) {
+        let rows = &self.rows.rows;
+        self.cx = rows.iter().map(|r| r.cx).collect();
+        self.cu = rows.iter().map(|r| r.cu).collect();
+        self.cy = rows.iter().map(|r| r.cy).collect();
+    }
+
     /// Cover rows `range` with segments (runs where the indices advance together).
     fn segment(&mut self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
         let first = self.segs.len();
@@ -143,27 +216,59 @@ impl Kernel {
         let mut i = range.start;
         while i < range.end {
             let r0 = rows[i];
-            let simple = matches!(r0.shape, Shape::X | Shape::U | Shape::XU);
             let mut len = 1;
-            while simple && i + len < range.end {
+            while r0.shape.is_simple() && i + len < range.end {
                 let r = rows[i + len];
                 let k = len as u32;
                 let next = r.shape == r0.shape
                     && r.dst == r0.dst + k
-                    && (r0.shape == Shape::U || r.xi == r0.xi + k)
-                    && (r0.shape == Shape::X || r.ui == r0.ui + k);
+                    && (!r0.shape.reads_x() || r.xi == r0.xi + k)
+                    && (!r0.shape.reads_sig() || r.ui == r0.ui + k)
+                    && (!r0.shape.reads_y() || r.yi == r0.yi + k);
                 if !next {
                     break;
                 }
                 len += 1;
             }
+            let same = |r: &Row| {
+                r.cx.to_bits() == r0.cx.to_bits()
+                    && r.cu.to_bits() == r0.cu.to_bits()
+                    && r.cy.to_bits() == r0.cy.to_bits()
+            };
             self.segs.push(Seg {
                 row: i as u32,
                 len: len as u32,
+                uniform: rows[i..i + len].iter().all(same),
             });
             i += len;
         }
         first..self.segs.len()
+    }
+
+    /// The operands of the segment starting at row `k` with `n` rows; `us` is given by the
+    /// caller (it may alias the destination for output rows).
+    #[inline(always)]
+    fn operands<'a>(&'a self, seg: Seg, x: &'a [f64], us: &'a [f64]) -> Operands<'a> {
+        let (k, n) = (seg.row as usize, seg.len as usize);
+        let r0 = &self.rows.rows[k];
+        let (xi, yi) = (r0.xi as usize, r0.yi as usize);
+        Operands {
+            uniform: seg.uniform,
+            cx: &self.cx[k..k + n],
+            cu: &self.cu[k..k + n],
+            cy: &self.cy[k..k + n],
+            xs: if r0.shape.reads_x() {
+                &x[xi..xi + n]
+            } else {
+                &[]
+            },
+            us,
+            ys: if r0.shape.reads_y() {
+                &x[yi..yi + n]
+            } else {
+                &[]
+            },
+        }
     }
 
     /// Evaluate the derivative segments `segs` into `out` (which `x` and `sig` never alias).
@@ -172,68 +277,110 @@ impl Kernel {
         for seg in &self.segs[segs] {
             let (k, n) = (seg.row as usize, seg.len as usize);
             let r0 = self.rows.rows[k];
-            let (d, xi, ui) = (r0.dst as usize, r0.xi as usize, r0.ui as usize);
-            match r0.shape {
-                Shape::X | Shape::U | Shape::XU => {
-                    let xs = if r0.shape == Shape::U {
-                        &[][..]
-                    } else {
-                        &x[xi..xi + n]
-                    };
-                    let us = if r0.shape == Shape::X {
-                        &[][..]
-                    } else {
-                        &sig[ui..ui + n]
-                    };
-                    simple_run(
-                        r0.shape,
-                        &self.cx[k..k + n],
-                        &self.cu[k..k + n],
-                        xs,
-                        us,
-                        &mut out[d..d + n],
-                    );
-                }
-                _ => out[d] = self.rows.value(&r0, x, sig),
+            let (d, ui) = (r0.dst as usize, r0.ui as usize);
+            if r0.shape.is_simple() {
+                let us = if r0.shape.reads_sig() {
+                    &sig[ui..ui + n]
+                } else {
+                    &[][..]
+                };
+                simple_run(r0.shape, &self.operands(*seg, x, us), &mut out[d..d + n]);
+            } else {
+                out[d] = self.rows.value(&r0, x, sig);
             }
         }
     }
 }
 
-/// `dst[i] = cx[i]·xs[i] (+ cu[i]·us[i])` for a run of one simple shape (slices of equal
-/// length; the unused one may be empty).
+/// `dst[i] = cx[i]·xs[i] (+ cu[i]·us[i])` or with a folded input `cu[i]·(cy[i]·ys[i])`,
+/// for a run of one simple shape (operands of equal length; the unused ones may be
+/// empty).
 #[inline(always)]
-fn simple_run(shape: Shape, cx: &[f64], cu: &[f64], xs: &[f64], us: &[f64], dst: &mut [f64]) {
+fn simple_run(shape: Shape, o: &Operands, dst: &mut [f64]) {
+    let n = dst.len();
+    if o.uniform {
+        let c = (o.cx[0], o.cu[0], o.cy[0]);
+        run_shape(shape, c, o, dst);
+    } else {
+        let c = (&o.cx[..n], &o.cu[..n], &o.cy[..n]);
+        run_shape(shape, c, o, dst);
+    }
+}
+
+/// Coefficients of a segment: one per row (a slice) or one for all rows (a number).
+trait Coef: Copy {
+    fn at(self, i: usize) -> f64;
+}
+
+impl Coef for &[f64] {
+    #[inline(always)]
+    fn at(self, i: usize) -> f64 {
+        self[i]
+    }
+}
+
+impl Coef for f64 {
+    #[inline(always)]
+    fn at(self, _: usize) -> f64 {
+        self
+    }
+}
+
+/// The loop of [`simple_run`] for coefficients `(cx, cu, cy)`.
+#[inline(always)]
+fn run_shape<C: Coef>(shape: Shape, (cx, cu, cy): (C, C, C), o: &Operands, dst: &mut [f64]) {
+    let n = dst.len();
     match shape {
         Shape::X => {
-            for ((o, c), v) in dst.iter_mut().zip(cx).zip(xs) {
-                *o = c * v;
+            let xs = &o.xs[..n];
+            for i in 0..n {
+                dst[i] = cx.at(i) * xs[i];
             }
         }
         Shape::U => {
-            for ((o, c), v) in dst.iter_mut().zip(cu).zip(us) {
-                *o = c * v;
-            }
-        }
-        _ => {
-            let n = dst.len();
-            let (cx, cu, xs, us) = (&cx[..n], &cu[..n], &xs[..n], &us[..n]);
+            let us = &o.us[..n];
             for i in 0..n {
-                dst[i] = cx[i] * xs[i] + cu[i] * us[i];
+                dst[i] = cu.at(i) * us[i];
             }
         }
+        Shape::XU => {
+            let (xs, us) = (&o.xs[..n], &o.us[..n]);
+            for i in 0..n {
+                dst[i] = cx.at(i) * xs[i] + cu.at(i) * us[i];
+            }
+        }
+        Shape::FoldedU => {
+            let ys = &o.ys[..n];
+            for i in 0..n {
+                dst[i] = cu.at(i) * (cy.at(i) * ys[i]);
+            }
+        }
+        Shape::XFoldedU => {
+            let (xs, ys) = (&o.xs[..n], &o.ys[..n]);
+            for i in 0..n {
+                dst[i] = cx.at(i) * xs[i] + cu.at(i) * (cy.at(i) * ys[i]);
+            }
+        }
+        Shape::Zero | Shape::General { .. } => {}
     }
 }
 
 /// The output and derivative kernels of a model's linear blocks.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LinKernel {
+    /// Every output row.
     out: Kernel,
+    /// The output rows not folded into derivative rows (for [`EvalFor::Derivatives`]).
+    live: Kernel,
     der: Kernel,
-    /// Segments of each `Linear` stage of the plan, in stage order.
+    /// Segments of each `Linear` stage of the plan in `out`, in stage order.
     stage_segs: Vec<std::ops::Range<usize>>,
+    /// The same in `live`.
+    live_segs: Vec<std::ops::Range<usize>>,
     /// Segments of the derivative kernel.
     der_segs: std::ops::Range<usize>,
+    /// How many output rows are folded.
+    n_folded: usize,
 }
 
 /// Terms of a row: (global index, coefficient).
@@ -258,6 +405,47 @@ fn terms(
     (xs, us)
 }
 
+/// The output rows that can be folded: by signal slot, the row `(state, coefficient)` of
+/// an output `c·x[i]` that nothing but `U` / `XU` derivative rows reads.
+fn foldable(plan: &Plan, out: &Rows, der: &Rows) -> Vec<Option<(u32, f64)>> {
+    let mut read = vec![false; plan.n_signals];
+    let mut in_kernel = vec![false; plan.blocks.len()];
+    for r in plan.lin_out.iter().chain(&plan.lin_der) {
+        in_kernel[r.block.ix()] = true;
+    }
+    // Every input of a block outside the kernels is read.
+    for (b, bp) in plan.blocks.iter().enumerate() {
+        if !in_kernel[b] {
+            for s in &plan.in_slots[bp.inputs.clone()] {
+                read[s.ix()] = true;
+            }
+        }
+    }
+    // Output rows and general derivative rows read their signal terms.
+    let mut mark = |rows: &Rows, all: bool| {
+        for r in &rows.rows {
+            match r.shape {
+                Shape::U | Shape::XU if all => read[r.ui as usize] = true,
+                Shape::General { start, n_x, end } => {
+                    for &(j, _) in &rows.terms[(start + n_x) as usize..end as usize] {
+                        read[j as usize] = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+    mark(out, true);
+    mark(der, false);
+    let mut fold = vec![None; plan.n_signals];
+    for r in &out.rows {
+        if r.shape == Shape::X && !read[r.dst as usize] {
+            fold[r.dst as usize] = Some((r.xi, r.cx));
+        }
+    }
+    fold
+}
+
 impl LinKernel {
     /// Build the kernels from the blocks' linear forms, in the plan's row order.
     pub fn build(plan: &Plan, blocks: &[Box<dyn Block>]) -> LinKernel {
@@ -278,9 +466,33 @@ impl LinKernel {
                     .push(plan.blocks[r.block.ix()].x.start + r.k, &xs, &us);
             }
         }
-        for kern in [&mut k.out, &mut k.der] {
-            kern.cx = kern.rows.rows.iter().map(|r| r.cx).collect();
-            kern.cu = kern.rows.rows.iter().map(|r| r.cu).collect();
+        let fold = foldable(plan, &k.out.rows, &k.der.rows);
+        k.n_folded = fold.iter().flatten().count();
+        for row in &mut k.der.rows.rows {
+            if let (Shape::U | Shape::XU, Some((yi, cy))) = (row.shape, fold[row.ui as usize]) {
+                row.shape = if row.shape == Shape::U {
+                    Shape::FoldedU
+                } else {
+                    Shape::XFoldedU
+                };
+                (row.yi, row.cy) = (yi, cy);
+            }
+        }
+        // The live kernel: the output rows that are not folded, stage by stage.
+        let mut live_ranges = Vec::new();
+        for st in &plan.stages {
+            if let crate::plan::Stage::Linear(r) = st {
+                let start = k.live.rows.rows.len();
+                let kept = k.out.rows.rows[r.clone()]
+                    .iter()
+                    .filter(|row| fold[row.dst as usize].is_none());
+                k.live.rows.rows.extend(kept);
+                live_ranges.push(start..k.live.rows.rows.len());
+            }
+        }
+        k.live.rows.terms = k.out.rows.terms.clone();
+        for kern in [&mut k.out, &mut k.live, &mut k.der] {
+            kern.flatten();
         }
         for st in &plan.stages {
             if let crate::plan::Stage::Linear(r) = st {
@@ -288,16 +500,29 @@ impl LinKernel {
                 k.stage_segs.push(segs);
             }
         }
+        for r in live_ranges {
+            let segs = k.live.segment(r);
+            k.live_segs.push(segs);
+        }
         k.der_segs = k.der.segment(0..k.der.rows.rows.len());
         k
     }
 
+    /// How many output rows are folded into derivative rows.
+    pub fn n_folded(&self) -> usize {
+        self.n_folded
+    }
+
     /// Evaluate the output rows of the plan's `i`-th `Linear` stage into the signal
-    /// buffer. A run whose inputs overlap its outputs (a chain of gains) is evaluated row
-    /// by row in order, so each row reads the value the previous one wrote.
+    /// buffer (for [`EvalFor::Derivatives`], only the rows not folded). A run whose inputs
+    /// overlap its outputs (a chain of gains) is evaluated row by row in order, so each
+    /// row reads the value the previous one wrote.
     #[inline]
-    pub fn outputs(&self, i: usize, x: &[f64], sig: &mut [f64]) {
-        lin_outputs(self, i, x, sig);
+    pub fn outputs(&self, i: usize, what: EvalFor, x: &[f64], sig: &mut [f64]) {
+        match what {
+            EvalFor::All => lin_outputs(&self.out, self.stage_segs[i].clone(), x, sig),
+            EvalFor::Derivatives => lin_outputs(&self.live, self.live_segs[i].clone(), x, sig),
+        }
     }
 
     /// Evaluate every derivative row into `dx`.
@@ -310,7 +535,7 @@ impl LinKernel {
 drivelink_solver::avx_dispatch!(
     /// [`LinKernel::outputs`], compiled also for AVX.
     fn lin_outputs / lin_outputs_avx = lin_outputs_body(
-        kern: &LinKernel, i: usize, x: &[f64], sig: &mut [f64]
+        k: &Kernel, segs: std::ops::Range<usize>, x: &[f64], sig: &mut [f64]
     )
 );
 
@@ -327,35 +552,26 @@ fn lin_derivatives_body(kern: &LinKernel, x: &[f64], sig: &[f64], dx: &mut [f64]
 }
 
 #[inline(always)]
-fn lin_outputs_body(kern: &LinKernel, i: usize, x: &[f64], sig: &mut [f64]) {
-    let k = &kern.out;
-    {
-        for seg in &k.segs[kern.stage_segs[i].clone()] {
-            let (r, n) = (seg.row as usize, seg.len as usize);
-            let r0 = k.rows.rows[r];
-            let (d, xi, u) = (r0.dst as usize, r0.xi as usize, r0.ui as usize);
-            let (cx, cu) = (&k.cx[r..r + n], &k.cu[r..r + n]);
-            match r0.shape {
-                Shape::X => simple_run(Shape::X, cx, cu, &x[xi..xi + n], &[], &mut sig[d..d + n]),
-                Shape::U | Shape::XU if n > 1 && (d + n <= u || u + n <= d) => {
-                    let xs = if r0.shape == Shape::U {
-                        &[][..]
-                    } else {
-                        &x[xi..xi + n]
-                    };
-                    let (src, dst) = if d > u {
-                        let (lo, hi) = sig.split_at_mut(d);
-                        (&lo[u..u + n], &mut hi[..n])
-                    } else {
-                        let (lo, hi) = sig.split_at_mut(u);
-                        (&hi[..n], &mut lo[d..d + n])
-                    };
-                    simple_run(r0.shape, cx, cu, xs, src, dst);
-                }
-                _ => {
-                    for row in &k.rows.rows[r..r + n] {
-                        sig[row.dst as usize] = k.rows.value(row, x, sig);
-                    }
+fn lin_outputs_body(k: &Kernel, segs: std::ops::Range<usize>, x: &[f64], sig: &mut [f64]) {
+    for seg in &k.segs[segs] {
+        let (r, n) = (seg.row as usize, seg.len as usize);
+        let r0 = k.rows.rows[r];
+        let (d, u) = (r0.dst as usize, r0.ui as usize);
+        match r0.shape {
+            Shape::X => simple_run(Shape::X, &k.operands(*seg, x, &[]), &mut sig[d..d + n]),
+            Shape::U | Shape::XU if n > 1 && (d + n <= u || u + n <= d) => {
+                let (src, dst) = if d > u {
+                    let (lo, hi) = sig.split_at_mut(d);
+                    (&lo[u..u + n], &mut hi[..n])
+                } else {
+                    let (lo, hi) = sig.split_at_mut(u);
+                    (&hi[..n], &mut lo[d..d + n])
+                };
+                simple_run(r0.shape, &k.operands(*seg, x, src), dst);
+            }
+            _ => {
+                for row in &k.rows.rows[r..r + n] {
+                    sig[row.dst as usize] = k.rows.value(row, x, sig);
                 }
             }
         }

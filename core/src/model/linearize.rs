@@ -455,9 +455,10 @@ impl Model {
         };
         let mut dx = vec![0.0; nraw];
         let mut xp = x.to_vec();
-        // One evaluation: (selected derivatives, outputs) at state xp.
+        // One evaluation: (selected derivatives, outputs) at state xp. A full evaluation
+        // (as at a step end): the outputs are read after it, so none may be skipped.
         let probe = |m: &mut Model, xp: &[f64], dx: &mut [f64]| -> (DVector<f64>, DVector<f64>) {
-            m.derivs(t, xp, dx, false);
+            m.derivs(t, xp, dx, true);
             let y = DVector::from_iterator(no, outs.iter().map(|&r| m.var_value(r, t, xp)));
             (select(dx), y)
         };

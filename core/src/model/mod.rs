@@ -437,6 +437,11 @@ impl Model {
     pub fn plan(&self) -> &Arc<Plan> {
         &self.plan
     }
+    /// How many linear output rows are folded into the derivative rows that read them
+    /// (skipped when the solver evaluates derivatives only; see the `linear` module).
+    pub fn folded_linear_outputs(&self) -> usize {
+        self.lin.n_folded()
+    }
     /// The settings `run()` uses.
     pub fn settings(&self) -> &Settings {
         &self.plan.settings
