@@ -66,3 +66,34 @@ fn full_car_stops_and_shifts_the_same_with_radau5_and_auto() {
     }
     println!("Dopri5: stop {} s, {:?}", dopri.end_time, dopri.stats);
 }
+
+/// `Model::jacobian_pattern` groups the columns of the quadrature states (work and heat
+/// integrals, which no derivative reads) with the others: the finite-difference Jacobian is
+/// the dense one to the last bit, at one evaluation per read state. Checked on the
+/// driveline car and on the vehicle-dynamics car (rigid body, wheel colliders), at the
+/// initial state under the modes the run ended in.
+#[test]
+fn jacobian_pattern_gives_the_dense_jacobian_bit_for_bit() {
+    use drivelink_solver::{jacobian, Differencing, FiniteDifferences, HybridSystem};
+    for (file, read) in [("full_car.json", 25), ("vd_full_car.json", 40)] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../models/netlists")
+            .join(file);
+        let d = netlist::load_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{e}"));
+        m.run();
+        let x = m.initial_state().to_vec();
+        let n = x.len();
+        let pattern = m.jacobian_pattern().expect("quadrature states present");
+        assert_eq!(pattern.colouring().n_colours(), read, "{file}");
+        let (grouped, evals) = jacobian(&mut m, 0.5, &x, Differencing::Forward).unwrap();
+        assert_eq!(evals, 1 + read, "{file}");
+        let mut dense = grouped.clone();
+        FiniteDifferences::dense(n)
+            .compute(|xx, dx| m.derivatives(0.5, xx, dx), &x, None, &mut dense)
+            .unwrap();
+        for (a, b) in grouped.iter().zip(dense.iter()) {
+            assert_eq!(a.to_bits(), b.to_bits(), "{file}: {a} vs {b}");
+        }
+    }
+}

@@ -168,8 +168,8 @@ fn stiff_driveline_radau5_matches_dopri5_with_ten_times_fewer_evaluations() {
     let got = radau.last("wheel.w").expect("value");
     assert!((got - w_end).abs() < 1e-4, "{got} vs {w_end}");
 
-    // Cost: every derivative call counts, the Jacobians' included (measured: 2,467
-    // against 48,630, 19.7x; Dopri5's step stays at its stability limit h ≈ 3.3/|λ| of
+    // Cost: every derivative call counts, the Jacobians' included (measured: 2,431
+    // against 48,630, 20x; Dopri5's step stays at its stability limit h ≈ 3.3/|λ| of
     // the shaft mode for the whole run, Radau5's grows to the road-load time scale).
     assert!(radau.stats.jacobian_rhs_evals > 0);
     assert!(
@@ -192,7 +192,7 @@ fn stiff_driveline_radau5_matches_dopri5_with_ten_times_fewer_evaluations() {
             s.lu_decompositions,
             s.newton_iterations
         ),
-        (308, 64, 2467, 108, 9, 295, 681)
+        (308, 64, 2431, 72, 9, 295, 681)
     );
 }
 

@@ -57,7 +57,13 @@ pub struct Steering {
 impl Steering {
     /// Road-wheel angles `(left, right)` for the steering-wheel angle `wheel_angle`.
     pub fn angles(&self, wheel_angle: f64) -> (f64, f64) {
-        let (s, c) = (wheel_angle / self.ratio).sin_cos();
+        let a = wheel_angle / self.ratio;
+        if a == 0.0 {
+            // Straight ahead (most of a run): atan2(±0, 1) is the same ±0, without the
+            // sine, cosine and two arc tangents.
+            return (a, a);
+        }
+        let (s, c) = a.sin_cos();
         (s.atan2(c - self.k * s), s.atan2(c + self.k * s))
     }
 }

@@ -483,7 +483,13 @@ impl WheelCollider {
         // is the vertical force whose axis component it is.
         k.fz = (self.spring * (c - c0) + self.damper * cdot + bump).max(0.0) / zw[2];
         k.app = add(g_body, [0.0, 0.0, self.app]);
-        let (sd, cd) = steer.sin_cos();
+        // An unsteered wheel (the rear ones, the front ones driving straight) skips the
+        // sine and cosine: (±0).sin_cos() is exactly (±0, 1).
+        let (sd, cd) = if steer == 0.0 {
+            (steer, 1.0)
+        } else {
+            steer.sin_cos()
+        };
         let hw = st.to_world([cd, sd, 0.0]);
         let hn = (hw[0] * hw[0] + hw[1] * hw[1]).sqrt();
         k.h = if hn > 0.0 {

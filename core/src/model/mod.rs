@@ -719,4 +719,50 @@ impl HybridSystem for Model {
             None => Ok(()),
         }
     }
+    /// Dense, except for the columns of the quadrature states (see
+    /// [`Model::quadrature_states`]): no derivative reads them, so their columns of
+    /// `∂(dx)/∂x` are exactly zero and the finite differences perturb them together with
+    /// another column at no cost. The Jacobian is then the dense one to the last bit
+    /// (every other column's quotient is computed from the same `f` values), and a
+    /// Jacobian costs one evaluation per state that is read instead of one per state.
+    /// Kept dense where the grouping would bring the cost to 3 evaluations or fewer from
+    /// more (Radau5 then reuses Jacobians on a different rule): such small models keep
+    /// their exact runs.
+    fn jacobian_pattern(&self) -> Option<drivelink_solver::SparsityPattern> {
+        let n = self.plan.n_states;
+        let mut quad = vec![false; n];
+        for i in self.quadrature_states() {
+            quad[i] = true;
+        }
+        let read = quad.iter().filter(|&&q| !q).count();
+        if read == n || (read <= 3 && n > 3) {
+            return None;
+        }
+        let entries = (0..n)
+            .filter(|&j| !quad[j])
+            .flat_map(|j| (0..n).map(move |i| (i, j)));
+        drivelink_solver::SparsityPattern::from_entries(n, entries).ok()
+    }
+}
+
+impl Model {
+    /// The states no evaluation reads (pure quadratures, written by `derivs` only): the
+    /// work integrals of the force blocks and the joints, the heat into fixed
+    /// temperatures and the injected heat. Blocks see their own states only (`Cx::x`),
+    /// the network the node states, the thermal pass the capacitive temperatures.
+    fn quadrature_states(&self) -> impl Iterator<Item = usize> + '_ {
+        let plan = &*self.plan;
+        let tp = &plan.thermal;
+        let n_fixed = tp
+            .nodes
+            .iter()
+            .filter(|nd| matches!(nd.kind, crate::thermal::HeatNodeKind::Fixed { .. }))
+            .count();
+        plan.blocks
+            .iter()
+            .filter_map(|bp| bp.energy.map(|e| e.ix()))
+            .chain(plan.x_joint_energy..plan.x_joint_energy + plan.joints.len())
+            .chain(tp.x_fixed..tp.x_fixed + n_fixed)
+            .chain(tp.x_injected.map(|s| s.ix()))
+    }
 }
