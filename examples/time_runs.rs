@@ -30,6 +30,10 @@ fn main() {
         }
     };
     println!("plan: {}", model.plan().summary());
+    let (blocks, rows) = model.skipped_for_derivatives();
+    println!(
+        "derivative evaluations skip {blocks} block output stages and {rows} linear output rows"
+    );
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
     for _ in 0..runs {

@@ -75,13 +75,15 @@ fn first_order_transfer_fcn_step_response() {
     assert_eq!(event_times(&r, "step", EventTag::TimeEvent), vec![t0]);
 }
 
-/// A chain of lags `1/(τs + 1)` from a unit step: lag `n` (1-based) follows the Erlang
-/// distribution function `1 − e^(−t/τ) Σ_{k<n} (t/τ)^k / k!`. The lags' outputs are read
-/// only by the next lag's derivative, so the kernels fold them (not computed for the
-/// solver's stages) except where a block outside the kernels (`Abs`) or an output row
-/// (`Gain`) reads them; logged ones are still recorded exactly.
+/// A chain of lags `1/(τs + 1)` from a unit step: lag `k` (1-based) follows the Erlang
+/// distribution function `F_k(t) = 1 − e^(−t/τ) Σ_{j<k} (t/τ)^j / j!`, and its integral is
+/// `t·F_k(t) − k·τ·F_(k+1)(t)`. The derivatives depend only on the lags' states and on
+/// `abs.y` (the integrator's input), so an evaluation for derivatives only computes
+/// `lag7.y` (which `abs` reads) and `abs`, and skips the other 13 output rows (the lags
+/// folded into the next lag's derivative, `g` and `int` read only by the log); the logged
+/// values, computed by the full evaluations, are still exact.
 #[test]
-fn chain_of_lags_follows_the_erlang_distribution_with_folded_outputs() {
+fn chain_of_lags_follows_the_erlang_distribution_with_skipped_outputs() {
     let tau = 0.1;
     let n = 12;
     let mut d = Diagram::new("lags");
@@ -99,16 +101,14 @@ fn chain_of_lags_follows_the_erlang_distribution_with_folded_outputs() {
     }
     d.add("abs", "Abs", json!({}));
     d.connect(&["lag7.y", "abs.u"]);
+    d.add("int", "Integrator", json!({}));
+    d.connect(&["abs.y", "int.u"]);
     d.add("g", "Gain", json!({"k": 2.0}));
     d.connect(&["lag3.y", "g.u"]);
-    d.log(&["lag1.y", "lag7.y", "lag12.y", "abs.y", "g.y"]);
+    d.log(&["lag1.y", "lag7.y", "lag12.y", "abs.y", "int.y", "g.y"]);
     tight(&mut d, 3.0);
     let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
-    assert_eq!(
-        m.folded_linear_outputs(),
-        n - 2,
-        "every lag but lag3 and lag7"
-    );
+    assert_eq!(m.skipped_for_derivatives(), (0, 13));
     let r = m.run();
     assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
     let erlang = |k: usize, t: f64| {
@@ -127,6 +127,18 @@ fn chain_of_lags_follows_the_erlang_distribution_with_folded_outputs() {
     }
     assert!(max_err(&r, "abs.y", |t| erlang(7, t)) < 1e-8);
     assert!(max_err(&r, "g.y", |t| 2.0 * erlang(3, t)) < 1e-8);
+    let e = max_err(&r, "int.y", |t| t * erlang(7, t) - 7.0 * tau * erlang(8, t));
+    assert!(e < 1e-8, "int: max error {e}");
+
+    // Without the integrator nothing the derivatives read depends on `abs`: its stage is
+    // skipped too, and lag7 joins the skipped rows.
+    let mut d2 = d.clone();
+    d2.blocks.retain(|b| b.name != "int");
+    d2.connections
+        .retain(|c| !c.iter().any(|p| p.starts_with("int.")));
+    d2.log.retain(|v| !v.starts_with("int."));
+    let m2 = compile(&d2, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    assert_eq!(m2.skipped_for_derivatives(), (1, 13));
 }
 
 #[test]

@@ -102,14 +102,28 @@ impl Model {
     }
 
     /// Evaluate the model at (t, x) for `what` (see [`EvalFor`]: for derivatives only, the
-    /// linear outputs folded into derivative rows are left as they were).
+    /// stages and linear output rows nothing read by the derivatives depends on are left
+    /// out, see `demand.rs`).
     fn eval_for(&mut self, t: f64, x: &[f64], what: EvalFor) {
         self.cache.valid = false;
         self.run.model_evals += 1;
         let plan = self.plan.clone();
         self.heat_pre(x);
+        match what {
+            EvalFor::All => self.run_stages(&plan, &plan.stages, what, t, x),
+            EvalFor::Derivatives => {
+                // Taken out for the pass (nothing in it reads the list) and put back.
+                let stages = std::mem::take(&mut self.rhs_stages);
+                self.run_stages(&plan, &stages, what, t, x);
+                self.rhs_stages = stages;
+            }
+        }
+        self.heat_post(t, x);
+    }
+
+    /// Run `stages` (the plan's, or the subset for derivatives) in order.
+    fn run_stages(&mut self, plan: &Plan, stages: &[Stage], what: EvalFor, t: f64, x: &[f64]) {
         let mut lin_stage = 0;
-        let stages = &plan.stages;
         let mut i = 0;
         while i < stages.len() {
             match stages[i] {
@@ -119,7 +133,7 @@ impl Model {
                     i += 1;
                 }
                 Stage::Network => {
-                    self.eval_network(&plan, t, x);
+                    self.eval_network(plan, t, x);
                     i += 1;
                 }
                 Stage::Outputs(_) | Stage::NetworkOutputs(_) => {
@@ -133,12 +147,11 @@ impl Model {
                         Stage::NetworkOutputs(b) => Some((*b, true)),
                         Stage::Linear(_) | Stage::Network => None,
                     });
-                    self.outputs_of(&plan, run, t, x);
+                    self.outputs_of(plan, run, t, x);
                     i = end;
                 }
             }
         }
-        self.heat_post(t, x);
     }
 
     /// Outputs (`false`) or network outputs (`true`) of `blocks`, in order, into the signal
@@ -276,8 +289,8 @@ impl Model {
 
     /// The state derivatives at `(t, x)`. `keep`: a step end, evaluated in full and kept
     /// for the guards and output of the same point (see [`Model::eval_and_keep`]);
-    /// otherwise an evaluation for derivatives only ([`EvalFor::Derivatives`]: signals read
-    /// by nothing but linear derivatives are left stale), so a caller that reads signals
+    /// otherwise an evaluation for derivatives only ([`EvalFor::Derivatives`]: signals the
+    /// derivatives do not depend on are left stale), so a caller that reads signals
     /// afterwards must pass `true`.
     pub(super) fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64], keep: bool) {
         if keep {

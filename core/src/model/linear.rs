@@ -9,16 +9,16 @@
 //! their terms in a compressed list. The rows follow the plan's `lin_out` / `lin_der`
 //! order, so a plan stage `Linear(range)` is a range of rows.
 //!
-//! Outputs only other linear derivatives read are not computed for the solver's stage
-//! evaluations. An output row `y = c·x[i]` (one state term: a strictly proper transfer
-//! function, an integrator) that no block outside the kernels and no output row reads is
-//! *folded* into the derivative rows that read it, which then read `c·x[i]` in its place
-//! (`cu·(c·x[i])`, the same operations in the same order, so the result is bit-identical
-//! to reading the signal). An evaluation for derivatives only ([`EvalFor::Derivatives`])
-//! skips the folded output rows; every other evaluation computes all of them, so the
-//! signals seen by guards, events, logs and scopes are complete. A chain of lags then
-//! costs one pass over the states per evaluation instead of two.
+//! An output row `y = c·x[i]` (one state term: a strictly proper transfer function, an
+//! integrator) is *folded* into the derivative rows that read it, which then read
+//! `c·x[i]` in its place (`cu·(c·x[i])`, the same operations in the same order, so the
+//! result is bit-identical to reading the signal). An evaluation for derivatives only
+//! ([`EvalFor::Derivatives`]) computes only the output rows the derivatives depend on
+//! (`demand.rs`); every other evaluation computes all of them, so the signals seen by
+//! guards, events, logs and scopes are complete. A chain of lags then costs one pass over
+//! the states per evaluation instead of two.
 
+use super::demand::{self, Demand};
 use crate::block::Block;
 use crate::plan::{LinRow, Plan};
 
@@ -379,8 +379,8 @@ pub(crate) struct LinKernel {
     live_segs: Vec<std::ops::Range<usize>>,
     /// Segments of the derivative kernel.
     der_segs: std::ops::Range<usize>,
-    /// How many output rows are folded.
-    n_folded: usize,
+    /// What a derivative evaluation computes.
+    demand: Demand,
 }
 
 /// Terms of a row: (global index, coefficient).
@@ -405,45 +405,40 @@ fn terms(
     (xs, us)
 }
 
-/// The output rows that can be folded: by signal slot, the row `(state, coefficient)` of
-/// an output `c·x[i]` that nothing but `U` / `XU` derivative rows reads.
-fn foldable(plan: &Plan, out: &Rows, der: &Rows) -> Vec<Option<(u32, f64)>> {
-    let mut read = vec![false; plan.n_signals];
-    let mut in_kernel = vec![false; plan.blocks.len()];
-    for r in plan.lin_out.iter().chain(&plan.lin_der) {
-        in_kernel[r.block.ix()] = true;
+/// The signal slots a linear row reads.
+fn sig_reads(rows: &Rows, r: &Row) -> Vec<usize> {
+    match r.shape {
+        Shape::U | Shape::XU => vec![r.ui as usize],
+        Shape::General { start, n_x, end } => rows.terms[(start + n_x) as usize..end as usize]
+            .iter()
+            .map(|&(j, _)| j as usize)
+            .collect(),
+        _ => Vec::new(),
     }
-    // Every input of a block outside the kernels is read.
-    for (b, bp) in plan.blocks.iter().enumerate() {
-        if !in_kernel[b] {
-            for s in &plan.in_slots[bp.inputs.clone()] {
-                read[s.ix()] = true;
-            }
-        }
-    }
-    // Output rows and general derivative rows read their signal terms.
-    let mut mark = |rows: &Rows, all: bool| {
-        for r in &rows.rows {
-            match r.shape {
-                Shape::U | Shape::XU if all => read[r.ui as usize] = true,
-                Shape::General { start, n_x, end } => {
-                    for &(j, _) in &rows.terms[(start + n_x) as usize..end as usize] {
-                        read[j as usize] = true;
-                    }
-                }
-                _ => {}
-            }
-        }
-    };
-    mark(out, true);
-    mark(der, false);
-    let mut fold = vec![None; plan.n_signals];
+}
+
+/// Fold into the derivative rows every input that is an output row `c·x[i]` (one state
+/// term): the row then reads `c·x[i]` itself. Returns how many rows were folded.
+fn fold(out: &Rows, der: &mut Rows, n_signals: usize) -> usize {
+    let mut by_slot = vec![None; n_signals];
     for r in &out.rows {
-        if r.shape == Shape::X && !read[r.dst as usize] {
-            fold[r.dst as usize] = Some((r.xi, r.cx));
+        if r.shape == Shape::X {
+            by_slot[r.dst as usize] = Some((r.xi, r.cx));
         }
     }
-    fold
+    let mut n = 0;
+    for row in &mut der.rows {
+        if let (Shape::U | Shape::XU, Some((yi, cy))) = (row.shape, by_slot[row.ui as usize]) {
+            row.shape = if row.shape == Shape::U {
+                Shape::FoldedU
+            } else {
+                Shape::XFoldedU
+            };
+            (row.yi, row.cy) = (yi, cy);
+            n += 1;
+        }
+    }
+    n
 }
 
 impl LinKernel {
@@ -466,26 +461,35 @@ impl LinKernel {
                     .push(plan.blocks[r.block.ix()].x.start + r.k, &xs, &us);
             }
         }
-        let fold = foldable(plan, &k.out.rows, &k.der.rows);
-        k.n_folded = fold.iter().flatten().count();
-        for row in &mut k.der.rows.rows {
-            if let (Shape::U | Shape::XU, Some((yi, cy))) = (row.shape, fold[row.ui as usize]) {
-                row.shape = if row.shape == Shape::U {
-                    Shape::FoldedU
-                } else {
-                    Shape::XFoldedU
-                };
-                (row.yi, row.cy) = (yi, cy);
-            }
+        fold(&k.out.rows, &mut k.der.rows, plan.n_signals);
+        let mut kernel = vec![false; plan.blocks.len()];
+        for r in plan.lin_out.iter().chain(&plan.lin_der) {
+            kernel[r.block.ix()] = true;
         }
-        // The live kernel: the output rows that are not folded, stage by stage.
+        let out_rows: Vec<(usize, Vec<usize>)> = k
+            .out
+            .rows
+            .rows
+            .iter()
+            .map(|r| (r.dst as usize, sig_reads(&k.out.rows, r)))
+            .collect();
+        let der_reads: Vec<usize> = k
+            .der
+            .rows
+            .rows
+            .iter()
+            .flat_map(|r| sig_reads(&k.der.rows, r))
+            .collect();
+        k.demand = demand::analyse(plan, &kernel, &out_rows, der_reads.into_iter());
+        let live = &k.demand.live;
+        // The live kernel: the output rows a derivative evaluation reads, stage by stage.
         let mut live_ranges = Vec::new();
         for st in &plan.stages {
             if let crate::plan::Stage::Linear(r) = st {
                 let start = k.live.rows.rows.len();
                 let kept = k.out.rows.rows[r.clone()]
                     .iter()
-                    .filter(|row| fold[row.dst as usize].is_none());
+                    .filter(|row| live[row.dst as usize]);
                 k.live.rows.rows.extend(kept);
                 live_ranges.push(start..k.live.rows.rows.len());
             }
@@ -508,9 +512,16 @@ impl LinKernel {
         k
     }
 
-    /// How many output rows are folded into derivative rows.
-    pub fn n_folded(&self) -> usize {
-        self.n_folded
+    /// The plan's stages an evaluation for derivatives only runs.
+    pub fn derivative_stages(&self) -> &[crate::plan::Stage] {
+        &self.demand.stages
+    }
+
+    /// What an evaluation for derivatives only leaves out: (block output stages, linear
+    /// output rows).
+    pub fn skipped_for_derivatives(&self) -> (usize, usize) {
+        let live = self.live.rows.rows.len();
+        (self.demand.skipped_blocks, self.out.rows.rows.len() - live)
     }
 
     /// Evaluate the output rows of the plan's `i`-th `Linear` stage into the signal

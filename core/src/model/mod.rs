@@ -12,6 +12,7 @@
 //! State vector layout: `[node positions (n) | node speeds (n) | block states | work
 //! integrals (one per force block, one per friction joint)]`.
 
+mod demand;
 mod energy;
 mod eval;
 mod events;
@@ -113,6 +114,8 @@ pub struct Model {
     /// Mass properties of every rigid body.
     frames: Vec<MassProps>,
     lin: LinKernel,
+    /// The plan's stages an evaluation for derivatives only runs (`demand.rs`).
+    rhs_stages: Vec<crate::plan::Stage>,
     x0: Vec<f64>,
     ev: Eval,
     cache: Cache,
@@ -362,6 +365,7 @@ impl Model {
             x0,
             net,
             frames,
+            rhs_stages: lin.derivative_stages().to_vec(),
             lin,
             blocks,
             plan,
@@ -437,10 +441,11 @@ impl Model {
     pub fn plan(&self) -> &Arc<Plan> {
         &self.plan
     }
-    /// How many linear output rows are folded into the derivative rows that read them
-    /// (skipped when the solver evaluates derivatives only; see the `linear` module).
-    pub fn folded_linear_outputs(&self) -> usize {
-        self.lin.n_folded()
+    /// What an evaluation for the solver's derivatives only leaves out: (block output
+    /// stages, linear output rows) whose values the derivatives do not depend on (they
+    /// feed only guards, event-time blocks, logs or scopes, which full evaluations serve).
+    pub fn skipped_for_derivatives(&self) -> (usize, usize) {
+        self.lin.skipped_for_derivatives()
     }
     /// The settings `run()` uses.
     pub fn settings(&self) -> &Settings {

@@ -1,0 +1,148 @@
+//! What an evaluation for derivatives only must compute.
+//!
+//! The solver's stage evaluations need the state derivatives and nothing else; signals
+//! that only guards, event handlers, logs and scopes read can wait for the full
+//! evaluations (step ends, guard samples, events, output points), which compute every
+//! signal. This pass finds the signal slots a derivative evaluation reads, directly or
+//! through the blocks and linear rows that produce them (a backward reachability over the
+//! diagram), and from them the block output stages and linear output rows it must run.
+//!
+//! Read during a derivative evaluation (the seeds): every input of a block that takes part
+//! in it outside its output stage (states, forces, friction joints, constraint rows, heat
+//! flows or conductances, a work integral), the target slot of every tracking row, and the
+//! signal terms of the linear derivative rows (after folding, see `linear.rs`). A block
+//! that only has outputs (a sensor, a unit conversion, a relational operator feeding a
+//! `StopSimulation`) is run only if something read needs one of its outputs; a block whose
+//! outputs change only at events (`constant_outputs`) is never run here anyway.
+
+use crate::plan::{Plan, Stage};
+
+/// Who writes a signal slot.
+#[derive(Debug, Clone, Copy)]
+enum Producer {
+    /// The output stage of a block outside the linear kernels.
+    Block(usize),
+    /// An output row of the linear kernel (its index).
+    Row(usize),
+    /// A constant slot (an unconnected optional input) or a block at events only.
+    None,
+}
+
+/// The result of the analysis.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Demand {
+    /// By signal slot: read by a derivative evaluation.
+    pub live: Vec<bool>,
+    /// The plan's stages a derivative evaluation runs, in order (every `Linear` and
+    /// `Network` stage; the block stages of blocks with a read output).
+    pub stages: Vec<Stage>,
+    /// Block output stages left out.
+    pub skipped_blocks: usize,
+}
+
+/// Whether block `b` reads its inputs during a derivative evaluation outside its output
+/// stage.
+fn reads_inputs_continuously(plan: &Plan, b: usize) -> bool {
+    let bp = &plan.blocks[b];
+    let th = &plan.thermal;
+    !bp.x.is_empty()
+        || bp.has_forces
+        || !bp.joints.is_empty()
+        || !bp.rows.is_empty()
+        || bp.energy.is_some()
+        || th.heat_blocks.iter().any(|h| h.ix() == b)
+        || th.conductors.iter().any(|c| c.block.ix() == b)
+}
+
+/// Analyse `plan`. `kernel[b]`: block `b` is evaluated by the linear kernels (its inputs
+/// are read through the rows only); `out_rows`: (slot written, slots read) of each linear
+/// output row; `der_reads`: the slots the linear derivative rows read.
+pub(crate) fn analyse(
+    plan: &Plan,
+    kernel: &[bool],
+    out_rows: &[(usize, Vec<usize>)],
+    der_reads: impl Iterator<Item = usize>,
+) -> Demand {
+    let mut producer = vec![Producer::None; plan.n_signals];
+    let staged: Vec<bool> = {
+        let mut s = vec![false; plan.blocks.len()];
+        for st in &plan.stages {
+            if let Stage::Outputs(b) | Stage::NetworkOutputs(b) = st {
+                s[b.ix()] = true;
+            }
+        }
+        s
+    };
+    for (b, bp) in plan.blocks.iter().enumerate() {
+        if staged[b] {
+            for s in bp.y.clone() {
+                producer[s] = Producer::Block(b);
+            }
+        }
+    }
+    for (r, (dst, _)) in out_rows.iter().enumerate() {
+        producer[*dst] = Producer::Row(r);
+    }
+    let inputs = |b: usize| {
+        plan.in_slots[plan.blocks[b].inputs.clone()]
+            .iter()
+            .map(|s| s.ix())
+    };
+    let mut live = vec![false; plan.n_signals];
+    let mut stack = Vec::new();
+    let mark = |s: usize, live: &mut Vec<bool>, stack: &mut Vec<usize>| {
+        if !live[s] {
+            live[s] = true;
+            stack.push(s);
+        }
+    };
+    for (b, &in_kernel) in kernel.iter().enumerate() {
+        if !in_kernel && reads_inputs_continuously(plan, b) {
+            for s in inputs(b) {
+                mark(s, &mut live, &mut stack);
+            }
+        }
+    }
+    for r in &plan.rows {
+        if let Some(s) = r.tracking {
+            mark(s.ix(), &mut live, &mut stack);
+        }
+    }
+    for s in der_reads {
+        mark(s, &mut live, &mut stack);
+    }
+    let mut run = vec![false; plan.blocks.len()];
+    while let Some(s) = stack.pop() {
+        match producer[s] {
+            Producer::Block(b) if !run[b] => {
+                run[b] = true;
+                for i in inputs(b) {
+                    mark(i, &mut live, &mut stack);
+                }
+            }
+            Producer::Row(r) => {
+                for &i in &out_rows[r].1 {
+                    mark(i, &mut live, &mut stack);
+                }
+            }
+            _ => {}
+        }
+    }
+    let stages: Vec<Stage> = plan
+        .stages
+        .iter()
+        .filter(|st| match st {
+            Stage::Outputs(b) | Stage::NetworkOutputs(b) => run[b.ix()],
+            Stage::Linear(_) | Stage::Network => true,
+        })
+        .cloned()
+        .collect();
+    let skipped_blocks = (0..plan.blocks.len())
+        .filter(|&b| staged[b] && !run[b])
+        .count();
+    Demand {
+        live,
+        stages,
+        skipped_blocks,
+    }
+}
