@@ -2,7 +2,8 @@
 //! braked on a 10 % grade stays put (against the creep of the slip-velocity curve), the
 //! loads still follow the inclined-plane balance and the energy audit closes; on a grade
 //! steeper than the grip the patches break away at located events and the car slides with
-//! the curve's asymptote; the option off leaves the block exactly as it was.
+//! the curve's asymptote; the option off leaves the block exactly as it was; a car
+//! dropped onto the ground falls freely, lands, and rests where a car placed there rests.
 
 use drivelink_blocks::registry;
 use drivelink_core::{compile, Diagram, EventTag, G};
@@ -393,5 +394,100 @@ fn unbraked_on_the_grade_the_stuck_patches_roll_with_the_wheels_and_let_go_at_tw
             "{w}: at {t} s, rolling from rest reaches 0.2 m/s at {} s",
             0.2 / a_roll.abs()
         );
+    }
+}
+
+/// Dropped from 0.35 m above its resting height onto level ground, braked, with static
+/// friction: the body falls freely (`z = z0 − g·t²/2`, no wheel grounded) until the first
+/// touchdown, bounces on the dampers, and comes to rest exactly where the same car placed
+/// at its resting height settles (height and every wheel load to 1e-6), then does not move;
+/// the energy audit closes through the impact.
+#[test]
+fn dropped_onto_level_ground_the_car_lands_settles_at_the_static_sag_and_stays_put() {
+    let stop = 8.0;
+    let mut log = vec![
+        "car.x".to_string(),
+        "car.y".into(),
+        "car.z".into(),
+        "car.yaw".into(),
+    ];
+    for w in WHEELS {
+        log.push(format!("{w}.fz"));
+    }
+    let mut placed = parked(0.0, json!({"static_friction": true}));
+    placed.log(&log);
+    placed.settings.stop_time = stop;
+    let (rest, _) = run(&placed);
+
+    let z0 = 0.9;
+    let mut dropped = parked(0.0, json!({"static_friction": true}));
+    dropped.blocks[0].params.insert("z0".into(), json!(z0));
+    dropped.log(&log);
+    dropped.settings.stop_time = stop;
+    let (r, audit) = run(&dropped);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+
+    // Free fall until the first wheel carries load.
+    let fz_sum: Vec<f64> = (0..r.time.len())
+        .map(|i| {
+            WHEELS
+                .iter()
+                .map(|w| r.get(&format!("{w}.fz")).unwrap()[i])
+                .sum()
+        })
+        .collect();
+    let touch = r
+        .time
+        .iter()
+        .zip(&fz_sum)
+        .find(|(_, &f)| f > 0.0)
+        .map(|(t, _)| *t)
+        .expect("the car never touched down");
+    let z = r.get("car.z").unwrap();
+    let fall = r
+        .time
+        .iter()
+        .zip(z)
+        .filter(|(t, _)| **t < touch)
+        .map(|(t, z)| (z - (z0 - G * t * t / 2.0)).abs())
+        .fold(0.0, f64::max);
+    println!("touchdown at {touch:.6} s, free-fall error {fall:.2e} m");
+    assert!(
+        touch > 0.1,
+        "touched down at {touch} s: the drop height is in the air"
+    );
+    assert!(fall < 1e-9, "free fall off by {fall} m");
+
+    // At rest where the placed car rests, and staying there.
+    let at = |res: &drivelink_core::SimResult, v: &str| last(res, v);
+    assert!(
+        (at(&r, "car.z") - at(&rest, "car.z")).abs() < 1e-6,
+        "rest height {} vs placed {}",
+        at(&r, "car.z"),
+        at(&rest, "car.z")
+    );
+    for w in WHEELS {
+        let v = format!("{w}.fz");
+        assert!(
+            (at(&r, &v) - at(&rest, &v)).abs() < 1e-6 * M * G,
+            "{w}: load {} vs placed {}",
+            at(&r, &v),
+            at(&rest, &v)
+        );
+    }
+    for v in ["car.x", "car.y", "car.yaw"] {
+        let s = r.get(v).unwrap();
+        let s5 = r.value_at(v, 5.0).unwrap();
+        let drift = r
+            .time
+            .iter()
+            .zip(s)
+            .filter(|(t, _)| **t >= 5.0)
+            .map(|(_, x)| (x - s5).abs())
+            .fold(0.0, f64::max);
+        // The same bound as the car parked on the grade (tolerance-level motion of the
+        // still-ringing suspension is about 1e-9 m here).
+        println!("{v}: drift {drift:.2e} from 5 to {stop} s");
+        assert!(drift < 1e-6, "{v} drifts {drift} after settling");
     }
 }
