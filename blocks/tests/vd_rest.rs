@@ -61,6 +61,20 @@ fn moving(grade: f64, v0: f64, wheel: Value) -> Diagram {
     d
 }
 
+/// The largest distance `var` moves from its value at `t0` over the rest of the run.
+fn drift_after(r: &drivelink_core::SimResult, var: &str, t0: f64) -> f64 {
+    let s = r.get(var).unwrap_or_else(|| panic!("{var} not logged"));
+    let s0 = r
+        .value_at(var, t0)
+        .unwrap_or_else(|| panic!("{var} at {t0} s"));
+    r.time
+        .iter()
+        .zip(s)
+        .filter(|(t, _)| **t >= t0)
+        .map(|(_, x)| (x - s0).abs())
+        .fold(0.0, f64::max)
+}
+
 #[test]
 fn braked_on_a_10_percent_grade_with_static_friction_the_car_stays_put() {
     let theta = 0.1f64.atan();
@@ -100,13 +114,7 @@ fn braked_on_a_10_percent_grade_with_static_friction_the_car_stays_put() {
     // (the creeping model slides 0.37 m in that time).
     let x = r.get("car.x").unwrap();
     let x2 = r.value_at("car.x", 2.0).unwrap();
-    let drift = r
-        .time
-        .iter()
-        .zip(x)
-        .filter(|(t, _)| **t >= 2.0)
-        .map(|(_, x)| (x - x2).abs())
-        .fold(0.0, f64::max);
+    let drift = drift_after(&r, "car.x", 2.0);
     let settle = x2 - x[0];
     println!("parked on 10 %: sag travel {settle:.6e} m in 2 s, drift {drift:.3e} m over 10 s");
     assert!(drift < 1e-6, "drift {drift} m after settling");
@@ -476,15 +484,7 @@ fn dropped_onto_level_ground_the_car_lands_settles_at_the_static_sag_and_stays_p
         );
     }
     for v in ["car.x", "car.y", "car.yaw"] {
-        let s = r.get(v).unwrap();
-        let s5 = r.value_at(v, 5.0).unwrap();
-        let drift = r
-            .time
-            .iter()
-            .zip(s)
-            .filter(|(t, _)| **t >= 5.0)
-            .map(|(_, x)| (x - s5).abs())
-            .fold(0.0, f64::max);
+        let drift = drift_after(&r, v, 5.0);
         // The same bound as the car parked on the grade (tolerance-level motion of the
         // still-ringing suspension is about 1e-9 m here).
         println!("{v}: drift {drift:.2e} from 5 to {stop} s");
