@@ -236,3 +236,71 @@ fn ports_documentation_lists_every_declared_port_with_its_kind() {
     assert!(checked > 40, "checked {checked} block types");
     assert!(missing.is_empty(), "ports not in ports_doc: {missing:#?}");
 }
+
+/// A block of every primitive type, built from its example parameters.
+fn every_primitive_block() -> Vec<Box<dyn Block>> {
+    let reg = registry();
+    reg.types()
+        .filter_map(|t| {
+            let BlockBuild::Primitive(f) = &t.build else {
+                return None;
+            };
+            [1.0, 2.0, 0.5].iter().find_map(|&x| {
+                let raw = t.example_params(x);
+                let p = resolve_params("b", t.name, &t.params, &raw, &Scope::new()).ok()?;
+                f(&p).ok()
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn blocks_held_between_events_declare_it_truthfully() {
+    // `pure_outputs`: the outputs are a function of the inputs and modes only, so a block
+    // fed only by signals that change at events may itself be evaluated at events only
+    // (`core/src/compile/held.rs`). Checked: no states, signal ports only, and the same
+    // outputs at other times and flange motions for the same inputs.
+    // `constant_outputs`: the outputs do not depend on the inputs at all.
+    let mut pure = Vec::new();
+    let mut constant = Vec::new();
+    for mut b in every_primitive_block() {
+        let name = b.type_name();
+        let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
+        let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
+        if b.pure_outputs() {
+            assert_eq!(b.n_states(), 0, "{name}: a pure block has no states");
+            assert!(
+                b.ports()
+                    .iter()
+                    .all(|p| matches!(p.kind, PortKind::In | PortKind::Out)),
+                "{name}: a pure block has signal ports only"
+            );
+            let at = |b: &mut Box<dyn Block>, t: f64| {
+                let mut p = Probe::new(b.as_mut());
+                p.inputs(&u).time(t);
+                p.outputs()
+            };
+            let y0 = at(&mut b, 0.25);
+            let y1 = at(&mut b, 17.5);
+            assert_eq!(y0, y1, "{name}: outputs depend on time");
+            pure.push(name);
+        }
+        if b.constant_outputs() {
+            let with = |b: &mut Box<dyn Block>, u: &[f64]| {
+                let mut p = Probe::new(b.as_mut());
+                p.inputs(u).time(1.0);
+                p.outputs()
+            };
+            let other: Vec<f64> = u.iter().map(|v| 5.0 - 3.0 * v).collect();
+            let (ya, yb) = (with(&mut b, &u), with(&mut b, &other));
+            assert_eq!(ya, yb, "{name}: constant outputs depend on the inputs");
+            constant.push(name);
+        }
+    }
+    for t in ["Gain", "Sum", "Product", "Lookup1D", "Lookup2D", "Saturation", "Switch"] {
+        assert!(pure.contains(&t), "{t} should declare pure outputs: {pure:?}");
+    }
+    for t in ["Constant", "Step", "UnitDelay", "ZeroOrderHold", "Relational"] {
+        assert!(constant.contains(&t), "{t} should declare constant outputs: {constant:?}");
+    }
+}

@@ -903,6 +903,15 @@ pub trait Block: Send + Sync {
     fn constant_outputs(&self) -> bool {
         false
     }
+    /// Whether the outputs are a function of the inputs, parameters and modes only (not of
+    /// time, states or flange motion): `Gain`, `Sum`, `Lookup1D`, `Saturation`, ... A
+    /// block declaring this whose inputs all change only at events (they come from blocks
+    /// with [`Block::constant_outputs`] or from other such blocks) is evaluated after every
+    /// event instead of at every evaluation, like a constant block (the `held` compile
+    /// pass). A block that reads `cx.t`, its states or a flange must not declare it.
+    fn pure_outputs(&self) -> bool {
+        false
+    }
     /// The state-space form of a linear time-invariant block (see [`Linear`]).
     fn linear(&self) -> Option<Linear> {
         None

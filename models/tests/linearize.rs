@@ -86,6 +86,42 @@ fn first_order_lag_gives_a_minus_one_over_tau_and_b_one_over_tau() {
 /// to the road. The test computes both from the model's own parameters and the operating
 /// point, and compares the time constant with the linearization's slowest eigenvalue.
 #[test]
+fn opened_input_of_a_block_held_between_events_reaches_the_derivatives() {
+    // Constant -> Gain (held between events: its input is a constant) -> Lookup1D (held)
+    // -> lag. Opening the gain's input cuts it from the constant; its perturbation must
+    // still pass through both held blocks: B = k·slope/tau, D (to the table's output) =
+    // k·slope.
+    let (k, slope, tau) = (3.0, 2.0, 0.5);
+    let mut dg = Diagram::new("held");
+    dg.add("u", "Constant", json!({"value": 0.2}));
+    dg.add("g", "Gain", json!({"k": k}));
+    dg.add(
+        "tab",
+        "Lookup1D",
+        json!({"table": [[-10.0, -10.0 * slope], [10.0, 10.0 * slope]]}),
+    );
+    dg.add(
+        "tf",
+        "TransferFcn",
+        json!({"num": [1.0], "den": [tau, 1.0]}),
+    );
+    dg.connect(&["u.y", "g.u"]);
+    dg.connect(&["g.y", "tab.u"]);
+    dg.connect(&["tab.y", "tf.u"]);
+    let mut m = compile(&dg, &registry()).unwrap();
+    assert!(
+        m.plan().summary().contains("3 blocks at events only"),
+        "{}",
+        m.plan().summary()
+    );
+    let lin = m
+        .linearize(None, &["g.u".into()], &["tab.y".into()])
+        .unwrap();
+    assert!((lin.b[(0, 0)] - k * slope / tau).abs() < 1e-7, "{}", lin.b);
+    assert!((lin.d[(0, 0)] - k * slope).abs() < 1e-7, "{}", lin.d);
+}
+
+#[test]
 fn full_car_third_gear_is_stable_and_its_slowest_mode_is_the_road_load_time_constant() {
     let reg = registry();
     let d = netlist::load_file(&drivelink_models::netlist_dir().join("full_car.json")).unwrap();

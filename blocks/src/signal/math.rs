@@ -166,6 +166,9 @@ impl Block for Gain {
     fn type_name(&self) -> &'static str {
         "Gain"
     }
+    fn pure_outputs(&self) -> bool {
+        true
+    }
     fn linear(&self) -> Option<Linear> {
         Some(Linear {
             m: 1,
@@ -231,6 +234,9 @@ impl Block for Sum {
     fn type_name(&self) -> &'static str {
         "Sum"
     }
+    fn pure_outputs(&self) -> bool {
+        true
+    }
     fn linear(&self) -> Option<Linear> {
         Some(Linear {
             m: self.signs.len(),
@@ -264,6 +270,9 @@ impl Block for Product {
     fn type_name(&self) -> &'static str {
         "Product"
     }
+    fn pure_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         let mut p = numbered_inputs(self.mul.len());
         p.push(PortDecl::output("y"));
@@ -291,6 +300,9 @@ pub struct Abs {
 impl Block for Abs {
     fn type_name(&self) -> &'static str {
         "Abs"
+    }
+    fn pure_outputs(&self) -> bool {
+        true
     }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
@@ -353,6 +365,9 @@ impl MinMax {
 impl Block for MinMax {
     fn type_name(&self) -> &'static str {
         "MinMax"
+    }
+    fn pure_outputs(&self) -> bool {
+        true
     }
     fn ports(&self) -> Vec<PortDecl> {
         let mut p = numbered_inputs(self.n);
@@ -459,6 +474,9 @@ impl Block for Saturation {
     fn type_name(&self) -> &'static str {
         "Saturation"
     }
+    fn pure_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
     }
@@ -559,6 +577,9 @@ impl Block for Lookup2D {
     fn type_name(&self) -> &'static str {
         "Lookup2D"
     }
+    fn pure_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![
             PortDecl::input("u1"),
@@ -649,6 +670,9 @@ impl Lookup1D {
 impl Block for Lookup1D {
     fn type_name(&self) -> &'static str {
         "Lookup1D"
+    }
+    fn pure_outputs(&self) -> bool {
+        true
     }
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("u"), PortDecl::output("y")]
@@ -775,6 +799,10 @@ impl Block for Relational {
     fn type_name(&self) -> &'static str {
         "Relational"
     }
+    /// The output is the mode (the comparison's result), switched only at located events.
+    fn constant_outputs(&self) -> bool {
+        true
+    }
     fn ports(&self) -> Vec<PortDecl> {
         vec![
             PortDecl::input("u1"),
@@ -844,6 +872,9 @@ pub struct Switch {
 impl Block for Switch {
     fn type_name(&self) -> &'static str {
         "Switch"
+    }
+    fn pure_outputs(&self) -> bool {
+        true
     }
     fn ports(&self) -> Vec<PortDecl> {
         vec![

@@ -8,7 +8,8 @@
 //!    checks) and the blocks built;
 //! 3. `connect`: connections checked, signal inputs given their drivers, mechanical
 //!    flanges joined into nodes (union-find);
-//! 4. `layout`: every block's place in the flat buffers;
+//! 4. `layout`: every block's place in the flat buffers; `held`: the blocks whose outputs
+//!    change only at events (constants, and pure functions of such signals);
 //! 5. `order`: evaluation stages in dependency order (algebraic loops reported);
 //! 6. `vars`: loggable variables with units, the logged list, scope checks.
 //!
@@ -17,6 +18,7 @@
 
 pub(crate) mod connect;
 pub(crate) mod flatten;
+pub(crate) mod held;
 pub(crate) mod layout;
 pub(crate) mod order;
 pub(crate) mod params;
@@ -59,8 +61,9 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         &flat.connections,
         &mut warnings,
     )?;
-    let lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
-    let ord = order::order(&built.names, &built.blocks, &lay, &wiring)?;
+    let mut lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
+    let held = held::hold(&built.blocks, &mut lay);
+    let ord = order::order(&built.names, &built.blocks, &lay, &wiring, held)?;
     let vars = vars::variables(&built.blocks, &lay, &flat, &d.scopes)?;
     let (thermal, n_states) = crate::thermal::plan(
         &built.names,
@@ -130,6 +133,7 @@ struct BlockSig {
     feedthrough: Vec<bool>,
     net_out: Vec<bool>,
     constant: bool,
+    pure: bool,
     linear: Option<(usize, usize, usize, Vec<bool>)>,
     rows: Vec<(Vec<usize>, Option<usize>)>,
     joints: Vec<Vec<usize>>,
@@ -162,6 +166,7 @@ impl BlockSig {
             feedthrough: (0..n_in).map(|i| b.feedthrough(i)).collect(),
             net_out: (0..n_out).map(|o| b.output_needs_network(o)).collect(),
             constant: b.constant_outputs(),
+            pure: b.pure_outputs(),
             linear: b
                 .linear()
                 .map(|l| (l.n, l.m, l.p, l.d.iter().map(|&d| d != 0.0).collect())),

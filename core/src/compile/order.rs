@@ -132,12 +132,14 @@ fn loop_blocks(g: &DiGraph<Node, ()>, names: &[String]) -> Vec<String> {
     on
 }
 
-/// Order the evaluation of `blocks`.
+/// Order the evaluation of `blocks`; `const_blocks` are the held blocks with outputs in
+/// their refresh order (the `held` pass).
 pub(crate) fn order(
     names: &[String],
     blocks: &[Box<dyn Block>],
     lay: &Layout,
     w: &Wiring,
+    const_blocks: Vec<BlockIx>,
 ) -> Result<Order, Error> {
     let g = graph(blocks, lay, w);
     let is_lin = |n: Node| matches!(n, Node::Out(b) if lay.blocks[b].linear);
@@ -230,7 +232,7 @@ pub(crate) fn order(
         stages,
         lin_out,
         lin_der,
-        const_blocks: pick(&|b| lay.blocks[b].constant && !lay.blocks[b].y.is_empty()),
+        const_blocks,
         state_blocks: pick(&|b| !lay.blocks[b].linear && !lay.blocks[b].x.is_empty()),
         guard_blocks: pick(&|b| !lay.blocks[b].guards.is_empty()),
         force_blocks: pick(&|b| lay.blocks[b].has_forces),

@@ -457,7 +457,10 @@ impl Model {
         let mut xp = x.to_vec();
         // One evaluation: (selected derivatives, outputs) at state xp. A full evaluation
         // (as at a step end): the outputs are read after it, so none may be skipped.
+        // The blocks held between events (`compile/held.rs`) are refreshed first: an opened
+        // input may feed one, and its perturbation must reach what it computes.
         let probe = |m: &mut Model, xp: &[f64], dx: &mut [f64]| -> (DVector<f64>, DVector<f64>) {
+            m.refresh_constants(t, xp);
             m.derivs(t, xp, dx, true);
             let y = DVector::from_iterator(no, outs.iter().map(|&r| m.var_value(r, t, xp)));
             (select(dx), y)
