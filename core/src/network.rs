@@ -68,6 +68,12 @@ struct Factor {
     c: Vec<f64>,
     /// n×m pseudo-inverse of G, column-major.
     p: Vec<f64>,
+    /// The same, row-major (`pt[i*m + r] = G⁺[i, r]`): λ is accumulated over the nodes'
+    /// residuals as contiguous axpys.
+    pt: Vec<f64>,
+    /// The active tracking rows: (active index, row index, time constant). The other
+    /// entries of `b` are zero for the whole mode.
+    tracking: Vec<(usize, usize, f64)>,
     /// n×n velocity projection `S_v·M`, column-major.
     proj: Vec<f64>,
     has_tracking: bool,
@@ -211,12 +217,20 @@ impl Network {
         self.lam_active.resize(m, 0.0);
         self.b.clear();
         self.b.resize(m, 0.0);
+        let tracking = self
+            .active
+            .iter()
+            .enumerate()
+            .filter_map(|(r, &i)| self.row(i).tracking.map(|tc| (r, i, tc)))
+            .collect();
         self.factor = Some(Factor {
             s: s.as_slice().to_vec(),
             c: c.as_slice().to_vec(),
             p: p.as_slice().to_vec(),
+            pt: p.transpose().as_slice().to_vec(),
             proj: proj.as_slice().to_vec(),
             has_tracking,
+            tracking,
         });
         self.refresh_load();
         Ok(())
@@ -230,16 +244,13 @@ impl Network {
     /// Set the tracking right-hand sides: `b_r = (target − row·v)/tc` for tracking rows.
     /// `targets[i]` is the target of fixed row `i` (ignored for velocity rows).
     pub fn set_tracking(&mut self, v: &[f64], targets: &[f64]) {
-        for (r, &i) in self.active.iter().enumerate() {
-            let row = if i < self.rows.len() {
-                &self.rows[i]
-            } else {
-                &self.friction_rows[i - self.rows.len()]
-            };
-            self.b[r] = match row.tracking {
-                Some(tc) if i < targets.len() => (targets[i] - row.dot(v)) / tc,
-                _ => 0.0,
-            };
+        let Some(fac) = self.factor.as_ref() else {
+            return;
+        };
+        for &(r, i, tc) in &fac.tracking {
+            if i < targets.len() {
+                self.b[r] = (targets[i] - self.rows[i].dot(v)) / tc;
+            }
         }
     }
 
@@ -270,20 +281,17 @@ impl Network {
                 }
             }
         }
-        // λ = Pᵀ (M a − f)
-        for ((ri, (&mi, &ai)), &fi) in self.r[..n]
-            .iter_mut()
-            .zip(self.mass[..n].iter().zip(a.iter()))
-            .zip(&self.f[..n])
-        {
-            *ri = mi * ai - fi;
-        }
-        for (r, lam) in self.lam_active[..m].iter_mut().enumerate() {
-            let mut s = 0.0;
-            for (&p, &ri) in fac.p[r * n..(r + 1) * n].iter().zip(&self.r[..n]) {
-                s += p * ri;
+        // λ = (G⁺)ᵀ (M a − f), accumulated row by row of G⁺ over the non-zero residuals.
+        let lam = &mut self.lam_active[..m];
+        lam.fill(0.0);
+        for i in 0..n {
+            let ri = self.mass[i] * a[i] - self.f[i];
+            self.r[i] = ri;
+            if ri != 0.0 {
+                for (l, &p) in lam.iter_mut().zip(&fac.pt[i * m..(i + 1) * m]) {
+                    *l += p * ri;
+                }
             }
-            *lam = s;
         }
         self.lambda_fric.fill(0.0);
         let nr = self.rows.len();
