@@ -12,6 +12,7 @@ pub use system::{EventAction, EventCause, EventKind, HybridSystem, OutputKind, S
 
 mod engine;
 mod integrator;
+mod iteration;
 pub mod jacobian;
 mod locate;
 mod lu;

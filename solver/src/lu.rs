@@ -53,6 +53,11 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
         }
     }
 
+    /// The matrix's dimension.
+    pub(crate) fn size(&self) -> usize {
+        self.a.nrows()
+    }
+
     /// The matrix to fill before [`Lu::factor`].
     pub(crate) fn matrix_mut(&mut self) -> &mut DMatrix<T> {
         &mut self.a

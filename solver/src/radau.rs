@@ -33,8 +33,8 @@
 use nalgebra::{Complex, DMatrix};
 
 use crate::engine::Verdict;
+use crate::iteration::IterationMatrices;
 use crate::jacobian::{FiniteDifferences, SparsityPattern};
-use crate::lu::Lu;
 use crate::stepper::{hinit, rhs, Tol, Worst};
 use crate::system::HybridSystem;
 
@@ -166,8 +166,9 @@ pub(crate) struct Radau {
     need_jac: bool,
     /// The Jacobian was formed at the current step start.
     jac_fresh: bool,
-    e1: Lu<f64>,
-    e2: Lu<Complex<f64>>,
+    /// The real and complex iteration matrices, factored on the states some derivative
+    /// reads (`iteration.rs`).
+    e: IterationMatrices,
     /// Step size of the current factorisations (NaN: none valid).
     lu_h: f64,
     /// `f(t0, y0)` of the current step.
@@ -252,8 +253,7 @@ impl Radau {
             jac: DMatrix::zeros(n, n),
             need_jac: true,
             jac_fresh: false,
-            e1: Lu::new(n),
-            e2: Lu::new(n),
+            e: IterationMatrices::new(n),
             lu_h: f64::NAN,
             f0: vec(),
             z: [vec(), vec(), vec()],
@@ -418,6 +418,7 @@ impl Radau {
         self.jac_age = 0;
         self.need_jac = false;
         self.jac_fresh = true;
+        self.e.partition(&self.jac);
         self.lu_h = f64::NAN;
         if self.track_rho {
             self.rho = Some(self.power_iteration());
@@ -459,28 +460,10 @@ impl Radau {
 
     /// Factor `γ/h·I − J` and `(α + iβ)/h·I − J`. `false` if either is singular.
     fn factor(&mut self, h: f64) -> bool {
-        let n = self.n;
         let fac1 = self.co.u1 / h;
-        let (alphn, betan) = (self.co.alph / h, self.co.beta / h);
-        // Both matrices and the Jacobian are column-major n × n: fill them as flat slices
-        // (no per-element index checks), then add the diagonal shifts.
-        let jac = self.jac.as_slice();
-        let m1 = self.e1.matrix_mut().as_mut_slice();
-        for (m, &j) in m1.iter_mut().zip(jac) {
-            *m = -j;
-        }
-        for j in 0..n {
-            m1[j * n + j] += fac1;
-        }
-        let m2 = self.e2.matrix_mut().as_mut_slice();
-        for (m, &j) in m2.iter_mut().zip(jac) {
-            *m = Complex::new(-j, 0.0);
-        }
-        for j in 0..n {
-            m2[j * n + j] += Complex::new(alphn, betan);
-        }
+        let fac2 = Complex::new(self.co.alph / h, self.co.beta / h);
         self.lu_count += 1;
-        let ok = self.e1.factor() && self.e2.factor();
+        let ok = self.e.factor(&self.jac, fac1, fac2);
         self.lu_h = if ok { h } else { f64::NAN };
         ok
     }
@@ -561,8 +544,8 @@ impl Radau {
                 self.ctmp[i] =
                     Complex::new(r2 + s2 * alphn - s3 * betan, r3 + s3 * alphn + s2 * betan);
             }
-            self.e1.solve(&mut self.z[0]);
-            self.e2.solve(&mut self.ctmp);
+            self.e.solve_real(&mut self.z[0]);
+            self.e.solve_complex(&mut self.ctmp);
             for i in 0..n {
                 self.z[1][i] = self.ctmp[i].re;
                 self.z[2][i] = self.ctmp[i].im;
@@ -633,7 +616,7 @@ impl Radau {
             self.w[1][i] = f2;
             self.tmp[i] = f2 + self.f0[i];
         }
-        self.e1.solve(&mut self.tmp);
+        self.e.solve_real(&mut self.tmp);
         let mut err = self.scaled_norm();
         if err >= 1.0 && (self.first || self.reject) {
             for i in 0..n {
@@ -644,7 +627,7 @@ impl Radau {
             for i in 0..n {
                 self.tmp[i] = self.w[0][i] + self.w[1][i];
             }
-            self.e1.solve(&mut self.tmp);
+            self.e.solve_real(&mut self.tmp);
             err = self.scaled_norm();
         }
         err

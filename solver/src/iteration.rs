@@ -1,0 +1,249 @@
+//! The iteration matrices of Radau IIA, `γ/h·I − J` (real) and `(α + iβ)/h·I − J`
+//! (complex), factored on the states some derivative reads.
+//!
+//! A state whose column of `J` is zero (a quadrature: a work or heat integral, a shaft
+//! angle nothing reads) feeds no derivative. Ordering such states `Q` after the others
+//! `P`, both matrices are block lower triangular:
+//!
+//! ```text
+//! [ c·I − J_PP    0  ] [z_P]   [b_P]
+//! [   − J_QP     c·I ] [z_Q] = [b_Q]      so  z_P = (c·I − J_PP)⁻¹ b_P,
+//!                                             z_Q = (b_Q + J_QP z_P) / c
+//! ```
+//!
+//! Only `c·I − J_PP` is factored: on the 58-state vehicle car (18 work integrals, 10 shaft
+//! angles) that is a 30 × 30 matrix instead of 58 × 58, and the `Q` rows cost one product
+//! with `J_QP` per solve. The partition is taken from each new Jacobian's exact zero
+//! columns, so it is exact for the matrix Newton uses (structural zeros and values that
+//! are zero at this Jacobian alike). Without zero columns nothing changes: the full
+//! matrices are factored as before.
+
+use nalgebra::{Complex, DMatrix};
+
+use crate::lu::Lu;
+
+/// The two iteration matrices of a Jacobian, reduced to its non-zero columns.
+pub(crate) struct IterationMatrices {
+    n: usize,
+    /// States with a non-zero Jacobian column, ascending.
+    p: Vec<usize>,
+    /// States with a zero column, ascending (empty: the full matrices are factored).
+    q: Vec<usize>,
+    e1: Lu<f64>,
+    e2: Lu<Complex<f64>>,
+    /// `J_QP`, row by row: `jqp[k * np + a] = J[q[k], p[a]]`.
+    jqp: Vec<f64>,
+    /// Diagonal shifts of the last factorisation.
+    fac1: f64,
+    fac2: Complex<f64>,
+    /// Gathered right-hand sides of the reduced solves.
+    rb: Vec<f64>,
+    cb: Vec<Complex<f64>>,
+}
+
+impl IterationMatrices {
+    /// Matrices for `n` states (every column non-zero until [`Self::partition`]).
+    pub(crate) fn new(n: usize) -> Self {
+        IterationMatrices {
+            n,
+            p: (0..n).collect(),
+            q: Vec::with_capacity(n),
+            e1: Lu::new(n),
+            e2: Lu::new(n),
+            jqp: Vec::with_capacity(n * n),
+            fac1: f64::NAN,
+            fac2: Complex::new(f64::NAN, f64::NAN),
+            rb: vec![0.0; n],
+            cb: vec![Complex::new(0.0, 0.0); n],
+        }
+    }
+
+    /// States factored (the size of the reduced matrices).
+    #[cfg(test)]
+    pub(crate) fn factored(&self) -> usize {
+        self.p.len()
+    }
+
+    /// Split the states by the zero columns of the new Jacobian `jac` (allocates only when
+    /// the number of factored states changes). An all-zero Jacobian keeps its last state
+    /// factored, so there is always a matrix.
+    pub(crate) fn partition(&mut self, jac: &DMatrix<f64>) {
+        let n = self.n;
+        let js = jac.as_slice();
+        let zero = |j: usize| js[j * n..(j + 1) * n].iter().all(|&v| v == 0.0);
+        let factored = |j: usize| !zero(j) || (j + 1 == n && (0..n).all(zero));
+        let nq = (0..n).filter(|&j| !factored(j)).count();
+        // `q` has the new size and only unfactored states: it is the new set.
+        if self.q.len() == nq && self.q.iter().all(|&j| !factored(j)) {
+            return;
+        }
+        self.p.clear();
+        self.q.clear();
+        for j in 0..n {
+            if factored(j) {
+                self.p.push(j);
+            } else {
+                self.q.push(j);
+            }
+        }
+        let np = self.p.len();
+        if self.e1.size() != np {
+            self.e1 = Lu::new(np);
+            self.e2 = Lu::new(np);
+        }
+        self.jqp.resize(nq * np, 0.0);
+    }
+
+    /// Factor `fac1·I − J` and `fac2·I − J` on the factored states. `false` if either is
+    /// singular.
+    pub(crate) fn factor(&mut self, jac: &DMatrix<f64>, fac1: f64, fac2: Complex<f64>) -> bool {
+        let n = self.n;
+        let np = self.p.len();
+        let js = jac.as_slice();
+        self.fac1 = fac1;
+        self.fac2 = fac2;
+        // Column-major fills as flat slices, then the diagonal shifts.
+        let m1 = self.e1.matrix_mut().as_mut_slice();
+        let m2 = self.e2.matrix_mut().as_mut_slice();
+        if self.q.is_empty() {
+            for ((a, b), &j) in m1.iter_mut().zip(m2.iter_mut()).zip(js) {
+                *a = -j;
+                *b = Complex::new(-j, 0.0);
+            }
+        } else {
+            for (b, &pj) in self.p.iter().enumerate() {
+                let col = &js[pj * n..(pj + 1) * n];
+                for (a, &pi) in self.p.iter().enumerate() {
+                    m1[b * np + a] = -col[pi];
+                    m2[b * np + a] = Complex::new(-col[pi], 0.0);
+                }
+                for (k, &qi) in self.q.iter().enumerate() {
+                    self.jqp[k * np + b] = col[qi];
+                }
+            }
+        }
+        for a in 0..np {
+            m1[a * np + a] += fac1;
+            m2[a * np + a] += fac2;
+        }
+        self.e1.factor() && self.e2.factor()
+    }
+
+    /// Solve `(fac1·I − J) x = b` in place.
+    pub(crate) fn solve_real(&mut self, b: &mut [f64]) {
+        if self.q.is_empty() {
+            self.e1.solve(b);
+            return;
+        }
+        let np = self.p.len();
+        let zp = &mut self.rb[..np];
+        for (z, &i) in zp.iter_mut().zip(&self.p) {
+            *z = b[i];
+        }
+        self.e1.solve(zp);
+        for (z, &i) in zp.iter().zip(&self.p) {
+            b[i] = *z;
+        }
+        for (k, &qi) in self.q.iter().enumerate() {
+            let row = &self.jqp[k * np..(k + 1) * np];
+            let s: f64 = row.iter().zip(zp.iter()).map(|(j, z)| j * z).sum();
+            b[qi] = (b[qi] + s) / self.fac1;
+        }
+    }
+
+    /// Solve `(fac2·I − J) x = b` in place.
+    pub(crate) fn solve_complex(&mut self, b: &mut [Complex<f64>]) {
+        if self.q.is_empty() {
+            self.e2.solve(b);
+            return;
+        }
+        let np = self.p.len();
+        let zp = &mut self.cb[..np];
+        for (z, &i) in zp.iter_mut().zip(&self.p) {
+            *z = b[i];
+        }
+        self.e2.solve(zp);
+        for (z, &i) in zp.iter().zip(&self.p) {
+            b[i] = *z;
+        }
+        for (k, &qi) in self.q.iter().enumerate() {
+            let row = &self.jqp[k * np..(k + 1) * np];
+            let mut s = Complex::new(0.0, 0.0);
+            for (&j, z) in row.iter().zip(zp.iter()) {
+                s += z * j;
+            }
+            b[qi] = (b[qi] + s) / self.fac2;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Jacobian with zero columns 1 and 3 (states nothing reads) and rows that read the
+    /// others.
+    fn jacobian() -> DMatrix<f64> {
+        DMatrix::from_row_slice(
+            4,
+            4,
+            &[
+                -3.0, 0.0, 1.0, 0.0, //
+                0.5, 0.0, 0.0, 0.0, //
+                2.0, 0.0, -7.0, 0.0, //
+                1.0, 0.0, 4.0, 0.0,
+            ],
+        )
+    }
+
+    #[test]
+    fn reduced_solves_match_the_full_systems() {
+        let j = jacobian();
+        let mut it = IterationMatrices::new(4);
+        it.partition(&j);
+        assert_eq!(it.factored(), 2);
+        let (fac1, fac2) = (3.5, Complex::new(2.0, 1.5));
+        assert!(it.factor(&j, fac1, fac2));
+        let b = [1.0, -2.0, 0.5, 3.0];
+        let mut x = b;
+        it.solve_real(&mut x);
+        let e1 = DMatrix::identity(4, 4) * fac1 - &j;
+        let r = &e1 * nalgebra::DVector::from_column_slice(&x)
+            - nalgebra::DVector::from_column_slice(&b);
+        assert!(r.norm() < 1e-14, "residual {r}");
+        let mut z: Vec<Complex<f64>> = b.iter().map(|&v| Complex::new(v, -v)).collect();
+        let zb = z.clone();
+        it.solve_complex(&mut z);
+        let e2 = DMatrix::<Complex<f64>>::identity(4, 4) * fac2 - j.map(|v| Complex::new(v, 0.0));
+        let r = &e2 * nalgebra::DVector::from_column_slice(&z)
+            - nalgebra::DVector::from_column_slice(&zb);
+        assert!(r.norm() < 1e-14, "residual {r}");
+    }
+
+    #[test]
+    fn without_zero_columns_the_full_matrices_are_factored() {
+        let j = DMatrix::from_row_slice(2, 2, &[-1.0, 2.0, 0.5, -4.0]);
+        let mut it = IterationMatrices::new(2);
+        it.partition(&j);
+        assert_eq!(it.factored(), 2);
+        assert!(it.factor(&j, 1.0, Complex::new(1.0, 1.0)));
+        let mut x = [1.0, 1.0];
+        it.solve_real(&mut x);
+        let e = DMatrix::identity(2, 2) - &j;
+        let r =
+            &e * nalgebra::DVector::from_column_slice(&x) - nalgebra::DVector::from_element(2, 1.0);
+        assert!(r.norm() < 1e-15);
+    }
+
+    #[test]
+    fn an_all_zero_jacobian_keeps_one_factored_state() {
+        let j = DMatrix::zeros(3, 3);
+        let mut it = IterationMatrices::new(3);
+        it.partition(&j);
+        assert_eq!(it.factored(), 1);
+        assert!(it.factor(&j, 2.0, Complex::new(2.0, 0.5)));
+        let mut x = [2.0, 4.0, 6.0];
+        it.solve_real(&mut x);
+        assert_eq!(x, [1.0, 2.0, 3.0]);
+    }
+}
