@@ -21,7 +21,7 @@ use ode_solvers::controller::Controller;
 
 use crate::jacobian::SparsityPattern;
 use crate::radau::Radau;
-use crate::stepper::{Kind, Stepper};
+use crate::stepper::{rhs, Kind, Stepper};
 use crate::system::HybridSystem;
 use crate::{Method, MethodSwitch, Settings, Stats};
 
@@ -68,6 +68,8 @@ pub(crate) struct Engine {
     auto: Option<Switcher>,
     /// `h_next` of the last accepted attempt.
     h_next: f64,
+    /// Derivative scratch for [`Engine::resume`].
+    scratch: Vec<f64>,
     switches: Vec<MethodSwitch>,
 }
 
@@ -116,6 +118,7 @@ impl Engine {
             active,
             auto,
             h_next: 0.0,
+            scratch: vec![0.0; n],
             switches: Vec::with_capacity(if set.method == Method::Auto { 64 } else { 0 }),
         }
     }
@@ -153,6 +156,38 @@ impl Engine {
             Some(r) => r.start(sys, t, y),
             None => self.explicit.start(sys, t, y),
         }
+    }
+
+    /// After a time event at `(t, y)` that left the state as it was: evaluate the
+    /// derivatives (one evaluation). If they are what the last step ended with, bit for
+    /// bit, nothing the integration depends on changed: every kernel keeps its state
+    /// (step-size history, Jacobian, factorisations) and this returns `true`. Otherwise
+    /// the kernels restart as after [`Engine::start`] (with these derivatives) and this
+    /// returns `false`.
+    pub(crate) fn resume<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) -> bool {
+        if self.auto.as_ref().is_some_and(|a| a.pending) {
+            self.start(sys, t, y);
+            return false;
+        }
+        let scratch = &mut self.scratch;
+        match (self.active, self.radau.as_mut()) {
+            (Active::Implicit, Some(r)) => {
+                rhs(sys, &mut r.rhs_evals, t, y, scratch);
+                if crate::simd::same_bits(r.f0(), scratch) {
+                    return true;
+                }
+                r.start_with(y, scratch);
+            }
+            _ => {
+                rhs(sys, &mut self.explicit.rhs_evals, t, y, scratch);
+                if crate::simd::same_bits(self.explicit.f0(), scratch) {
+                    return true;
+                }
+                self.explicit.start_with(scratch);
+                self.controller = controller(self.kind, self.h_max);
+            }
+        }
+        false
     }
 
     /// Hairer's automatic initial step at `(t, y)` (after `start`), at most `hmax`.

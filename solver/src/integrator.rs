@@ -28,7 +28,11 @@
 //!   that coincides with an event instant is not emitted (the instant's pair stands for it).
 //! * Time events at or after `stop_time` are not handled.
 //! * After every event the step size is re-initialised (`initial_step` if given, else
-//!   Hairer's automatic initial step) and the PI controller history is reset.
+//!   Hairer's automatic initial step) and the PI controller history is reset, except after
+//!   a time event that changed neither the state nor the derivatives (bit for bit: a
+//!   sample hit whose held value stayed the same, an ABS cycle that kept its valve): the
+//!   integration then goes on as if there had been no event, with the step size and
+//!   controller history it had.
 //! * If the `Initial` handler call returns `Stop`, the `Initial` point is still emitted and
 //!   the run returns `Stopped` at `start_time` (no `Final`).
 //! * When a state event is located exactly at a pending time event, both are handled at that
@@ -230,6 +234,8 @@ struct Run<'a> {
     neg: Vec<usize>,
     /// Interpolated-state scratch.
     xs: Vec<f64>,
+    /// The state before a time event's handler (to tell whether it changed it).
+    x_left: Vec<f64>,
     /// Recent state events: (time, guard that triggered it).
     chatter: VecDeque<(f64, usize)>,
     stats: Stats,
@@ -266,6 +272,7 @@ impl<'a> Run<'a> {
             armed: vec![true; m],
             neg: Vec::with_capacity(m),
             xs: vec![0.0; n],
+            x_left: vec![0.0; n],
             chatter: VecDeque::with_capacity(cap),
             stats: Stats::default(),
             next_grid: 1,
@@ -375,6 +382,11 @@ impl<'a> Run<'a> {
     /// controller history.
     fn restart<S: HybridSystem>(&mut self, sys: &mut S, t: f64, x: &[f64]) {
         self.engine.start(sys, t, x);
+        self.rearm();
+    }
+
+    /// Arm the guards that are non-negative at the current point (from `g`).
+    fn rearm(&mut self) {
         for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
             *a = gi >= 0.0;
         }
@@ -615,6 +627,7 @@ impl<'a> Run<'a> {
                 self.emit(sys, t, x, OutputKind::EventLeft);
                 self.stats.events += 1;
                 self.collect_negatives();
+                self.x_left.copy_from_slice(x);
                 let mut calls = 0;
                 let action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
                 self.emit(sys, t, x, OutputKind::EventRight);
@@ -622,8 +635,20 @@ impl<'a> Run<'a> {
                 if action == EventAction::Stop {
                     return Ok((Status::Stopped, t));
                 }
-                self.restart(sys, t, x);
-                h_next = None;
+                // A time event that left the state and the derivatives as they were (a
+                // sample hit whose held value did not change) leaves the integration as it
+                // was: the kernels keep their step-size history and the step proposed
+                // before it. Anything else restarts.
+                let kept = if crate::simd::same_bits(x, &self.x_left) {
+                    self.engine.resume(sys, t, x)
+                } else {
+                    self.engine.start(sys, t, x);
+                    false
+                };
+                if !kept {
+                    h_next = None;
+                }
+                self.rearm();
             }
         }
         self.emit(sys, t, x, OutputKind::Final);

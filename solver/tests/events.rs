@@ -351,3 +351,97 @@ fn identical_runs_are_bit_identical() {
         }
     }
 }
+
+/// `x' = −k·x` with a time event every 0.1 s; the handler sets `k` from a schedule, so an
+/// event may change the derivative (a new `k`) or nothing at all (the same `k`).
+struct Sampled {
+    k: f64,
+    schedule: fn(f64) -> f64,
+}
+
+impl drivelink_solver::HybridSystem for Sampled {
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn n_guards(&self) -> usize {
+        0
+    }
+    fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        dx[0] = -self.k * x[0];
+    }
+    fn guards(&mut self, _t: f64, _x: &[f64], _g: &mut [f64]) {}
+    fn next_time_event(&self, t: f64) -> f64 {
+        // Sample hits k·0.1, computed (never accumulated) as the blocks do.
+        let k = (t / 0.1).floor() + 1.0;
+        let te = k * 0.1;
+        if te > t {
+            te
+        } else {
+            (k + 1.0) * 0.1
+        }
+    }
+    fn handle_event(
+        &mut self,
+        t: f64,
+        _x: &mut [f64],
+        _c: drivelink_solver::EventCause<'_>,
+    ) -> Result<EventAction, drivelink_solver::SystemError> {
+        self.k = (self.schedule)(t);
+        Ok(EventAction::Continue)
+    }
+    fn guard_name(&self, i: usize) -> String {
+        format!("g{i}")
+    }
+    fn output(&mut self, _t: f64, _x: &[f64], _kind: OutputKind) {}
+}
+
+#[test]
+fn time_events_that_change_nothing_keep_the_step_size_history() {
+    // With a constant schedule every sample hit changes nothing: each costs one
+    // evaluation (the derivative at the event, found bit-identical to the one the step
+    // ended with) and the integration goes on with the step it had, so there is no initial
+    // step selection after the start. With a schedule that changes k at every hit, each
+    // hit restarts: its derivative plus the initial-step probe (2 evaluations).
+    for method in [Method::Dopri5, Method::Radau5] {
+        for (schedule, restarts) in [
+            ((|_| 1.0) as fn(f64) -> f64, false),
+            (
+                (|t: f64| 1.0 + 0.5 * ((t / 0.1).round() % 2.0)) as fn(f64) -> f64,
+                true,
+            ),
+        ] {
+            let mut sys = Sampled { k: 1.0, schedule };
+            let s = Settings {
+                rtol: 1e-8,
+                atol: 1e-10,
+                ..settings(method, 1.0)
+            };
+            let (r, x) = run(&mut sys, &[1.0], &s);
+            let out = r.expect("run");
+            let st = out.stats;
+            // Hits at 0.1 … 0.9 (the one at the stop time is not handled).
+            assert_eq!(st.events, 9, "{method:?}");
+            if method == Method::Dopri5 {
+                // Start: f0 and the initial-step probe; 6 new stages per attempt (FSAL).
+                let per_event = if restarts { 2 } else { 1 };
+                assert_eq!(
+                    st.rhs_evals,
+                    2 + 6 * (st.steps + st.rejected_steps) + per_event * st.events,
+                    "{method:?} restarts {restarts}: {st:?}"
+                );
+            } else if !restarts {
+                // Radau5 keeps its Jacobian across the hits: one for the whole run.
+                assert_eq!(st.jacobian_evals, 1, "{st:?}");
+            } else {
+                assert!(st.jacobian_evals >= 10, "{st:?}");
+            }
+            if !restarts {
+                assert!(
+                    (x[0] - (-1.0f64).exp()).abs() < 1e-7,
+                    "{method:?}: {}",
+                    x[0]
+                );
+            }
+        }
+    }
+}
