@@ -41,8 +41,16 @@ fn a_shift_schedule_of_steps_sum_and_table_is_held_and_integrates_exactly() {
     let r = m.run();
     assert_eq!(r.status.as_str(), "completed", "{}", r.message);
     let last = |v: &str| r.last(v).expect(v);
-    assert!((last("i_gear.y") - 10.25).abs() < 1e-9, "{}", last("i_gear.y"));
-    assert!((last("i_ramp.y") - 16.0).abs() < 1e-9, "{}", last("i_ramp.y"));
+    assert!(
+        (last("i_gear.y") - 10.25).abs() < 1e-9,
+        "{}",
+        last("i_gear.y")
+    );
+    assert!(
+        (last("i_ramp.y") - 16.0).abs() < 1e-9,
+        "{}",
+        last("i_ramp.y")
+    );
     assert_eq!(last("gear.y"), 4.5);
     // A second run from a later start time holds the schedule of that start (1 + 1 + 1).
     let mut s = m.settings().clone();

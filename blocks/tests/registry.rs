@@ -297,10 +297,30 @@ fn blocks_held_between_events_declare_it_truthfully() {
             constant.push(name);
         }
     }
-    for t in ["Gain", "Sum", "Product", "Lookup1D", "Lookup2D", "Saturation", "Switch"] {
-        assert!(pure.contains(&t), "{t} should declare pure outputs: {pure:?}");
+    for t in [
+        "Gain",
+        "Sum",
+        "Product",
+        "Lookup1D",
+        "Lookup2D",
+        "Saturation",
+        "Switch",
+    ] {
+        assert!(
+            pure.contains(&t),
+            "{t} should declare pure outputs: {pure:?}"
+        );
     }
-    for t in ["Constant", "Step", "UnitDelay", "ZeroOrderHold", "Relational"] {
-        assert!(constant.contains(&t), "{t} should declare constant outputs: {constant:?}");
+    for t in [
+        "Constant",
+        "Step",
+        "UnitDelay",
+        "ZeroOrderHold",
+        "Relational",
+    ] {
+        assert!(
+            constant.contains(&t),
+            "{t} should declare constant outputs: {constant:?}"
+        );
     }
 }

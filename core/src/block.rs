@@ -555,6 +555,9 @@ pub struct Buffers<'a> {
     pub modes: &'a [FrictionMode],
     /// States of every rigid body (13 each, see [`crate::frame`]).
     pub frames: &'a [f64],
+    /// The same, as poses (quaternion normalised, rotation matrix built): one per body,
+    /// made once per evaluation from `frames`.
+    pub frame_states: &'a [crate::frame::FrameState],
     /// Accelerations of every rigid body (6 each: world `v̇`, body `ω̇`; valid after the
     /// network stage).
     pub frame_acc: &'a [f64],
@@ -689,9 +692,8 @@ impl<'a> Cx<'a> {
     }
     /// Pose and velocity of the rigid body of frame port `p`.
     #[inline]
-    pub fn frame(&self, p: usize) -> crate::frame::FrameState {
-        let b = self.tab.port_dof[p] as usize * crate::frame::FRAME_STATES;
-        crate::frame::FrameState::from_slice(&self.buf.frames[b..b + crate::frame::FRAME_STATES])
+    pub fn frame(&self, p: usize) -> &crate::frame::FrameState {
+        &self.buf.frame_states[self.tab.port_dof[p] as usize]
     }
     /// Accelerations of the rigid body of frame port `p`: the world `v̇` of its centre of
     /// mass (m/s²) and its body `ω̇` (rad/s²). Valid after the network stage.

@@ -68,8 +68,20 @@ pub struct FrameState {
     pos: V3,
     /// Unit quaternion `(w, x, y, z)`, body → world.
     quat: [f64; 4],
+    /// The same rotation as a matrix (rows), built once: every block asking for body
+    /// points and axes rotates several vectors (a wheel four per evaluation).
+    rot: [V3; 3],
     vel: V3,
     omega: V3,
+}
+
+impl Default for FrameState {
+    /// At the origin, level, at rest.
+    fn default() -> Self {
+        let mut s = [0.0; FRAME_STATES];
+        s[3] = 1.0;
+        FrameState::from_slice(&s)
+    }
 }
 
 impl FrameState {
@@ -86,17 +98,33 @@ impl FrameState {
         FrameState {
             pos: [s[0], s[1], s[2]],
             quat,
+            rot: rotation(quat),
             vel: [s[7], s[8], s[9]],
             omega: [s[10], s[11], s[12]],
         }
+    }
+    /// The poses of consecutive bodies' states (13 each) into `out` (one per body).
+    pub fn fill(frames: &[f64], out: &mut [FrameState]) {
+        for (st, s) in out.iter_mut().zip(frames.chunks_exact(FRAME_STATES)) {
+            *st = FrameState::from_slice(s);
+        }
+    }
+    /// The poses of consecutive bodies' states, as a new vector.
+    pub fn all(frames: &[f64]) -> Vec<FrameState> {
+        frames
+            .chunks_exact(FRAME_STATES)
+            .map(FrameState::from_slice)
+            .collect()
     }
     /// Initial states of a body at `pos` with heading `yaw` (rad, about world z), velocity
     /// `v_body` and angular velocity `omega` in body axes.
     pub fn initial(pos: V3, yaw: f64, v_body: V3, omega: V3) -> [f64; FRAME_STATES] {
         let (s, c) = (0.5 * yaw).sin_cos();
+        let quat = [c, 0.0, 0.0, s];
         let st = FrameState {
             pos,
-            quat: [c, 0.0, 0.0, s],
+            quat,
+            rot: rotation(quat),
             vel: [0.0; 3],
             omega,
         };
@@ -124,19 +152,18 @@ impl FrameState {
     /// A body-axes vector in world axes.
     #[inline]
     pub fn to_world(&self, v: V3) -> V3 {
-        let [w, x, y, z] = self.quat;
-        let u = [x, y, z];
-        // v + 2w (u × v) + 2 u × (u × v)
-        let t = scale(2.0, cross(u, v));
-        add(add(v, scale(w, t)), cross(u, t))
+        let r = &self.rot;
+        [dot(r[0], v), dot(r[1], v), dot(r[2], v)]
     }
     /// A world-axes vector in body axes.
     #[inline]
     pub fn to_body(&self, v: V3) -> V3 {
-        let [w, x, y, z] = self.quat;
-        let u = [-x, -y, -z];
-        let t = scale(2.0, cross(u, v));
-        add(add(v, scale(w, t)), cross(u, t))
+        let r = &self.rot;
+        [
+            r[0][0] * v[0] + r[1][0] * v[1] + r[2][0] * v[2],
+            r[0][1] * v[0] + r[1][1] * v[1] + r[2][1] * v[2],
+            r[0][2] * v[0] + r[1][2] * v[1] + r[2][2] * v[2],
+        ]
     }
     /// World position of the body point `r` (body axes, from the centre of mass).
     #[inline]
@@ -156,6 +183,19 @@ impl FrameState {
         let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
         [roll, pitch, yaw]
     }
+}
+
+/// The rotation matrix (rows) of the unit quaternion `(w, x, y, z)`.
+#[inline]
+fn rotation([w, x, y, z]: [f64; 4]) -> [V3; 3] {
+    let (xx, yy, zz) = (x * x, y * y, z * z);
+    let (xy, xz, yz) = (x * y, x * z, y * z);
+    let (wx, wy, wz) = (w * x, w * y, w * z);
+    [
+        [1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)],
+        [2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)],
+        [2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)],
+    ]
 }
 
 /// Standard gravity as a world vector, m/s²: [`G`] along −z.
@@ -233,7 +273,9 @@ mod tests {
         );
         let st = FrameState::from_slice(&s);
         let vw = st.vel();
-        assert!((vw[0]).abs() < 1e-15 && (vw[1] - 5.0).abs() < 1e-15);
+        // Round-off of the rotation matrix: a few ulps of the speed (5 m/s).
+        let ulps = 4.0 * f64::EPSILON * 5.0;
+        assert!(vw[0].abs() < ulps && (vw[1] - 5.0).abs() < ulps, "{vw:?}");
         let v = [0.3, -0.7, 1.1];
         let back = st.to_body(st.to_world(v));
         for a in 0..3 {
@@ -242,5 +284,32 @@ mod tests {
         let e = st.euler();
         assert!((e[2] - std::f64::consts::FRAC_PI_2).abs() < 1e-15);
         assert!(e[0].abs() < 1e-15 && e[1].abs() < 1e-15);
+    }
+
+    #[test]
+    fn rotation_matrix_is_the_quaternion_sandwich_product() {
+        // An arbitrary attitude: q ⊗ (0, v) ⊗ q* computed as Hamilton products.
+        let mut s = [0.0; FRAME_STATES];
+        s[3..7].copy_from_slice(&[0.9, -0.2, 0.3, 0.25]);
+        let st = FrameState::from_slice(&s);
+        let q = st.quat();
+        let mul = |a: [f64; 4], b: [f64; 4]| {
+            [
+                a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+                a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+                a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+                a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+            ]
+        };
+        let v = [0.3, -0.7, 1.1];
+        let p = mul(mul(q, [0.0, v[0], v[1], v[2]]), [q[0], -q[1], -q[2], -q[3]]);
+        let w = st.to_world(v);
+        for a in 0..3 {
+            assert!((w[a] - p[a + 1]).abs() < 1e-15, "{w:?} vs {p:?}");
+        }
+        let back = st.to_body(w);
+        for a in 0..3 {
+            assert!((back[a] - v[a]).abs() < 1e-15);
+        }
     }
 }

@@ -8,7 +8,7 @@
 use crate::block::{
     Block, BlockTables, Buffers, Cx, EventCx, Forces, FrictionLaw, FrictionMode, PortKind,
 };
-use crate::frame::{FRAME_LOADS, FRAME_STATES};
+use crate::frame::{FrameState, FRAME_LOADS, FRAME_STATES};
 use crate::ids::SlotIx;
 use crate::result::EventTag;
 
@@ -31,6 +31,8 @@ pub struct Probe<'b> {
     modes: Vec<FrictionMode>,
     /// Rigid-body states of every port (13 each; used by frame ports only).
     frames: Vec<f64>,
+    /// Poses of `frames`, one per port.
+    frame_states: Vec<FrameState>,
     /// Rigid-body accelerations of every port (6 each).
     frame_acc: Vec<f64>,
     /// Temperature per port (heat ports), K.
@@ -70,6 +72,7 @@ impl<'b> Probe<'b> {
                     s
                 })
                 .collect(),
+            frame_states: vec![FrameState::default(); np],
             frame_acc: vec![0.0; FRAME_LOADS * np],
             temp: vec![293.15; np],
             impacts: Vec::new(),
@@ -145,6 +148,7 @@ impl<'b> Probe<'b> {
                 temp: &self.temp,
                 modes: &self.modes,
                 frames: &self.frames,
+                frame_states: &self.frame_states,
                 frame_acc: &self.frame_acc,
             },
             BlockTables {
@@ -192,6 +196,7 @@ impl<'b> Probe<'b> {
     /// Set the rigid-body states (13, see [`crate::frame`]) seen through frame port `p`.
     pub fn frame_state(&mut self, p: usize, s: &[f64; FRAME_STATES]) -> &mut Self {
         self.frames[p * FRAME_STATES..(p + 1) * FRAME_STATES].copy_from_slice(s);
+        self.frame_states[p] = FrameState::from_slice(s);
         self
     }
     /// The state derivatives.
@@ -254,6 +259,7 @@ impl<'b> Probe<'b> {
             joint_tau: &self.joint_tau,
             modes: &self.modes,
             frames: &self.frames,
+            frame_states: &self.frame_states,
             frame_acc: &self.frame_acc,
             temp: &self.temp,
         };

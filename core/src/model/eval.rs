@@ -37,6 +37,7 @@ macro_rules! buffers {
             joint_tau: &$m.ev.joint_tau,
             modes: &$m.net.modes,
             frames: &$x[$m.plan.frames_x.clone()],
+            frame_states: &$m.ev.frame_states,
             frame_acc: &$m.ev.frame_acc,
             temp: &$m.heat.temp,
         }
@@ -108,6 +109,9 @@ impl Model {
         self.cache.valid = false;
         self.run.model_evals += 1;
         let plan = self.plan.clone();
+        if !self.ev.frame_states.is_empty() {
+            crate::frame::FrameState::fill(&x[plan.frames_x.clone()], &mut self.ev.frame_states);
+        }
         self.heat_pre(x);
         match what {
             EvalFor::All => self.run_stages(&plan, &plan.stages, what, t, x),

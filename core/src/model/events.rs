@@ -48,6 +48,9 @@ impl Model {
             joint_tau: &self.ev.joint_tau,
             modes: &self.net.modes,
             frames: &tail[..plan.frames_x.len()],
+            // The bodies' poses of the evaluation every event handling starts with (blocks
+            // never change body states in their event calls).
+            frame_states: &self.ev.frame_states,
             frame_acc: &self.ev.frame_acc,
             temp: &self.heat.temp,
         };

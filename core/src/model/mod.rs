@@ -72,6 +72,9 @@ struct Eval {
     frame_acc: Vec<f64>,
     /// State derivatives of every rigid body (13 each).
     frame_dx: Vec<f64>,
+    /// Poses of every rigid body at the evaluation's state (built once per evaluation,
+    /// read by the blocks through `Cx::frame`).
+    frame_states: Vec<crate::frame::FrameState>,
 }
 
 /// The step-end cache: the solver asks for derivatives, guards and output at the same
@@ -272,6 +275,7 @@ fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [
     let lam_rows = vec![0.0; plan.rows.len()];
     let taus = vec![0.0; plan.joints.len()];
     let modes = vec![FrictionMode::Free; plan.joints.len()];
+    let frame_states = crate::frame::FrameState::all(&x0[plan.frames_x.clone()]);
     let mut set = Vec::new();
     for (b, blk) in blocks.iter().enumerate() {
         let buf = crate::block::Buffers {
@@ -283,6 +287,7 @@ fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [
             joint_tau: &taus,
             modes: &modes,
             frames: &x0[plan.frames_x.clone()],
+            frame_states: &frame_states,
             frame_acc: &frame_acc,
             // Initial speeds come from poses only (no thermal network exists yet).
             temp: &[],
@@ -344,6 +349,7 @@ impl Model {
                 frame_load: vec![0.0; FRAME_LOADS * nf],
                 frame_acc: vec![0.0; FRAME_LOADS * nf],
                 frame_dx: vec![0.0; FRAME_STATES * nf],
+                frame_states: vec![crate::frame::FrameState::default(); nf],
             },
             cache: Cache {
                 t: f64::NAN,
