@@ -211,7 +211,7 @@ impl Block for RigidBody {
         x[0] = self.yaw0;
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
-        dx[0] = yaw_rate(&cx.frame(0));
+        dx[0] = yaw_rate(cx.frame(0));
     }
     fn variables(&self) -> Vec<VarDecl> {
         VARS.iter()
@@ -231,7 +231,7 @@ impl Block for RigidBody {
                 (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
             }
             10 | 11 => st.euler()[i - 10],
-            12 => Self::yaw(&st, cx.x[0]),
+            12 => Self::yaw(st, cx.x[0]),
             13..=15 => st.omega()[i - 13],
             16..=18 => st.to_body(cx.frame_acc(0).0)[i - 16],
             19 => {

@@ -504,7 +504,7 @@ impl WheelCollider {
     }
     fn contact_of(&self, cx: &Cx) -> Contact {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
-            let mut k = self.kinematics(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+            let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
             if k.grounded {
                 let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
                 k.fx = fx * k.fz;
@@ -512,7 +512,7 @@ impl WheelCollider {
             }
             return k;
         }
-        self.contact(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_MU))
+        self.contact(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_MU))
     }
     /// The patch's force relative to the friction limit (1 at breakaway), with the
     /// deflection `d` held: the friction circle (ellipse) on the forces normalized by
@@ -585,7 +585,7 @@ impl Block for WheelCollider {
             Some(w) => w,
             None => {
                 // Rolling without slip: radius·w equals the contact's forward speed.
-                let k = self.contact(&cx.frame(BODY), 0.0, 0.0, 1.0);
+                let k = self.contact(cx.frame(BODY), 0.0, 0.0, 1.0);
                 if k.grounded {
                     -k.sx / self.radius
                 } else {
@@ -596,7 +596,7 @@ impl Block for WheelCollider {
         vec![(HUB, w)]
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
         y[0] = k.sx;
         y[1] = k.sy;
         y[2] = k.fz;
@@ -694,7 +694,7 @@ impl Block for WheelCollider {
         dx[0] = 0.0;
         dx[1] = 0.0;
         if self.mode == Patch::Stick {
-            let k = self.kinematics(&cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+            let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
             if k.grounded {
                 dx[0] = k.sx;
                 dx[1] = k.sy;
@@ -718,7 +718,7 @@ impl Block for WheelCollider {
             return;
         };
         let w = cx.v(HUB);
-        let k = self.kinematics(&cx.frame(BODY), w, cx.u(IN_STEER));
+        let k = self.kinematics(cx.frame(BODY), w, cx.u(IN_STEER));
         let r = self.rest_ratio(&st, &k, w);
         match self.mode {
             Patch::Slip { armed: true } => {
@@ -754,7 +754,7 @@ impl Block for WheelCollider {
             let cx = ecx.view();
             let w = cx.v(HUB);
             (
-                self.kinematics(&cx.frame(BODY), w, cx.u(IN_STEER)),
+                self.kinematics(cx.frame(BODY), w, cx.u(IN_STEER)),
                 w,
                 [cx.x[0], cx.x[1]],
                 cx.u(IN_MU),
