@@ -37,6 +37,13 @@ enum Shape {
     FoldedU,
     /// `cx·x[xi] + cu·(cy·x[yi])`: an `XU` row whose input is folded.
     XFoldedU,
+    /// `cu·(sig[ui] − x[xi])`: an `XU` row with `cx = −cu` (a unit-gain first-order lag,
+    /// `x' = (u − x)/τ`). The difference is taken first, so near equilibrium the value
+    /// keeps its relative accuracy (`cx·x + cu·u` would round both products at the
+    /// magnitude of `x`, an absolute error of `|cu·x|·ε` on a value going to zero).
+    LagU,
+    /// `cu·(cy·x[yi] − x[xi])`: a `LagU` row whose input is folded.
+    LagFoldedU,
     /// The terms `terms[start..end]` (state terms first, then input terms).
     General { start: u32, n_x: u32, end: u32 },
 }
@@ -48,13 +55,16 @@ impl Shape {
         !matches!(self, Shape::Zero | Shape::General { .. })
     }
     fn reads_x(self) -> bool {
-        matches!(self, Shape::X | Shape::XU | Shape::XFoldedU)
+        matches!(
+            self,
+            Shape::X | Shape::XU | Shape::XFoldedU | Shape::LagU | Shape::LagFoldedU
+        )
     }
     fn reads_sig(self) -> bool {
-        matches!(self, Shape::U | Shape::XU)
+        matches!(self, Shape::U | Shape::XU | Shape::LagU)
     }
     fn reads_y(self) -> bool {
-        matches!(self, Shape::FoldedU | Shape::XFoldedU)
+        matches!(self, Shape::FoldedU | Shape::XFoldedU | Shape::LagFoldedU)
     }
 }
 
@@ -117,6 +127,7 @@ impl Rows {
             (0, 0) => Shape::Zero,
             (1, 0) => Shape::X,
             (0, 1) => Shape::U,
+            (1, 1) if xs[0].1 == -us[0].1 => Shape::LagU,
             (1, 1) => Shape::XU,
             _ => {
                 let start = self.terms.len() as u32;
@@ -149,6 +160,8 @@ impl Rows {
             Shape::XU => row.cx * x[row.xi as usize] + row.cu * sig[row.ui as usize],
             Shape::FoldedU => row.cu * (row.cy * x[row.yi as usize]),
             Shape::XFoldedU => row.cx * x[row.xi as usize] + row.cu * (row.cy * x[row.yi as usize]),
+            Shape::LagU => row.cu * (sig[row.ui as usize] - x[row.xi as usize]),
+            Shape::LagFoldedU => row.cu * (row.cy * x[row.yi as usize] - x[row.xi as usize]),
             Shape::Zero => 0.0,
             Shape::General { start, n_x, end } => {
                 let (s, m, e) = (start as usize, (start + n_x) as usize, end as usize);
@@ -355,6 +368,18 @@ fn run_shape<C: Coef>(shape: Shape, (cx, cu, cy): (C, C, C), o: &Operands, dst: 
                 dst[i] = cu.at(i) * (cy.at(i) * ys[i]);
             }
         }
+        Shape::LagU => {
+            let (xs, us) = (&o.xs[..n], &o.us[..n]);
+            for i in 0..n {
+                dst[i] = cu.at(i) * (us[i] - xs[i]);
+            }
+        }
+        Shape::LagFoldedU => {
+            let (xs, ys) = (&o.xs[..n], &o.ys[..n]);
+            for i in 0..n {
+                dst[i] = cu.at(i) * (cy.at(i) * ys[i] - xs[i]);
+            }
+        }
         Shape::XFoldedU => {
             let (xs, ys) = (&o.xs[..n], &o.ys[..n]);
             for i in 0..n {
@@ -408,7 +433,7 @@ fn terms(
 /// The signal slots a linear row reads.
 fn sig_reads(rows: &Rows, r: &Row) -> Vec<usize> {
     match r.shape {
-        Shape::U | Shape::XU => vec![r.ui as usize],
+        Shape::U | Shape::XU | Shape::LagU => vec![r.ui as usize],
         Shape::General { start, n_x, end } => rows.terms[(start + n_x) as usize..end as usize]
             .iter()
             .map(|&(j, _)| j as usize)
@@ -428,11 +453,13 @@ fn fold(out: &Rows, der: &mut Rows, n_signals: usize) -> usize {
     }
     let mut n = 0;
     for row in &mut der.rows {
-        if let (Shape::U | Shape::XU, Some((yi, cy))) = (row.shape, by_slot[row.ui as usize]) {
-            row.shape = if row.shape == Shape::U {
-                Shape::FoldedU
-            } else {
-                Shape::XFoldedU
+        if let (Shape::U | Shape::XU | Shape::LagU, Some((yi, cy))) =
+            (row.shape, by_slot[row.ui as usize])
+        {
+            row.shape = match row.shape {
+                Shape::U => Shape::FoldedU,
+                Shape::LagU => Shape::LagFoldedU,
+                _ => Shape::XFoldedU,
             };
             (row.yi, row.cy) = (yi, cy);
             n += 1;
@@ -570,7 +597,7 @@ fn lin_outputs_body(k: &Kernel, segs: std::ops::Range<usize>, x: &[f64], sig: &m
         let (d, u) = (r0.dst as usize, r0.ui as usize);
         match r0.shape {
             Shape::X => simple_run(Shape::X, &k.operands(*seg, x, &[]), &mut sig[d..d + n]),
-            Shape::U | Shape::XU if n > 1 && (d + n <= u || u + n <= d) => {
+            Shape::U | Shape::XU | Shape::LagU if n > 1 && (d + n <= u || u + n <= d) => {
                 let (src, dst) = if d > u {
                     let (lo, hi) = sig.split_at_mut(d);
                     (&lo[u..u + n], &mut hi[..n])
