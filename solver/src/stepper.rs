@@ -256,8 +256,8 @@ impl Stepper {
     /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the first `a.len()` stages
     /// (the stages with a zero coefficient skipped; summed in stage order).
     fn combine(ytmp: &mut [f64], y0: &[f64], k: &[f64], n: usize, h: f64, a: &[f64]) {
-        let (idx, coef, m) = nonzero(a, h);
-        combine_terms(ytmp, Some(y0), k, n, &idx[..m], &coef[..m]);
+        let (idx, coef, m) = nonzero(a, 1.0);
+        stage_terms(ytmp, y0, k, n, &idx[..m], &coef[..m], h);
     }
 
     /// Attempt a step from `(t0, y0)` to `t1` (`h = t1 - t0`). Returns the scaled error
@@ -578,6 +578,75 @@ fn nonzero(a: &[f64], h: f64) -> ([usize; 16], [f64; 16], usize) {
         }
     }
     (idx, coef, m)
+}
+
+crate::avx_dispatch!(
+/// A stage argument `out = y0 + h·(Σ_j a[j]·k[idx[j]])`, as the published codes form it:
+/// the increments are summed first and added to `y0` once. (Adding each `h·a_j·k_j` to
+/// `y0` in turn rounds at the magnitude of `y` once per term; near an equilibrium that
+/// noise, about `ε·|y|` per stage, is as large as the stage differences the error estimate
+/// is made of: on the chain of 1,000 lags it cost 15 % more steps.)
+fn stage_terms / stage_terms_avx = stage_terms_body(
+    out: &mut [f64],
+    y0: &[f64],
+    k: &[f64],
+    n: usize,
+    idx: &[usize],
+    a: &[f64],
+    h: f64,
+));
+
+#[inline(always)]
+fn stage_terms_body(
+    out: &mut [f64],
+    y0: &[f64],
+    k: &[f64],
+    n: usize,
+    idx: &[usize],
+    a: &[f64],
+    h: f64,
+) {
+    macro_rules! fixed {
+        ($($s:literal)*) => {
+            match idx.len() {
+                $($s => return stage_fused::<$s>(out, y0, k, n, idx, a, h),)*
+                _ => {}
+            }
+        };
+    }
+    fixed!(0 1 2 3 4 5 6 7 8 9 10 11 12);
+    let out = &mut out[..n];
+    out.fill(0.0);
+    for (&j, &c) in idx.iter().zip(a) {
+        for (o, &kv) in out.iter_mut().zip(&k[j * n..j * n + n]) {
+            *o += c * kv;
+        }
+    }
+    for (o, &y) in out.iter_mut().zip(&y0[..n]) {
+        *o = y + h * *o;
+    }
+}
+
+#[inline(always)]
+fn stage_fused<const S: usize>(
+    out: &mut [f64],
+    y0: &[f64],
+    k: &[f64],
+    n: usize,
+    idx: &[usize],
+    a: &[f64],
+    h: f64,
+) {
+    let ks: [&[f64]; S] = std::array::from_fn(|j| &k[idx[j] * n..idx[j] * n + n]);
+    let c: [f64; S] = std::array::from_fn(|j| a[j]);
+    let (out, y0) = (&mut out[..n], &y0[..n]);
+    for i in 0..n {
+        let mut acc = 0.0;
+        for j in 0..S {
+            acc += c[j] * ks[j][i];
+        }
+        out[i] = y0[i] + h * acc;
+    }
 }
 
 crate::avx_dispatch!(
