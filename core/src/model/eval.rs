@@ -107,6 +107,7 @@ impl Model {
     /// out, see `demand.rs`).
     fn eval_for(&mut self, t: f64, x: &[f64], what: EvalFor) {
         self.cache.valid = false;
+        self.cache.current = false;
         self.run.model_evals += 1;
         let plan = self.plan.clone();
         if !self.ev.frame_states.is_empty() {
@@ -123,6 +124,7 @@ impl Model {
             }
         }
         self.heat_post(t, x);
+        self.cache.current = what == EvalFor::All;
     }
 
     /// Run `stages` (the plan's, or the subset for derivatives) in order.
@@ -199,6 +201,7 @@ impl Model {
     /// Outputs of the blocks whose outputs change only at events (after every event and at
     /// the start of a run).
     pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
+        self.cache.current = false;
         let plan = self.plan.clone();
         self.outputs_of(&plan, plan.const_blocks.iter().map(|&b| (b, false)), t, x);
     }

@@ -64,6 +64,7 @@ impl Model {
         )
         .with_impacts(&mut impacts);
         let r = f(&mut *self.blocks[b.ix()], &mut ecx);
+        self.cache.current = false;
         for (tag, d) in log {
             self.push_event(t, &plan.blocks[b.ix()].name, tag, d);
         }
@@ -140,9 +141,13 @@ impl Model {
         for _round in 0..100 {
             let mut changed = false;
             for b in 0..plan.blocks.len() {
+                let current = self.cache.current;
                 let c = self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
                     blk.update_modes(ecx)
                 });
+                // No mode change: nothing the signals show changed (a resampled input is
+                // held for later).
+                self.cache.current = current && !c;
                 if c {
                     changed = true;
                     self.refresh_constants(t, x);
@@ -158,7 +163,9 @@ impl Model {
             if !changed {
                 break;
             }
-            self.eval(t, x);
+            if !self.cache.current {
+                self.eval(t, x);
+            }
         }
         // Refresh the cached next time events after the mode updates, at every kind of
         // event: a block may schedule one from `update_modes` (a gear selector's shift
@@ -171,6 +178,13 @@ impl Model {
             let who = self.run.stopped_by.clone().unwrap_or_default();
             self.push_event(t, &who, EventTag::Stop, "stop requested".into());
             return Ok(EventAction::Stop);
+        }
+        // The last evaluation is that of the final modes at (t, x): it serves the guards
+        // and the output the solver asks for next at this instant.
+        if self.cache.current {
+            self.cache.t = t;
+            self.cache.x.copy_from_slice(x);
+            self.cache.valid = true;
         }
         Ok(EventAction::Continue)
     }
@@ -220,6 +234,7 @@ impl Model {
             ),
         })?;
         self.dirty_factor = false;
+        self.cache.current = false;
         Ok(())
     }
 
@@ -299,7 +314,9 @@ impl Model {
             return Ok(false);
         }
         let old = self.net.modes.clone();
-        self.eval(t, x);
+        if !self.cache.current {
+            self.eval(t, x);
+        }
         let mut cand = self.candidate_modes(t, x, &old);
         for _iter in 0..(2 * nf + 2) {
             if self.dirty_factor || cand != self.net.modes {
@@ -318,7 +335,9 @@ impl Model {
                     );
                 }
             }
-            self.eval(t, x);
+            if !self.cache.current {
+                self.eval(t, x);
+            }
             match self.worst_violator(t, x, &cand) {
                 None => break,
                 Some((j, high)) => {

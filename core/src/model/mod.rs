@@ -83,6 +83,10 @@ struct Cache {
     t: f64,
     x: Vec<f64>,
     valid: bool,
+    /// Inside event handling: the signals are those of a full evaluation with the current
+    /// state, modes and block data (set by a full evaluation, cleared by anything that
+    /// changes them), so the handler evaluates again only after a change.
+    current: bool,
 }
 
 /// What one run accumulates.
@@ -355,6 +359,7 @@ impl Model {
                 t: f64::NAN,
                 x: vec![0.0; plan.n_states],
                 valid: false,
+                current: false,
             },
             run: Run {
                 result,
