@@ -365,6 +365,38 @@ fn zoh_and_unit_delay_of_a_ramp_at_and_between_hits() {
 }
 
 #[test]
+fn chain_of_unit_delays_sampling_at_the_same_instants_delays_one_sample_each() {
+    // clock -> d1 -> d2 -> d3, all at 0.25 s, plus a delay of the clock beside them that
+    // nothing in the chain reads: at every hit the calls run in turn, and a call is
+    // preceded by an evaluation only when an earlier call reaches its input. After the
+    // hit at k·ts: d1 = (k − 1)·ts, d2 = (k − 2)·ts, d3 = (k − 3)·ts (x0 = −1 before).
+    let ts = 0.25;
+    let mut d = Diagram::new("delays");
+    d.add("clk", "Clock", json!({}));
+    for name in ["d1", "d2", "d3", "side"] {
+        d.add(name, "UnitDelay", json!({"sample_time": ts, "x0": -1.0}));
+    }
+    d.connect(&["clk.y", "d1.u", "side.u"]);
+    d.connect(&["d1.y", "d2.u"]);
+    d.connect(&["d2.y", "d3.u"]);
+    d.log(&["d1.y", "d2.y", "d3.y", "side.y"]);
+    d.settings.stop_time = 2.1;
+    let r = run(&d);
+    for (var, lag) in [("d1.y", 1.0), ("d2.y", 2.0), ("d3.y", 3.0), ("side.y", 1.0)] {
+        let y = r.get(var).unwrap();
+        for (i, &t) in r.time.iter().enumerate() {
+            let right = i + 1 == r.time.len() || r.time[i + 1] != t;
+            if !right {
+                continue;
+            }
+            let k = (t / ts).floor();
+            let expect = if k >= lag { (k - lag) * ts } else { -1.0 };
+            assert_eq!(y[i], expect, "{var} at t = {t}");
+        }
+    }
+}
+
+#[test]
 fn zoh_of_sine_holds_sampled_values() {
     let ts = 0.1;
     let f = 0.7;

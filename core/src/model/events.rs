@@ -128,15 +128,29 @@ impl Model {
         let plan = self.plan.clone();
         if cause.kind == EventKind::Time {
             let tol = 1e-13 * t.abs().max(1.0);
+            // The due blocks whose calls ran since the last evaluation: a later call is
+            // preceded by an evaluation only if one of them reaches what it reads
+            // (`reach.rs`).
+            let mut pending = std::mem::take(&mut self.ev.pending);
+            pending.clear();
             for b in 0..plan.blocks.len() {
                 if self.run.next_te[b] <= t + tol {
+                    if pending.iter().any(|&p| self.reaches(p, b)) {
+                        self.refresh_constants(t, x);
+                        self.eval(t, x);
+                        pending.clear();
+                    }
                     self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
                         blk.time_event(ecx)
                     });
-                    self.refresh_constants(t, x);
-                    self.eval(t, x);
+                    pending.push(b);
                 }
             }
+            if !pending.is_empty() {
+                self.refresh_constants(t, x);
+                self.eval(t, x);
+            }
+            self.ev.pending = pending;
         }
         for _round in 0..100 {
             let mut changed = false;

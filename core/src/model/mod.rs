@@ -20,6 +20,7 @@ mod heat;
 pub(crate) mod linear;
 mod linearize;
 mod load;
+mod reach;
 mod record;
 
 use std::sync::Arc;
@@ -75,6 +76,10 @@ struct Eval {
     /// Poses of every rigid body at the evaluation's state (built once per evaluation,
     /// read by the blocks through `Cx::frame`).
     frame_states: Vec<crate::frame::FrameState>,
+    /// Scratch of the time-event loop: the blocks called since the last evaluation.
+    pending: Vec<usize>,
+    /// By block, once asked: the blocks a change of it reaches (`reach.rs`).
+    reach: Vec<Option<Vec<bool>>>,
 }
 
 /// The step-end cache: the solver asks for derivatives, guards and output at the same
@@ -354,6 +359,8 @@ impl Model {
                 frame_acc: vec![0.0; FRAME_LOADS * nf],
                 frame_dx: vec![0.0; FRAME_STATES * nf],
                 frame_states: vec![crate::frame::FrameState::default(); nf],
+                pending: Vec::new(),
+                reach: vec![None; plan.blocks.len()],
             },
             cache: Cache {
                 t: f64::NAN,

@@ -1,0 +1,86 @@
+//! What a block's event call can change for the other blocks at the same instant.
+//!
+//! At a time event the due blocks' `time_event` calls run one after another, and each
+//! reads its inputs (and flange motion) through its event view. A later call must see what
+//! an earlier one changed, so the model used to evaluate after every call. It now
+//! evaluates before a call only when a block that changed since the last evaluation
+//! *reaches* it: its outputs feed the block's inputs, directly or through blocks with
+//! direct feedthrough, blocks held between events, or the mechanical network (which every
+//! mechanical, rigid-body and thermal block reads). Four ABS modulators sampling at the
+//! same instant read their own wheels' slips, which no modulator's valve changes at that
+//! instant: one evaluation serves all four calls instead of four.
+
+use crate::block::PortKind;
+use crate::plan::Stage;
+
+use super::Model;
+
+impl Model {
+    /// Whether a change of block `p` reaches what block `b`'s event call reads (computed
+    /// once per block, at the first instant that asks).
+    pub(super) fn reaches(&mut self, p: usize, b: usize) -> bool {
+        if self.ev.reach[p].is_none() {
+            self.ev.reach[p] = Some(self.reached_by(p));
+        }
+        self.ev.reach[p].as_ref().is_some_and(|r| r[b])
+    }
+
+    /// By block: whether a change of block `b` (its outputs or anything it feeds) can
+    /// reach what that block's event call reads.
+    pub(super) fn reached_by(&self, b: usize) -> Vec<bool> {
+        let plan = &*self.plan;
+        let nb = plan.blocks.len();
+        let physical = |d: usize| {
+            let bp = &plan.blocks[d];
+            bp.has_forces
+                || !bp.rows.is_empty()
+                || !bp.joints.is_empty()
+                || bp
+                    .ports
+                    .iter()
+                    .any(|p| !matches!(p.kind, PortKind::In | PortKind::Out))
+        };
+        // Readers of every signal slot: (block, input index).
+        let mut readers: Vec<Vec<(usize, usize)>> = vec![Vec::new(); plan.n_signals];
+        for (d, bp) in plan.blocks.iter().enumerate() {
+            for (i, s) in plan.in_slots[bp.inputs.clone()].iter().enumerate() {
+                readers[s.ix()].push((d, i));
+            }
+        }
+        let mut reached = vec![false; nb];
+        let mut outputs_done = vec![false; nb];
+        let mut network = false;
+        let mut stack = vec![b];
+        outputs_done[b] = true;
+        while let Some(d) = stack.pop() {
+            for s in plan.blocks[d].y.clone() {
+                for &(r, i) in &readers[s] {
+                    reached[r] = true;
+                    network |= physical(r);
+                    let passes = plan.blocks[r].constant || self.blocks[r].feedthrough(i);
+                    if passes && !outputs_done[r] {
+                        outputs_done[r] = true;
+                        stack.push(r);
+                    }
+                }
+            }
+            if network && stack.is_empty() {
+                // Everything the network computes: the blocks that read it and the outputs
+                // computed after the solve.
+                network = false;
+                for (r, hit) in reached.iter_mut().enumerate() {
+                    *hit |= physical(r);
+                }
+                for st in &plan.stages {
+                    if let Stage::NetworkOutputs(r) = st {
+                        if !outputs_done[r.ix()] {
+                            outputs_done[r.ix()] = true;
+                            stack.push(r.ix());
+                        }
+                    }
+                }
+            }
+        }
+        reached
+    }
+}
