@@ -11,7 +11,8 @@
 //!
 //! in reduced coordinates: with `N` a basis of the null space of `G`,
 //! `a = S·f + C·b`, `S = N (NᵀMN)⁻¹ Nᵀ`, `C = (I − S·M)·G⁺`, and the minimum-norm constraint
-//! forces `λ = (G⁺)ᵀ (M·a − f)`. The matrices are factorized once per mode (when the set of
+//! forces `λ = (G⁺)ᵀ (M·a − f) = Q·f + R·b` with `Q = (G⁺)ᵀ(M·S − I)`, `R = (G⁺)ᵀ·M·C`
+//! (an evaluation forms `[a; λ]` as one axpy per non-zero force). The matrices are factorized once per mode (when the set of
 //! locked joints changes); an evaluation is three small dense mat-vecs and allocates
 //! nothing. The null-space form makes massless nodes fine whenever `NᵀMN` is positive
 //! definite, and redundant but consistent constraints (a lock that closes a loop) harmless.
@@ -64,13 +65,15 @@ impl NodeRow {
 struct Factor {
     /// n×n, column-major.
     s: Vec<f64>,
-    /// n×m (only when tracking rows are active), column-major.
-    c: Vec<f64>,
     /// n×m pseudo-inverse of G, column-major.
     p: Vec<f64>,
-    /// The same, row-major (`pt[i*m + r] = G⁺[i, r]`): λ is accumulated over the nodes'
-    /// residuals as contiguous axpys.
-    pt: Vec<f64>,
+    /// The response to the forces, one column per node, `n + m` long: `S[:, j]` (the
+    /// accelerations) on top of `Q[:, j]`, `Q = (G⁺)ᵀ (M S − I)` (the constraint forces).
+    /// A solve is then one axpy per non-zero force.
+    sq: Vec<f64>,
+    /// The same for the tracking right-hand sides: `C[:, r]` on top of `(G⁺)ᵀ M C[:, r]`
+    /// (only when tracking rows are active).
+    cr: Vec<f64>,
     /// The active tracking rows: (active index, row index, time constant). The other
     /// entries of `b` are zero for the whole mode.
     tracking: Vec<(usize, usize, f64)>,
@@ -101,7 +104,8 @@ pub struct Network {
     /// Multipliers of the active rows.
     lam_active: Vec<f64>,
     b: Vec<f64>,
-    r: Vec<f64>,
+    /// `[a; λ]` of the last solve.
+    out: Vec<f64>,
     /// λ per fixed row (0 when inactive is impossible: fixed rows are always active).
     pub lambda_rows: Vec<f64>,
     /// λ per friction joint (0 unless locked).
@@ -142,7 +146,7 @@ impl Network {
             a: vec![0.0; n],
             lam_active: Vec::with_capacity(nr + nf),
             b: Vec::with_capacity(nr + nf),
-            r: vec![0.0; n],
+            out: Vec::with_capacity(n + nr + nf),
             lambda_rows: vec![0.0; nr],
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
@@ -217,6 +221,33 @@ impl Network {
         self.lam_active.resize(m, 0.0);
         self.b.clear();
         self.b.resize(m, 0.0);
+        // [S; Q] and [C; R] column by column (see `Factor`).
+        let w = n + m;
+        let q = p.transpose() * (&mdiag * &s - DMatrix::identity(n, n));
+        let mut sq = vec![0.0; w * n];
+        for j in 0..n {
+            for i in 0..n {
+                sq[j * w + i] = s[(i, j)];
+            }
+            for r in 0..m {
+                sq[j * w + n + r] = q[(r, j)];
+            }
+        }
+        let mut cr = Vec::new();
+        if has_tracking {
+            let rr = p.transpose() * &mdiag * &c;
+            cr = vec![0.0; w * m];
+            for j in 0..m {
+                for i in 0..n {
+                    cr[j * w + i] = c[(i, j)];
+                }
+                for r in 0..m {
+                    cr[j * w + n + r] = rr[(r, j)];
+                }
+            }
+        }
+        self.out.clear();
+        self.out.resize(w, 0.0);
         let tracking = self
             .active
             .iter()
@@ -225,9 +256,9 @@ impl Network {
             .collect();
         self.factor = Some(Factor {
             s: s.as_slice().to_vec(),
-            c: c.as_slice().to_vec(),
             p: p.as_slice().to_vec(),
-            pt: p.transpose().as_slice().to_vec(),
+            sq,
+            cr,
             proj: proj.as_slice().to_vec(),
             has_tracking,
             tracking,
@@ -262,37 +293,28 @@ impl Network {
             return;
         };
         let m = self.active.len();
-        // a = S f (+ C b): column-wise axpy over the non-zero forces.
-        let a = &mut self.a[..n];
-        a.fill(0.0);
+        let w = n + m;
+        // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
+        let out = &mut self.out[..w];
+        out.fill(0.0);
         for (j, &fj) in self.f[..n].iter().enumerate() {
             if fj != 0.0 {
-                for (ai, &s) in a.iter_mut().zip(&fac.s[j * n..(j + 1) * n]) {
-                    *ai += s * fj;
+                for (o, &c) in out.iter_mut().zip(&fac.sq[j * w..(j + 1) * w]) {
+                    *o += c * fj;
                 }
             }
         }
         if fac.has_tracking {
             for (r, &br) in self.b[..m].iter().enumerate() {
                 if br != 0.0 {
-                    for (ai, &c) in a.iter_mut().zip(&fac.c[r * n..(r + 1) * n]) {
-                        *ai += c * br;
+                    for (o, &c) in out.iter_mut().zip(&fac.cr[r * w..(r + 1) * w]) {
+                        *o += c * br;
                     }
                 }
             }
         }
-        // λ = (G⁺)ᵀ (M a − f), accumulated row by row of G⁺ over the non-zero residuals.
-        let lam = &mut self.lam_active[..m];
-        lam.fill(0.0);
-        for i in 0..n {
-            let ri = self.mass[i] * a[i] - self.f[i];
-            self.r[i] = ri;
-            if ri != 0.0 {
-                for (l, &p) in lam.iter_mut().zip(&fac.pt[i * m..(i + 1) * m]) {
-                    *l += p * ri;
-                }
-            }
-        }
+        self.a[..n].copy_from_slice(&out[..n]);
+        self.lam_active[..m].copy_from_slice(&out[n..]);
         self.lambda_fric.fill(0.0);
         let nr = self.rows.len();
         for (r, &i) in self.active.iter().enumerate() {
