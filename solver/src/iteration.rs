@@ -18,7 +18,7 @@
 //! are zero at this Jacobian alike). Without zero columns nothing changes: the full
 //! matrices are factored as before.
 
-use nalgebra::{Complex, DMatrix};
+use nalgebra::{Complex, ComplexField, DMatrix};
 
 use crate::lu::Lu;
 
@@ -136,19 +136,12 @@ impl IterationMatrices {
             return;
         }
         let np = self.p.len();
-        let zp = &mut self.rb[..np];
-        for (z, &i) in zp.iter_mut().zip(&self.p) {
-            *z = b[i];
-        }
-        self.e1.solve(zp);
-        for (z, &i) in zp.iter().zip(&self.p) {
-            b[i] = *z;
-        }
-        for (k, &qi) in self.q.iter().enumerate() {
-            let row = &self.jqp[k * np..(k + 1) * np];
-            let s: f64 = row.iter().zip(zp.iter()).map(|(j, z)| j * z).sum();
-            b[qi] = (b[qi] + s) / self.fac1;
-        }
+        let split = Split {
+            p: &self.p,
+            q: &self.q,
+            jqp: &self.jqp,
+        };
+        split.solve(&self.e1, &mut self.rb[..np], self.fac1, b);
     }
 
     /// Solve `(fac2·I − J) x = b` in place.
@@ -158,21 +151,47 @@ impl IterationMatrices {
             return;
         }
         let np = self.p.len();
-        let zp = &mut self.cb[..np];
-        for (z, &i) in zp.iter_mut().zip(&self.p) {
+        let split = Split {
+            p: &self.p,
+            q: &self.q,
+            jqp: &self.jqp,
+        };
+        split.solve(&self.e2, &mut self.cb[..np], self.fac2, b);
+    }
+}
+
+/// The partition of a solve: factored states, zero-column states and `J_QP`.
+struct Split<'a> {
+    p: &'a [usize],
+    q: &'a [usize],
+    jqp: &'a [f64],
+}
+
+impl Split<'_> {
+    /// `z_P = (c·I − J_PP)⁻¹ b_P` with the factors `lu` (through the gather buffer `zp`),
+    /// then `z_Q = (b_Q + J_QP z_P) / c`, in place in `b`.
+    fn solve<T: ComplexField<RealField = f64> + Copy>(
+        &self,
+        lu: &Lu<T>,
+        zp: &mut [T],
+        c: T,
+        b: &mut [T],
+    ) {
+        let np = self.p.len();
+        for (z, &i) in zp.iter_mut().zip(self.p) {
             *z = b[i];
         }
-        self.e2.solve(zp);
-        for (z, &i) in zp.iter().zip(&self.p) {
+        lu.solve(zp);
+        for (z, &i) in zp.iter().zip(self.p) {
             b[i] = *z;
         }
         for (k, &qi) in self.q.iter().enumerate() {
             let row = &self.jqp[k * np..(k + 1) * np];
-            let mut s = Complex::new(0.0, 0.0);
-            for (&j, z) in row.iter().zip(zp.iter()) {
-                s += z * j;
+            let mut s = T::zero();
+            for (&j, &z) in row.iter().zip(zp.iter()) {
+                s += z.scale(j);
             }
-            b[qi] = (b[qi] + s) / self.fac2;
+            b[qi] = (b[qi] + s) / c;
         }
     }
 }
