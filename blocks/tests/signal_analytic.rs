@@ -141,6 +141,40 @@ fn chain_of_lags_follows_the_erlang_distribution_with_skipped_outputs() {
     assert_eq!(m2.skipped_for_derivatives(), (1, 13));
 }
 
+/// The demand analysis needs only the inputs a block's output stage reads directly: an ABS
+/// modulator's torque depends on the demand, not on the slip it samples at its cycle
+/// instants, so the slip's producers (here a clock and a gain) wait for the full
+/// evaluations, and the valve still switches at the first sample above the threshold.
+#[test]
+fn abs_slip_producers_are_not_evaluated_for_derivatives() {
+    let mut d = Diagram::new("abs_demand");
+    d.add("clk", "Clock", json!({}));
+    d.add("slip", "Gain", json!({"k": 1.0}));
+    d.add("demand", "Constant", json!({"value": 4.0}));
+    d.add(
+        "abs",
+        "Abs",
+        json!({"enabled": true, "trigger": "custom_slip", "min_slip": 0.55,
+               "min_pressure_ratio": 0.25, "cycle_time": 0.1}),
+    );
+    d.add("int", "Integrator", json!({}));
+    d.connect(&["clk.y", "slip.u"]);
+    d.connect(&["slip.y", "abs.slip"]);
+    d.connect(&["demand.y", "abs.demand"]);
+    d.connect(&["abs.torque", "int.u"]);
+    d.log(&["int.y", "abs.torque"]);
+    tight(&mut d, 2.0);
+    let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("compile failed: {e}"));
+    // Skipped: the clock's stage, the gain's linear row and the integrator's output row
+    // (nothing the derivatives read; with every ABS input needed this was (0, 1)).
+    assert_eq!(m.skipped_for_derivatives(), (1, 2));
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    // Open (4 N·m) until the sample at 0.6 s finds the slip 0.6 above 0.55, then 25 %.
+    let got = r.last("int.y").expect("logged");
+    assert!((got - (4.0 * 0.6 + 1.0 * 1.4)).abs() < 1e-9, "{got}");
+}
+
 #[test]
 fn second_order_underdamped_step_response() {
     let (wn, zeta): (f64, f64) = (3.0, 0.25);

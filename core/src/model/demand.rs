@@ -12,8 +12,10 @@
 //! flows or conductances, a work integral), the target slot of every tracking row, and the
 //! signal terms of the linear derivative rows (after folding, see `linear.rs`). A block
 //! that only has outputs (a sensor, a unit conversion, a relational operator feeding a
-//! `StopSimulation`) is run only if something read needs one of its outputs; a block whose
-//! outputs change only at events (`constant_outputs`) is never run here anyway.
+//! `StopSimulation`) is run only if something read needs one of its outputs, and then only
+//! its inputs with direct feedthrough are needed (an ABS modulator's torque needs the
+//! demand, not the wheel slip it samples at its cycle instants); a block whose outputs
+//! change only at events (`constant_outputs`) is never run here anyway.
 
 use crate::plan::{Plan, Stage};
 
@@ -55,11 +57,13 @@ fn reads_inputs_continuously(plan: &Plan, b: usize) -> bool {
 }
 
 /// Analyse `plan`. `kernel[b]`: block `b` is evaluated by the linear kernels (its inputs
-/// are read through the rows only); `out_rows`: (slot written, slots read) of each linear
-/// output row; `der_reads`: the slots the linear derivative rows read.
+/// are read through the rows only); `feedthrough[p]`: input position `p` (an index into
+/// `plan.in_slots`) feeds its block's outputs directly; `out_rows`: (slot written, slots
+/// read) of each linear output row; `der_reads`: the slots the linear derivative rows read.
 pub(crate) fn analyse(
     plan: &Plan,
     kernel: &[bool],
+    feedthrough: &[bool],
     out_rows: &[(usize, Vec<usize>)],
     der_reads: impl Iterator<Item = usize>,
 ) -> Demand {
@@ -87,6 +91,16 @@ pub(crate) fn analyse(
         plan.in_slots[plan.blocks[b].inputs.clone()]
             .iter()
             .map(|s| s.ix())
+    };
+    // The inputs a block's output stage reads: those with direct feedthrough (the others
+    // act through the block's states or at events, as an ABS modulator's slip input).
+    let stage_inputs = |b: usize| {
+        let r = plan.blocks[b].inputs.clone();
+        plan.in_slots[r.clone()]
+            .iter()
+            .zip(&feedthrough[r])
+            .filter(|(_, &f)| f)
+            .map(|(s, _)| s.ix())
     };
     let mut live = vec![false; plan.n_signals];
     let mut stack = Vec::new();
@@ -116,7 +130,7 @@ pub(crate) fn analyse(
         match producer[s] {
             Producer::Block(b) if !run[b] => {
                 run[b] = true;
-                for i in inputs(b) {
+                for i in stage_inputs(b) {
                     mark(i, &mut live, &mut stack);
                 }
             }

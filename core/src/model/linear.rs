@@ -507,7 +507,19 @@ impl LinKernel {
             .iter()
             .flat_map(|r| sig_reads(&k.der.rows, r))
             .collect();
-        k.demand = demand::analyse(plan, &kernel, &out_rows, der_reads.into_iter());
+        let mut feedthrough = vec![false; plan.in_slots.len()];
+        for (b, bp) in plan.blocks.iter().enumerate() {
+            for (i, f) in feedthrough[bp.inputs.clone()].iter_mut().enumerate() {
+                *f = blocks[b].feedthrough(i);
+            }
+        }
+        k.demand = demand::analyse(
+            plan,
+            &kernel,
+            &feedthrough,
+            &out_rows,
+            der_reads.into_iter(),
+        );
         let live = &k.demand.live;
         // The live kernel: the output rows a derivative evaluation reads, stage by stage.
         let mut live_ranges = Vec::new();
