@@ -164,11 +164,23 @@ const VARS: [(&str, &str, &str); 20] = [
     ),
 ];
 
-/// Euler yaw rate `(q·sin φ + r·cos φ)/cos θ` with `cos θ` kept at least 1e-6.
+/// Euler yaw rate `(q·sin φ + r·cos φ)/cos θ` with `cos θ` kept at least 1e-6, as the
+/// time derivative of the quaternion's yaw `ψ = atan2(N, D)`, `N = 2(w·z + x·y)`,
+/// `D = 1 − 2(y² + z²)`, along `q̇ = ½ q ⊗ (0, ω)`: `ψ̇ = (Ṅ·D − N·Ḋ)/(N² + D²)`, where
+/// `N² + D² = cos²θ` (the same value without a sine, cosine or arc tangent).
 fn yaw_rate(st: &FrameState) -> f64 {
-    let [roll, pitch, _] = st.euler();
-    let w = st.omega();
-    (w[1] * roll.sin() + w[2] * roll.cos()) / pitch.cos().max(1e-6)
+    let [w, x, y, z] = st.quat();
+    let [p, q, r] = st.omega();
+    // q̇ = ½ q ⊗ (0, ω)
+    let dw = 0.5 * (-x * p - y * q - z * r);
+    let dx = 0.5 * (w * p + y * r - z * q);
+    let dy = 0.5 * (w * q + z * p - x * r);
+    let dz = 0.5 * (w * r + x * q - y * p);
+    let n = 2.0 * (w * z + x * y);
+    let d = 1.0 - 2.0 * (y * y + z * z);
+    let dn = 2.0 * (dw * z + w * dz + dx * y + x * dy);
+    let dd = -4.0 * (y * dy + z * dz);
+    (dn * d - n * dd) / (n * n + d * d).max(1e-12)
 }
 
 impl RigidBody {
@@ -243,6 +255,36 @@ impl Block for RigidBody {
                 }
             }
             _ => f64::NAN,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drivelink_core::frame::FRAME_STATES;
+
+    #[test]
+    fn yaw_rate_is_the_euler_rate_without_trigonometry() {
+        // (q·sin φ + r·cos φ)/cos θ at arbitrary attitudes and body rates.
+        for (quat, omega) in [
+            ([0.9, -0.2, 0.3, 0.25], [0.4, -1.3, 0.7]),
+            ([0.2, 0.1, -0.05, 0.97], [-2.0, 0.5, 3.0]),
+            ([1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.5]),
+            ([0.7, 0.7, 0.1, -0.1], [1.0, 1.0, -1.0]),
+        ] {
+            let mut s = [0.0; FRAME_STATES];
+            s[3..7].copy_from_slice(&quat);
+            s[10..13].copy_from_slice(&omega);
+            let st = FrameState::from_slice(&s);
+            let [roll, pitch, _] = st.euler();
+            let w = st.omega();
+            let euler = (w[1] * roll.sin() + w[2] * roll.cos()) / pitch.cos();
+            let got = yaw_rate(&st);
+            assert!(
+                (got - euler).abs() <= 1e-12 * euler.abs().max(1.0),
+                "{quat:?} {omega:?}: {got} vs {euler}"
+            );
         }
     }
 }
