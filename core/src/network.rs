@@ -60,6 +60,9 @@ impl NodeRow {
     }
 }
 
+/// How many factorizations (sets of active rows) a network keeps.
+const FACTOR_CACHE: usize = 64;
+
 /// The factorization of one mode.
 #[derive(Debug, Clone)]
 struct Factor {
@@ -106,6 +109,8 @@ pub struct Network {
     b: Vec<f64>,
     /// `[a; λ]` of the last solve.
     out: Vec<f64>,
+    /// Factorizations of the sets of active rows met so far (at most [`FACTOR_CACHE`]).
+    cache: Vec<(Vec<usize>, Factor)>,
     /// λ per fixed row (0 when inactive is impossible: fixed rows are always active).
     pub lambda_rows: Vec<f64>,
     /// λ per friction joint (0 unless locked).
@@ -147,6 +152,7 @@ impl Network {
             lam_active: Vec::with_capacity(nr + nf),
             b: Vec::with_capacity(nr + nf),
             out: Vec::with_capacity(n + nr + nf),
+            cache: Vec::new(),
             lambda_rows: vec![0.0; nr],
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
@@ -162,7 +168,10 @@ impl Network {
         }
     }
 
-    /// Recompute the factorization for the current modes.
+    /// Recompute the factorization for the current modes (or take it from the cache of
+    /// the modes seen before in this model: an ABS cycle locks and releases the same
+    /// brakes again and again, and the factorization depends on the set of active rows
+    /// only).
     pub fn refactor(&mut self) -> Result<(), Singular> {
         let n = self.n;
         self.active.clear();
@@ -175,6 +184,12 @@ impl Network {
             }
         }
         let m = self.active.len();
+        if let Some((_, fac)) = self.cache.iter().find(|(a, _)| *a == self.active) {
+            self.factor = Some(fac.clone());
+            self.size_scratch(m);
+            self.refresh_load();
+            return Ok(());
+        }
         let mut g = DMatrix::<f64>::zeros(m, n);
         let mut has_tracking = false;
         for (r, &i) in self.active.iter().enumerate() {
@@ -217,10 +232,7 @@ impl Network {
         } else {
             &s * &mdiag
         };
-        self.lam_active.clear();
-        self.lam_active.resize(m, 0.0);
-        self.b.clear();
-        self.b.resize(m, 0.0);
+        self.size_scratch(m);
         // [S; Q] and [C; R] column by column (see `Factor`).
         let w = n + m;
         let q = p.transpose() * (&mdiag * &s - DMatrix::identity(n, n));
@@ -246,8 +258,6 @@ impl Network {
                 }
             }
         }
-        self.out.clear();
-        self.out.resize(w, 0.0);
         let tracking = self
             .active
             .iter()
@@ -263,8 +273,23 @@ impl Network {
             has_tracking,
             tracking,
         });
+        if self.cache.len() < FACTOR_CACHE {
+            if let Some(f) = &self.factor {
+                self.cache.push((self.active.clone(), f.clone()));
+            }
+        }
         self.refresh_load();
         Ok(())
+    }
+
+    /// Size the per-solve scratch for `m` active rows (zero tracking right-hand sides).
+    fn size_scratch(&mut self, m: usize) {
+        self.lam_active.clear();
+        self.lam_active.resize(m, 0.0);
+        self.b.clear();
+        self.b.resize(m, 0.0);
+        self.out.clear();
+        self.out.resize(self.n + m, 0.0);
     }
 
     /// Number of active constraint rows.
