@@ -451,6 +451,52 @@ mod tests {
     }
 
     #[test]
+    fn cached_factorization_solves_like_a_fresh_one() {
+        // Two inertias and a clutch between them: free, locked, free, locked. The second
+        // lock comes from the cache and must give the fresh factorization's solve bit for
+        // bit (the locked pair accelerates as one inertia, T/(J0 + J1)).
+        let mk = || {
+            Network::new(
+                vec!["a".into(), "b".into()],
+                vec![PortKind::Rot; 2],
+                vec![1.0, 3.0],
+                vec![],
+                vec![NodeRow::new([(0, 1.0), (1, -1.0)], None)],
+            )
+        };
+        let solve = |nw: &mut Network| {
+            nw.f.copy_from_slice(&[2.0, 0.0]);
+            nw.solve();
+            (nw.a.clone(), nw.lambda_fric.clone())
+        };
+        let mut fresh = mk();
+        fresh.modes[0] = FrictionMode::Locked;
+        fresh.refactor().unwrap();
+        let want = solve(&mut fresh);
+        assert!((want.0[0] - 0.5).abs() < 1e-15 && (want.0[1] - 0.5).abs() < 1e-15);
+        let mut nw = mk();
+        for mode in [FrictionMode::Free, FrictionMode::Locked, FrictionMode::Free] {
+            nw.modes[0] = mode;
+            nw.refactor().unwrap();
+        }
+        assert_eq!(solve(&mut nw).0, vec![2.0, 0.0]);
+        nw.modes[0] = FrictionMode::Locked;
+        nw.refactor().unwrap();
+        assert_eq!(nw.cache.len(), 2);
+        let got = solve(&mut nw);
+        assert!(got
+            .0
+            .iter()
+            .zip(&want.0)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(got
+            .1
+            .iter()
+            .zip(&want.1)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
     fn gear_pair_reflects_inertia() {
         // w0 = 2 w1; J0 = 1, J1 = 4; torque 1 on node 0.
         // Reduced: q = w1, w0 = 2q; J_eq = 1*4 + 4 = 8 on q; torque on q = 2*1 = 2 -> q' = 0.25.
