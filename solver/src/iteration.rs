@@ -25,14 +25,9 @@ use crate::lu::Lu;
 /// The two iteration matrices of a Jacobian, reduced to its non-zero columns.
 pub(crate) struct IterationMatrices {
     n: usize,
-    /// States with a non-zero Jacobian column, ascending.
-    p: Vec<usize>,
-    /// States with a zero column, ascending (empty: the full matrices are factored).
-    q: Vec<usize>,
+    part: Partition,
     e1: Lu<f64>,
     e2: Lu<Complex<f64>>,
-    /// `J_QP`, row by row: `jqp[k * np + a] = J[q[k], p[a]]`.
-    jqp: Vec<f64>,
     /// Diagonal shifts of the last factorisation.
     fac1: f64,
     fac2: Complex<f64>,
@@ -41,16 +36,28 @@ pub(crate) struct IterationMatrices {
     cb: Vec<Complex<f64>>,
 }
 
+/// The states split by the Jacobian's zero columns.
+struct Partition {
+    /// States with a non-zero Jacobian column, ascending.
+    p: Vec<usize>,
+    /// States with a zero column, ascending (empty: the full matrices are factored).
+    q: Vec<usize>,
+    /// `J_QP`, row by row: `jqp[k * np + a] = J[q[k], p[a]]`.
+    jqp: Vec<f64>,
+}
+
 impl IterationMatrices {
     /// Matrices for `n` states (every column non-zero until [`Self::partition`]).
     pub(crate) fn new(n: usize) -> Self {
         IterationMatrices {
             n,
-            p: (0..n).collect(),
-            q: Vec::with_capacity(n),
+            part: Partition {
+                p: (0..n).collect(),
+                q: Vec::with_capacity(n),
+                jqp: Vec::with_capacity(n * n),
+            },
             e1: Lu::new(n),
             e2: Lu::new(n),
-            jqp: Vec::with_capacity(n * n),
             fac1: f64::NAN,
             fac2: Complex::new(f64::NAN, f64::NAN),
             rb: vec![0.0; n],
@@ -61,7 +68,7 @@ impl IterationMatrices {
     /// States factored (the size of the reduced matrices).
     #[cfg(test)]
     pub(crate) fn factored(&self) -> usize {
-        self.p.len()
+        self.part.p.len()
     }
 
     /// Split the states by the zero columns of the new Jacobian `jac` (allocates only when
@@ -73,52 +80,54 @@ impl IterationMatrices {
         let zero = |j: usize| js[j * n..(j + 1) * n].iter().all(|&v| v == 0.0);
         let factored = |j: usize| !zero(j) || (j + 1 == n && (0..n).all(zero));
         let nq = (0..n).filter(|&j| !factored(j)).count();
+        let part = &mut self.part;
         // `q` has the new size and only unfactored states: it is the new set.
-        if self.q.len() == nq && self.q.iter().all(|&j| !factored(j)) {
+        if part.q.len() == nq && part.q.iter().all(|&j| !factored(j)) {
             return;
         }
-        self.p.clear();
-        self.q.clear();
+        part.p.clear();
+        part.q.clear();
         for j in 0..n {
             if factored(j) {
-                self.p.push(j);
+                part.p.push(j);
             } else {
-                self.q.push(j);
+                part.q.push(j);
             }
         }
-        let np = self.p.len();
+        let np = part.p.len();
         if self.e1.size() != np {
             self.e1 = Lu::new(np);
             self.e2 = Lu::new(np);
         }
-        self.jqp.resize(nq * np, 0.0);
+        part.jqp.resize(nq * np, 0.0);
     }
 
     /// Factor `fac1·I − J` and `fac2·I − J` on the factored states. `false` if either is
     /// singular.
     pub(crate) fn factor(&mut self, jac: &DMatrix<f64>, fac1: f64, fac2: Complex<f64>) -> bool {
         let n = self.n;
-        let np = self.p.len();
+        let part = &mut self.part;
+        let np = part.p.len();
         let js = jac.as_slice();
         self.fac1 = fac1;
         self.fac2 = fac2;
         // Column-major fills as flat slices, then the diagonal shifts.
         let m1 = self.e1.matrix_mut().as_mut_slice();
         let m2 = self.e2.matrix_mut().as_mut_slice();
-        if self.q.is_empty() {
+        if part.q.is_empty() {
             for ((a, b), &j) in m1.iter_mut().zip(m2.iter_mut()).zip(js) {
                 *a = -j;
                 *b = Complex::new(-j, 0.0);
             }
         } else {
-            for (b, &pj) in self.p.iter().enumerate() {
+            for (b, &pj) in part.p.iter().enumerate() {
                 let col = &js[pj * n..(pj + 1) * n];
-                for (a, &pi) in self.p.iter().enumerate() {
+                for (a, &pi) in part.p.iter().enumerate() {
                     m1[b * np + a] = -col[pi];
                     m2[b * np + a] = Complex::new(-col[pi], 0.0);
                 }
-                for (k, &qi) in self.q.iter().enumerate() {
-                    self.jqp[k * np + b] = col[qi];
+                for (k, &qi) in part.q.iter().enumerate() {
+                    part.jqp[k * np + b] = col[qi];
                 }
             }
         }
@@ -131,45 +140,19 @@ impl IterationMatrices {
 
     /// Solve `(fac1·I − J) x = b` in place.
     pub(crate) fn solve_real(&mut self, b: &mut [f64]) {
-        if self.q.is_empty() {
-            self.e1.solve(b);
-            return;
-        }
-        let np = self.p.len();
-        let split = Split {
-            p: &self.p,
-            q: &self.q,
-            jqp: &self.jqp,
-        };
-        split.solve(&self.e1, &mut self.rb[..np], self.fac1, b);
+        self.part.solve(&self.e1, &mut self.rb, self.fac1, b);
     }
 
     /// Solve `(fac2·I − J) x = b` in place.
     pub(crate) fn solve_complex(&mut self, b: &mut [Complex<f64>]) {
-        if self.q.is_empty() {
-            self.e2.solve(b);
-            return;
-        }
-        let np = self.p.len();
-        let split = Split {
-            p: &self.p,
-            q: &self.q,
-            jqp: &self.jqp,
-        };
-        split.solve(&self.e2, &mut self.cb[..np], self.fac2, b);
+        self.part.solve(&self.e2, &mut self.cb, self.fac2, b);
     }
 }
 
-/// The partition of a solve: factored states, zero-column states and `J_QP`.
-struct Split<'a> {
-    p: &'a [usize],
-    q: &'a [usize],
-    jqp: &'a [f64],
-}
-
-impl Split<'_> {
-    /// `z_P = (c·I − J_PP)⁻¹ b_P` with the factors `lu` (through the gather buffer `zp`),
-    /// then `z_Q = (b_Q + J_QP z_P) / c`, in place in `b`.
+impl Partition {
+    /// Solve `(c·I − J) x = b` in place with the factors `lu` of the reduced matrix:
+    /// `z_P = (c·I − J_PP)⁻¹ b_P` (through the gather buffer `zp`), then
+    /// `z_Q = (b_Q + J_QP z_P) / c`. Without zero columns `lu` is the whole matrix.
     fn solve<T: ComplexField<RealField = f64> + Copy>(
         &self,
         lu: &Lu<T>,
@@ -177,12 +160,17 @@ impl Split<'_> {
         c: T,
         b: &mut [T],
     ) {
+        if self.q.is_empty() {
+            lu.solve(b);
+            return;
+        }
         let np = self.p.len();
-        for (z, &i) in zp.iter_mut().zip(self.p) {
+        let zp = &mut zp[..np];
+        for (z, &i) in zp.iter_mut().zip(&self.p) {
             *z = b[i];
         }
         lu.solve(zp);
-        for (z, &i) in zp.iter().zip(self.p) {
+        for (z, &i) in zp.iter().zip(&self.p) {
             b[i] = *z;
         }
         for (k, &qi) in self.q.iter().enumerate() {
