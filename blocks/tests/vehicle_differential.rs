@@ -30,6 +30,11 @@ const LOG: [&str; 10] = [
 /// engine at its rev limit) on the differential input, rear axle of a 1200 kg car (3000 N
 /// per wheel), left tire on ice (mu 0.1), right on asphalt.
 fn split_mu(diff: Value, torque: f64, stop: f64) -> SimResult {
+    run(&split_mu_diagram(diff, torque, stop))
+}
+
+/// The diagram of [`split_mu`].
+fn split_mu_diagram(diff: Value, torque: f64, stop: f64) -> Diagram {
     let mut d = Diagram::new("split_mu");
     d.add("body", "Mass", json!({ "m": 1200.0 }));
     d.add("diff", "Differential", diff);
@@ -75,7 +80,7 @@ fn split_mu(diff: Value, torque: f64, stop: f64) -> SimResult {
     ]);
     d.settings.stop_time = stop;
     d.settings.max_step = 0.01;
-    run(&d)
+    d
 }
 
 /// One wheel lifted (inertia only), the other held (grounded): torque on the input.
@@ -264,6 +269,54 @@ fn viscous_stiffness_is_the_lock_ratio_zero_open_one_locked_half_between() {
     let span = locked - open;
     assert!(vh > open + 0.1 * span && vh < locked - 0.1 * span, "{vh}");
     assert_eq!(mh, -1.0, "0.5 slips with the ice wheel ahead");
+}
+
+/// Regression: every differential carried the 5 ms torque-sensing lag, and its
+/// power/coast guard, although only the torque-sensing capacities read them. In the
+/// vehicle-dynamics car the open differential's lag (following the input torque through
+/// every ABS pressure step) caused a quarter of the rejected steps of the braking phase.
+/// Now a type whose capacity reads neither the torque nor the power/coast side has no
+/// state, and its `tau_sensed` is the unlagged input torque (lossless: `tau_input`).
+#[test]
+fn differential_lag_state_only_where_the_capacity_senses_torque() {
+    let states = |p: Value| {
+        let d = split_mu_diagram(p, 200.0, 1.0);
+        let m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{e}"));
+        m.initial_state().len()
+    };
+    let sensing = states(json!({ "type": "clutch_pack" }));
+    for p in [
+        json!({ "type": "open" }),
+        json!({ "type": "locked" }),
+        json!({ "type": "viscous", "viscous_coefficient": 20.0 }),
+        json!({ "type": "viscous", "power_stiffness": 0, "coast_stiffness": 0 }),
+        json!({ "type": "viscous", "power_stiffness": 1, "coast_stiffness": 1 }),
+    ] {
+        assert_eq!(states(p.clone()) + 1, sensing, "{p}");
+    }
+    // Different lock ratios in power and coast: the side matters, so the lag stays.
+    let p = json!({ "type": "viscous", "power_stiffness": 0, "coast_stiffness": 1 });
+    assert_eq!(states(p), sensing);
+    assert_eq!(
+        states(json!({ "type": "torque_bias" })),
+        sensing,
+        "torque bias senses"
+    );
+    // Open: the reported sensed torque is the input torque at every sample, and the
+    // power/coast flag follows its sign.
+    let mut d = split_mu_diagram(json!({ "type": "open" }), 200.0, 1.0);
+    d.log(&["diff.tau_sensed"]);
+    let r = run(&d);
+    let (ts, ti, pm) = (
+        r.get("diff.tau_sensed").unwrap(),
+        r.get("diff.tau_input").unwrap(),
+        r.get("diff.power_mode").unwrap(),
+    );
+    for k in 0..ts.len() {
+        assert_eq!(ts[k], ti[k], "t = {}", r.time[k]);
+        assert_eq!(pm[k], f64::from(u8::from(ti[k] >= 0.0)), "t = {}", r.time[k]);
+    }
+    assert!(last(&r, "diff.tau_input") > 1.0, "the motor drives the input");
 }
 
 #[test]

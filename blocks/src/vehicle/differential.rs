@@ -219,14 +219,29 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     }
     let (pa, ca) = (angle(p, "power_angle")?, angle(p, "coast_angle")?);
     let (pn, cn) = (ratio("power_ratio")?, ratio("coast_ratio")?);
+    // Only the torque-sensing capacities read T_sensed (and only they have power and coast
+    // settings that differ in effect); the others carry no lag state and no power/coast
+    // guard, which would cost accuracy control and events for nothing.
+    let stiffness = [
+        in_range(p, "power_stiffness", 0.0, 1.0)?,
+        in_range(p, "coast_stiffness", 0.0, 1.0)?,
+    ];
+    let senses = match kind {
+        DiffType::Open | DiffType::Locked => false,
+        // A lock ratio of 0 (open) or 1 (locked) on both sides reads neither the torque
+        // nor the side.
+        DiffType::Viscous => {
+            let [sp, sc] = stiffness;
+            cv.is_none() && !(sp == sc && (sp == 0.0 || sp >= 1.0))
+        }
+        DiffType::ClutchPack | DiffType::TorqueBias => true,
+    };
     Ok(Box::new(Differential {
+        senses,
         kind,
         g,
         preload: non_neg_finite(p, "preload")?,
-        stiffness: [
-            in_range(p, "power_stiffness", 0.0, 1.0)?,
-            in_range(p, "coast_stiffness", 0.0, 1.0)?,
-        ],
+        stiffness,
         cv,
         clutch_preload: non_neg_finite(p, "clutch_preload")?,
         clutch_friction: non_neg_finite(p, "clutch_friction")?,
@@ -246,6 +261,9 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
 /// The differential block.
 #[derive(Debug, Clone)]
 pub struct Differential {
+    /// Whether the capacity depends on the sensed input torque (the lag state and the
+    /// power/coast guard exist only then).
+    senses: bool,
     kind: DiffType,
     g: f64,
     preload: f64,
@@ -347,6 +365,15 @@ impl Differential {
             0.0
         }
     }
+    /// `T_sensed`: the lag state, or (a type whose capacity senses no torque) the unlagged
+    /// carrier torque / gear_ratio it would follow.
+    fn sensed(&self, cx: &Cx) -> f64 {
+        if self.senses {
+            cx.x[0]
+        } else {
+            cx.lambda(L_ROW)
+        }
+    }
     /// The mesh loss torque `tauLoss` referred to the input.
     fn tau_loss(&self, cx: &Cx) -> f64 {
         -self.mesh_joint_torque(cx)
@@ -366,16 +393,16 @@ impl Block for Differential {
         ]
     }
     fn n_states(&self) -> usize {
-        1
+        usize::from(self.senses)
     }
     fn initial_states(&self, x: &mut [f64]) {
-        x[0] = 0.0;
+        x.fill(0.0);
     }
     fn n_guards(&self) -> usize {
-        1 + usize::from(self.loss.is_some())
+        usize::from(self.senses) + usize::from(self.loss.is_some())
     }
     fn guard_name(&self, i: usize) -> String {
-        if i == 0 {
+        if self.senses && i == 0 {
             "power_coast".into()
         } else {
             "mesh_branch".into()
@@ -421,7 +448,9 @@ impl Block for Differential {
                 engagement: 1.0,
             };
         }
-        let (cap, kinetic, engagement) = self.law_at(w_rel, cx.x[0]);
+        // Only the sensing types read the torque (the others ignore it).
+        let t_sensed = if self.senses { cx.x[0] } else { 0.0 };
+        let (cap, kinetic, engagement) = self.law_at(w_rel, t_sensed);
         FrictionLaw {
             kinetic,
             lo: -cap,
@@ -451,6 +480,9 @@ impl Block for Differential {
         q.add(HEAT, self.tau_loss(cx) * cx.v(INPUT) + slip);
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        if !self.senses {
+            return;
+        }
         let l = cx.lambda(0);
         dx[0] = if l.is_finite() {
             (l - cx.x[0]) / self.ts
@@ -459,9 +491,12 @@ impl Block for Differential {
         };
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
-        g[0] = hysteresis_guard(self.power, cx.x[0], TORQUE_EPS);
+        let mesh = usize::from(self.senses);
+        if self.senses {
+            g[0] = hysteresis_guard(self.power, cx.x[0], TORQUE_EPS);
+        }
         if let Some(loss) = &self.loss {
-            g[1] = loss.guard(
+            g[mesh] = loss.guard(
                 cx.mode(J_MESH).sliding_sign(),
                 cx.v(INPUT),
                 self.input_torque(cx),
@@ -476,10 +511,13 @@ impl Block for Differential {
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = self.first.take();
-        // Power while the input receives forward torque (sensed torque >= 0).
-        let new = hysteresis_mode(self.power, fresh, cx.x[0], TORQUE_EPS);
-        let mut changed = new != self.power;
-        self.power = new;
+        let mut changed = false;
+        if self.senses {
+            // Power while the input receives forward torque (sensed torque >= 0).
+            let new = hysteresis_mode(self.power, fresh, cx.x[0], TORQUE_EPS);
+            changed = new != self.power;
+            self.power = new;
+        }
         if self.loss.is_some() {
             let (mode, w, t) = {
                 let v = cx.view();
@@ -504,13 +542,13 @@ impl Block for Differential {
             VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
                 .doc("torque the input shaft applies to the differential (MSL flange_a.tau of the final drive)"),
             VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
-                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag"),
+                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag (types without a torque-sensing capacity: open, locked, viscous with viscous_coefficient, carry no lag and report it unlagged)"),
             VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
                 .doc("torque transferred between the outputs by the locking coupling"),
             VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
                 .doc("w_right − w_left"),
             VarDecl::new("power_mode", VarSource::Custom(4), "1")
-                .doc("1 power (forward input torque), 0 coast"),
+                .doc("1 power (forward input torque), 0 coast (types without a torque-sensing capacity: from the unlagged torque's sign)"),
             VarDecl::new("tau_loss", VarSource::Custom(5), "N*m")
                 .doc("final-drive mesh loss torque referred to the input (MSL tauLoss; 0 when efficiency = 1)"),
             VarDecl::new("power_loss", VarSource::Custom(6), "W")
@@ -530,13 +568,14 @@ impl Block for Differential {
             0 => half - tau,
             1 => half + tau,
             2 => self.input_torque(cx),
-            3 => cx.x[0],
+            3 => self.sensed(cx),
             4 => {
-                if self.power {
-                    1.0
+                let power = if self.senses {
+                    self.power
                 } else {
-                    0.0
-                }
+                    cx.lambda(L_ROW) >= 0.0
+                };
+                f64::from(u8::from(power))
             }
             5 => self.tau_loss(cx),
             6 => self.tau_loss(cx) * cx.v(INPUT),
