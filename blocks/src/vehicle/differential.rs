@@ -55,7 +55,10 @@
 //! Capacities that depend on it use `T_sensed`, a state following `λ` (the kinematic row's
 //! force: `T_in`, less the mesh loss torque when `efficiency < 1`) through a first-order
 //! lag with time constant `torque_sense_time` (default 5 ms):
-//! `τ_s·dT_sensed/dt = λ − T_sensed`. With `T_c = gear_ratio·|T_sensed|` the carrier
+//! `τ_s·dT_sensed/dt = λ − T_sensed`. Types whose capacity reads neither `T_sensed` nor
+//! the power/coast side (open, locked, `viscous_coefficient`, lock ratio 0 or 1 on both
+//! sides) carry no lag state and no power/coast guard; they report `tau_sensed = λ` and
+//! `power_mode` from its sign. With `T_c = gear_ratio·|T_sensed|` the carrier
 //! torque (sum of the output torques):
 //!
 //! | type | capacity `C` (static) | kinetic `K` while slipping | engaged when |
