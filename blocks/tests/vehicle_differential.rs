@@ -314,9 +314,17 @@ fn differential_lag_state_only_where_the_capacity_senses_torque() {
     );
     for k in 0..ts.len() {
         assert_eq!(ts[k], ti[k], "t = {}", r.time[k]);
-        assert_eq!(pm[k], f64::from(u8::from(ti[k] >= 0.0)), "t = {}", r.time[k]);
+        assert_eq!(
+            pm[k],
+            f64::from(u8::from(ti[k] >= 0.0)),
+            "t = {}",
+            r.time[k]
+        );
     }
-    assert!(last(&r, "diff.tau_input") > 1.0, "the motor drives the input");
+    assert!(
+        last(&r, "diff.tau_input") > 1.0,
+        "the motor drives the input"
+    );
 }
 
 #[test]

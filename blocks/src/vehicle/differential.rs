@@ -545,7 +545,7 @@ impl Block for Differential {
             VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
                 .doc("torque the input shaft applies to the differential (MSL flange_a.tau of the final drive)"),
             VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
-                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag (types without a torque-sensing capacity: open, locked, viscous with viscous_coefficient, carry no lag and report it unlagged)"),
+                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag (types without a torque-sensing capacity: open, locked, viscous with viscous_coefficient or with lock ratio 0 or 1 on both sides, carry no lag and report it unlagged)"),
             VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
                 .doc("torque transferred between the outputs by the locking coupling"),
             VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
