@@ -195,7 +195,10 @@ def full_car():
             x["params"]["signs"] = "++++"
     conns = [l for l in conns if l != ["shift4.y", "master.u5"]]
     params = {k: v for k, v in src["parameters"].items() if k not in ("radiusWheel", "vehicleMass", "wheelInertia", "roadA", "roadC")}
-    params.update({"throttle": 0.35})
+    # Brake hydraulics: the ABS valve sets the pressure ratio, the wheel cylinder follows it
+    # through a first-order lag, as the clutch hydraulics shape the shift signals (the seed's
+    # Transfer Fcn s0/(s + s0)); 10 ms is the hydraulic lag of Simulink's ABS example.
+    params.update({"throttle": 0.35, "brakeRise": "10 ms"})
     b, c = car(v0=0.0)
     b += blocks
     c += conns
@@ -209,20 +212,25 @@ def full_car():
           ["steering_wheel.y", "steering.wheel_angle"], ["steering.left", "fl.steer"], ["steering.right", "fr.steer"]]
     for w, _, _ in WHEELS:
         b.append({"name": f"abs_{w}", "type": "Abs", "params": {"enabled": True, "mode": "simple", "min_slip_offset": 0.3, "min_pressure_ratio": 0.2, "cycle_time": 0.01}})
-        c += [["pedal.y", f"abs_{w}.demand"], [f"{w}.forward_slip", f"abs_{w}.slip"], [f"{w}.peak_slip", f"abs_{w}.peak_slip"], [f"abs_{w}.torque", f"{w}.brake"]]
+        b.append({"name": f"brake_{w}", "type": "TransferFcn", "params": {"num": ["1/brakeRise"], "den": [1, "1/brakeRise"]}})
+        c += [["pedal.y", f"abs_{w}.demand"], [f"{w}.forward_slip", f"abs_{w}.slip"], [f"{w}.peak_slip", f"abs_{w}.peak_slip"],
+              [f"abs_{w}.torque", f"brake_{w}.u"], [f"brake_{w}.y", f"{w}.brake"]]
     c = merge_signal_lines(c)
     scopes = common_scopes() + [
         {"name": "engine", "title": "Engine speed and gear", "panels": [[sig("engine.w", "rpm", "engine")], [sig("gearbox.ratio", None, "gear ratio")]]},
+        {"name": "brakes", "title": "Front-left ABS: valve and wheel-cylinder brake torque, forward slip",
+         "panels": [[sig("abs_fl.torque", "N*m", "valve"), sig("brake_fl.y", "N*m", "cylinder")],
+                    [sig("fl.forward_slip", "m/s", "forward slip")]]},
     ]
-    return netlist("vd_full_car", "The full-car demo's powertrain (gasoline engine, torque converter with lock-up, CR-CR 4-speed shifting at 4, 8, 12 s, open differential 3.23) driving the rear wheels of a 4-wheel car (RigidBody + WheelColliders + Aero): launch at 35 % throttle, a steering input from 6 to 10 s, ABS braking from 15 s.", b, c, 20.0, scopes=scopes, params=params, extra_log=["engine.w", "gearbox.ratio", "lockup.mode"],
+    return netlist("vd_full_car", "The full-car demo's powertrain (gasoline engine, torque converter with lock-up, CR-CR 4-speed shifting at 4, 8, 12 s, open differential 3.23) driving the rear wheels of a 4-wheel car (RigidBody + WheelColliders + Aero): launch at 35 % throttle, a steering input from 6 to 10 s, ABS braking from 15 s (brake hydraulics: a 10 ms lag from each ABS valve to its brake).", b, c, 20.0, scopes=scopes, params=params, extra_log=["engine.w", "gearbox.ratio", "lockup.mode"],
                    # The wheel spin on the rising branch is a fast mode (~1000 1/s) that bounds
                    # Dopri5's step at ~3 ms; auto runs Radau5 there (BENCHMARKS.md). rtol 1e-6:
                    # the energy audit still closes to better than 1e-6 relative (the test in
                    # blocks/tests/vd_netlists.rs), with about a quarter fewer evaluations.
                    # guard_samples 1 (default 4, docs/solver.md): the car's steps are bounded by
                    # its states (ms), and 1 interior sample still catches a double crossing
-                   # spanning the step's middle; 0, 1, 2 and 4 find the same 177 logged events
-                   # (times within 4e-7 s), with 19 % fewer evaluations than 4.
+                   # spanning the step's middle; 0, 1, 2 and 4 find the same 109 logged events
+                   # (times within 2.7e-6 s).
                    method="auto", rtol=1e-6, guard_samples=1)
 
 

@@ -119,6 +119,36 @@ fn full_car_drives_shifts_steers_and_stops_with_abs() {
         last(&r, "car.yaw") > 0.2,
         "the steering input turned the car"
     );
+    // Brake hydraulics `1/(τ·s + 1)`, τ = 10 ms, between the ABS valve and the brake. The
+    // valve steps between 0.2 and 1 of the 2000 N·m demand; the cylinder follows it, so
+    // over any sample interval Δt it moves by at most (1 − e^(−Δt/τ))·(largest valve-cylinder
+    // gap, 1600 N·m) and never leaves the valve's range.
+    let (valve, cyl) = (
+        r.get("abs_fl.torque").unwrap(),
+        r.get("brake_fl.y").unwrap(),
+    );
+    let tau = 0.01;
+    let largest_valve_step = valve
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        largest_valve_step > 1500.0,
+        "the ABS cycled: {largest_valve_step}"
+    );
+    for i in 1..r.time.len() {
+        let dt = r.time[i] - r.time[i - 1];
+        let bound = (1.0 - (-dt / tau).exp()) * 1600.0 + 1e-6 * 2000.0;
+        let dy = (cyl[i] - cyl[i - 1]).abs();
+        assert!(
+            dy <= bound,
+            "cylinder moved {dy} N·m in {dt} s at t = {}",
+            r.time[i]
+        );
+        assert!(cyl[i] <= 2000.0 * (1.0 + 1e-9), "{}", cyl[i]);
+    }
+    // The ABS idles once the car is slow; the cylinder then holds the whole demand.
+    assert!((last(&r, "brake_fl.y") - 2000.0).abs() < 1e-6 * 2000.0);
 }
 
 /// `vd_parked_slope.json`: braked on a 10 % grade with static friction at the patches, the
