@@ -999,6 +999,16 @@ pub trait Block: Send + Sync {
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         f64::NAN
     }
+    /// Several custom variables at one instant: `out[k]` = variable `which[k]`. Recording
+    /// asks for each run of a block's logged custom variables at once. The default asks
+    /// [`Block::var`] for each; a block whose variables share an expensive intermediate
+    /// (a wheel's contact) overrides it to compute that once. Must give exactly what `var`
+    /// gives.
+    fn vars(&self, cx: &Cx, which: &[usize], out: &mut [f64]) {
+        for (o, &i) in out.iter_mut().zip(which) {
+            *o = self.var(cx, i);
+        }
+    }
     /// Stored (potential) energy, for the energy audit (springs). A function of the
     /// state (positions, angles, poses) only, never of modes: the audit evaluates the
     /// initial value after the run, when the blocks hold their final modes.

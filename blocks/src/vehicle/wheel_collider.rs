@@ -514,6 +514,19 @@ impl WheelCollider {
         }
         self.contact(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_MU))
     }
+    /// Custom variable `i` (see `variables`) given the contact `k` at this instant.
+    fn var_of(&self, k: &Contact, cx: &Cx, i: usize) -> f64 {
+        match i {
+            0 => cx.v(HUB) * 30.0 / std::f64::consts::PI,
+            1 => k.fx,
+            2 => k.fy,
+            3 => k.c,
+            4 => f64::from(u8::from(k.grounded)),
+            5 => cx.u(IN_STEER),
+            6 => f64::from(u8::from(self.mode == Patch::Stick)),
+            _ => f64::NAN,
+        }
+    }
     /// The patch's force relative to the friction limit (1 at breakaway), with the
     /// deflection `d` held: the friction circle (ellipse) on the forces normalized by
     /// the curves' extremum values, or the larger of the two with `"independent"`.
@@ -653,16 +666,13 @@ impl Block for WheelCollider {
         v
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
+        self.var_of(&self.contact_of(cx), cx, i)
+    }
+    fn vars(&self, cx: &Cx, which: &[usize], out: &mut [f64]) {
+        // One contact for all of them (recording logs fx, fy, compression together).
         let k = self.contact_of(cx);
-        match i {
-            0 => cx.v(HUB) * 30.0 / std::f64::consts::PI,
-            1 => k.fx,
-            2 => k.fy,
-            3 => k.c,
-            4 => f64::from(u8::from(k.grounded)),
-            5 => cx.u(IN_STEER),
-            6 => f64::from(u8::from(self.mode == Patch::Stick)),
-            _ => f64::NAN,
+        for (o, &i) in out.iter_mut().zip(which) {
+            *o = self.var_of(&k, cx, i);
         }
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {

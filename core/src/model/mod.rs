@@ -98,6 +98,8 @@ struct Cache {
 struct Run {
     result: SimResult,
     row_buf: Vec<f64>,
+    /// Local indices of one block's run of logged custom variables (recording scratch).
+    var_ix: Vec<usize>,
     impact_loss: f64,
     stopped_by: Option<String>,
     last_x: Vec<f64>,
@@ -371,6 +373,7 @@ impl Model {
             run: Run {
                 result,
                 row_buf: vec![0.0; n_log],
+                var_ix: Vec::with_capacity(n_log),
                 impact_loss: 0.0,
                 stopped_by: None,
                 last_x: x0.clone(),

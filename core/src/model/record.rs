@@ -43,8 +43,26 @@ impl Model {
         self.eval_cached(t, x);
         self.run.output_points += 1;
         let plan = &*self.plan;
-        for (k, &v) in plan.log.iter().enumerate() {
-            self.run.row_buf[k] = self.var_value(plan.vars[v].source, t, x);
+        let log = &plan.log;
+        let mut k = 0;
+        while k < log.len() {
+            let VarRef::Custom(b, _) = plan.vars[log[k]].source else {
+                self.run.row_buf[k] = self.var_value(plan.vars[log[k]].source, t, x);
+                k += 1;
+                continue;
+            };
+            // A run of one block's custom variables: one call, one context.
+            self.run.var_ix.clear();
+            for &v in &log[k..] {
+                match plan.vars[v].source {
+                    VarRef::Custom(bb, i) if bb == b => self.run.var_ix.push(i),
+                    _ => break,
+                }
+            }
+            let end = k + self.run.var_ix.len();
+            cx_of!(cx = self, plan, b, t, x);
+            self.blocks[b.ix()].vars(&cx, &self.run.var_ix, &mut self.run.row_buf[k..end]);
+            k = end;
         }
         if self.run.failure.is_none() {
             self.run.failure = self.non_finite_signal(t);
