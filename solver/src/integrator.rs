@@ -16,6 +16,9 @@
 //! * Guards are sampled after each accepted step at `Settings::guard_samples` equally
 //!   spaced interior points of the dense output plus the step end, so a guard that dips
 //!   below zero and back inside one step is still caught when the dip spans a sample.
+//!   The output grid points inside the step are samples too (their outputs need the
+//!   evaluation anyway): an equally spaced point within half a spacing of one is left
+//!   out, and a grid point's output is emitted as soon as its guards show no crossing.
 //! * The step kernels (explicit Runge–Kutta or Radau IIA) sit behind one protocol in
 //!   `engine.rs`; everything in this file is the same for every method.
 //! * The wall clock is read once per attempted step when `Settings::timeout` is set.
@@ -460,6 +463,18 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Output grid point `k` if it lies inside the step `(t0, t1)`, short of the step end
+    /// and of the stop time by more than the snapping distance (those [`Run::emit_grid`]
+    /// handles, with the step end).
+    fn interior_grid_point(&self, k: u64, t0: f64, t1: f64) -> Option<f64> {
+        let dt = self.grid?;
+        let tg = self.set.start_time + k as f64 * dt;
+        let stop = self.set.stop_time;
+        let inside =
+            tg > t0 && tg < t1 - SNAP_REL * scale(t1) && tg < stop - SNAP_REL * scale(stop);
+        inside.then_some(tg)
+    }
+
     /// The main loop. Returns the status and end time, or the error and last good time.
     fn execute<S: HybridSystem>(
         &mut self,
@@ -659,6 +674,12 @@ impl<'a> Run<'a> {
     /// Sample the guards on the accepted step `[t0, t1]` (`y0` = state at `t0`) and locate
     /// the earliest crossing. Returns the event instant; then `bracket.hi` holds the guards
     /// there. Without a crossing, `bracket.lo` holds the guards at `t1`.
+    ///
+    /// The samples are the output grid points inside the step and the `guard_samples`
+    /// equally spaced interior points, less those within half a spacing of a grid point:
+    /// a grid point is evaluated for its output anyway, so it serves as a guard sample, and
+    /// its output is emitted as soon as its guards show no crossing (the system serves the
+    /// output from the guards' evaluation).
     fn detect<S: HybridSystem>(
         &mut self,
         sys: &mut S,
@@ -668,7 +689,8 @@ impl<'a> Run<'a> {
     ) -> Option<f64> {
         self.engine.ensure_dense(sys, y0);
         let h = t1 - t0;
-        let samples = self.set.guard_samples;
+        let n = self.set.guard_samples;
+        let half = 0.5 * h / (n + 1) as f64;
         // The step end first: the system evaluated (t1, y1) for the step's last stage and may
         // serve the guards from that evaluation.
         self.engine.dense(t1, &mut self.xs);
@@ -677,14 +699,43 @@ impl<'a> Run<'a> {
         self.bracket.lo.copy_from_slice(&self.g);
         let mut tl = t0;
         let mut found = None;
-        for j in 1..=samples {
-            let tj = t0 + (j as f64 / (samples + 1) as f64) * h;
+        // Next equally spaced sample, next grid index, last grid point sampled.
+        let mut j = 1;
+        let mut k = self.next_grid;
+        let mut last_grid = f64::NEG_INFINITY;
+        loop {
+            let tg = self.interior_grid_point(k, t0, t1);
+            let mut tu = None;
+            while j <= n {
+                let u = t0 + (j as f64 / (n + 1) as f64) * h;
+                let near = (u - last_grid).abs() < half || tg.is_some_and(|g| (g - u).abs() < half);
+                if !near {
+                    tu = Some(u);
+                    break;
+                }
+                j += 1;
+            }
+            let (tj, grid) = match (tg, tu) {
+                (Some(g), Some(u)) if u < g => (u, false),
+                (Some(g), _) => (g, true),
+                (None, Some(u)) => (u, false),
+                (None, None) => break,
+            };
             self.engine.dense(tj, &mut self.xs);
             sys.guards(tj, &self.xs, &mut self.bracket.hi);
             self.stats.guard_evals += 1;
             if crossed(&self.bracket.hi, &self.armed) {
                 found = Some((tl, tj));
                 break;
+            }
+            if grid {
+                self.stats.output_points += 1;
+                sys.output(tj, &self.xs, OutputKind::Interpolated);
+                k += 1;
+                self.next_grid = k;
+                last_grid = tj;
+            } else {
+                j += 1;
             }
             std::mem::swap(&mut self.bracket.lo, &mut self.bracket.hi);
             tl = tj;

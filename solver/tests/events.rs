@@ -236,10 +236,59 @@ fn double_crossing_inside_one_step_is_caught() {
 }
 
 #[test]
+fn output_grid_points_inside_a_step_are_guard_samples() {
+    // The dip of the tests above, no interior samples, an output grid of 4 s: the grid
+    // point at x = 4 lies in the dip (3.5, 5.5) inside the step [1, 9], so it catches the
+    // crossing, and its own output, past the event, is never emitted. Without the
+    // crossing (a guard that stays positive) every grid point is emitted once, in order,
+    // with the state of the exact solution x = t.
+    for (guard, stops) in [
+        (
+            (|_, x, g| g[0] = (x[0] - 4.5).powi(2) - 1.0) as fn(f64, &[f64], &mut [f64]),
+            true,
+        ),
+        (|_, _, g| g[0] = 1.0, false),
+    ] {
+        let mut sys = Custom::new(1, 1, |_, _, dx| dx[0] = 1.0, guard, EventAction::Stop);
+        let s = Settings {
+            initial_step: Some(1.0),
+            max_step: 8.0,
+            guard_samples: 0,
+            output_interval: Some(4.0),
+            ..settings(Method::Dopri5, 20.0)
+        };
+        let (r, _) = run(&mut sys, &[0.0], &s);
+        let out = r.expect("run");
+        let grid: Vec<f64> = sys
+            .rec
+            .of(OutputKind::Interpolated)
+            .into_iter()
+            .map(|i| sys.rec.t[i])
+            .collect();
+        assert!(
+            sys.rec.t.windows(2).all(|w| w[0] <= w[1]),
+            "{:?}",
+            sys.rec.t
+        );
+        for &i in &sys.rec.of(OutputKind::Interpolated) {
+            assert!((sys.rec.x[i][0] - sys.rec.t[i]).abs() < 1e-12);
+        }
+        if stops {
+            assert_eq!(out.status, Status::Stopped);
+            assert!((out.end_time - 3.5).abs() < 1e-11, "{}", out.end_time);
+            assert!(grid.is_empty(), "grid outputs past the event: {grid:?}");
+        } else {
+            assert_eq!(out.status, Status::Completed);
+            assert_eq!(grid, [4.0, 8.0, 12.0, 16.0]);
+        }
+    }
+}
+
+#[test]
 fn double_crossing_is_missed_without_interior_guard_samples() {
     // The same dip as above with `guard_samples = 0`: only the step ends are sampled, both
-    // are positive, the run completes without an event. This is what the default of one
-    // interior sample buys.
+    // are positive, the run completes without an event. This is what one interior sample
+    // buys.
     for (samples, status) in [(0, Status::Completed), (1, Status::Stopped)] {
         let mut sys = Custom::new(
             1,

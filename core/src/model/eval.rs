@@ -72,9 +72,11 @@ pub(super) fn torque_slack(law: &FrictionLaw) -> f64 {
 }
 
 impl Model {
-    /// `eval` unless the kept step-end evaluation is at the same `(t, x)` (the solver asks
+    /// `eval_and_keep` unless the kept evaluation is at the same `(t, x)`: the solver asks
     /// for the guards and the output of a step end right after its last stage's
-    /// derivatives). Cheap probes of `x` reject a different point before the full compare.
+    /// derivatives, and for the output of a grid point right after its guards (a grid
+    /// point inside a step is one of its guard samples). Cheap probes of `x` reject a
+    /// different point before the full compare.
     pub(super) fn eval_cached(&mut self, t: f64, x: &[f64]) {
         let c = &self.cache;
         let n = x.len();
@@ -85,7 +87,7 @@ impl Model {
                     && x[n / 2].to_bits() == c.x[n / 2].to_bits()
                     && drivelink_solver::simd::same_bits(x, &c.x)));
         if !same {
-            self.eval(t, x);
+            self.eval_and_keep(t, x);
         }
     }
 
