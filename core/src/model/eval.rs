@@ -61,6 +61,19 @@ macro_rules! cx_of {
 }
 pub(super) use cx_of;
 
+/// The view of block `b` at `(t, x)` over `buf` (inlined: the guard pass builds one per
+/// guard block and per joint).
+#[inline(always)]
+fn view<'a>(plan: &'a Plan, b: BlockIx, t: f64, x: &'a [f64], buf: &'a Buffers<'a>) -> Cx<'a> {
+    let rt = &plan.rt[b.ix()];
+    Cx::new(
+        t,
+        &x[rt.x.0 as usize..rt.x.1 as usize],
+        buf,
+        plan.block_tables(b),
+    )
+}
+
 /// Static range slack of a locked joint's torque guard.
 pub(super) fn torque_slack(law: &FrictionLaw) -> f64 {
     let span = if law.hi.is_finite() && law.lo.is_finite() {
@@ -352,14 +365,7 @@ impl Model {
         self.eval_cached(t, x);
         let plan = &*self.plan;
         let buf = buffers!(self, x, plan.nodes.len());
-        let cx_of = |b: BlockIx| {
-            Cx::new(
-                t,
-                &x[plan.blocks[b.ix()].x.clone()],
-                &buf,
-                plan.block_tables(b),
-            )
-        };
+        let cx_of = |b: BlockIx| view(plan, b, t, x, &buf);
         for &b in &plan.guard_blocks {
             self.blocks[b.ix()].guards(&cx_of(b), &mut g[plan.blocks[b.ix()].guards.clone()]);
         }
