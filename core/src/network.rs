@@ -322,21 +322,9 @@ impl Network {
         // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
         let out = &mut self.out[..w];
         out.fill(0.0);
-        for (j, &fj) in self.f[..n].iter().enumerate() {
-            if fj != 0.0 {
-                for (o, &c) in out.iter_mut().zip(&fac.sq[j * w..(j + 1) * w]) {
-                    *o += c * fj;
-                }
-            }
-        }
+        accumulate(out, &fac.sq, &self.f[..n]);
         if fac.has_tracking {
-            for (r, &br) in self.b[..m].iter().enumerate() {
-                if br != 0.0 {
-                    for (o, &c) in out.iter_mut().zip(&fac.cr[r * w..(r + 1) * w]) {
-                        *o += c * br;
-                    }
-                }
-            }
+            accumulate(out, &fac.cr, &self.b[..m]);
         }
         self.a[..n].copy_from_slice(&out[..n]);
         self.lam_active[..m].copy_from_slice(&out[n..]);
@@ -375,6 +363,28 @@ impl Network {
     /// Kinetic energy `½ Σ M v²`.
     pub fn kinetic_energy(&self, v: &[f64]) -> f64 {
         self.mass.iter().zip(v).map(|(m, v)| 0.5 * m * v * v).sum()
+    }
+}
+
+drivelink_solver::avx_dispatch!(
+    /// `out += Σ_j c[j]·cols[j·w..(j+1)·w]` over the non-zero `c[j]` (`w = out.len()`), in
+    /// the order of `j`: one multiply and one add per entry, no fused multiply-add, so the
+    /// AVX variant gives the same bits.
+    fn accumulate / accumulate_avx = accumulate_body(out: &mut [f64], cols: &[f64], c: &[f64])
+);
+
+#[inline(always)]
+fn accumulate_body(out: &mut [f64], cols: &[f64], c: &[f64]) {
+    let w = out.len();
+    if w == 0 {
+        return;
+    }
+    for (col, &cj) in cols.chunks_exact(w).zip(c) {
+        if cj != 0.0 {
+            for (o, &v) in out.iter_mut().zip(col) {
+                *o += v * cj;
+            }
+        }
     }
 }
 

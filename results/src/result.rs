@@ -228,6 +228,14 @@ impl SimResult {
             .filter(move |e| e.block == block && e.kind == kind)
     }
 
+    /// Make room for `rows` more rows without reallocating (a run reserves its output grid).
+    pub fn reserve_rows(&mut self, rows: usize) {
+        self.time.reserve(rows);
+        for c in &mut self.columns {
+            c.reserve(rows);
+        }
+    }
+
     /// Append a row (time + one value per column).
     pub fn push_row(&mut self, t: f64, values: &[f64]) {
         self.time.push(t);

@@ -533,6 +533,7 @@ impl Model {
             return r;
         }
         self.start_run(settings.start_time);
+        self.run.result.reserve_rows(reserved_rows(settings));
         let mut x = self.x0.clone();
         self.refresh_constants(settings.start_time, &x);
         let start = Instant::now();
@@ -679,6 +680,17 @@ impl Model {
         format!("state {i}")
     }
 }
+
+/// Rows a run reserves in its result before it starts: the output grid's points and an
+/// eighth more for the event instants' pairs, at most [`MAX_RESERVED_ROWS`] (a longer run
+/// grows its columns as it goes).
+fn reserved_rows(settings: &Settings) -> usize {
+    let grid = settings.estimated_output_points().unwrap_or(0.0);
+    (grid * 1.125 + 64.0).min(MAX_RESERVED_ROWS as f64) as usize
+}
+
+/// The most rows reserved up front (a few MB for a few dozen logged variables).
+const MAX_RESERVED_ROWS: usize = 1 << 16;
 
 impl HybridSystem for Model {
     fn n_states(&self) -> usize {
