@@ -33,9 +33,13 @@ impl Bracket {
     }
 }
 
-/// Is any armed guard negative in `g`?
+/// Is any armed guard negative in `g`? (Without an early exit: one branch-free pass the
+/// compiler vectorizes, cheaper than stopping at the first crossing for a few dozen guards,
+/// which are all checked on every sample that finds none.)
 pub(crate) fn crossed(g: &[f64], armed: &[bool]) -> bool {
-    g.iter().zip(armed).any(|(&gi, &a)| a && gi < 0.0)
+    g.iter()
+        .zip(armed)
+        .fold(false, |any, (&gi, &a)| any | (a & (gi < 0.0)))
 }
 
 /// Shrink `[tl, tr]` (guard values in `b.lo` / `b.hi`) to width `<= tol` and return the new
