@@ -7,6 +7,7 @@
 //!
 //! Used for the numbers in BENCHMARKS.md (with `benches/peer/*.py` as the peers).
 
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -29,11 +30,18 @@ fn main() {
             std::process::exit(2);
         }
     };
-    println!("plan: {}", model.plan().summary());
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) ends the report quietly, as the CLI does.
+    let mut say = |line: String| {
+        if writeln!(out, "{line}").is_err() {
+            std::process::exit(0);
+        }
+    };
+    say(format!("plan: {}", model.plan().summary()));
     let (blocks, rows) = model.skipped_for_derivatives();
-    println!(
+    say(format!(
         "derivative evaluations skip {blocks} block output stages and {rows} linear output rows"
-    );
+    ));
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
     for _ in 0..runs {
@@ -45,7 +53,7 @@ fn main() {
     times.sort_by(f64::total_cmp);
     let r = last.expect("at least one run");
     let s = r.stats;
-    println!(
+    say(format!(
         "{}: {} at t = {} s; min {:.3} ms, median {:.3} ms over {runs} runs; {} steps, {} rhs, {} guard evals, {} outputs, {} model evals",
         r.model,
         r.status.as_str(),
@@ -57,8 +65,8 @@ fn main() {
         s.guard_evals,
         s.output_points,
         s.model_evals
-    );
-    println!(
+    ));
+    say(format!(
         "  {} rejected, {} events, {} jacobians ({} rhs), {} LU, {} Newton iterations; {} states",
         s.rejected_steps,
         s.events,
@@ -67,5 +75,5 @@ fn main() {
         s.lu_decompositions,
         s.newton_iterations,
         model.plan().n_states()
-    );
+    ));
 }

@@ -783,6 +783,50 @@ fn model_can_be_run_twice_with_identical_results() {
     assert_eq!(a.events, b.events);
 }
 
+/// Regression: `Abs` and `MinMax` kept their branch from the end of the previous run (and
+/// `Lookup1D` its segment). A second run that starts on a tie (`u = 0` for `Abs`, equal
+/// inputs for `MinMax`) then kept the stale branch, which is valid at a tie, and logged a
+/// switch right after the start that the first run never had. `reset` now re-initialises
+/// them: the second run logs the first run's events and does exactly its work.
+#[test]
+fn branch_modes_are_reset_between_runs_of_one_model() {
+    let mut reg = drivelink_core::Registry::new();
+    drivelink_blocks::signal::register(&mut reg);
+    let mut d = Diagram::new("rerun");
+    // sin(πt): 0 at the start, rising, −1 at the end (1.5 s): every branch ends on the
+    // other side from where it starts.
+    d.add("s", "Sine", json!({"amplitude": 1.0, "frequency": 0.5}));
+    d.add("zero", "Constant", json!({"value": 0.0}));
+    d.add("abs", "Abs", json!({}));
+    d.add("mx", "MinMax", json!({"op": "max"}));
+    d.add(
+        "lut",
+        "Lookup1D",
+        json!({"table": [[-0.5, 0.0], [0.0, 1.0], [0.5, 0.0]]}),
+    );
+    d.connect(&["s.y", "abs.u", "mx.u1", "lut.u"]);
+    d.connect(&["zero.y", "mx.u2"]);
+    d.log(&["abs.y", "mx.y", "lut.y"]);
+    tight(&mut d, 1.5);
+    let mut m = compile(&d, &reg).unwrap_or_else(|e| panic!("{e}"));
+    let a = m.run();
+    let b = m.run();
+    assert_eq!(a.status, RunStatus::Completed, "{}", a.message);
+    let names = |r: &drivelink_core::SimResult| -> Vec<String> {
+        r.events
+            .iter()
+            .map(|e| format!("{} {:?}", e.block, e.kind))
+            .collect()
+    };
+    assert_eq!(names(&a), names(&b));
+    assert_eq!(a.stats, b.stats);
+    assert_eq!(a.columns, b.columns);
+    // And both are the analytic outputs (kinks of |sin| and max(sin, 0) at t = 1).
+    let s = |t: f64| (PI * t).sin();
+    assert!(max_err(&a, "abs.y", |t| s(t).abs()) < 1e-9);
+    assert!(max_err(&a, "mx.y", |t| s(t).max(0.0)) < 1e-9);
+}
+
 #[test]
 fn abs_of_sine_switches_sign_at_located_zero_crossings() {
     // Built with the signal registry only: the full registry's `Abs` name is also used by

@@ -319,6 +319,10 @@ impl Block for Abs {
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         g[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
     }
+    fn reset(&mut self, _t0: f64) {
+        // As built: the initial event picks the branch of the first input.
+        self.neg = false;
+    }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let u = cx.u(0);
         let valid = if self.neg { u <= 0.0 } else { u >= 0.0 };
@@ -382,6 +386,10 @@ impl Block for MinMax {
     }
     fn n_guards(&self) -> usize {
         self.n - 1
+    }
+    fn reset(&mut self, _t0: f64) {
+        // As built: the initial event selects the extreme of the first inputs.
+        self.sel = 0;
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.u(self.sel.min(self.n - 1));
@@ -608,6 +616,10 @@ impl Block for Lookup2D {
     fn guard_name(&self, i: usize) -> String {
         ["cell_x_low", "cell_x_high", "cell_y_low", "cell_y_high"][i].into()
     }
+    fn reset(&mut self, _t0: f64) {
+        // The initial event finds the cell of the first inputs (as for a fresh block).
+        self.cell = (0, 0);
+    }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.table.eval_in(cx.u(0), cx.u(1), self.cell);
     }
@@ -694,6 +706,10 @@ impl Block for Lookup1D {
             "segment_high"
         }
         .into()
+    }
+    fn reset(&mut self, _t0: f64) {
+        // The initial event finds the segment of the first input (as for a fresh block).
+        self.seg = 0;
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.value(self.seg, cx.u(0));

@@ -507,6 +507,8 @@ impl Block for Differential {
         }
     }
     fn reset(&mut self, _t0: f64) {
+        // As built: the initial event decides power or coast from the first torque.
+        self.power = true;
         self.first.arm();
         if let Some(l) = self.loss.as_mut() {
             l.reset();

@@ -274,6 +274,8 @@ impl Block for Tire {
         g[0] = hysteresis_guard(self.sticky, x, STICKY_BAND * self.xe);
     }
     fn reset(&mut self, _t0: f64) {
+        // As built: the initial event decides the regime from the first speeds.
+        self.sticky = true;
         self.first.arm();
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
