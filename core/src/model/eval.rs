@@ -365,9 +365,9 @@ impl Model {
         self.eval_cached(t, x);
         let plan = &*self.plan;
         let buf = buffers!(self, x, plan.nodes.len());
-        let cx_of = |b: BlockIx| view(plan, b, t, x, &buf);
         for &b in &plan.guard_blocks {
-            self.blocks[b.ix()].guards(&cx_of(b), &mut g[plan.blocks[b.ix()].guards.clone()]);
+            let cx = view(plan, b, t, x, &buf);
+            self.blocks[b.ix()].guards(&cx, &mut g[plan.blocks[b.ix()].guards.clone()]);
         }
         let base = plan.n_block_guards;
         for j in 0..plan.joints.len() {
@@ -376,7 +376,7 @@ impl Model {
             let jp = &plan.joints[j];
             let law = self.blocks[jp.block.ix()].friction(
                 jp.local,
-                &cx_of(jp.block),
+                &view(plan, jp.block, t, x, &buf),
                 if mode == FrictionMode::Locked {
                     0.0
                 } else {

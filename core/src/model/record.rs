@@ -10,6 +10,7 @@ use crate::block::Buffers;
 
 impl Model {
     /// The value of a variable after `eval` at `(t, x)`.
+    #[inline]
     pub(super) fn var_value(&self, r: VarRef, t: f64, x: &[f64]) -> f64 {
         let plan = &self.plan;
         let n = plan.nodes.len();
