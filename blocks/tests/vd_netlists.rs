@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, EnergyAudit, RunStatus, SimResult};
+use drivelink_core::{compile, EnergyAudit, EventTag, RunStatus, SimResult};
 use drivelink_netlist as netlist;
 
 fn run(file: &str) -> (SimResult, EnergyAudit) {
@@ -214,4 +214,51 @@ fn batched_wheel_variables_record_what_single_ones_do() {
     }
     // The forces are there: the braked wheels pull back on the car.
     assert!(a.get("fr.fx").unwrap().iter().any(|&f| f < -1000.0));
+}
+
+/// Regression: a friction joint released at an event instant with its slip at zero was
+/// relocked by the next call of the same instant's event iteration (its slip was still
+/// within the lock tolerance) and released again 2e-12 s later. vd_full_car with 0 or 4
+/// guard samples logged `gearbox.brake_D` unlock, lock, unlock at 4.0735 s (111 events
+/// instead of 109); the full car's 8-sample run once did the same with `brake_C`. A joint
+/// released at an instant now keeps sliding there while its slip accelerates in the
+/// sliding direction (the start of sliding), so every sampling finds the same events and
+/// no joint relocks within a microsecond of its release.
+#[test]
+fn a_joint_released_at_an_instant_is_not_relocked_at_that_instant() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/netlists/vd_full_car.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut counts = Vec::new();
+    for samples in [0, 1, 4] {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["solver"]["guard_samples"] = serde_json::json!(samples);
+        v["scopes"] = serde_json::json!([]);
+        let d = netlist::load_value(&v, "vd_full_car", path.parent().unwrap())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let r = compile(&d, &registry())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .run();
+        assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+        for (i, e) in r.events.iter().enumerate() {
+            if e.kind != EventTag::Unlock {
+                continue;
+            }
+            // The joint's next event, if it is a lock, comes well after the release.
+            if let Some(next) = r.events[i + 1..].iter().find(|n| n.block == e.block) {
+                assert!(
+                    !(next.kind == EventTag::Lock && next.time - e.time < 1e-6),
+                    "guard_samples {samples}: {} unlocked at {} and relocked at {}",
+                    e.block,
+                    e.time,
+                    next.time
+                );
+            }
+        }
+        counts.push(r.events.len());
+    }
+    assert!(
+        counts.iter().all(|&c| c == counts[0]),
+        "events logged: {counts:?}"
+    );
 }

@@ -136,7 +136,9 @@ fn full_car_solver_statistics_snapshot() {
     // besides the grid points (`guard_samples` 1 instead of the default 4; the stop time
     // moved by 8e-6 s, to 8e-6 s from the converged 47.4920569 s, the same 33 events).
     assert_eq!(got, (885, 67, 5769, 3600, 2428, 29), "{s:?}");
-    assert_eq!(s.model_evals, 8_567, "{s:?}");
+    // 8,557 model calls (was 8,567) since a joint released at an instant keeps sliding
+    // there (no relock-release pair inside one handler call; the stop time moved 1.4e-8 s).
+    assert_eq!(s.model_evals, 8_557, "{s:?}");
 }
 
 #[test]

@@ -276,7 +276,13 @@ impl Model {
                         } else {
                             s * w <= SLIP_EPS
                         };
-                        if near {
+                        if near && self.starts_sliding(j, t, s) {
+                            // Released at this instant, its slip still zero and growing
+                            // in the sliding direction: it keeps sliding (Modelica's
+                            // start-forward / start-backward phase), so a later call of
+                            // the same instant's event iteration does not relock it.
+                            m
+                        } else if near {
                             FrictionMode::Locked
                         } else if w > 0.0 {
                             FrictionMode::SlidingForward
@@ -287,6 +293,14 @@ impl Model {
                 }
             })
             .collect()
+    }
+
+    /// Whether joint `j`, sliding in direction `s`, was released at `t` and its slip
+    /// accelerates in that direction (after `eval`): a start of sliding, not a stop.
+    fn starts_sliding(&self, j: usize, t: f64, s: f64) -> bool {
+        s != 0.0
+            && self.ev.released_at[j] == t
+            && s * self.net.friction_rows[j].dot(&self.net.a) >= 0.0
     }
 
     /// The locked joint whose constraint torque leaves its static range the most, and
@@ -371,6 +385,9 @@ impl Model {
         let changed = old != self.net.modes;
         for (j, &from) in old.iter().enumerate() {
             if from != self.net.modes[j] {
+                if from == FrictionMode::Locked && self.net.modes[j].sliding_sign() != 0.0 {
+                    self.ev.released_at[j] = t;
+                }
                 self.log_mode_change(t, j, from);
             }
         }

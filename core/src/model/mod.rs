@@ -63,6 +63,10 @@ struct Eval {
     joint_kin: Vec<f64>,
     /// Relative speed of each joint.
     joint_wrel: Vec<f64>,
+    /// The instant each joint was last released from `Locked` (−∞ before its first
+    /// release in a run): a joint released at an event instant starts sliding and is not
+    /// relocked at that instant while its slip accelerates in its sliding direction.
+    released_at: Vec<f64>,
     /// Power delivered by each force block at the last evaluation.
     block_power: Vec<f64>,
     /// Targets of the tracking rows.
@@ -355,6 +359,7 @@ impl Model {
                 joint_tau: vec![0.0; nj],
                 joint_kin: vec![0.0; nj],
                 joint_wrel: vec![0.0; nj],
+                released_at: vec![f64::NEG_INFINITY; nj],
                 block_power: vec![0.0; blocks.len()],
                 targets: vec![0.0; plan.rows.len()],
                 frame_load: vec![0.0; FRAME_LOADS * nf],
@@ -608,6 +613,7 @@ impl Model {
         for m in self.net.modes.iter_mut() {
             *m = FrictionMode::Free;
         }
+        self.ev.released_at.fill(f64::NEG_INFINITY);
         self.dirty_factor = true;
         self.cache.valid = false;
         for b in self.blocks.iter_mut() {
