@@ -26,6 +26,7 @@
 
 mod load;
 
+use drivelink_solver::simd::add_columns;
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::block::{FrictionMode, PortKind};
@@ -322,9 +323,9 @@ impl Network {
         // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
         let out = &mut self.out[..w];
         out.fill(0.0);
-        accumulate(out, &fac.sq, &self.f[..n]);
+        add_columns(out, &fac.sq, &self.f[..n], true);
         if fac.has_tracking {
-            accumulate(out, &fac.cr, &self.b[..m]);
+            add_columns(out, &fac.cr, &self.b[..m], true);
         }
         self.a[..n].copy_from_slice(&out[..n]);
         self.lam_active[..m].copy_from_slice(&out[n..]);
@@ -363,28 +364,6 @@ impl Network {
     /// Kinetic energy `½ Σ M v²`.
     pub fn kinetic_energy(&self, v: &[f64]) -> f64 {
         self.mass.iter().zip(v).map(|(m, v)| 0.5 * m * v * v).sum()
-    }
-}
-
-drivelink_solver::avx_dispatch!(
-    /// `out += Σ_j c[j]·cols[j·w..(j+1)·w]` over the non-zero `c[j]` (`w = out.len()`), in
-    /// the order of `j`: one multiply and one add per entry, no fused multiply-add, so the
-    /// AVX variant gives the same bits.
-    fn accumulate / accumulate_avx = accumulate_body(out: &mut [f64], cols: &[f64], c: &[f64])
-);
-
-#[inline(always)]
-fn accumulate_body(out: &mut [f64], cols: &[f64], c: &[f64]) {
-    let w = out.len();
-    if w == 0 {
-        return;
-    }
-    for (col, &cj) in cols.chunks_exact(w).zip(c) {
-        if cj != 0.0 {
-            for (o, &v) in out.iter_mut().zip(col) {
-                *o += v * cj;
-            }
-        }
     }
 }
 

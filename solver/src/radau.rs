@@ -439,7 +439,8 @@ impl Radau {
         let mut log_growth = 0.0;
         for _ in 0..POWER_ITERS {
             self.pw.iter_mut().for_each(|w| *w = 0.0);
-            mat_vec(&mut self.pw, self.jac.as_slice(), &self.pv);
+            // Every product, zeros included: a NaN or ∞ in the Jacobian must reach the norm.
+            crate::simd::add_columns(&mut self.pw, self.jac.as_slice(), &self.pv, false);
             let nw = norm(&self.pw);
             if !(nw > 0.0 && nw.is_finite()) {
                 self.pv.iter_mut().for_each(|x| *x = 1.0);
@@ -735,27 +736,6 @@ impl Radau {
         rhs(sys, &mut self.rhs_evals, self.t1, &self.y1, &mut self.f0);
         for i in 0..self.n {
             self.scal[i] = self.tol.atol + self.tol.rtol * self.y1[i].abs();
-        }
-    }
-}
-
-crate::avx_dispatch!(
-    /// `out += A·v` for the column-major `A` (`out.len()` rows, `v.len()` columns), column
-    /// by column: each entry sums its products in column order, as a row-by-row dot
-    /// product from zero would (one multiply and one add per product, no fused
-    /// multiply-add), in one contiguous pass over `A`.
-    fn mat_vec / mat_vec_avx = mat_vec_body(out: &mut [f64], a: &[f64], v: &[f64])
-);
-
-#[inline(always)]
-fn mat_vec_body(out: &mut [f64], a: &[f64], v: &[f64]) {
-    let n = out.len();
-    if n == 0 {
-        return;
-    }
-    for (col, &vj) in a.chunks_exact(n).zip(v) {
-        for (o, &aij) in out.iter_mut().zip(col) {
-            *o += aij * vj;
         }
     }
 }

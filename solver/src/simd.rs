@@ -112,9 +112,37 @@ fn same_bits_body(a: &[f64], b: &[f64]) -> bool {
     d == 0
 }
 
+crate::avx_dispatch!(
+    /// `out += Σ_j c[j]·cols[j·w..(j+1)·w]` with `w = out.len()`: a column-major matrix
+    /// times a vector, column by column in one contiguous pass. Each entry sums its
+    /// products in column order, as a row-by-row dot product from zero would, with one
+    /// multiply and one add per product (no fused multiply-add), so the AVX variant gives
+    /// the same bits. `skip_zero`: leave out the columns whose coefficient is zero (a sparse
+    /// right-hand side; then a non-finite entry in such a column does not propagate).
+    pub fn add_columns / add_columns_avx = add_columns_body(
+        out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool
+    )
+);
+
+#[inline(always)]
+fn add_columns_body(out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool) {
+    let w = out.len();
+    if w == 0 {
+        return;
+    }
+    for (col, &cj) in cols.chunks_exact(w).zip(c) {
+        if skip_zero && cj == 0.0 {
+            continue;
+        }
+        for (o, &v) in out.iter_mut().zip(col) {
+            *o += v * cj;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{all_finite, same_bits};
+    use super::{add_columns, all_finite, same_bits};
 
     #[test]
     fn same_bits_sees_any_difference_and_signed_zeros() {
@@ -129,6 +157,32 @@ mod tests {
         assert!(same_bits(&[f64::NAN], &[f64::NAN]));
         assert!(!same_bits(&a, &a[1..]));
         assert!(same_bits(&[], &[]));
+    }
+
+    #[test]
+    fn add_columns_is_the_row_by_row_product() {
+        // 3 rows, 4 columns (column-major), one zero coefficient.
+        let a: Vec<f64> = (0..12).map(|i| 0.1 * i as f64 - 0.45).collect();
+        let v = [1.5, 0.0, -2.0, 0.25];
+        for skip in [false, true] {
+            let mut out = vec![0.0; 3];
+            add_columns(&mut out, &a, &v, skip);
+            for (i, &o) in out.iter().enumerate() {
+                let mut s = 0.0;
+                for j in 0..4 {
+                    s += a[j * 3 + i] * v[j];
+                }
+                assert_eq!(o.to_bits(), s.to_bits(), "row {i}, skip {skip}");
+            }
+        }
+        // A NaN in a column with a zero coefficient reaches the result only without skipping.
+        let mut b = a.clone();
+        b[4] = f64::NAN;
+        let (mut with, mut without) = (vec![0.0; 3], vec![0.0; 3]);
+        add_columns(&mut with, &b, &v, false);
+        add_columns(&mut without, &b, &v, true);
+        assert!(with[1].is_nan() && without.iter().all(|x| x.is_finite()));
+        add_columns(&mut [], &[], &[], true);
     }
 
     #[test]
