@@ -21,6 +21,18 @@
 //! both: the difference quotient of each row then belongs to exactly one of them. The
 //! columns are coloured greedily in their natural order (Curtis, Powell & Reid 1974); a
 //! structured model costs one evaluation per colour instead of one per state.
+//!
+//! ## Screening zero columns (the implicit method's Jacobians)
+//! A model's pattern is conservative: a shaft angle that no block reads has a column that
+//! comes out exactly zero at every Jacobian, yet costs an evaluation each time. With screening on (Radau5 turns it on;
+//! [`FiniteDifferences::compute`] leaves it off), the columns found exactly zero in one
+//! Jacobian are perturbed *together* in the next, each by a different multiple of its
+//! increment so that no two effects can cancel. If that one evaluation returns `f(x)`
+//! bit for bit, the columns are zero again and the Jacobian is complete without them;
+//! otherwise they are differenced one colour at a time as usual (one evaluation lost).
+//! Either way the matrix is the one the plain scheme forms (a skipped column is `+0.0`,
+//! which is what `(f(x) − f(x)) / δ` gives). Screening is used only when it saves at
+//! least two evaluations.
 
 use nalgebra::DMatrix;
 
@@ -201,6 +213,19 @@ pub struct FiniteDifferences {
     fm: Vec<f64>,
     /// `f(x)` when the caller of `compute` does not supply it.
     f0: Vec<f64>,
+    /// Zero-column screening, when turned on.
+    screen: Option<Screen>,
+}
+
+/// The columns of [`FiniteDifferences`] found exactly zero in the last Jacobian.
+#[derive(Debug, Clone)]
+struct Screen {
+    /// Those columns, ascending (only columns with a non-empty pattern).
+    cols: Vec<usize>,
+    /// `zero[j]`: column `j` is in `cols`.
+    zero: Vec<bool>,
+    /// `skip[c]`: colour `c` has only screened (or empty) columns this time.
+    skip: Vec<bool>,
 }
 
 impl FiniteDifferences {
@@ -219,7 +244,19 @@ impl FiniteDifferences {
             fp: vec![0.0; n],
             fm: vec![0.0; n],
             f0: vec![0.0; n],
+            screen: None,
         }
+    }
+
+    /// Screen the columns found exactly zero in one Jacobian with a single evaluation in
+    /// the next (see the module documentation; forward differences with `f(x)` given).
+    pub(crate) fn screen_zero_columns(&mut self) {
+        let n = self.pattern.n();
+        self.screen = Some(Screen {
+            cols: Vec::with_capacity(n),
+            zero: vec![false; n],
+            skip: vec![false; self.colouring.n_colours()],
+        });
     }
 
     /// An evaluator for dense `n × n` Jacobians.
@@ -270,7 +307,8 @@ impl FiniteDifferences {
         self.differencing
     }
 
-    /// Evaluations of `f` one Jacobian costs (forward differences: given `f(x)`).
+    /// Evaluations of `f` one Jacobian costs (forward differences: given `f(x)`; with
+    /// zero-column screening, at most this).
     pub fn evaluations(&self) -> usize {
         match self.differencing {
             Differencing::Forward => self.colouring.n_colours(),
@@ -345,7 +383,14 @@ impl FiniteDifferences {
         jac.fill(0.0);
         self.xp.copy_from_slice(x);
         let mut evals = 0;
+        let screened = match (self.differencing, f0) {
+            (Differencing::Forward, Some(f0)) => self.screen_pass(&mut f, x, f0, &mut evals),
+            _ => false,
+        };
         for c in 0..self.colouring.n_colours() {
+            if screened && self.screen.as_ref().is_some_and(|s| s.skip[c]) {
+                continue;
+            }
             let cols =
                 &self.colouring.columns[self.colouring.start[c]..self.colouring.start[c + 1]];
             for &j in cols {
@@ -380,7 +425,64 @@ impl FiniteDifferences {
                 self.xp[j] = x[j];
             }
         }
+        self.update_screen(jac);
         evals
+    }
+
+    /// Perturb the screened columns together (column `k` of `m` by `(1 + k/m)` times its
+    /// increment); `true` if `f` returned `f0` bit for bit, so they are zero columns again.
+    /// Does nothing (`false`) when screening is off or would save fewer than two
+    /// evaluations.
+    fn screen_pass<F>(&mut self, f: &mut F, x: &[f64], f0: &[f64], evals: &mut usize) -> bool
+    where
+        F: FnMut(&[f64], &mut [f64]),
+    {
+        let Some(sc) = self.screen.as_mut() else {
+            return false;
+        };
+        let pattern = &self.pattern;
+        let mut saved = 0;
+        for c in 0..self.colouring.n_colours() {
+            let cols =
+                &self.colouring.columns[self.colouring.start[c]..self.colouring.start[c + 1]];
+            sc.skip[c] = cols
+                .iter()
+                .all(|&j| sc.zero[j] || pattern.rows_of(j).is_empty());
+            saved += usize::from(sc.skip[c]);
+        }
+        if saved < 2 {
+            return false;
+        }
+        let m = sc.cols.len() as f64;
+        for (k, &j) in sc.cols.iter().enumerate() {
+            self.xp[j] = x[j] + self.delta_plus[j] * (1.0 + k as f64 / m);
+        }
+        f(&self.xp, &mut self.fp);
+        *evals += 1;
+        for &j in &sc.cols {
+            self.xp[j] = x[j];
+        }
+        // `==` is false for NaN: a NaN falls back to the plain scheme.
+        self.fp.iter().zip(f0).all(|(a, b)| a == b)
+    }
+
+    /// After a Jacobian: the columns to screen in the next one are those that came out
+    /// exactly zero (skipped ones included: they were zero-filled).
+    fn update_screen(&mut self, jac: &DMatrix<f64>) {
+        let Some(sc) = self.screen.as_mut() else {
+            return;
+        };
+        let n = self.pattern.n();
+        let js = jac.as_slice();
+        sc.cols.clear();
+        for j in 0..n {
+            let rows = self.pattern.rows_of(j);
+            let zero = !rows.is_empty() && rows.iter().all(|&i| js[j * n + i] == 0.0);
+            sc.zero[j] = zero;
+            if zero {
+                sc.cols.push(j);
+            }
+        }
     }
 }
 
@@ -532,5 +634,56 @@ mod tests {
             })
         ));
         assert!(FiniteDifferences::dense(2).with_floor(0.0).is_err());
+    }
+
+    /// `dx0 = −x0 + k·(x2 − x3)`, `dx1 = −x1·x0`, `dx2 = dx3 = dx4 = 0`: columns 2 and 3
+    /// are zero while `k = 0` (and then carry equal and opposite entries), column 4 always.
+    fn switched(k: f64, x: &[f64], dx: &mut [f64]) {
+        dx[0] = -x[0] + k * (x[2] - x[3]);
+        dx[1] = -x[1] * x[0];
+        dx[2] = 0.0;
+        dx[3] = 0.0;
+        dx[4] = 0.0;
+    }
+
+    fn plain_and_screened(
+        k: f64,
+        x: &[f64],
+        fd: &mut FiniteDifferences,
+    ) -> (DMatrix<f64>, DMatrix<f64>, usize) {
+        let mut f0 = vec![0.0; 5];
+        switched(k, x, &mut f0);
+        let mut plain = FiniteDifferences::dense(5);
+        let mut j_plain = DMatrix::zeros(5, 5);
+        plain.form(|x, dx| switched(k, x, dx), x, Some(&f0), &mut j_plain);
+        let mut j = DMatrix::zeros(5, 5);
+        let evals = fd.form(|x, dx| switched(k, x, dx), x, Some(&f0), &mut j);
+        (j_plain, j, evals)
+    }
+
+    #[test]
+    fn screened_zero_columns_cost_one_evaluation_and_change_no_entry() {
+        let x = [0.3, -1.2, 0.5, 0.5, 2.0];
+        let mut fd = FiniteDifferences::dense(5);
+        fd.screen_zero_columns();
+        // First Jacobian: nothing known yet, one evaluation per column.
+        let (p, j, evals) = plain_and_screened(0.0, &x, &mut fd);
+        assert_eq!(evals, 5);
+        assert_eq!(p, j);
+        // Columns 2, 3, 4 were zero: one screening evaluation replaces three.
+        let (p, j, evals) = plain_and_screened(0.0, &x, &mut fd);
+        assert_eq!(evals, 3);
+        assert_eq!(p, j);
+        // The coupling switches on with equal increments on x2 and x3 (their effects
+        // would cancel if perturbed alike): the screen fails, the columns are
+        // differenced, and the matrix is the plain one (one evaluation lost).
+        let (p, j, evals) = plain_and_screened(4.0, &x, &mut fd);
+        assert_eq!(evals, 6);
+        assert_eq!(p, j);
+        assert!((j[(0, 2)] - 4.0).abs() < 1e-6 && (j[(0, 3)] + 4.0).abs() < 1e-6);
+        // Only column 4 is zero now: screening would save one evaluation, so it is off.
+        let (p, j, evals) = plain_and_screened(4.0, &x, &mut fd);
+        assert_eq!(evals, 5);
+        assert_eq!(p, j);
     }
 }

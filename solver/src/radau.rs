@@ -234,6 +234,7 @@ impl Radau {
         // atol / rtol: the magnitude below which a component's error control is absolute
         // (positive and finite: the settings were validated).
         fd.set_uniform_floor(atol / rtol);
+        fd.screen_zero_columns();
         let vec = || vec![0.0; n];
         let thet = if fd.evaluations() <= 3 {
             THET_CHEAP
