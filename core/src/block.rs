@@ -724,7 +724,7 @@ pub struct Forces<'a> {
     port_dof: &'a [u32],
     power: f64,
     frame_load: &'a mut [f64],
-    frames: &'a [f64],
+    frames: &'a [crate::frame::FrameState],
 }
 
 impl<'a> Forces<'a> {
@@ -740,8 +740,13 @@ impl<'a> Forces<'a> {
         }
     }
     /// The same accumulator with the rigid bodies: their load accumulator `load` (6 per
-    /// body: world force, body moment) and their states `frames` (13 per body).
-    pub fn with_frames(mut self, load: &'a mut [f64], frames: &'a [f64]) -> Self {
+    /// body: world force, body moment) and their poses `frames` (one per body, made once
+    /// per evaluation: a force does not rebuild the rotation).
+    pub fn with_frames(
+        mut self,
+        load: &'a mut [f64],
+        frames: &'a [crate::frame::FrameState],
+    ) -> Self {
         self.frame_load = load;
         self.frames = frames;
         self
@@ -750,9 +755,9 @@ impl<'a> Forces<'a> {
     /// centre of mass) of the rigid body of frame port `p`.
     #[inline]
     pub fn add_frame_force(&mut self, p: usize, point: [f64; 3], force: [f64; 3]) {
-        use crate::frame::{cross, dot, FrameState, FRAME_LOADS, FRAME_STATES};
+        use crate::frame::{cross, dot, FRAME_LOADS};
         let b = self.port_dof[p] as usize;
-        let st = FrameState::from_slice(&self.frames[b * FRAME_STATES..(b + 1) * FRAME_STATES]);
+        let st = &self.frames[b];
         let m = cross(point, st.to_body(force));
         let l = &mut self.frame_load[b * FRAME_LOADS..(b + 1) * FRAME_LOADS];
         for a in 0..3 {
@@ -764,9 +769,9 @@ impl<'a> Forces<'a> {
     /// Apply the moment `moment` (N·m, body axes) to the rigid body of frame port `p`.
     #[inline]
     pub fn add_frame_moment(&mut self, p: usize, moment: [f64; 3]) {
-        use crate::frame::{dot, FrameState, FRAME_LOADS, FRAME_STATES};
+        use crate::frame::{dot, FRAME_LOADS};
         let b = self.port_dof[p] as usize;
-        let st = FrameState::from_slice(&self.frames[b * FRAME_STATES..(b + 1) * FRAME_STATES]);
+        let st = &self.frames[b];
         let l = &mut self.frame_load[b * FRAME_LOADS..(b + 1) * FRAME_LOADS];
         for a in 0..3 {
             l[3 + a] += moment[a];

@@ -187,7 +187,7 @@ impl<'b> Probe<'b> {
         let mut loads = vec![0.0; FRAME_LOADS * self.port_dof.len()];
         let p = self.with_cx(|cx| {
             let mut acc = Forces::new(&mut f, &self.vel, &self.port_dof)
-                .with_frames(&mut loads, &self.frames);
+                .with_frames(&mut loads, &self.frame_states);
             self.block.forces(cx, &mut acc);
             acc.power()
         });

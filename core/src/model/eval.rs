@@ -232,7 +232,7 @@ impl Model {
             let tab = plan.block_tables(b);
             let cx = Cx::new(t, &x[plan.blocks[b.ix()].x.clone()], &buf, tab);
             let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
-                .with_frames(&mut self.ev.frame_load, &x[plan.frames_x.clone()]);
+                .with_frames(&mut self.ev.frame_load, &self.ev.frame_states);
             self.blocks[b.ix()].forces(&cx, &mut f);
             self.ev.block_power[b.ix()] = f.power();
         }
