@@ -24,15 +24,17 @@
 //!
 //! ## Screening zero columns (the implicit method's Jacobians)
 //! A model's pattern is conservative: a shaft angle that no block reads has a column that
-//! comes out exactly zero at every Jacobian, yet costs an evaluation each time. With screening on (Radau5 turns it on;
-//! [`FiniteDifferences::compute`] leaves it off), the columns found exactly zero in one
-//! Jacobian are perturbed *together* in the next, each by a different multiple of its
-//! increment so that no two effects can cancel. If that one evaluation returns `f(x)`
-//! bit for bit, the columns are zero again and the Jacobian is complete without them;
-//! otherwise they are differenced one colour at a time as usual (one evaluation lost).
-//! Either way the matrix is the one the plain scheme forms (a skipped column is `+0.0`,
-//! which is what `(f(x) − f(x)) / δ` gives). Screening is used only when it saves at
-//! least two evaluations.
+//! comes out exactly zero at every Jacobian, yet costs an evaluation each time. With
+//! screening on (Radau5 turns it on; [`FiniteDifferences::compute`] leaves it off), the
+//! columns found exactly zero in one Jacobian are perturbed *together* in the next, each
+//! by a different multiple of its increment, so that equal and opposite effects (a law
+//! on the difference of two states) do not cancel. If that one evaluation returns `f(x)`
+//! bit for bit, the columns are taken as zero again and the Jacobian is complete without
+//! them; otherwise they are differenced one colour at a time as usual (one evaluation
+//! lost). Unless effects with exactly those ratios cancel to the last bit in every row,
+//! the matrix is the one the plain scheme forms (a skipped column is `+0.0`, which is
+//! what `(f(x) − f(x)) / δ` gives), and a Newton matrix tolerates such an error anyway.
+//! Screening is used only when it saves at least two evaluations.
 
 use nalgebra::DMatrix;
 
