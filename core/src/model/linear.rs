@@ -199,7 +199,15 @@ struct Kernel {
     cu: Vec<f64>,
     cy: Vec<f64>,
     segs: Vec<Seg>,
+    /// Some segment is long enough for the AVX build of the loops to pay for its call
+    /// (see [`WIDE_SEGMENT`]); otherwise the kernel runs inline in the caller.
+    wide: bool,
 }
+
+/// The segment length from which a kernel is run through its AVX build: below it, the
+/// rows are a few scalar operations and the call costs more than the vector width saves
+/// (the results are the same either way: no fused operations in either build).
+const WIDE_SEGMENT: u32 = 8;
 
 /// The contiguous operands of a segment (empty where its shape does not read them).
 struct Operands<'a> {
@@ -255,6 +263,7 @@ impl Kernel {
             });
             i += len;
         }
+        self.wide = self.segs.iter().any(|s| s.len >= WIDE_SEGMENT);
         first..self.segs.len()
     }
 
@@ -291,15 +300,17 @@ impl Kernel {
             let (k, n) = (seg.row as usize, seg.len as usize);
             let r0 = self.rows.rows[k];
             let (d, ui) = (r0.dst as usize, r0.ui as usize);
-            if r0.shape.is_simple() {
+            // A lone row (every general row is one) is its scalar value, the same
+            // operations as the loop's without the loop's setup.
+            if n == 1 {
+                out[d] = self.rows.value(&r0, x, sig);
+            } else {
                 let us = if r0.shape.reads_sig() {
                     &sig[ui..ui + n]
                 } else {
                     &[][..]
                 };
                 simple_run(r0.shape, &self.operands(*seg, x, us), &mut out[d..d + n]);
-            } else {
-                out[d] = self.rows.value(&r0, x, sig);
             }
         }
     }
@@ -569,16 +580,25 @@ impl LinKernel {
     /// row reads the value the previous one wrote.
     #[inline]
     pub fn outputs(&self, i: usize, what: EvalFor, x: &[f64], sig: &mut [f64]) {
-        match what {
-            EvalFor::All => lin_outputs(&self.out, self.stage_segs[i].clone(), x, sig),
-            EvalFor::Derivatives => lin_outputs(&self.live, self.live_segs[i].clone(), x, sig),
+        let (k, segs) = match what {
+            EvalFor::All => (&self.out, self.stage_segs[i].clone()),
+            EvalFor::Derivatives => (&self.live, self.live_segs[i].clone()),
+        };
+        if k.wide {
+            lin_outputs(k, segs, x, sig);
+        } else {
+            lin_outputs_body(k, segs, x, sig);
         }
     }
 
     /// Evaluate every derivative row into `dx`.
     #[inline]
     pub fn derivatives(&self, x: &[f64], sig: &[f64], dx: &mut [f64]) {
-        lin_derivatives(self, x, sig, dx);
+        if self.der.wide {
+            lin_derivatives(self, x, sig, dx);
+        } else {
+            lin_derivatives_body(self, x, sig, dx);
+        }
     }
 }
 
@@ -608,6 +628,8 @@ fn lin_outputs_body(k: &Kernel, segs: std::ops::Range<usize>, x: &[f64], sig: &m
         let r0 = k.rows.rows[r];
         let (d, u) = (r0.dst as usize, r0.ui as usize);
         match r0.shape {
+            // A lone row (every general row is one): its scalar value, as in `eval_into`.
+            _ if n == 1 => sig[d] = k.rows.value(&r0, x, sig),
             Shape::X => simple_run(Shape::X, &k.operands(*seg, x, &[]), &mut sig[d..d + n]),
             Shape::U | Shape::XU | Shape::LagU if n > 1 && (d + n <= u || u + n <= d) => {
                 let (src, dst) = if d > u {
