@@ -209,7 +209,12 @@ impl Model {
             } else {
                 blk.outputs(&cx, &mut self.ev.ybuf[..ny]);
             }
-            self.ev.sig[y].copy_from_slice(&self.ev.ybuf[..ny]);
+            // Most blocks have one output: a store, not a call to `memcpy`.
+            if ny == 1 {
+                self.ev.sig[rt.y.0 as usize] = self.ev.ybuf[0];
+            } else {
+                self.ev.sig[y].copy_from_slice(&self.ev.ybuf[..ny]);
+            }
         }
     }
 
