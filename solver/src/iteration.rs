@@ -34,6 +34,11 @@ pub(crate) struct IterationMatrices {
     /// Gathered right-hand sides of the reduced solves.
     rb: Vec<f64>,
     cb: Vec<Complex<f64>>,
+    /// The reduced matrices' pattern, shared by both (the Jacobian's non-zeros on the
+    /// factored states, and the diagonal), one bit mask per column: made once per
+    /// Jacobian, used by every factorisation of it (see [`Lu::factor_on`]). Empty when
+    /// more than 64 states are factored.
+    pattern: Vec<u64>,
 }
 
 /// The states split by the Jacobian's zero columns.
@@ -62,6 +67,7 @@ impl IterationMatrices {
             fac2: Complex::new(f64::NAN, f64::NAN),
             rb: vec![0.0; n],
             cb: vec![Complex::new(0.0, 0.0); n],
+            pattern: Vec::with_capacity(n.min(64)),
         }
     }
 
@@ -83,6 +89,7 @@ impl IterationMatrices {
         let part = &mut self.part;
         // `q` has the new size and only unfactored states: it is the new set.
         if part.q.len() == nq && part.q.iter().all(|&j| !factored(j)) {
+            self.make_pattern(jac);
             return;
         }
         part.p.clear();
@@ -100,6 +107,28 @@ impl IterationMatrices {
             self.e2 = Lu::new(np);
         }
         part.jqp.resize(nq * np, 0.0);
+        self.make_pattern(jac);
+    }
+
+    /// [`Self::pattern`] of the Jacobian `jac` on the current partition.
+    fn make_pattern(&mut self, jac: &DMatrix<f64>) {
+        let n = self.n;
+        let p = &self.part.p;
+        self.pattern.clear();
+        if p.len() > 64 {
+            return;
+        }
+        let js = jac.as_slice();
+        for (b, &pj) in p.iter().enumerate() {
+            let col = &js[pj * n..(pj + 1) * n];
+            let mut m = 1u64 << b;
+            for (a, &pi) in p.iter().enumerate() {
+                if col[pi] != 0.0 {
+                    m |= 1 << a;
+                }
+            }
+            self.pattern.push(m);
+        }
     }
 
     /// Factor `fac1·I − J` and `fac2·I − J` on the factored states. `false` if either is
@@ -135,7 +164,11 @@ impl IterationMatrices {
             m1[a * np + a] += fac1;
             m2[a * np + a] += fac2;
         }
-        self.e1.factor() && self.e2.factor()
+        if self.pattern.len() == np {
+            self.e1.factor_on(&self.pattern) && self.e2.factor_on(&self.pattern)
+        } else {
+            self.e1.factor() && self.e2.factor()
+        }
     }
 
     /// Solve `(fac1·I − J) x = b` in place.

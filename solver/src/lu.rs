@@ -9,19 +9,29 @@
 //!
 //! ## Sparsity
 //! The iteration matrices of a block-diagram model (`γ/h·I − J`) are mostly zeros: energy
-//! integrals and shaft angles feed nothing, most blocks touch a few states. The
-//! elimination therefore collects the non-zero multipliers of each pivot column and, when
-//! they are fewer than a quarter of the column, updates only those rows (the dense column
-//! loop otherwise); zero pivot-row entries skip their column entirely. After the
-//! factorisation the non-zeros of every column of `L` and `U` are listed, and the
-//! triangular solves walk those lists for sparse columns. Skipped terms are exact zeros
-//! (`x − 0·a`), so the factors and solutions are those of the dense elimination (up to the
-//! sign of zero). The index lists are allocated once (`n²` capacity).
+//! integrals and shaft angles feed nothing, most blocks touch a few states (vd_full_car:
+//! 30 factored states, about 267 non-zeros of 900, little fill-in). Skipped terms are
+//! exact zeros (`x − 0·a`), so the factors and solutions are those of the dense
+//! elimination (up to the sign of zero) on either path:
+//!
+//! - **Up to 64 rows** (`MASK_MAX`): the pattern of every column and row is a bit mask,
+//!   kept through the elimination (row swaps exchange bits, fill-in sets them). The pivot
+//!   search, the multipliers, the columns the pivot row reaches and the triangular solves
+//!   walk set bits only, so a factorisation costs about its non-zero operations instead
+//!   of four scans of `n²` entries. The pattern is scanned from the matrix, or given by
+//!   the caller ([`Lu::factor_on`]: Radau's two iteration matrices of one Jacobian share
+//!   it).
+//! - **Larger matrices**: the elimination collects the non-zero multipliers of each
+//!   pivot column and, when they are fewer than half the column, updates only those rows
+//!   (the dense column loop otherwise); zero pivot-row entries skip their column. After
+//!   the factorisation the non-zeros of every column of `L` and `U` are listed, and the
+//!   triangular solves walk those lists for sparse columns. The index lists are allocated
+//!   once (`n²` capacity).
 
 use nalgebra::{ComplexField, DMatrix};
 
-/// A column with fewer than `len / SPARSE_DIV` non-zeros is updated through its index
-/// list. 2, not 4: on the 58-state vehicle car's iteration matrices (about 390 non-zeros)
+/// On the dense path, a column with fewer than `len / SPARSE_DIV` non-zeros is updated
+/// through its index list. 2, not 4: on the 58-state vehicle car's iteration matrices (about 390 non-zeros)
 /// the index loop is cheaper down to half-full columns (factorisation -12 % instructions,
 /// BENCHMARKS.md); the results are the same either way (skipped terms are exact zeros).
 const SPARSE_DIV: usize = 2;
@@ -39,6 +49,30 @@ pub(crate) struct Lu<T> {
     /// Row indices of the non-zeros of `U`'s column `k` above the diagonal.
     u_idx: Vec<usize>,
     u_ptr: Vec<usize>,
+    /// Matrices of at most [`MASK_MAX`] rows: the non-zero pattern of every column
+    /// (`col[j]` bit `i`: entry `(i, j)` may be non-zero) and row, as bit masks, kept
+    /// through the elimination (see [`Lu::factor_masked`]). Empty for larger matrices.
+    col: Vec<u64>,
+    row: Vec<u64>,
+    /// The last factorisation was the masked one: the solves walk `col`'s bits (the index
+    /// lists otherwise).
+    masked: bool,
+}
+
+/// The largest matrix factored on bit-mask patterns (one `u64` per row and column).
+const MASK_MAX: usize = 64;
+
+/// The set bits of `m`, ascending.
+#[inline]
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(i)
+    })
 }
 
 impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
@@ -50,6 +84,9 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
             l_ptr: vec![0; n + 1],
             u_idx: Vec::with_capacity(n * n),
             u_ptr: vec![0; n + 1],
+            col: vec![0; if n <= MASK_MAX { n } else { 0 }],
+            row: vec![0; if n <= MASK_MAX { n } else { 0 }],
+            masked: false,
         }
     }
 
@@ -65,6 +102,140 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
 
     /// Factor the matrix in place. Returns `false` if a pivot is exactly zero (singular).
     pub(crate) fn factor(&mut self) -> bool {
+        if self.a.nrows() <= MASK_MAX {
+            self.scan_pattern();
+            self.factor_masked()
+        } else {
+            self.factor_dense()
+        }
+    }
+
+    /// [`Lu::factor`] with the matrix's pattern given: `pattern[j]` has bit `i` set for
+    /// every entry `(i, j)` that may be non-zero (a superset is fine: values are tested).
+    /// Saves the scan of the matrix when several matrices share a pattern (Radau's real
+    /// and complex iteration matrices of one Jacobian). Matrices larger than
+    /// [`MASK_MAX`] ignore it.
+    pub(crate) fn factor_on(&mut self, pattern: &[u64]) -> bool {
+        if self.a.nrows() > MASK_MAX {
+            return self.factor_dense();
+        }
+        debug_assert!(
+            {
+                let n = self.a.nrows();
+                let a = self.a.as_slice();
+                (0..n * n).all(|e| a[e] == T::zero() || (pattern[e / n] >> (e % n)) & 1 == 1)
+            },
+            "the pattern must cover every non-zero"
+        );
+        self.col.copy_from_slice(pattern);
+        self.row.fill(0);
+        for (j, &m) in pattern.iter().enumerate() {
+            for i in bits(m) {
+                self.row[i] |= 1 << j;
+            }
+        }
+        self.factor_masked()
+    }
+
+    /// The column and row masks of the matrix's non-zeros.
+    fn scan_pattern(&mut self) {
+        let n = self.a.nrows();
+        let a = self.a.as_slice();
+        self.row.fill(0);
+        for (j, c) in self.col.iter_mut().enumerate() {
+            let mut m = 0u64;
+            for (i, v) in a[j * n..(j + 1) * n].iter().enumerate() {
+                if *v != T::zero() {
+                    m |= 1 << i;
+                }
+            }
+            *c = m;
+            for i in bits(m) {
+                self.row[i] |= 1 << j;
+            }
+        }
+    }
+
+    /// [`Lu::factor`] on the patterns' bit masks (`col`, `row` filled with a superset of
+    /// the matrix's non-zeros): the same elimination (the same pivots,
+    /// the same operations on every entry in the same order), with the scans over zeros
+    /// replaced by walks over set bits. The pivot search, the multipliers and the rank-one
+    /// update visit only entries of the pattern, and each value is still tested for an
+    /// exact zero as [`Lu::factor_dense`] tests it, so the factors are the dense
+    /// elimination's up to the sign of zero (the dense update of a wide column subtracts
+    /// `0·a` from entries the masked one leaves alone).
+    fn factor_masked(&mut self) -> bool {
+        let n = self.a.nrows();
+        self.masked = true;
+        let Lu {
+            a, piv, col, row, ..
+        } = self;
+        let a = a.as_mut_slice();
+        // Bits `k..`: rows (or columns) not yet eliminated at step `k`.
+        let from = |k: usize| if k >= 64 { 0 } else { u64::MAX << k };
+        for k in 0..n {
+            // Pivot: largest |re| + |im| in column k, rows k..n, the first one on ties.
+            let mut p = k;
+            let mut best = a[k * n + k].norm1();
+            for i in bits(col[k] & from(k + 1)) {
+                let m = a[k * n + i].norm1();
+                if m > best {
+                    best = m;
+                    p = i;
+                }
+            }
+            piv[k] = p;
+            if best == 0.0 || !best.is_finite() {
+                return false;
+            }
+            if p != k {
+                // Rows k and p trade places in every column either touches.
+                for j in bits(row[k] | row[p]) {
+                    a.swap(j * n + k, j * n + p);
+                    let c = &mut col[j];
+                    if (*c >> k) & 1 != (*c >> p) & 1 {
+                        *c ^= (1 << k) | (1 << p);
+                    }
+                }
+                row.swap(k, p);
+            }
+            let inv = T::one() / a[k * n + k];
+            let mut nz = 0u64;
+            for i in bits(col[k] & from(k + 1)) {
+                let v = &mut a[k * n + i];
+                if *v != T::zero() {
+                    *v *= inv;
+                    nz |= 1 << i;
+                }
+            }
+            if nz == 0 {
+                continue;
+            }
+            // Rank-one update of the columns row k reaches; the update's rows join their
+            // patterns (fill-in).
+            for j in bits(row[k] & from(k + 1)) {
+                let akj = a[j * n + k];
+                if akj == T::zero() {
+                    continue;
+                }
+                for i in bits(nz) {
+                    let l = a[k * n + i];
+                    a[j * n + i] -= l * akj;
+                }
+                let fill = nz & !col[j];
+                col[j] |= nz;
+                for i in bits(fill) {
+                    row[i] |= 1 << j;
+                }
+            }
+        }
+        true
+    }
+
+    /// [`Lu::factor`] for matrices too large for bit masks: dense column scans, index
+    /// lists of the factors' patterns for the solves.
+    fn factor_dense(&mut self) -> bool {
+        self.masked = false;
         let n = self.a.nrows();
         let a = self.a.as_mut_slice();
         // Scratch for the pivot column's non-zero rows (the L lists are rebuilt below).
@@ -151,6 +322,29 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
         let a = self.a.as_slice();
         for k in 0..n {
             b.swap(k, self.piv[k]);
+        }
+        if self.masked {
+            // Column k's pattern: L's rows below the diagonal, U's above it.
+            for k in 0..n {
+                let bk = b[k];
+                if bk == T::zero() {
+                    continue;
+                }
+                for i in bits(self.col[k] & (u64::MAX << k) & !(1 << k)) {
+                    b[i] -= a[k * n + i] * bk;
+                }
+            }
+            for k in (0..n).rev() {
+                b[k] /= a[k * n + k];
+                let bk = b[k];
+                if bk == T::zero() {
+                    continue;
+                }
+                for i in bits(self.col[k] & ((1 << k) - 1)) {
+                    b[i] -= a[k * n + i] * bk;
+                }
+            }
+            return;
         }
         for k in 0..n {
             let bk = b[k];
@@ -270,6 +464,82 @@ mod tests {
         let mut xc = bc.clone();
         luc.solve(xc.as_mut_slice());
         assert!((&mc * &xc - &bc).iter().all(|v| v.norm() < 1e-12));
+    }
+
+    /// A sparse matrix that needs row swaps (small diagonal entries) and fills in.
+    fn pivoting_matrix(n: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, n, |i, j| {
+            if i == j {
+                if i % 3 == 0 {
+                    1e-3
+                } else {
+                    2.0 + (i % 4) as f64
+                }
+            } else if i == j + 1 || j == i + 2 || (i == n - 1 && j % 5 == 0) {
+                1.0 + ((i + 2 * j) % 5) as f64 * 0.3
+            } else if j == 3 && i % 6 == 1 {
+                -0.7
+            } else {
+                0.0
+            }
+        })
+    }
+
+    /// The bit-mask elimination is the dense one: the same pivots and the same factors
+    /// (entries compared by value, so `−0 == 0`), given its pattern or scanning for it, on
+    /// a matrix whose elimination swaps rows and fills in.
+    #[test]
+    fn masked_elimination_gives_the_dense_factors() {
+        let n = 30;
+        let m = pivoting_matrix(n);
+        let mut dense = Lu::<f64>::new(n);
+        dense.matrix_mut().copy_from(&m);
+        assert!(dense.factor_dense());
+        assert!(
+            dense.piv.iter().enumerate().any(|(k, &p)| p != k),
+            "rows are swapped"
+        );
+        let mut masked = Lu::<f64>::new(n);
+        masked.matrix_mut().copy_from(&m);
+        assert!(masked.factor());
+        assert_eq!(masked.piv, dense.piv);
+        assert!(masked.a.iter().zip(dense.a.iter()).all(|(a, b)| a == b));
+        // A pattern with extra bits (a superset) changes nothing.
+        let pattern: Vec<u64> = (0..n)
+            .map(|j| {
+                (0..n)
+                    .filter(|&i| m[(i, j)] != 0.0 || (i + j) % 7 == 0)
+                    .fold(0u64, |acc, i| acc | (1 << i))
+            })
+            .collect();
+        let mut given = Lu::<f64>::new(n);
+        given.matrix_mut().copy_from(&m);
+        assert!(given.factor_on(&pattern));
+        assert_eq!(given.piv, dense.piv);
+        assert!(given.a.iter().zip(dense.a.iter()).all(|(a, b)| a == b));
+        // And the solves agree with nalgebra's.
+        let b = DVector::from_fn(n, |i, _| 1.0 - (i as f64 * 0.21).cos());
+        let expect = m.clone().lu().solve(&b).unwrap();
+        for lu in [&masked, &given, &dense] {
+            let mut x = b.clone();
+            lu.solve(x.as_mut_slice());
+            assert!((&x - &expect).amax() < 1e-11 * expect.amax());
+        }
+    }
+
+    /// Above 64 rows the dense elimination and its index lists are used.
+    #[test]
+    fn large_matrix_uses_the_dense_elimination() {
+        let n = 70;
+        let m = pivoting_matrix(n);
+        let mut lu = Lu::<f64>::new(n);
+        lu.matrix_mut().copy_from(&m);
+        assert!(lu.col.is_empty());
+        assert!(lu.factor());
+        let b = DVector::from_fn(n, |i, _| (i as f64 * 0.3).sin());
+        let mut x = b.clone();
+        lu.solve(x.as_mut_slice());
+        assert!((&m * &x - &b).amax() < 1e-11);
     }
 
     #[test]
