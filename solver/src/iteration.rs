@@ -17,6 +17,11 @@
 //! columns, so it is exact for the matrix Newton uses (structural zeros and values that
 //! are zero at this Jacobian alike). Without zero columns nothing changes: the full
 //! matrices are factored as before.
+//!
+//! Both matrices of one Jacobian have the same pattern (`J_PP`'s non-zeros and the
+//! diagonal). It is made once per Jacobian, with `J_QP`, and every factorisation at a new
+//! step size rewrites only the pattern's entries and factors on it (`Lu::refill`,
+//! `Lu::factor_on`; up to 64 factored states).
 
 use nalgebra::{Complex, ComplexField, DMatrix};
 
@@ -110,19 +115,27 @@ impl IterationMatrices {
         self.make_pattern(jac);
     }
 
-    /// [`Self::pattern`] of the Jacobian `jac` on the current partition.
+    /// What one Jacobian `jac` gives every factorisation of it, on the current partition:
+    /// [`Self::pattern`] and `J_QP`.
     fn make_pattern(&mut self, jac: &DMatrix<f64>) {
         let n = self.n;
-        let p = &self.part.p;
+        let part = &mut self.part;
+        let np = part.p.len();
+        let js = jac.as_slice();
+        for (b, &pj) in part.p.iter().enumerate() {
+            let col = &js[pj * n..(pj + 1) * n];
+            for (k, &qi) in part.q.iter().enumerate() {
+                part.jqp[k * np + b] = col[qi];
+            }
+        }
         self.pattern.clear();
-        if p.len() > 64 {
+        if np > 64 {
             return;
         }
-        let js = jac.as_slice();
-        for (b, &pj) in p.iter().enumerate() {
+        for (b, &pj) in part.p.iter().enumerate() {
             let col = &js[pj * n..(pj + 1) * n];
             let mut m = 1u64 << b;
-            for (a, &pi) in p.iter().enumerate() {
+            for (a, &pi) in part.p.iter().enumerate() {
                 if col[pi] != 0.0 {
                     m |= 1 << a;
                 }
@@ -131,44 +144,46 @@ impl IterationMatrices {
         }
     }
 
-    /// Factor `fac1·I − J` and `fac2·I − J` on the factored states. `false` if either is
-    /// singular.
+    /// Factor `fac1·I − J` and `fac2·I − J` on the factored states (`jac` the Jacobian
+    /// last given to [`Self::partition`]). `false` if either is singular.
     pub(crate) fn factor(&mut self, jac: &DMatrix<f64>, fac1: f64, fac2: Complex<f64>) -> bool {
         let n = self.n;
-        let part = &mut self.part;
-        let np = part.p.len();
+        let p = &self.part.p;
+        let np = p.len();
         let js = jac.as_slice();
         self.fac1 = fac1;
         self.fac2 = fac2;
+        let v = |a: usize, b: usize| -js[p[b] * n + p[a]];
+        if self.pattern.len() == np {
+            // Only the pattern's entries are written (the diagonal shift added to `−J`, as
+            // the dense fill below does).
+            let pat = &self.pattern;
+            self.e1
+                .refill(pat, |a, b| if a == b { v(a, b) + fac1 } else { v(a, b) });
+            self.e2.refill(pat, |a, b| {
+                let z = Complex::new(v(a, b), 0.0);
+                if a == b {
+                    z + fac2
+                } else {
+                    z
+                }
+            });
+            return self.e1.factor_on(pat) && self.e2.factor_on(pat);
+        }
         // Column-major fills as flat slices, then the diagonal shifts.
         let m1 = self.e1.matrix_mut().as_mut_slice();
         let m2 = self.e2.matrix_mut().as_mut_slice();
-        if part.q.is_empty() {
-            for ((a, b), &j) in m1.iter_mut().zip(m2.iter_mut()).zip(js) {
-                *a = -j;
-                *b = Complex::new(-j, 0.0);
-            }
-        } else {
-            for (b, &pj) in part.p.iter().enumerate() {
-                let col = &js[pj * n..(pj + 1) * n];
-                for (a, &pi) in part.p.iter().enumerate() {
-                    m1[b * np + a] = -col[pi];
-                    m2[b * np + a] = Complex::new(-col[pi], 0.0);
-                }
-                for (k, &qi) in part.q.iter().enumerate() {
-                    part.jqp[k * np + b] = col[qi];
-                }
+        for b in 0..np {
+            for a in 0..np {
+                m1[b * np + a] = v(a, b);
+                m2[b * np + a] = Complex::new(v(a, b), 0.0);
             }
         }
         for a in 0..np {
             m1[a * np + a] += fac1;
             m2[a * np + a] += fac2;
         }
-        if self.pattern.len() == np {
-            self.e1.factor_on(&self.pattern) && self.e2.factor_on(&self.pattern)
-        } else {
-            self.e1.factor() && self.e2.factor()
-        }
+        self.e1.factor() && self.e2.factor()
     }
 
     /// Solve `(fac1·I − J) x = b` in place.
@@ -234,6 +249,49 @@ mod tests {
                 1.0, 0.0, 4.0, 0.0,
             ],
         )
+    }
+
+    /// One Jacobian factored at several shifts, large and small (the elimination fills in,
+    /// and a small shift makes it swap rows): each factorisation only rewrites the
+    /// pattern's entries and clears the last one's fill-in, and each solve must be exact
+    /// for its own matrices.
+    #[test]
+    fn refactoring_one_jacobian_at_new_shifts_stays_exact() {
+        let n = 6;
+        // An arrow (full first row and column: eliminating it fills everything) and a
+        // strong coupling that makes small shifts swap rows.
+        let j = DMatrix::from_fn(n, n, |i, k| match (i, k) {
+            _ if i == k => -1.0 - i as f64,
+            (0, _) => 3.0 + k as f64,
+            (_, 0) => 2.0 - i as f64,
+            (2, 3) => -25.0,
+            (3, 2) => 30.0,
+            _ => 0.0,
+        });
+        let mut it = IterationMatrices::new(n);
+        it.partition(&j);
+        let b: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+        for (fac1, fac2) in [
+            (1e3, Complex::new(900.0, 300.0)),
+            (0.01, Complex::new(0.02, 0.01)),
+            (50.0, Complex::new(40.0, 25.0)),
+        ] {
+            assert!(it.factor(&j, fac1, fac2));
+            let mut x = b.clone();
+            it.solve_real(&mut x);
+            let e1 = DMatrix::identity(n, n) * fac1 - &j;
+            let r = &e1 * nalgebra::DVector::from_column_slice(&x)
+                - nalgebra::DVector::from_column_slice(&b);
+            assert!(r.amax() < 1e-11, "fac1 {fac1}: residual {r}");
+            let mut z: Vec<Complex<f64>> = b.iter().map(|&v| Complex::new(v, 1.0)).collect();
+            let zb = z.clone();
+            it.solve_complex(&mut z);
+            let e2 =
+                DMatrix::<Complex<f64>>::identity(n, n) * fac2 - j.map(|v| Complex::new(v, 0.0));
+            let r = &e2 * nalgebra::DVector::from_column_slice(&z)
+                - nalgebra::DVector::from_column_slice(&zb);
+            assert!(r.norm() < 1e-11, "fac2 {fac2}: residual {r}");
+        }
     }
 
     #[test]

@@ -97,7 +97,33 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
 
     /// The matrix to fill before [`Lu::factor`].
     pub(crate) fn matrix_mut(&mut self) -> &mut DMatrix<T> {
+        // Written from outside: the last factors' pattern no longer covers the matrix.
+        self.masked = false;
         &mut self.a
+    }
+
+    /// Fill the matrix with `entry(i, j)` on the entries of `pattern` (bit `i` of
+    /// `pattern[j]`) and zeros elsewhere, for [`Lu::factor_on`] with the same pattern.
+    /// After a masked factorisation every entry outside its final masks is zero, so only
+    /// those entries are cleared (all of them otherwise): the cost is the pattern's, not
+    /// `n²`.
+    pub(crate) fn refill(&mut self, pattern: &[u64], mut entry: impl FnMut(usize, usize) -> T) {
+        let n = self.a.nrows();
+        let a = self.a.as_mut_slice();
+        if self.masked {
+            for (j, &m) in self.col.iter().enumerate() {
+                for i in bits(m) {
+                    a[j * n + i] = T::zero();
+                }
+            }
+        } else {
+            a.fill(T::zero());
+        }
+        for (j, &m) in pattern.iter().enumerate() {
+            for i in bits(m) {
+                a[j * n + i] = entry(i, j);
+            }
+        }
     }
 
     /// Factor the matrix in place. Returns `false` if a pivot is exactly zero (singular).
