@@ -13,7 +13,7 @@
 //!
 //! Only `c·I − J_PP` is factored: on the 58-state vehicle car (18 work integrals, 10 shaft
 //! angles) that is a 30 × 30 matrix instead of 58 × 58, and the `Q` rows cost one product
-//! with `J_QP` per solve. The partition is taken from each new Jacobian's exact zero
+//! with `J_QP`'s non-zeros per solve (a zero-column state integrates one or a few others). The partition is taken from each new Jacobian's exact zero
 //! columns, so it is exact for the matrix Newton uses (structural zeros and values that
 //! are zero at this Jacobian alike). Without zero columns nothing changes: the full
 //! matrices are factored as before.
@@ -52,8 +52,11 @@ struct Partition {
     p: Vec<usize>,
     /// States with a zero column, ascending (empty: the full matrices are factored).
     q: Vec<usize>,
-    /// `J_QP`, row by row: `jqp[k * np + a] = J[q[k], p[a]]`.
-    jqp: Vec<f64>,
+    /// The non-zeros of `J_QP`, row by row, as `(a, J[q[k], p[a]])` with `a` ascending:
+    /// row `k` is `jqp[jqp_start[k]..jqp_start[k + 1]]` (a zero column's state is an
+    /// integral of a few others: a shaft angle of one speed, a work integral of a power).
+    jqp: Vec<(usize, f64)>,
+    jqp_start: Vec<usize>,
 }
 
 impl IterationMatrices {
@@ -65,6 +68,7 @@ impl IterationMatrices {
                 p: (0..n).collect(),
                 q: Vec::with_capacity(n),
                 jqp: Vec::with_capacity(n * n),
+                jqp_start: Vec::with_capacity(n + 1),
             },
             e1: Lu::new(n),
             e2: Lu::new(n),
@@ -111,7 +115,6 @@ impl IterationMatrices {
             self.e1 = Lu::new(np);
             self.e2 = Lu::new(np);
         }
-        part.jqp.resize(nq * np, 0.0);
         self.make_pattern(jac);
     }
 
@@ -122,12 +125,18 @@ impl IterationMatrices {
         let part = &mut self.part;
         let np = part.p.len();
         let js = jac.as_slice();
-        for (b, &pj) in part.p.iter().enumerate() {
-            let col = &js[pj * n..(pj + 1) * n];
-            for (k, &qi) in part.q.iter().enumerate() {
-                part.jqp[k * np + b] = col[qi];
+        part.jqp.clear();
+        part.jqp_start.clear();
+        for &qi in &part.q {
+            part.jqp_start.push(part.jqp.len());
+            for (a, &pj) in part.p.iter().enumerate() {
+                let v = js[pj * n + qi];
+                if v != 0.0 {
+                    part.jqp.push((a, v));
+                }
             }
         }
+        part.jqp_start.push(part.jqp.len());
         self.pattern.clear();
         if np > 64 {
             return;
@@ -222,10 +231,10 @@ impl Partition {
             b[i] = *z;
         }
         for (k, &qi) in self.q.iter().enumerate() {
-            let row = &self.jqp[k * np..(k + 1) * np];
+            // The non-zero terms in the dense sum's order (the zeros add exact zeros).
             let mut s = T::zero();
-            for (&j, &z) in row.iter().zip(zp.iter()) {
-                s += z.scale(j);
+            for &(a, j) in &self.jqp[self.jqp_start[k]..self.jqp_start[k + 1]] {
+                s += zp[a].scale(j);
             }
             b[qi] = (b[qi] + s) / c;
         }
