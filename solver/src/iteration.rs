@@ -44,6 +44,8 @@ pub(crate) struct IterationMatrices {
     /// Jacobian, used by every factorisation of it (see [`Lu::factor_on`]). Empty when
     /// more than 64 states are factored.
     pattern: Vec<u64>,
+    /// Scratch of [`Self::partition`]: column `j` of the Jacobian is all zeros.
+    zero_col: Vec<bool>,
 }
 
 /// The states split by the Jacobian's zero columns.
@@ -77,6 +79,7 @@ impl IterationMatrices {
             rb: vec![0.0; n],
             cb: vec![Complex::new(0.0, 0.0); n],
             pattern: Vec::with_capacity(n.min(64)),
+            zero_col: vec![false; n],
         }
     }
 
@@ -92,8 +95,13 @@ impl IterationMatrices {
     pub(crate) fn partition(&mut self, jac: &DMatrix<f64>) {
         let n = self.n;
         let js = jac.as_slice();
-        let zero = |j: usize| js[j * n..(j + 1) * n].iter().all(|&v| v == 0.0);
-        let factored = |j: usize| !zero(j) || (j + 1 == n && (0..n).all(zero));
+        // Each column scanned once.
+        for (j, z) in self.zero_col.iter_mut().enumerate() {
+            *z = js[j * n..(j + 1) * n].iter().all(|&v| v == 0.0);
+        }
+        let zero = &self.zero_col;
+        let all_zero = zero.iter().all(|&z| z);
+        let factored = |j: usize| !zero[j] || (j + 1 == n && all_zero);
         let nq = (0..n).filter(|&j| !factored(j)).count();
         let part = &mut self.part;
         // `q` has the new size and only unfactored states: it is the new set.
