@@ -154,20 +154,24 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
             "the pattern must cover every non-zero"
         );
         self.col.copy_from_slice(pattern);
+        self.rows_from_cols();
+        self.factor_masked()
+    }
+
+    /// The row masks of the column masks.
+    fn rows_from_cols(&mut self) {
         self.row.fill(0);
-        for (j, &m) in pattern.iter().enumerate() {
+        for (j, &m) in self.col.iter().enumerate() {
             for i in bits(m) {
                 self.row[i] |= 1 << j;
             }
         }
-        self.factor_masked()
     }
 
     /// The column and row masks of the matrix's non-zeros.
     fn scan_pattern(&mut self) {
         let n = self.a.nrows();
         let a = self.a.as_slice();
-        self.row.fill(0);
         for (j, c) in self.col.iter_mut().enumerate() {
             let mut m = 0u64;
             for (i, v) in a[j * n..(j + 1) * n].iter().enumerate() {
@@ -176,10 +180,8 @@ impl<T: ComplexField<RealField = f64> + Copy> Lu<T> {
                 }
             }
             *c = m;
-            for i in bits(m) {
-                self.row[i] |= 1 << j;
-            }
         }
+        self.rows_from_cols();
     }
 
     /// [`Lu::factor`] on the patterns' bit masks (`col`, `row` filled with a superset of
@@ -511,6 +513,13 @@ mod tests {
         })
     }
 
+    /// An LU holding `m`, not yet factored.
+    fn loaded(m: &DMatrix<f64>) -> Lu<f64> {
+        let mut lu = Lu::<f64>::new(m.nrows());
+        lu.matrix_mut().copy_from(m);
+        lu
+    }
+
     /// The bit-mask elimination is the dense one: the same pivots and the same factors
     /// (entries compared by value, so `−0 == 0`), given its pattern or scanning for it, on
     /// a matrix whose elimination swaps rows and fills in.
@@ -518,15 +527,13 @@ mod tests {
     fn masked_elimination_gives_the_dense_factors() {
         let n = 30;
         let m = pivoting_matrix(n);
-        let mut dense = Lu::<f64>::new(n);
-        dense.matrix_mut().copy_from(&m);
+        let mut dense = loaded(&m);
         assert!(dense.factor_dense());
         assert!(
             dense.piv.iter().enumerate().any(|(k, &p)| p != k),
             "rows are swapped"
         );
-        let mut masked = Lu::<f64>::new(n);
-        masked.matrix_mut().copy_from(&m);
+        let mut masked = loaded(&m);
         assert!(masked.factor());
         assert_eq!(masked.piv, dense.piv);
         assert!(masked.a.iter().zip(dense.a.iter()).all(|(a, b)| a == b));
@@ -538,8 +545,7 @@ mod tests {
                     .fold(0u64, |acc, i| acc | (1 << i))
             })
             .collect();
-        let mut given = Lu::<f64>::new(n);
-        given.matrix_mut().copy_from(&m);
+        let mut given = loaded(&m);
         assert!(given.factor_on(&pattern));
         assert_eq!(given.piv, dense.piv);
         assert!(given.a.iter().zip(dense.a.iter()).all(|(a, b)| a == b));
@@ -558,8 +564,7 @@ mod tests {
     fn large_matrix_uses_the_dense_elimination() {
         let n = 70;
         let m = pivoting_matrix(n);
-        let mut lu = Lu::<f64>::new(n);
-        lu.matrix_mut().copy_from(&m);
+        let mut lu = loaded(&m);
         assert!(lu.col.is_empty());
         assert!(lu.factor());
         let b = DVector::from_fn(n, |i, _| (i as f64 * 0.3).sin());
