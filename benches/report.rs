@@ -1,7 +1,7 @@
 //! Benchmarks of the run report and the block diagram for the full-car demo: drawing the
 //! diagram (ports from the registry, layered layout, SVG, with the gearbox's inner level)
 //! and writing report.html (charts, tables, diagram, embedded plotly.js). Prints the
-//! report's size.
+//! report's size. Then the diagram of a large model, the 1,000-lag chain.
 //!
 //! Run: `cargo bench --bench report`. Numbers go to BENCHMARKS.md.
 
@@ -46,6 +46,20 @@ fn bench(c: &mut Criterion) {
     );
     c.bench_function("full_car/diagram", |b| b.iter(draw));
     c.bench_function("full_car/report_html", |b| b.iter(|| render_report(&input)));
+
+    // A large diagram: the 1,000-lag chain of the kernel benchmark.
+    let chain = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/netlists/tf_chain_1000.json");
+    let chain = netlist::load_file(&chain).expect("tf_chain_1000.json loads");
+    let top = DiagramOptions {
+        expand: false,
+        links: Links::None,
+    };
+    c.bench_function("tf_chain_1000/diagram", |b| {
+        b.iter(|| {
+            let ports = PortTable::from_registry(&chain, &reg);
+            diagram::render(&chain, &ports, &top).expect("diagram")
+        })
+    });
 }
 
 criterion_group! {

@@ -116,6 +116,68 @@ fn full_car_diagram_shows_every_block_without_overlapping_boxes() {
     );
 }
 
+/// Regression: the layout library's cycle test visited every path leaving each line's
+/// head, so forks in series made the diagram (and report.html) exponential: 20 forks
+/// listed downstream first took 0.15 s, each further fork doubling it. Thirty forks and
+/// a feedback line through all of them are drawn now, every block once, none overlapping.
+#[test]
+fn diagram_of_thirty_forks_in_series_listed_backwards_is_drawn() {
+    let k = 30;
+    let mut blocks =
+        vec![serde_json::json!({"name": "u", "type": "Constant", "params": {"value": 1}})];
+    let mut lines = Vec::new();
+    let mut prev = "u.y".to_string();
+    for i in 0..k {
+        for g in ["a", "b"] {
+            blocks.push(serde_json::json!({"name": format!("{g}{i}"), "type": "Gain", "params": {"k": 0.5}}));
+            lines.push(serde_json::json!([prev.clone(), format!("{g}{i}.u")]));
+        }
+        blocks.push(
+            serde_json::json!({"name": format!("s{i}"), "type": "Sum", "params": {"signs": "+++"}}),
+        );
+        lines.push(serde_json::json!([format!("a{i}.y"), format!("s{i}.u1")]));
+        lines.push(serde_json::json!([format!("b{i}.y"), format!("s{i}.u2")]));
+        prev = format!("s{i}.y");
+    }
+    blocks.push(
+        serde_json::json!({"name": "fb", "type": "UnitDelay", "params": {"sample_time": 0.1}}),
+    );
+    lines.push(serde_json::json!([prev, "fb.u"]));
+    lines.push(serde_json::json!(["fb.y", "s0.u3"]));
+    for i in 1..k {
+        blocks.push(serde_json::json!({"name": format!("z{i}"), "type": "Constant", "params": {"value": 0}}));
+        lines.push(serde_json::json!([format!("z{i}.y"), format!("s{i}.u3")]));
+    }
+    lines.reverse();
+    blocks.reverse();
+    let text = serde_json::json!({
+        "drivelink": 1, "name": "fork_ladder",
+        "solver": {"stop_time": 1},
+        "blocks": blocks, "connections": lines
+    })
+    .to_string();
+    let d = netlist::load_str(&text, "fork_ladder.json", Path::new(".")).unwrap();
+    let ports = PortTable::from_registry(&d, &drivelink_blocks::registry());
+    let drawing = render(
+        &d,
+        &ports,
+        &DiagramOptions {
+            expand: false,
+            links: Links::None,
+        },
+    )
+    .unwrap();
+    assert_eq!(drawing.warnings, Vec::<String>::new());
+    let boxes = block_boxes(&drawing.levels[0].svg);
+    assert_eq!(boxes.len(), d.blocks.len(), "every block once");
+    assert_no_overlap("fork_ladder", &boxes);
+    let wires: usize = d.connections.iter().map(|c| c.len() - 1).sum();
+    assert_eq!(
+        drawing.levels[0].svg.matches("<path class=\"line ").count(),
+        wires
+    );
+}
+
 #[test]
 fn subsystems_are_boxes_with_their_inner_diagrams_and_terminals() {
     let d = netlist::load_file(&netlist_path("signal_subsystem.json")).unwrap();

@@ -23,6 +23,8 @@ mod text;
 
 pub use ports::{BlockInfo, PortTable};
 
+use std::collections::HashMap;
+
 use drivelink_core::block::{PortDecl, PortKind};
 use drivelink_core::diagram::{Diagram, PortRef};
 
@@ -291,9 +293,14 @@ impl Level {
                 expandable,
             ));
         }
-        let n_blocks = nodes.len();
+        // Block name -> box (the first of a repeated name): a scan per line end would make
+        // a diagram of thousands of blocks quadratic.
+        let mut by_name: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            by_name.entry(n.name.clone()).or_insert(i);
+        }
         let find = |nodes: &[Node], r: &PortRef| -> Option<(usize, usize)> {
-            let n = nodes[..n_blocks].iter().position(|n| n.name == r.block)?;
+            let n = *by_name.get(r.block.as_str())?;
             let p = nodes[n].ports.iter().position(|p| p.name == r.port)?;
             Some((n, p))
         };

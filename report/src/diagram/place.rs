@@ -326,6 +326,161 @@ fn self_loop(p: (f64, f64), np: f64, q: (f64, f64), nq: f64, bottom: f64) -> Vec
     ]
 }
 
+/// Node visits the layout library's own cycle test may spend on one diagram level before
+/// [`layout_edges`] hands it a pre-oriented graph instead (about 20 ms).
+const CYCLE_TEST_BUDGET: u64 = 1_000_000;
+
+/// The layout's edges `(wire, (from, to))` for the wires `pairs` (box indices `from → to`)
+/// among `n` boxes, self-wires left out.
+///
+/// `layout-rs` breaks cycles itself: for each edge in turn it reverses the edge when the
+/// head already reaches the tail, by a depth-first search that unmarks the nodes it
+/// backs out of, so one test visits every path leaving the head. That is exponential in
+/// the number of forks in series (a ladder of 20 forks took 0.8 s, each further fork
+/// doubling it) and quadratic even on a chain listed backwards. [`cycle_test_cost`]
+/// counts those visits in advance. Within [`CYCLE_TEST_BUDGET`] the wires go as they are,
+/// in wire order, and the drawing is the library's own. Beyond it the wires that close a
+/// cycle in one depth-first search (boxes in order) are reversed here and the edges are
+/// handed over in the topological order of their tails: when an edge is added its head
+/// has no successors yet, so the library's test stops at once and keeps every edge as
+/// given, and the whole placement stays near linear in the diagram's size.
+fn layout_edges(n: usize, pairs: &[(usize, usize)]) -> Vec<(usize, (usize, usize))> {
+    let edges: Vec<(usize, (usize, usize))> = pairs
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, (a, b))| a != b && a < n && b < n)
+        .collect();
+    if cycle_test_cost(n, &edges, CYCLE_TEST_BUDGET) <= CYCLE_TEST_BUDGET {
+        return edges;
+    }
+    let reversed = back_edges(n, &edges);
+    let oriented: Vec<(usize, (usize, usize))> = edges
+        .iter()
+        .zip(&reversed)
+        .map(|(&(i, (a, b)), &r)| (i, if r { (b, a) } else { (a, b) }))
+        .collect();
+    let rank = topological_rank(n, &oriented);
+    let mut ordered = oriented;
+    ordered.sort_by_key(|&(i, (a, _))| (rank[a], i));
+    ordered
+}
+
+/// The node visits of `layout-rs`'s cycle test on `edges` in order (counted up to just
+/// past `budget`): for each edge `a → b`, the number of paths leaving `b` in the graph of
+/// the edges before it, each oriented as the library orients it (reversed when `b`
+/// already reaches `a`).
+fn cycle_test_cost(n: usize, edges: &[(usize, (usize, usize))], budget: u64) -> u64 {
+    let mut kept: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut seen = vec![0usize; n];
+    let mut paths = vec![0u64; n];
+    let mut order = Vec::new();
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut total = 0u64;
+    for (stamp, &(_, (a, b))) in edges.iter().enumerate() {
+        let stamp = stamp + 1;
+        // Post-order of the nodes reachable from b (each once), then the path counts.
+        order.clear();
+        seen[b] = stamp;
+        stack.push((b, 0));
+        while let Some(top) = stack.last_mut() {
+            let (v, k) = *top;
+            if let Some(&w) = kept[v].get(k) {
+                top.1 += 1;
+                if seen[w] != stamp {
+                    seen[w] = stamp;
+                    stack.push((w, 0));
+                }
+            } else {
+                order.push(v);
+                stack.pop();
+            }
+        }
+        let mut reaches = false;
+        for &v in &order {
+            reaches |= v == a;
+            paths[v] = kept[v]
+                .iter()
+                .fold(1u64, |s, &w| s.saturating_add(paths[w]));
+        }
+        total = total.saturating_add(paths[b]);
+        if total > budget {
+            return total;
+        }
+        if reaches {
+            kept[b].push(a);
+        } else {
+            kept[a].push(b);
+        }
+    }
+    total
+}
+
+/// Which of `edges` close a cycle: the back edges of one depth-first search, roots and
+/// successors in order. Reversing them leaves an acyclic graph.
+fn back_edges(n: usize, edges: &[(usize, (usize, usize))]) -> Vec<bool> {
+    let mut out: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+    for (k, &(_, (a, b))) in edges.iter().enumerate() {
+        out[a].push((b, k));
+    }
+    // 0 unseen, 1 on the stack, 2 done.
+    let mut state = vec![0u8; n];
+    let mut reversed = vec![false; edges.len()];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if state[root] != 0 {
+            continue;
+        }
+        state[root] = 1;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (v, k) = *top;
+            if let Some(&(w, e)) = out[v].get(k) {
+                top.1 += 1;
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => reversed[e] = true,
+                    _ => {}
+                }
+            } else {
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    reversed
+}
+
+/// Position of each node in a topological order of the acyclic `edges` (Kahn's
+/// algorithm, the smallest ready index first).
+fn topological_rank(n: usize, edges: &[(usize, (usize, usize))]) -> Vec<usize> {
+    use std::cmp::Reverse;
+    let mut indegree = vec![0usize; n];
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(_, (a, b)) in edges {
+        indegree[b] += 1;
+        succ[a].push(b);
+    }
+    let mut ready: std::collections::BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&v| indegree[v] == 0).map(Reverse).collect();
+    let mut rank = vec![usize::MAX; n];
+    let mut next = 0;
+    while let Some(Reverse(v)) = ready.pop() {
+        rank[v] = next;
+        next += 1;
+        for &w in &succ[v] {
+            indegree[w] -= 1;
+            if indegree[w] == 0 {
+                ready.push(Reverse(w));
+            }
+        }
+    }
+    rank
+}
+
 /// Box rectangles `(x, y, w, h)` and the route of each wire from `layout-rs`.
 #[allow(clippy::type_complexity)]
 fn run_layout(
@@ -335,6 +490,10 @@ fn run_layout(
 ) -> Result<(Vec<(f64, f64, f64, f64)>, Vec<Option<Vec<(f64, f64)>>>), ReportError> {
     let work = || {
         let mut vg = VisualGraph::new(Orientation::LeftToRight);
+        // The library's self-check re-verifies the whole graph after every edge: cubic
+        // in the diagram's size (8 s for a chain of 2,000 blocks). `layout_edges` hands
+        // it an acyclic graph in an order that keeps its own cycle test O(1) per edge.
+        vg.dag.set_validate(false);
         let handles: Vec<_> = nodes
             .iter()
             .map(|n| {
@@ -347,10 +506,8 @@ fn run_layout(
                 vg.add_node(el)
             })
             .collect();
-        for (i, w) in wires.iter().enumerate() {
-            if w.from.0 == w.to.0 {
-                continue;
-            }
+        let pairs: Vec<(usize, usize)> = wires.iter().map(|w| (w.from.0, w.to.0)).collect();
+        for (i, (from, to)) in layout_edges(nodes.len(), &pairs) {
             let arrow = Arrow::with_properties(
                 LineEndKind::None,
                 LineEndKind::Arrow,
@@ -361,7 +518,7 @@ fn run_layout(
                 &None,
                 &None,
             );
-            vg.add_edge(arrow, handles[w.from.0], handles[w.to.0]);
+            vg.add_edge(arrow, handles[from], handles[to]);
         }
         let mut cap = Capture {
             routes: vec![None; wires.len()],
@@ -389,4 +546,88 @@ fn run_layout(
         });
     }
     Ok((boxes, routes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Box indices `0..` for a ladder of `k` forks: `s_i → a_i, s_i → b_i, a_i → s_{i+1},
+    /// b_i → s_{i+1}` (`s_i = 3i`, `a_i = 3i + 1`, `b_i = 3i + 2`), wires listed upstream
+    /// first; `n` boxes in all.
+    fn ladder(k: usize) -> (usize, Vec<(usize, usize)>) {
+        let mut w = Vec::new();
+        for i in 0..k {
+            let (s, a, b, next) = (3 * i, 3 * i + 1, 3 * i + 2, 3 * i + 3);
+            w.extend([(s, a), (s, b), (a, next), (b, next)]);
+        }
+        (3 * k + 1, w)
+    }
+
+    fn indexed(pairs: &[(usize, usize)]) -> Vec<(usize, (usize, usize))> {
+        pairs.iter().copied().enumerate().collect()
+    }
+
+    #[test]
+    fn cycle_test_cost_counts_the_paths_leaving_each_head() {
+        // A diamond listed downstream first: d alone (1), d alone (1), b → d (2), c → d (2).
+        let (a, b, c, d) = (0, 1, 2, 3);
+        let diamond = [(b, d), (c, d), (a, b), (a, c)];
+        assert_eq!(cycle_test_cost(4, &indexed(&diamond), u64::MAX), 6);
+        // Listed upstream first, every head is new: one visit per wire.
+        let (n, w) = ladder(12);
+        assert_eq!(cycle_test_cost(n, &indexed(&w), u64::MAX), w.len() as u64);
+        // Listed downstream first, the head of the last wires reaches 2^k paths: the
+        // count passes the budget and stops there.
+        let (n, mut w) = ladder(25);
+        w.reverse();
+        let cost = cycle_test_cost(n, &indexed(&w), CYCLE_TEST_BUDGET);
+        assert!(cost > CYCLE_TEST_BUDGET, "{cost}");
+        // A closed loop: the library reverses the wire that closes it, and counts it.
+        let ring = [(0, 1), (1, 2), (2, 0)];
+        assert_eq!(cycle_test_cost(3, &indexed(&ring), u64::MAX), 1 + 1 + 3);
+    }
+
+    #[test]
+    fn small_diagrams_keep_their_wires_as_listed() {
+        let (n, mut w) = ladder(6);
+        w.push((4, 4)); // a self-wire: left out
+        w.push((18, 0)); // closes a cycle: left to the library
+        let got = layout_edges(n, &w);
+        let want: Vec<_> = indexed(&w)
+            .into_iter()
+            .filter(|&(_, (a, b))| a != b)
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn large_fork_ladders_are_handed_over_acyclic_and_tails_first() {
+        let (n, mut w) = ladder(30);
+        w.reverse();
+        // Feedback from the last rung to the first: one cycle through every rung.
+        w.push((n - 1, 0));
+        let got = layout_edges(n, &w);
+        // Every wire once.
+        let mut ids: Vec<usize> = got.iter().map(|&(i, _)| i).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (0..w.len()).collect::<Vec<_>>());
+        // Only the feedback wire is reversed.
+        for &(i, (a, b)) in &got {
+            let (p, q) = w[i];
+            if i == w.len() - 1 {
+                assert_eq!((a, b), (q, p), "the feedback wire turned round");
+            } else {
+                assert_eq!((a, b), (p, q), "wire {i} kept its direction");
+            }
+        }
+        // When an edge is added, its head has no successors yet: the library's own test
+        // visits one node, and keeps the edge (so the graph it builds is acyclic).
+        let mut has_succ = vec![false; n];
+        for &(i, (a, b)) in &got {
+            assert!(!has_succ[b], "wire {i}: head {b} already has successors");
+            has_succ[a] = true;
+        }
+        assert_eq!(cycle_test_cost(n, &got, u64::MAX), got.len() as u64);
+    }
 }
