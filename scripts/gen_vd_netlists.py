@@ -129,6 +129,9 @@ def turn(diff):
     return netlist(f"vd_turn_{diff}", f"A rear-drive car from 10 m/s, steering wheel at 45 deg (16:1, Ackermann) from 0.5 s, constant drive torque on the differential input (3.7:1), {desc}.", b, c, 12.0, params={"drive_torque": "40 N*m", "v0": "10 m/s"})
 
 
+ABS_DESC = "with ABS on every wheel (simple mode, trigger at the wheel's peak slip + 0.3 m/s, 10 ms cycle): no wheel locks, the front tires keep side force and the car turns while it stops (Vehicle Physics Pro: ABS 'allows steering on emergency braking'). abs_ratio (the ABS min_pressure_ratio) is calibrated as VPP advises, the highest value that does not lock a wheel while braking and steering: at 0.2 the unloaded inside wheels lock, because 0.2 x 2500 N·m exceeds the torque their sliding tires return (try --set abs_ratio=0.2)."
+
+
 def brake_turn(abs_on):
     b, c = car(v0=20.0)
     steering(b, c, "60 deg", at=1.0)
@@ -137,14 +140,19 @@ def brake_turn(abs_on):
     for w, x, _ in WHEELS:
         pedal = "pedal_front.y" if x > 0 else "pedal_rear.y"
         if abs_on:
-            b.append({"name": f"abs_{w}", "type": "Abs", "params": {"enabled": True, "mode": "simple", "min_slip_offset": 0.3, "min_pressure_ratio": 0.2, "cycle_time": 0.01}})
+            b.append({"name": f"abs_{w}", "type": "Abs", "params": {"enabled": True, "mode": "simple", "min_slip_offset": 0.3, "min_pressure_ratio": "abs_ratio", "cycle_time": 0.01}})
             c += [[pedal, f"abs_{w}.demand"], [f"{w}.forward_slip", f"abs_{w}.slip"], [f"{w}.peak_slip", f"abs_{w}.peak_slip"], [f"abs_{w}.torque", f"{w}.brake"]]
         else:
             c.append([pedal, f"{w}.brake"])
     c = merge_signal_lines(c)
     name = "vd_brake_turn_abs" if abs_on else "vd_brake_turn_no_abs"
-    desc = ("with ABS on every wheel (simple mode, trigger at the wheel's peak slip + 0.3 m/s): the wheels keep rolling near the peak of the curve, the front tires keep their side force and the car turns while it stops (Vehicle Physics Pro: ABS 'allows steering on emergency braking')"
-            if abs_on else "without ABS: the wheels lock, the friction circle leaves the sliding tires no side force, and the car ploughs straight on with its heading frozen")
+    if abs_on:
+        # abs_ratio (min_pressure_ratio) calibrated as VPP advises: the highest value that
+        # locks no wheel while braking and steering (0.2 lets the inside wheels lock).
+        desc = ("per wheel, about twice what the tires can take) "
+                + ABS_DESC)
+        return netlist(name, f"A car running straight at 20 m/s steers (60 deg at the steering wheel) and brakes hard at the same instant, 1 s (2500 N·m front, 1500 N·m rear {desc}", b, c, 6.0, params={"abs_ratio": 0.1}, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
+    desc = "without ABS: the wheels lock, the friction circle leaves the sliding tires no side force, and the car ploughs straight on with its heading frozen"
     return netlist(name, f"A car running straight at 20 m/s steers (60 deg at the steering wheel) and brakes hard at the same instant, 1 s (2500 N·m front, 1500 N·m rear per wheel) {desc}.", b, c, 5.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
 
 
