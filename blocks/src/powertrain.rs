@@ -520,8 +520,11 @@ impl TorqueConverter {
         }
         let phi = wt / wi;
         if phi <= 1.0 {
-            let ti = self.kstar.eval(phi.max(0.0)) * wi * wi;
-            (ti, self.tr.eval(phi.max(0.0)) * ti)
+            // K* and TR share the speed-ratio axis: one search for both.
+            let u = phi.max(0.0);
+            let k = self.kstar.segment(u);
+            let ti = self.kstar.eval_in(k, u) * wi * wi;
+            (ti, self.tr.eval_in(k, u) * ti)
         } else {
             let ti = -self.kstar.eval(1.0 / phi) * wt * wt;
             (ti, ti)

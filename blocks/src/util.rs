@@ -175,13 +175,23 @@ impl Table1D {
         }
     }
 
-    /// Interpolate at `u`. Allocation-free.
+    /// Interpolate at `u`. Allocation-free. Inlined for the one-point table (a constant,
+    /// as a clutch's single friction coefficient), which is then a load.
+    #[inline]
     pub fn eval(&self, u: f64) -> f64 {
+        if self.x.len() == 1 {
+            return self.y[0];
+        }
+        self.eval_in(self.segment(u), u)
+    }
+
+    /// Interpolate at `u` in segment `k` (from [`Table1D::segment`] of `u`, here or on a
+    /// table with the same axis: two tables on one axis search it once).
+    pub fn eval_in(&self, k: usize, u: f64) -> f64 {
         let n = self.x.len();
         if n == 1 {
             return self.y[0];
         }
-        let k = self.segment(u);
         let (x0, x1, y0, y1) = (self.x[k], self.x[k + 1], self.y[k], self.y[k + 1]);
         if !self.linear_extrapolation {
             if u <= self.x[0] {
@@ -200,10 +210,20 @@ impl Table1D {
         if n < 2 {
             return 0;
         }
-        let k = self.x.partition_point(|&xi| xi <= u);
+        // The number of breakpoints at or below `u`: counted without branches on short
+        // axes (the usual 5 to 20 points, where a binary search mispredicts), searched
+        // on long ones. Both give the same count on a strictly increasing axis.
+        let k = if n <= SHORT_AXIS {
+            self.x.iter().map(|&xi| usize::from(xi <= u)).sum()
+        } else {
+            self.x.partition_point(|&xi| xi <= u)
+        };
         k.saturating_sub(1).min(n - 2)
     }
 }
+
+/// Axes up to this length are searched by counting (see [`Table1D::segment`]).
+const SHORT_AXIS: usize = 32;
 
 /// A bilinear table `z(x, y)` on strictly increasing axes `x` (rows of `z`) and `y`
 /// (columns). Outside the axes it holds the edge values or extends the edge cells
@@ -402,5 +422,33 @@ mod tests {
         };
         assert_eq!(l.eval(4.0), 40.0);
         assert_eq!(l.eval(-1.0), -10.0);
+    }
+
+    #[test]
+    fn counted_and_searched_segments_agree_on_short_and_long_axes() {
+        // The segment holds u (x_k <= u < x_{k+1}, clamped to the end segments) whichever
+        // way the axis is searched; the long axis takes the binary search.
+        for n in [2, 5, 11, SHORT_AXIS, SHORT_AXIS + 1, 200] {
+            let x: Vec<f64> = (0..n).map(|i| (i as f64).powf(1.3)).collect();
+            let t = Table1D::new(x.clone(), x.iter().map(|v| v * v).collect(), false);
+            let probes = x.iter().flat_map(|&xi| [xi - 1e-9, xi, xi + 1e-9]).chain([
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NAN,
+                -5.0,
+                1e9,
+            ]);
+            for u in probes {
+                let k = t.segment(u);
+                let expect = x
+                    .partition_point(|&xi| xi <= u)
+                    .saturating_sub(1)
+                    .min(n - 2);
+                assert_eq!(k, expect, "n = {n}, u = {u}");
+                if u.is_finite() && u >= x[0] && u < x[n - 1] {
+                    assert!(x[k] <= u && u < x[k + 1], "n = {n}, u = {u}, k = {k}");
+                }
+            }
+        }
     }
 }
