@@ -755,6 +755,20 @@ impl<'a> Forces<'a> {
     /// centre of mass) of the rigid body of frame port `p`.
     #[inline]
     pub fn add_frame_force(&mut self, p: usize, point: [f64; 3], force: [f64; 3]) {
+        let b = self.port_dof[p] as usize;
+        let v = self.frames[b].point_velocity(point);
+        self.add_frame_force_moving(p, point, force, v);
+    }
+    /// [`Forces::add_frame_force`] for a caller that already has the world velocity
+    /// `velocity` of the body point `point` (its power is `force · velocity`).
+    #[inline]
+    pub fn add_frame_force_moving(
+        &mut self,
+        p: usize,
+        point: [f64; 3],
+        force: [f64; 3],
+        velocity: [f64; 3],
+    ) {
         use crate::frame::{cross, dot, FRAME_LOADS};
         let b = self.port_dof[p] as usize;
         let st = &self.frames[b];
@@ -764,7 +778,7 @@ impl<'a> Forces<'a> {
             l[a] += force[a];
             l[3 + a] += m[a];
         }
-        self.power += dot(force, st.point_velocity(point));
+        self.power += dot(force, velocity);
     }
     /// Apply the moment `moment` (N·m, body axes) to the rigid body of frame port `p`.
     #[inline]

@@ -149,6 +149,13 @@ impl FrameState {
     pub fn quat(&self) -> [f64; 4] {
         self.quat
     }
+    /// The rotation body → world as a matrix of rows: `to_world(v)[i] == dot(rotation()[i], v)`.
+    /// Row 2 holds the world heights of the body axes (`rotation()[2][2]` is how upright
+    /// the body's z axis stands).
+    #[inline]
+    pub fn rotation(&self) -> &[V3; 3] {
+        &self.rot
+    }
     /// A body-axes vector in world axes.
     #[inline]
     pub fn to_world(&self, v: V3) -> V3 {

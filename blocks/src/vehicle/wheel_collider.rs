@@ -97,7 +97,7 @@
 //! is `C_v = stiffness·mu_scale·ye/Sy·fz` (N per m/s); with the slip angle `α ≈ sy/u` the
 //! cornering stiffness per radian is `C_α = C_v·u`: it grows with the speed.
 
-use drivelink_core::frame::{add, cross, dot, scale, V3};
+use drivelink_core::frame::{add, dot, scale, V3};
 use drivelink_core::{
     Block, Cx, Forces, FrameState, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault,
     ParamError, ParamKind, ParamSpec, Params, PortDecl, RecordField, Registry, Row, VarDecl,
@@ -205,6 +205,12 @@ struct Curve {
     ye: f64,
     xa: f64,
     ya: f64,
+    /// `1 / xe`.
+    inv_xe: f64,
+    /// `xa / xe`: the asymptote on the normalized slip.
+    rho_a: f64,
+    /// `xe / (xa − xe)`: the falling branch's parameter per unit normalized slip.
+    k_fall: f64,
 }
 
 impl Curve {
@@ -234,6 +240,9 @@ impl Curve {
             ye: ye * k,
             xa,
             ya: ya * k,
+            inv_xe: 1.0 / xe,
+            rho_a: xa / xe,
+            k_fall: xe / (xa - xe),
         })
     }
     /// The curve (per unit load) at slip `s`, odd.
@@ -241,13 +250,18 @@ impl Curve {
     fn at(&self, s: f64) -> f64 {
         friction_curve(s, self.xe, self.ye, self.xa, self.ya)
     }
-    /// `curve(ρ·xe)/ρ` (≥ 0), continuous at `ρ = 0` (the slope `ye`).
+    /// `curve(ρ·xe)/ρ` for `ρ ≥ 0`: on the rising branch the cubic divided through,
+    /// `ye·(1 + ρ − ρ²)` (no division, `ye` at `ρ = 0`), on the falling branch
+    /// `ye + (ya − ye)·a²·(3 − 2a)` with `a = (ρ − 1)·xe/(xa − xe)`, over `ρ`, then `ya/ρ`.
     #[inline]
     fn per_rho(&self, rho: f64) -> f64 {
-        if rho > 1e-9 {
-            self.at(rho * self.xe) / rho
+        if rho < 1.0 {
+            self.ye * (1.0 + rho - rho * rho)
+        } else if rho < self.rho_a {
+            let a = (rho - 1.0) * self.k_fall;
+            (self.ye + (self.ya - self.ye) * a * a * (3.0 - 2.0 * a)) / rho
         } else {
-            self.ye
+            self.ya / rho
         }
     }
 }
@@ -427,6 +441,8 @@ pub struct Contact {
     l: V3,
     /// Body point where the forces act, body axes.
     app: V3,
+    /// World velocity of the body point at the contact (on the axis, at the ground).
+    vg: V3,
 }
 
 impl WheelCollider {
@@ -439,7 +455,7 @@ impl WheelCollider {
         }
         let mu = mu.max(0.0);
         if self.circle {
-            let (nx, ny) = (k.sx / self.fwd.xe, k.sy / self.side.xe);
+            let (nx, ny) = (k.sx * self.fwd.inv_xe, k.sy * self.side.inv_xe);
             // Plain sqrt, not `hypot` (libm's overflow-safe hypot costs 4 % of a car's
             // run): normalized slips are far from overflow.
             let rho = (nx * nx + ny * ny).sqrt();
@@ -455,51 +471,58 @@ impl WheelCollider {
     /// zero): all the block's outputs need, evaluated once more per evaluation than the
     /// forces.
     fn kinematics(&self, st: &FrameState, w: f64, steer: f64) -> Contact {
-        let zw = st.to_world([0.0, 0.0, 1.0]);
-        let mount = st.point(self.center);
-        let upright = zw[2] > 1e-6;
-        if !upright {
+        // Only the heights of the rotated body vectors enter the suspension: row 2 of the
+        // rotation (`zz` is the world height of the body's z axis).
+        let r = st.rotation();
+        let zz = r[2][2];
+        if !(zz > 1e-6) {
+            // Not upright (or not a number): no contact.
             return Contact::default();
         }
-        let s = mount[2] / zw[2];
+        let inv_zz = 1.0 / zz;
+        let s = (st.pos()[2] + dot(r[2], self.center)) * inv_zz;
         let c = self.dist + self.radius - s;
         let mut k = Contact {
             c,
             ..Contact::default()
         };
-        let in_reach = c >= 0.0;
-        if !in_reach {
+        if !(c >= 0.0) {
             return k;
         }
         k.grounded = true;
         // Body point at the contact (on the axis, s below the mount) and its velocity.
-        let g_body = add(self.center, [0.0, 0.0, -s]);
+        let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vg = st.point_velocity(g_body);
         // ċ = −ṡ, ṡ = (v_G)_z / (z_w)_z.
-        let cdot = -vg[2] / zw[2];
+        let cdot = -vg[2] * inv_zz;
         let c0 = self.target * self.dist;
         let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
         // The suspension force along the axis; the ground's normal force (the tire load)
         // is the vertical force whose axis component it is.
-        k.fz = (self.spring * (c - c0) + self.damper * cdot + bump).max(0.0) / zw[2];
-        k.app = add(g_body, [0.0, 0.0, self.app]);
-        // An unsteered wheel (the rear ones, the front ones driving straight) skips the
-        // sine and cosine: (±0).sin_cos() is exactly (±0, 1).
-        let (sd, cd) = if steer == 0.0 {
-            (steer, 1.0)
+        k.fz = (self.spring * (c - c0) + self.damper * cdot + bump).max(0.0) * inv_zz;
+        k.app = [g_body[0], g_body[1], g_body[2] + self.app];
+        k.vg = vg;
+        // The wheel's heading (body [cos δ, sin δ, 0]) projected on the ground; an
+        // unsteered wheel (the rear ones, the front ones driving straight) skips the sine
+        // and cosine.
+        let (hx, hy) = if steer == 0.0 {
+            (r[0][0], r[1][0])
         } else {
-            steer.sin_cos()
+            let (sd, cd) = steer.sin_cos();
+            (r[0][0] * cd + r[0][1] * sd, r[1][0] * cd + r[1][1] * sd)
         };
-        let hw = st.to_world([cd, sd, 0.0]);
-        let hn = (hw[0] * hw[0] + hw[1] * hw[1]).sqrt();
-        k.h = if hn > 0.0 {
-            [hw[0] / hn, hw[1] / hn, 0.0]
+        let hn = (hx * hx + hy * hy).sqrt();
+        let (hx, hy) = if hn > 0.0 {
+            let inv = 1.0 / hn;
+            (hx * inv, hy * inv)
         } else {
-            [1.0, 0.0, 0.0]
+            (1.0, 0.0)
         };
-        k.l = cross([0.0, 0.0, 1.0], k.h);
-        k.sx = self.radius * w - dot(vg, k.h);
-        k.sy = dot(vg, k.l);
+        // l = z × h.
+        k.h = [hx, hy, 0.0];
+        k.l = [-hy, hx, 0.0];
+        k.sx = self.radius * w - (vg[0] * hx + vg[1] * hy);
+        k.sy = vg[1] * hx - vg[0] * hy;
         k
     }
     fn contact_of(&self, cx: &Cx) -> Contact {
@@ -621,7 +644,12 @@ impl Block for WheelCollider {
         f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
         if k.grounded {
             let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), [0.0, 0.0, k.fz]);
-            f.add_frame_force(BODY, k.app, force);
+            if self.app == 0.0 {
+                // The forces act at the contact point, whose velocity is known.
+                f.add_frame_force_moving(BODY, k.app, force, k.vg);
+            } else {
+                f.add_frame_force(BODY, k.app, force);
+            }
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
@@ -832,5 +860,45 @@ impl Block for WheelCollider {
         }
         self.mode = new;
         new != old
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve() -> Curve {
+        let (xe, ye, xa, ya) = (0.4, 1.0, 0.8, 0.5);
+        Curve {
+            xe,
+            ye,
+            xa,
+            ya,
+            inv_xe: 1.0 / xe,
+            rho_a: xa / xe,
+            k_fall: xe / (xa - xe),
+        }
+    }
+
+    /// The friction circle's `per_rho` is the curve divided through by the normalized
+    /// slip, on every branch, and the rising branch's slope at standstill.
+    #[test]
+    fn per_rho_is_the_curve_over_the_normalized_slip_on_every_branch() {
+        let c = curve();
+        assert_eq!(c.per_rho(0.0), c.ye);
+        for i in 1..=600 {
+            let rho = f64::from(i) * 0.005; // 0.005 .. 3: rising, falling, asymptote
+            let want = c.at(rho * c.xe) / rho;
+            let got = c.per_rho(rho);
+            assert!(
+                (got - want).abs() <= 4.0 * f64::EPSILON * want.abs(),
+                "rho {rho}: {got} vs {want}"
+            );
+        }
+        // Continuous at the extremum and at the asymptote.
+        for edge in [1.0, c.rho_a] {
+            let (lo, hi) = (c.per_rho(edge * (1.0 - 1e-12)), c.per_rho(edge));
+            assert!((lo - hi).abs() < 1e-9, "jump at rho {edge}: {lo} vs {hi}");
+        }
     }
 }
