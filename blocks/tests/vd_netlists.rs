@@ -205,6 +205,37 @@ fn full_car_drives_shifts_steers_and_stops_with_abs() {
     assert!((last(&r, "brake_fl.y") - 2000.0).abs() < 1e-6 * 2000.0);
 }
 
+/// The solver work of `vd_full_car.json`, exactly (runs are bit-identical between runs
+/// and machines), so a change of the numerics or a regression in the work shows here. If
+/// this changes, say why in the history below and in BENCHMARKS.md.
+#[test]
+fn full_car_solver_statistics_snapshot() {
+    let (r, _) = run("vd_full_car.json");
+    let s = r.stats;
+    let got = (
+        s.steps,
+        s.rejected_steps,
+        s.rhs_evals,
+        s.guard_evals,
+        s.output_points,
+        s.events,
+        s.jacobian_evals,
+        s.lu_decompositions,
+    );
+    // Stop 33: 2,871 steps (was 2,876), 608 rejected (614), 25,418 rhs (25,509), 7,990
+    // guard calls (8,003), 85 Jacobians (86), 428 LU (433) since the wheel collider's
+    // kinematics divide by the axis height through one reciprocal and the friction circle
+    // is divided through analytically (rounding; the same 109 logged events).
+    assert_eq!(got, (2871, 608, 25418, 7990, 2638, 572, 85, 428), "{s:?}");
+    // Full model evaluations after the step-end cache, Newton iterations and the
+    // Jacobians' derivative calls.
+    assert_eq!(
+        (s.model_evals, s.newton_iterations, s.jacobian_rhs_evals),
+        (32_144, 1259, 2647),
+        "{s:?}"
+    );
+}
+
 /// `vd_parked_slope.json`: braked on a 10 % grade with static friction at the patches, the
 /// car settles into the patch springs and then stays put; the patches carry the downhill
 /// pull `m·g·sin θ` between them.
