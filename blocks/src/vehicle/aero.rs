@@ -77,12 +77,15 @@ impl Aero {
             scale(q * self.lift_area * v2, down),
         )
     }
-    fn at(&self, cx: &Cx) -> (V3, V3, f64) {
+    /// Drag, downforce and the velocity of `center` (world axes) at this instant.
+    fn at(&self, cx: &Cx) -> (V3, V3, V3) {
         let st = cx.frame(0);
         let v = st.point_velocity(self.center);
-        let down = st.to_world([0.0, 0.0, -1.0]);
+        // The body's −z axis in world axes: minus the rotation's third column.
+        let r = st.rotation();
+        let down = [-r[0][2], -r[1][2], -r[2][2]];
         let (d, l) = self.loads(v, down);
-        (d, l, dot(v, v).sqrt())
+        (d, l, v)
     }
 }
 
@@ -100,8 +103,8 @@ impl Block for Aero {
         }
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let (d, l, _) = self.at(cx);
-        f.add_frame_force(0, self.center, add(d, l));
+        let (d, l, v) = self.at(cx);
+        f.add_frame_force_moving(0, self.center, add(d, l), v);
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
@@ -114,6 +117,7 @@ impl Block for Aero {
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (d, _, v) = self.at(cx);
+        let v = dot(v, v).sqrt();
         match i {
             0 => dot(d, d).sqrt(),
             1 => 0.5 * self.rho * self.lift_area * v * v,
