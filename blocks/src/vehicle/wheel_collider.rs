@@ -235,15 +235,20 @@ impl Curve {
                 return bad(format!("{n} must be a finite number >= 0, got {x}"));
             }
         }
-        Ok(Curve {
+        Ok(Curve::new(xe, ye * k, xa, ya * k))
+    }
+    /// The curve through the extremum `(xe, ye)` and the asymptote `(xa, ya)` (values with
+    /// the stiffness applied; `0 < xe < xa`), with its derived constants.
+    fn new(xe: f64, ye: f64, xa: f64, ya: f64) -> Curve {
+        Curve {
             xe,
-            ye: ye * k,
+            ye,
             xa,
-            ya: ya * k,
+            ya,
             inv_xe: 1.0 / xe,
             rho_a: xa / xe,
             k_fall: xe / (xa - xe),
-        })
+        }
     }
     /// The curve (per unit load) at slip `s`, odd.
     #[inline]
@@ -867,24 +872,11 @@ impl Block for WheelCollider {
 mod tests {
     use super::*;
 
-    fn curve() -> Curve {
-        let (xe, ye, xa, ya) = (0.4, 1.0, 0.8, 0.5);
-        Curve {
-            xe,
-            ye,
-            xa,
-            ya,
-            inv_xe: 1.0 / xe,
-            rho_a: xa / xe,
-            k_fall: xe / (xa - xe),
-        }
-    }
-
     /// The friction circle's `per_rho` is the curve divided through by the normalized
     /// slip, on every branch, and the rising branch's slope at standstill.
     #[test]
     fn per_rho_is_the_curve_over_the_normalized_slip_on_every_branch() {
-        let c = curve();
+        let c = Curve::new(0.4, 1.0, 0.8, 0.5);
         assert_eq!(c.per_rho(0.0), c.ye);
         for i in 1..=600 {
             let rho = f64::from(i) * 0.005; // 0.005 .. 3: rising, falling, asymptote
