@@ -2,53 +2,113 @@
 //!
 //! The kernels (stage combinations, error norms, dense output, the model's linear blocks)
 //! are written once as plain `#[inline(always)]` loops the compiler vectorizes;
-//! [`avx_dispatch!`](crate::avx_dispatch) compiles such a loop a second time for AVX (four
-//! `f64` per instruction instead of two) and picks that variant when the processor has it.
-//! Only multiplications and additions are used, never fused multiply-adds, so the results
-//! are bit-identical with and without AVX: a run gives the same numbers on every machine.
+//! [`avx_dispatch!`](crate::avx_dispatch) compiles such a loop twice more, for AVX (four
+//! `f64` per instruction instead of two) and for AVX-512 (eight), and picks the widest
+//! variant the processor has. Only multiplications and additions are used, never fused
+//! multiply-adds (Rust never contracts `a * b + c`), and every reduction keeps its own
+//! fixed number of partial sums whatever the vector width, so the results are
+//! bit-identical on every tier: a run gives the same numbers on every machine.
+//!
+//! The tier can be forced for comparisons: `DRIVELINK_SIMD=scalar|avx|avx512` in the
+//! environment (read once, at the first kernel call; a tier the processor lacks falls
+//! back to the widest it has), or [`set_level`] in process.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// 0 = not yet known, 1 = no AVX, 2 = AVX.
-static AVX: AtomicU8 = AtomicU8::new(0);
+/// A kernel variant: which instruction set the element-wise loops are compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// The baseline (SSE2 on x86-64, whatever the target has elsewhere).
+    Scalar = 1,
+    /// AVX: four `f64` per instruction.
+    Avx = 2,
+    /// AVX-512F: eight `f64` per instruction.
+    Avx512 = 3,
+}
 
-/// Whether this processor has AVX (detected once).
-#[inline]
-pub fn has_avx() -> bool {
-    match AVX.load(Ordering::Relaxed) {
-        2 => true,
-        1 => false,
-        _ => {
-            let yes = detect();
-            AVX.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
+impl Level {
+    fn from_u8(v: u8) -> Level {
+        match v {
+            3 => Level::Avx512,
+            2 => Level::Avx,
+            _ => Level::Scalar,
+        }
+    }
+    /// The name `DRIVELINK_SIMD` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Scalar => "scalar",
+            Level::Avx => "avx",
+            Level::Avx512 => "avx512",
         }
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn detect() -> bool {
-    std::is_x86_feature_detected!("avx")
+/// 0 = not yet known, else a [`Level`].
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+/// The kernel tier in use (detected once; see the module doc).
+#[inline]
+pub fn level() -> Level {
+    match LEVEL.load(Ordering::Relaxed) {
+        0 => {
+            let asked = std::env::var("DRIVELINK_SIMD").ok();
+            let l = match asked.as_deref() {
+                Some("scalar") => Level::Scalar,
+                Some("avx") => Level::Avx.min(best()),
+                _ => best(),
+            };
+            LEVEL.store(l as u8, Ordering::Relaxed);
+            l
+        }
+        v => Level::from_u8(v),
+    }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn detect() -> bool {
-    false
+/// Use tier `l` from now on (at most the widest the processor has, which is returned).
+/// Every tier gives the same bits, so this changes speed only.
+pub fn set_level(l: Level) -> Level {
+    let l = l.min(best());
+    LEVEL.store(l as u8, Ordering::Relaxed);
+    l
+}
+
+/// The widest tier this processor has.
+pub fn best() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            return Level::Avx512;
+        }
+        if std::is_x86_feature_detected!("avx") {
+            return Level::Avx;
+        }
+    }
+    Level::Scalar
+}
+
+/// Whether the kernels run with AVX or wider.
+#[inline]
+pub fn has_avx() -> bool {
+    level() >= Level::Avx
 }
 
 /// Define `$name` calling the `#[inline(always)]` function `$body` with the same
-/// arguments, compiled a second time with AVX enabled and chosen at run time when the
-/// processor has it (`$avx` names that variant).
+/// arguments, compiled twice more, with AVX (`$avx`) and with AVX-512F (`$avx512`), and
+/// dispatched at run time to the tier [`level`] chose.
 #[macro_export]
 macro_rules! avx_dispatch {
-    ($(#[$m:meta])* $vis:vis fn $name:ident / $avx:ident = $body:ident ($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)?) => {
+    ($(#[$m:meta])* $vis:vis fn $name:ident / $avx:ident / $avx512:ident = $body:ident ($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)?) => {
         $(#[$m])*
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
-                if $crate::simd::has_avx() {
-                    // SAFETY: the processor has AVX (checked at run time just above).
-                    return unsafe { $avx($($arg),*) };
+                match $crate::simd::level() {
+                    // SAFETY: `level` never returns a tier the processor lacks.
+                    $crate::simd::Level::Avx512 => return unsafe { $avx512($($arg),*) },
+                    // SAFETY: as above.
+                    $crate::simd::Level::Avx => return unsafe { $avx($($arg),*) },
+                    $crate::simd::Level::Scalar => {}
                 }
             }
             $body($($arg),*)
@@ -58,13 +118,18 @@ macro_rules! avx_dispatch {
         unsafe fn $avx($($arg: $ty),*) $(-> $ret)? {
             $body($($arg),*)
         }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $avx512($($arg: $ty),*) $(-> $ret)? {
+            $body($($arg),*)
+        }
     };
 }
 
 crate::avx_dispatch!(
     /// Whether every entry of `v` is finite (one vectorized pass: `x − x` is 0 for a finite
     /// `x` and NaN for an infinite or NaN one).
-    pub fn all_finite / all_finite_avx = all_finite_body(v: &[f64]) -> bool
+    pub fn all_finite / all_finite_avx / all_finite_avx512 = all_finite_body(v: &[f64]) -> bool
 );
 
 #[inline(always)]
@@ -89,7 +154,7 @@ crate::avx_dispatch!(
     /// Whether `a` and `b` hold the same bits, entry by entry (one vectorized pass with no
     /// early exit: the XOR of every pair of entries, OR-ed together, is zero). Slices of
     /// different lengths differ.
-    pub fn same_bits / same_bits_avx = same_bits_body(a: &[f64], b: &[f64]) -> bool
+    pub fn same_bits / same_bits_avx / same_bits_avx512 = same_bits_body(a: &[f64], b: &[f64]) -> bool
 );
 
 #[inline(always)]
@@ -119,7 +184,7 @@ crate::avx_dispatch!(
     /// multiply and one add per product (no fused multiply-add), so the AVX variant gives
     /// the same bits. `skip_zero`: leave out the columns whose coefficient is zero (a sparse
     /// right-hand side; then a non-finite entry in such a column does not propagate).
-    pub fn add_columns / add_columns_avx = add_columns_body(
+    pub fn add_columns / add_columns_avx / add_columns_avx512 = add_columns_body(
         out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool
     )
 );

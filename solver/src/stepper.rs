@@ -586,7 +586,7 @@ crate::avx_dispatch!(
 /// `y0` in turn rounds at the magnitude of `y` once per term; near an equilibrium that
 /// noise, about `ε·|y|` per stage, is as large as the stage differences the error estimate
 /// is made of: on the chain of 1,000 lags it cost 15 % more steps.)
-fn stage_terms / stage_terms_avx = stage_terms_body(
+fn stage_terms / stage_terms_avx / stage_terms_avx512 = stage_terms_body(
     out: &mut [f64],
     y0: &[f64],
     k: &[f64],
@@ -654,7 +654,7 @@ crate::avx_dispatch!(
 /// order given, exactly as repeated axpy passes would). One pass over the components; the
 /// number of terms is a compile-time constant in the common cases so the compiler unrolls
 /// and vectorizes.
-fn combine_terms / combine_terms_avx = combine_terms_body(
+fn combine_terms / combine_terms_avx / combine_terms_avx512 = combine_terms_body(
     out: &mut [f64],
     base: Option<&[f64]>,
     k: &[f64],
@@ -732,7 +732,7 @@ crate::avx_dispatch!(
 /// DOPRI5's error sum `Σ_i (h·e_i/sk_i)²` with `e = Σ_j coef[j]·k[idx[j]]` formed
 /// component by component exactly as [`combine_terms`] forms it; `sq` (length `n`)
 /// receives the squared terms.
-fn error_sum / error_sum_avx = error_sum_body(
+fn error_sum / error_sum_avx / error_sum_avx512 = error_sum_body(
     sq: &mut [f64],
     k: &[f64],
     idx: &[usize],
@@ -827,7 +827,7 @@ fn worst_term(
 
 crate::avx_dispatch!(
 /// DOPRI5's dense output, element-wise (see [`dopri5_dense_body`]).
-fn dopri5_dense / dopri5_dense_avx = dopri5_dense_body(
+fn dopri5_dense / dopri5_dense_avx / dopri5_dense_avx512 = dopri5_dense_body(
     out: &mut [f64], c: [&[f64]; 5], th: f64, th1: f64
 ));
 

@@ -604,14 +604,14 @@ impl LinKernel {
 
 drivelink_solver::avx_dispatch!(
     /// [`LinKernel::outputs`], compiled also for AVX.
-    fn lin_outputs / lin_outputs_avx = lin_outputs_body(
+    fn lin_outputs / lin_outputs_avx / lin_outputs_avx512 = lin_outputs_body(
         k: &Kernel, segs: std::ops::Range<usize>, x: &[f64], sig: &mut [f64]
     )
 );
 
 drivelink_solver::avx_dispatch!(
     /// [`LinKernel::derivatives`], compiled also for AVX.
-    fn lin_derivatives / lin_derivatives_avx = lin_derivatives_body(
+    fn lin_derivatives / lin_derivatives_avx / lin_derivatives_avx512 = lin_derivatives_body(
         kern: &LinKernel, x: &[f64], sig: &[f64], dx: &mut [f64]
     )
 );
