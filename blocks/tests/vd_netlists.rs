@@ -347,3 +347,87 @@ fn a_joint_released_at_an_instant_is_not_relocked_at_that_instant() {
         "events logged: {counts:?}"
     );
 }
+
+/// Regression: the netlist loader rejected every JSON object in `params`, so a friction
+/// curve could not be given in a netlist at all (`"forward_friction": {...}`, as the
+/// contract and the catalogue document), only through the Rust API. Now the curve given
+/// in the file takes effect: with every wheel locked and the car running straight, the
+/// tires slide on the curve's asymptote, so the car decelerates at `asymptote_value · g`
+/// once the pitch has settled (the normal loads then sum to m·g; no aero).
+#[test]
+fn friction_curve_given_as_an_object_in_a_netlist_sets_the_locked_wheel_deceleration() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../models/netlists/vd_brake_turn_no_abs.json");
+    let text = std::fs::read_to_string(&src).expect("reads");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("parses");
+    let decel_for = |v: &serde_json::Value, mu: Option<f64>| {
+        let mut v = v.clone();
+        for b in v["blocks"].as_array_mut().expect("blocks") {
+            match b["type"].as_str() {
+                Some("WheelCollider") => {
+                    if let Some(mu) = mu {
+                        // Keys not given keep their defaults; a value may carry its unit.
+                        b["params"]["forward_friction"] = serde_json::json!({
+                            "asymptote_value": mu,
+                            "asymptote_slip": "0.8 m/s"
+                        });
+                    }
+                }
+                Some("Aero") => {
+                    b["params"]["drag_area"] = 0.0.into();
+                    b["params"]["lift_area"] = 0.0.into();
+                }
+                _ => {}
+            }
+            if b["name"] == "steering_wheel" {
+                b["params"]["after"] = 0.0.into();
+            }
+        }
+        let path = std::env::temp_dir().join(format!(
+            "drivelink_curve_object_{}_{}.json",
+            std::process::id(),
+            mu.map_or("default".to_string(), |m| m.to_string())
+        ));
+        std::fs::write(&path, serde_json::to_string(&v).expect("writes")).expect("writes");
+        let d = netlist::load_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_file(&path);
+        let mut m = compile(&d, &registry()).unwrap_or_else(|e| panic!("{e}"));
+        let r = m.run();
+        assert_ne!(r.status, RunStatus::Failed, "{}", r.message);
+        let a = m.energy_audit();
+        assert!(
+            a.relative_residual.abs() < 1e-6,
+            "audit {}",
+            a.relative_residual
+        );
+        for w in ["fl", "fr", "rl", "rr"] {
+            assert_eq!(at(&r, &format!("{w}.brake_mode"), 2.5), 0.0, "{w} locked");
+        }
+        // Mean deceleration over 2.0–2.5 s from the speed (the car still moves).
+        let (v0, v1) = (at(&r, "car.speed", 2.0), at(&r, "car.speed", 2.5));
+        assert!(v1 > 5.0, "still sliding at 2.5 s ({v1} m/s)");
+        (v0 - v1) / 0.5
+    };
+    let g = 9.80665;
+    let default = decel_for(&v, None);
+    let custom = decel_for(&v, Some(0.7));
+    assert!(
+        (default / g - 0.5).abs() < 5e-4,
+        "default asymptote 0.5: {} g",
+        default / g
+    );
+    assert!(
+        (custom / g - 0.7).abs() < 7e-4,
+        "asymptote 0.7 from the netlist: {} g",
+        custom / g
+    );
+    // The loader's own message for a value no parameter can take is unchanged.
+    v["blocks"][1]["params"]["radius"] = serde_json::Value::Null;
+    let path = std::env::temp_dir().join(format!("drivelink_null_{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string(&v).expect("writes")).expect("writes");
+    let e = netlist::load_file(&path)
+        .expect_err("null is refused")
+        .to_string();
+    let _ = std::fs::remove_file(&path);
+    assert!(e.contains("blocks[1].params.radius"), "{e}");
+}

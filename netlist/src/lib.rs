@@ -961,10 +961,12 @@ fn load_block(
     let params = match m.get("params") {
         Some(Value::Object(p)) => {
             for (k, val) in p {
-                if val.is_null() || val.is_object() {
+                // Objects are record parameters (a friction curve's keys); whether a
+                // parameter takes one is the compile pass's check, against its kind.
+                if val.is_null() {
                     cx.err(
                         format!("{path}.params.{k}"),
-                        format!("block '{name}': expected a number, an expression string, a boolean, a string choice or an array, {}", got(val)),
+                        format!("block '{name}': expected a number, an expression string, a boolean, a string choice, an array or an object of numbers (a record parameter), {}", got(val)),
                     );
                 }
             }
