@@ -300,6 +300,26 @@ fn bad_set_value_is_reported_as_coming_from_set() {
     );
 }
 
+/// Regression: a text parameter used inside an expression was an "unknown identifier"
+/// whose "did you mean" hint was its own name (`'clutchRise' (did you mean
+/// 'clutchRise'?)`); it is now named as a text parameter.
+#[test]
+fn text_parameter_inside_an_expression_is_named_not_suggested_as_itself() {
+    let o = drivelink()
+        .arg("validate")
+        .arg(netlist("full_car.json"))
+        .args(["--set", "clutchRise=slow"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o).1;
+    assert!(
+        e.contains("'clutchRise' is a text parameter (\"slow\"), not a number"),
+        "{e}"
+    );
+    assert!(!e.contains("did you mean 'clutchRise'"), "{e}");
+}
+
 #[test]
 fn plot_overlays_several_runs_on_an_xy_picture_and_needs_x_for_it() {
     let dir = temp_dir("plot_xy");

@@ -48,6 +48,55 @@ fn quantity_lookup(scope: &Scope) -> impl Fn(&str) -> Option<Quantity> + '_ {
     }
 }
 
+/// Evaluate expression `s` in `scope`. A parameter that is not a number (a text or an
+/// array parameter) used in the expression is named as such (it would otherwise be an
+/// "unknown identifier" with itself as the "did you mean" hint); the hints name only
+/// numeric parameters.
+fn eval_expr(s: &str, scope: &Scope) -> Result<Quantity, String> {
+    let names: Vec<&str> = scope
+        .iter()
+        .filter(|(_, v)| matches!(v, ScopeVal::Q(_)))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    expr::eval_with_names(s, &quantity_lookup(scope), &names).map_err(|e| {
+        let not_a_number = identifiers(s).find_map(|id| match scope.get(id) {
+            Some(ScopeVal::Text(t)) => Some(format!(
+                "'{id}' is a text parameter (\"{t}\"), not a number"
+            )),
+            Some(ScopeVal::Json(_)) => Some(format!("'{id}' is an array parameter, not a number")),
+            _ => None,
+        });
+        match not_a_number {
+            Some(m) => format!("\"{s}\": {m}"),
+            None => format!("\"{s}\": {e}"),
+        }
+    })
+}
+
+/// The identifiers (`[A-Za-z_][A-Za-z0-9_]*`, not preceded by a digit or a dot) in `s`.
+fn identifiers(s: &str) -> impl Iterator<Item = &str> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let start = i;
+            if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let after_number =
+                    start > 0 && (b[start - 1].is_ascii_digit() || b[start - 1] == b'.');
+                if !after_number {
+                    return Some(&s[start..i]);
+                }
+            } else {
+                i += 1;
+            }
+        }
+        None
+    })
+}
+
 /// Evaluate one model-parameter value (number, boolean, expression, or array kept as JSON)
 /// in `scope`.
 pub(crate) fn scope_value(v: &Value, scope: &Scope) -> Result<ScopeVal, String> {
@@ -56,14 +105,11 @@ pub(crate) fn scope_value(v: &Value, scope: &Scope) -> Result<ScopeVal, String> 
         Value::Bool(b) => Ok(ScopeVal::Q(Quantity::bare(if *b { 1.0 } else { 0.0 }))),
         Value::String(s) => match scope.get(s.trim()) {
             Some(v @ (ScopeVal::Json(_) | ScopeVal::Text(_))) => Ok(v.clone()),
-            _ => {
-                let names: Vec<&str> = scope.keys().map(String::as_str).collect();
-                match expr::eval_with_names(s, &quantity_lookup(scope), &names) {
-                    Ok(q) => Ok(ScopeVal::Q(q)),
-                    Err(_) if is_word(s.trim()) => Ok(ScopeVal::Text(s.trim().to_string())),
-                    Err(e) => Err(format!("\"{s}\": {e}")),
-                }
-            }
+            _ => match eval_expr(s, scope) {
+                Ok(q) => Ok(ScopeVal::Q(q)),
+                Err(_) if is_word(s.trim()) => Ok(ScopeVal::Text(s.trim().to_string())),
+                Err(e) => Err(e),
+            },
         },
         Value::Array(_) => Ok(ScopeVal::Json(v.clone())),
         _ => Err("expected a number, an expression string, a boolean or an array".to_string()),
@@ -253,9 +299,7 @@ fn number(raw: &Value, unit: &str, scope: &Scope) -> Result<f64, String> {
             .as_f64()
             .ok_or_else(|| "not a finite number".to_string())?,
         Value::String(s) => {
-            let names: Vec<&str> = scope.keys().map(String::as_str).collect();
-            let q = expr::eval_with_names(s, &quantity_lookup(scope), &names)
-                .map_err(|e| format!("\"{s}\": {e}"))?;
+            let q = eval_expr(s, scope)?;
             if unit == ANY_UNIT {
                 // Signal values of any dimension: the SI value ("10000 N*m" -> 10000).
                 q.value
@@ -285,14 +329,12 @@ fn polynomial(raw: &Value, scope: &Scope) -> Result<Vec<f64>, String> {
         ));
     };
     let n = items.len();
-    let names: Vec<&str> = scope.keys().map(String::as_str).collect();
     let mut common: Option<(units::Dim, usize)> = None;
     let mut out = Vec::with_capacity(n);
     for (i, it) in items.iter().enumerate() {
         let q = match it {
             Value::Number(x) => Quantity::bare(x.as_f64().unwrap_or(f64::NAN)),
-            Value::String(s) => expr::eval_with_names(s, &quantity_lookup(scope), &names)
-                .map_err(|e| format!("entry {i}: \"{s}\": {e}"))?,
+            Value::String(s) => eval_expr(s, scope).map_err(|e| format!("entry {i}: {e}"))?,
             other => {
                 return Err(format!(
                     "entry {i}: expected a number, got {}",
