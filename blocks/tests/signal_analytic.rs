@@ -360,6 +360,74 @@ fn biproper_transfer_fcn_has_direct_feedthrough() {
     assert!(max_err(&r, "tf.y", |t| 1.0 + 2.0 * (1.0 - (-t).exp())) < 1e-8);
 }
 
+/// Regression: a Step at 0.3 s and a sample hit at 3·0.1 = 0.30000000000000004 s are one
+/// instant (1e-13 apart at most), and the sampled blocks fired there for their hit. They
+/// then asked for their next hit after 0.3, got 0.30000000000000004 back and fired a second
+/// time 5.6e-17 s later: a UnitDelay lost a sample, and every adaptive method failed with
+/// a step-size underflow. Now each block fires once per hit: the ZOH holds the clock's value
+/// of the latest hit `k·0.1`, the delay the one before, on every method.
+#[test]
+fn step_on_a_sample_hit_fires_each_sampled_block_once() {
+    use drivelink_core::Method;
+    for method in [
+        Method::Dopri5,
+        Method::Dop853,
+        Method::Radau5,
+        Method::Auto,
+        Method::Rk4 { step: 0.01 },
+    ] {
+        let mut d = Diagram::new("coincide");
+        d.add("clk", "Clock", json!({}));
+        d.add("zoh", "ZeroOrderHold", json!({"sample_time": 0.1}));
+        d.add("del", "UnitDelay", json!({"sample_time": 0.1}));
+        // Steps and a ramp's end on hits 3, 7 and 12 (k·0.1 is not the decimal there).
+        d.add("st", "Step", json!({"time": 0.3}));
+        d.add("st2", "Step", json!({"time": 0.7}));
+        d.add(
+            "ramp",
+            "Ramp",
+            json!({"start_time": 0.0, "duration": 1.2, "height": 1.0}),
+        );
+        d.add("sum", "Sum", json!({"signs": "+++"}));
+        d.add(
+            "lag",
+            "TransferFcn",
+            json!({"num": [1.0], "den": [0.1, 1.0]}),
+        );
+        d.connect(&["clk.y", "zoh.u", "del.u"]);
+        d.connect(&["st.y", "sum.u1"]);
+        d.connect(&["st2.y", "sum.u2"]);
+        d.connect(&["ramp.y", "sum.u3"]);
+        d.connect(&["sum.y", "lag.u"]);
+        d.log(&["zoh.y", "del.y", "lag.y"]);
+        // Not on a hit: time events at the stop time are not handled.
+        d.settings.stop_time = 2.05;
+        d.settings.method = method;
+        let r = run(&d);
+        assert_eq!(r.end_time, 2.05, "{method:?}");
+        let (z, u) = (r.get("zoh.y").unwrap(), r.get("del.y").unwrap());
+        for (i, &t) in r.time.iter().enumerate() {
+            if i + 1 < r.time.len() && r.time[i + 1] == t {
+                continue; // the left value at an event instant
+            }
+            // The latest hit k·0.1 at or before t (within the instant's tolerance); a hit
+            // merged with the step at 0.3 samples the clock at 0.3, so compare to 1e-15.
+            let k = ((t + 1e-12) / 0.1).floor();
+            assert!(
+                (z[i] - k * 0.1).abs() < 1e-15,
+                "{method:?}: zoh {} at t = {t}",
+                z[i]
+            );
+            let expect = if k >= 1.0 { (k - 1.0) * 0.1 } else { 0.0 };
+            assert!(
+                (u[i] - expect).abs() < 1e-15,
+                "{method:?}: delay {} at t = {t}",
+                u[i]
+            );
+        }
+    }
+}
+
 #[test]
 fn zoh_and_unit_delay_of_a_ramp_at_and_between_hits() {
     let ts = 0.25;

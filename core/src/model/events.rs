@@ -18,6 +18,13 @@ use super::eval::{torque_slack, SLIP_EPS};
 use super::{Model, ENGAGE_OFF, ENGAGE_ON};
 use crate::block::Buffers;
 
+/// Time events of different blocks within this distance of each other are one instant:
+/// every block due within it is called at the instant (`1e-13` relative to `max(1, |t|)`,
+/// below the solver's snapping distance of `1e-12`).
+fn time_event_tol(t: f64) -> f64 {
+    1e-13 * t.abs().max(1.0)
+}
+
 impl Model {
     /// Call `f` on block `b` with its event view at `t` and log what it reports.
     fn block_event<R>(
@@ -127,7 +134,7 @@ impl Model {
         self.eval(t, x);
         let plan = self.plan.clone();
         if cause.kind == EventKind::Time {
-            let tol = 1e-13 * t.abs().max(1.0);
+            let tol = time_event_tol(t);
             // The due blocks whose calls ran since the last evaluation: a later call is
             // preceded by an evaluation only if one of them reaches what it reads
             // (`reach.rs`).
@@ -184,8 +191,19 @@ impl Model {
         // Refresh the cached next time events after the mode updates, at every kind of
         // event: a block may schedule one from `update_modes` (a gear selector's shift
         // time after a lever move located as a state event).
+        // A block whose hit fell within the tolerance of this time event fired for that
+        // hit here: its next one comes after the hit, not after `t` (a sample at
+        // 3·0.1 = 0.30000000000000004 handled with a step at 0.3 must not fire again
+        // 5.6e-17 s later).
+        let fired_tol = if cause.kind == EventKind::Time {
+            time_event_tol(t)
+        } else {
+            f64::NEG_INFINITY
+        };
         for (b, blk) in self.blocks.iter().enumerate() {
-            self.run.next_te[b] = blk.next_time_event(t);
+            let old = self.run.next_te[b];
+            let after = if old <= t + fired_tol { old.max(t) } else { t };
+            self.run.next_te[b] = blk.next_time_event(after);
         }
         self.run.update_next_te_min();
         if stop {
