@@ -574,6 +574,51 @@ fn stop_simulation_on_clock_greater_than_c() {
     assert_eq!(r.last("gt.y"), Some(1.0));
 }
 
+/// Regression: with the StopSimulation listed before the blocks driving it, its mode
+/// update at t = 0 read their outputs before their own first mode update (a Relational's
+/// held value, a Saturation's region) and stopped the run at 0. A stop now counts only from
+/// the settled mode update of the instant, so the order of the blocks in the diagram does
+/// not matter: both diagrams stop where the input leaves zero.
+#[test]
+fn stop_simulation_listed_before_its_drivers_stops_where_its_input_leaves_zero() {
+    // Clock >= 2.6 through a Relational, the stop block first.
+    let mut d = Diagram::new("stop_first_relational");
+    d.add("stop", "StopSimulation", json!({}));
+    d.add("clk", "Clock", json!({}));
+    d.add("rel", "Relational", json!({"op": ">="}));
+    d.add("lim", "Constant", json!({"value": 2.6}));
+    d.connect(&["clk.y", "rel.u1"]);
+    d.connect(&["lim.y", "rel.u2"]);
+    d.connect(&["rel.y", "stop.u"]);
+    d.settings.stop_time = 3.0;
+    let r = run(&d);
+    assert_eq!(r.status, RunStatus::Stopped, "{}", r.message);
+    assert!((r.end_time - 2.6).abs() < 1e-9, "end {}", r.end_time);
+    assert_eq!(
+        r.events_of("stop", EventTag::Stop).count(),
+        1,
+        "{:?}",
+        r.events
+    );
+    // t − 1 saturated to [0, 5] through a Gain, the stop block first.
+    let mut d = Diagram::new("stop_first_saturation");
+    d.add("stop", "StopSimulation", json!({}));
+    d.add("g", "Gain", json!({"k": 1.0}));
+    d.add("clk", "Clock", json!({}));
+    d.add("sat", "Saturation", json!({"lower": 0.0, "upper": 5.0}));
+    d.add("c", "Constant", json!({"value": -1.0}));
+    d.add("s", "Sum", json!({"signs": "++"}));
+    d.connect(&["clk.y", "s.u1"]);
+    d.connect(&["c.y", "s.u2"]);
+    d.connect(&["s.y", "sat.u"]);
+    d.connect(&["sat.y", "g.u"]);
+    d.connect(&["g.y", "stop.u"]);
+    d.settings.stop_time = 3.0;
+    let r = run(&d);
+    assert_eq!(r.status, RunStatus::Stopped, "{}", r.message);
+    assert!((r.end_time - 1.0).abs() < 1e-9, "end {}", r.end_time);
+}
+
 #[test]
 fn stop_simulation_on_continuous_input_leaving_zero() {
     // A ramp starting at 0.7 leaves zero continuously; the guard −|u| locates it.

@@ -150,6 +150,9 @@ impl Model {
                     self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
                         blk.time_event(ecx)
                     });
+                    if stop && self.run.stopped_by.is_none() {
+                        self.run.stopped_by = Some(plan.blocks[b].name.clone());
+                    }
                     pending.push(b);
                 }
             }
@@ -159,11 +162,17 @@ impl Model {
             }
             self.ev.pending = pending;
         }
+        // A stop requested in `update_modes` counts only from the round in which nothing
+        // changed: in an earlier round a block listed before the ones driving it may
+        // still read their outputs from before this instant's mode updates.
+        let mut round_stop = None;
         for _round in 0..100 {
             let mut changed = false;
+            round_stop = None;
             for b in 0..plan.blocks.len() {
                 let current = self.cache.current;
-                let c = self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
+                let mut asked = false;
+                let c = self.block_event(BlockIx::at(b), t, x, &mut asked, |blk, ecx| {
                     blk.update_modes(ecx)
                 });
                 // No mode change: nothing the signals show changed (a resampled input is
@@ -174,8 +183,8 @@ impl Model {
                     self.refresh_constants(t, x);
                     self.eval(t, x);
                 }
-                if stop && self.run.stopped_by.is_none() {
-                    self.run.stopped_by = Some(plan.blocks[b].name.clone());
+                if asked && round_stop.is_none() {
+                    round_stop = Some(b);
                 }
             }
             if self.settle_frictions(t, x)? {
@@ -206,6 +215,12 @@ impl Model {
             self.run.next_te[b] = blk.next_time_event(after);
         }
         self.run.update_next_te_min();
+        if let Some(b) = round_stop {
+            stop = true;
+            if self.run.stopped_by.is_none() {
+                self.run.stopped_by = Some(plan.blocks[b].name.clone());
+            }
+        }
         if stop {
             let who = self.run.stopped_by.clone().unwrap_or_default();
             self.push_event(t, &who, EventTag::Stop, "stop requested".into());
