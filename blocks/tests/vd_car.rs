@@ -486,3 +486,57 @@ fn parked_on_a_slope_loads_follow_the_incline_and_locked_wheels_creep_at_the_cur
     println!("pitch {th:.6} rad, moment residual {m:.3e} N·m");
     assert!(m.abs() < 1e-6 * M * G * h, "pitch moment residual {m} N·m");
 }
+
+/// Regression: a car that rolled over and sank through the ground plane (nothing collides
+/// the body with it) met the ground again from below when its axes turned back: the rays
+/// started below the plane, the compressions read metres, and the wheels threw the car out
+/// at 150 m/s with megajoules from nothing while the audit closed. A ray from a mount below
+/// the ground now meets nothing: the car rolls over, falls freely (kinetic energy gained =
+/// m·g·depth), and no wheel does positive work on it.
+#[test]
+fn car_rolled_over_and_sunk_gets_no_wheel_forces_from_below() {
+    // Dropped from 1.5 m with a 4 rad/s roll rate: it lands on its side and goes under.
+    let mut c = car_with_body(0.0, json!({}), json!({}), json!({"z0": 1.5, "p0": 4.0}));
+    c.d.log(&["car.z", "car.vz", "fl.grounded", "fl.compression"]);
+    c.d.settings.stop_time = 3.0;
+    c.d.settings.rtol = 1e-8;
+    c.d.settings.atol = 1e-9;
+    let (r, a) = run(&c.d);
+    let z = r.get("car.z").unwrap();
+    let zmax_after_sinking = r
+        .time
+        .iter()
+        .zip(z)
+        .skip_while(|(_, &z)| z > -1.0)
+        .map(|(_, &z)| z)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        last(&r, "car.z") < -10.0,
+        "sinks: z = {}",
+        last(&r, "car.z")
+    );
+    assert!(
+        zmax_after_sinking < -1.0,
+        "never thrown back up once 1 m under: max z {zmax_after_sinking}"
+    );
+    // Free fall at the end: vz = −g per second, no wheel force.
+    let vz = r.get("car.vz").unwrap();
+    let n = vz.len();
+    let dv = (vz[n - 1] - vz[n - 11]) / (r.time[n - 1] - r.time[n - 11]);
+    assert!((dv + G).abs() < 1e-6 * G, "free fall: dvz/dt = {dv}");
+    assert_eq!(last(&r, "fl.grounded"), 0.0);
+    assert_eq!(last(&r, "fl.compression"), -(DIST + 0.33));
+    // No element created energy: every wheel's "loss" is a loss (>= 0 to round-off), and
+    // the kinetic energy gained is what the height lost gives.
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+    for (name, loss) in &a.losses {
+        assert!(*loss > -1e-6 * a.kinetic_final, "{name} created {loss} J");
+    }
+    let depth = 1.5 - last(&r, "car.z");
+    assert!(
+        a.kinetic_final < M * G * depth,
+        "kinetic {} J <= m·g·depth {} J",
+        a.kinetic_final,
+        M * G * depth
+    );
+}

@@ -13,8 +13,11 @@
 //! `C` divided by the world z component of the body's z axis). The compression is
 //! `c = suspension_distance + radius − s*` (0 at full extension, `suspension_distance` at
 //! full compression: the wheel's centre at full extension is `center` moved down by
-//! `suspension_distance`); the wheel is grounded while `c ≥ 0` (and the body's z axis
-//! points up). The force along the axis is
+//! `suspension_distance`); the wheel is grounded while `c ≥ 0`, the body's z axis points
+//! up and the mount is above the ground (a ray starting below the ground meets nothing:
+//! a car rolled over and sunk through the plane gets no wheel forces, which would push it
+//! out with energy from nothing; the compression then reads `−(suspension_distance +
+//! radius)`). The force along the axis is
 //!
 //! ```text
 //! F = max(0, spring·(c − target_position·suspension_distance) + damper·ċ
@@ -480,12 +483,20 @@ impl WheelCollider {
         // rotation (`zz` is the world height of the body's z axis).
         let r = st.rotation();
         let zz = r[2][2];
-        if !(zz > 1e-6) {
-            // Not upright (or not a number): no contact.
-            return Contact::default();
+        // The world height of the mount point.
+        let hc = st.pos()[2] + dot(r[2], self.center);
+        if !(zz > 1e-6) || !(hc >= 0.0) {
+            // The ray from the mount never meets the ground: the axis points sideways or
+            // up, or the mount itself is below the ground (a car rolled over and sunk
+            // through the plane, which nothing else collides with). No contact; a wheel
+            // there pushing the body up would create energy from nothing.
+            return Contact {
+                c: self.no_ground(),
+                ..Contact::default()
+            };
         }
         let inv_zz = 1.0 / zz;
-        let s = (st.pos()[2] + dot(r[2], self.center)) * inv_zz;
+        let s = hc * inv_zz;
         let c = self.dist + self.radius - s;
         let mut k = Contact {
             c,
@@ -529,6 +540,11 @@ impl WheelCollider {
         k.sx = self.radius * w - (vg[0] * hx + vg[1] * hy);
         k.sy = vg[1] * hx - vg[0] * hy;
         k
+    }
+    /// The compression reported when the suspension's ray does not meet the ground at all:
+    /// `−(suspension_distance + radius)`, as for a mount twice its reach above the ground.
+    fn no_ground(&self) -> f64 {
+        -(self.dist + self.radius)
     }
     fn contact_of(&self, cx: &Cx) -> Contact {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
@@ -673,7 +689,7 @@ impl Block for WheelCollider {
                 .doc("tire force along the wheel's heading (+ pushes the car forward)"),
             VarDecl::new("fy", VarSource::Custom(2), "N").doc("tire force to the wheel's left"),
             VarDecl::new("compression", VarSource::Custom(3), "m")
-                .doc("suspension compression from full extension (< 0 in the air)"),
+                .doc("suspension compression from full extension (< 0 in the air; −(suspension_distance + radius) while the suspension axis cannot meet the ground: on its side, upside down, or its mount below the ground)"),
             VarDecl::new("grounded", VarSource::Custom(4), "1")
                 .doc("1 while the ground is within reach, else 0"),
             VarDecl::new("steer", VarSource::Custom(5), "rad")
