@@ -732,7 +732,11 @@ fn overlay(paths: &[PathBuf], runs: &[SimResult], x: &str, names: &[&str]) -> Si
         }
         let rows = r.time.len();
         out.time.extend_from_slice(&r.time);
-        out.columns[0].extend_from_slice(r.get(x).unwrap_or(&[]));
+        if x == "time" {
+            out.columns[0].extend_from_slice(&r.time);
+        } else {
+            out.columns[0].extend_from_slice(r.get(x).unwrap_or(&[]));
+        }
         for (j, col) in out.columns.iter_mut().enumerate().skip(1) {
             let (run, k) = ((j - 1) / names.len(), (j - 1) % names.len());
             match r.get(names[k]) {
@@ -779,7 +783,7 @@ fn plot(
     let table = results.iter().find(|p| !first_column_is_time(p));
     if results.len() > 1 && (x.is_none() || table.is_some()) {
         console::error(
-            "several files are overlaid only as an XY plot of results files (first column `time`): give --x SIGNAL (for example --x car.x)",
+            "several files are overlaid only as results files (first column `time`) with --x: --x time against time, --x SIGNAL as an XY plot (for example --x car.x)",
         );
         return 2;
     }
@@ -810,7 +814,14 @@ fn plot(
             return 2;
         }
         (x, None) => {
-            let wanted: Vec<&str> = names.iter().copied().chain(x).collect();
+            // `--x time` on results files is the time axis: a single file plots as without
+            // `--x`, several are overlaid against their own times.
+            let x = x.filter(|&xn| !(xn == "time" && results.len() == 1));
+            let wanted: Vec<&str> = names
+                .iter()
+                .copied()
+                .chain(x.filter(|&xn| xn != "time"))
+                .collect();
             let mut runs = Vec::with_capacity(results.len());
             for p in results {
                 match read_results(p, &wanted) {

@@ -342,7 +342,20 @@ fn plot_overlays_several_runs_on_an_xy_picture_and_needs_x_for_it() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("give --x SIGNAL"), "{}", text(&o).1);
+    assert!(text(&o).1.contains("--x SIGNAL"), "{}", text(&o).1);
+    // Regression: `--x time` said "no column 'time'" although the files' first column is
+    // `time`; it now overlays the runs against time (and plots one file as without --x).
+    for (files, name) in [(&csvs[..], "vs_time.png"), (&csvs[..1], "one_time.png")] {
+        let o = drivelink()
+            .arg("plot")
+            .args(files)
+            .args(["--x", "time", "--signals", "car.y", "--out"])
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+        assert_eq!(&std::fs::read(dir.join(name)).unwrap()[..4], b"\x89PNG");
+    }
     let o = drivelink()
         .arg("plot")
         .args(&csvs)

@@ -397,7 +397,12 @@ impl<'a> Plan<'a> {
         // Equal scaling of a one-panel, one-unit XY scope (a trajectory): the same metres
         // per pixel on both axes, the data centred.
         let mut y_fixed = scope.ylim;
-        if xy && plans.len() == 1 && plans[0].panel.units.len() == 1 {
+        // (Not against time: runs overlaid with `--x time` are no trajectory.)
+        if xy
+            && scope.x.as_deref() != Some("time")
+            && plans.len() == 1
+            && plans[0].panel.units.len() == 1
+        {
             if let (Some((ya, yb)), None, None) = (
                 plans[0].panel.data_range_in(0, inside.clone()),
                 view.xlim,
