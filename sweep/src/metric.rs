@@ -280,7 +280,12 @@ impl Metric {
             MetricKind::Max(s) => num(res.get(s).and_then(|y| fold(y, f64::max))),
             MetricKind::Min(s) => num(res.get(s).and_then(|y| fold(y, f64::min))),
             MetricKind::Mean(s) => num(res.get(s).and_then(|y| time_mean(&res.time, y))),
-            MetricKind::At(s, t) => num(res.value_at(s, *t)),
+            // Outside the run's time span (past an early stop, before the start): NaN,
+            // as `event_time` of an event that did not happen, not a held end value.
+            MetricKind::At(s, t) => num(match (res.time.first(), res.time.last()) {
+                (Some(&a), Some(&b)) if *t >= a && *t <= b => res.value_at(s, *t),
+                _ => None,
+            }),
             MetricKind::EventTime { block, kind, n } => {
                 num(res.events_of(block, *kind).nth(n - 1).map(|e| e.time))
             }

@@ -170,6 +170,7 @@ fn metrics_match_direct_computation_and_the_closed_form_brake_stop() {
         "t_end=end_time",
         "how=status",
         "second_lock=event_time(brake, lock, 2)",
+        "w_late=at(flywheel.w, 9)",
     ]);
     let s = study(
         "mech_brake_stop.json",
@@ -201,6 +202,8 @@ fn metrics_match_direct_computation_and_the_closed_form_brake_stop() {
             get("heat")
         );
         assert!(get("second_lock").is_nan());
+        // Past the run's 8 s: NaN, not the held end value (regression).
+        assert!(get("w_late").is_nan(), "{}", get("w_late"));
         assert_eq!(col(&t, "how")[i], &Cell::Text("completed".into()));
         // Direct computation from the same run.
         let mut m = compiled
