@@ -260,6 +260,16 @@ pub const CASES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        // Regression: a port a subsystem does not export read as "unknown block 'f'".
+        "unknown_subsystem_port",
+        &[
+            "connections[0]:",
+            "block 'f' (Subsystem) has no port 'yy'",
+            "did you mean 'y'",
+            "its ports are y",
+        ],
+    ),
+    (
         "inline_diagram_error",
         &[
             "blocks[0].diagram.ports.y:",

@@ -32,6 +32,9 @@ pub(crate) struct Flat {
     pub port_map: HashMap<String, String>,
     /// "sub.alias" -> flat "block.var"
     pub alias_map: HashMap<String, String>,
+    /// Flat name of each subsystem or composite block -> its type name and exported port
+    /// names.
+    pub sub_ports: HashMap<String, (String, Vec<String>)>,
 }
 
 /// Flatten diagram `d` (the top level) with its resolved parameters `scope`.
@@ -141,7 +144,12 @@ fn flatten(
                     }
                 };
                 match f(&params) {
-                    Ok(inner) => expand(&inner, &Scope::new(), &full, reg, out, errors, depth),
+                    Ok(inner) => {
+                        expand(&inner, &Scope::new(), &full, reg, out, errors, depth);
+                        if let Some(entry) = out.sub_ports.get_mut(&full) {
+                            entry.0 = t.name.to_string();
+                        }
+                    }
                     Err(e) => errors.push(Error::Param(e)),
                 }
             }
@@ -150,11 +158,16 @@ fn flatten(
     let own: Vec<Vec<String>> = d
         .connections
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(ci, c)| {
             c.iter()
                 .map(|r| {
                     let full = format!("{prefix}{r}");
-                    out.port_map.get(&full).cloned().unwrap_or(full)
+                    if let Some(flat) = out.port_map.get(&full) {
+                        return flat.clone();
+                    }
+                    unknown_sub_port(out, ci, r, &full, errors);
+                    full
                 })
                 .collect()
         })
@@ -216,8 +229,35 @@ fn resolve_in(params: &[(String, Value)], scope: &Scope, ctx: &str) -> Result<Sc
     Ok(out)
 }
 
+/// A connection end `r` (`full` with the prefix) naming a port a subsystem or composite
+/// block does not export: the error names the block and its ports (otherwise the flat name
+/// would later read as an unknown block).
+fn unknown_sub_port(out: &Flat, ci: usize, r: &str, full: &str, errors: &mut Vec<Error>) {
+    let Some(pr) = PortRef::parse(full) else {
+        return;
+    };
+    let Some((type_name, exported)) = out.sub_ports.get(&pr.block) else {
+        return;
+    };
+    errors.push(Error::UnknownPort {
+        connection: ci,
+        block: PortRef::parse(r).map_or(pr.block.clone(), |p| p.block),
+        type_name: type_name.clone(),
+        port: pr.port.clone(),
+        hint: suggest::hint(&pr.port, exported.iter().map(String::as_str)),
+        ports: if exported.is_empty() {
+            "none (it exports no ports)".into()
+        } else {
+            exported.join(", ")
+        },
+    });
+}
+
 /// Register a (sub)diagram's exported ports and aliases under the outer name.
 fn export(inner: &Diagram, full: &str, sub_prefix: &str, out: &mut Flat, errors: &mut Vec<Error>) {
+    let exported = inner.ports.iter().map(|(e, _)| e.clone()).collect();
+    out.sub_ports
+        .insert(full.to_string(), ("Subsystem".into(), exported));
     for (exp, target) in &inner.ports {
         let t = format!("{sub_prefix}{target}");
         let t = out.port_map.get(&t).cloned().unwrap_or(t);
