@@ -177,6 +177,8 @@ fn wheel_collider_in_the_air_transmits_nothing_and_bad_curves_are_named() {
         e.contains("forward_friction") && e.contains("asymptote_slip must be > extremum_slip"),
         "{e}"
     );
+    // The 0.8 came from the default, which the message says (the key was not given).
+    assert!(e.contains("got 0.8 (the default of asymptote_slip"), "{e}");
     let e = build(
         "WheelCollider",
         json!({"center": [0, 0, 0], "sideways_friction": {"extremum": 0.9}}),

@@ -217,16 +217,30 @@ struct Curve {
 }
 
 impl Curve {
-    fn from(p: &Params, name: &str) -> Result<Curve, ParamError> {
+    /// The curve of record parameter `name` (keys as in `fields`, whose defaults fill the
+    /// keys not given).
+    fn from(p: &Params, name: &str, fields: &[RecordField]) -> Result<Curve, ParamError> {
         let v = p.vector(name)?;
         let (xe, ye, xa, ya, k) = (v[0], v[1], v[2], v[3], v[4]);
         let bad = |m: String| Err(p.invalid(name, m));
+        // A value equal to its key's default may not have been given at all: say so.
+        let default_note = |i: usize, x: f64| match fields.get(i) {
+            Some(f) if f.default == x => format!(
+                " (the default of {}, used when the key is not given)",
+                f.name
+            ),
+            _ => String::new(),
+        };
         if !(xe > 0.0 && xe.is_finite()) {
-            return bad(format!("extremum_slip must be > 0, got {xe}"));
+            return bad(format!(
+                "extremum_slip must be > 0, got {xe}{}",
+                default_note(0, xe)
+            ));
         }
         if !(xa > xe && xa.is_finite()) {
             return bad(format!(
-                "asymptote_slip must be > extremum_slip ({xe}), got {xa}"
+                "asymptote_slip must be > extremum_slip ({xe}), got {xa}{}",
+                default_note(2, xa)
             ));
         }
         for (n, x) in [
@@ -309,8 +323,8 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             return Err(p.invalid(n, format!("must be finite, got {v}")));
         }
     }
-    let fwd = Curve::from(p, "forward_friction")?;
-    let side = Curve::from(p, "sideways_friction")?;
+    let fwd = Curve::from(p, "forward_friction", FORWARD)?;
+    let side = Curve::from(p, "sideways_friction", SIDEWAYS)?;
     let stick = if p.bool("static_friction")? {
         let v_rest = match p.opt_num("stick_speed")? {
             Some(_) => {
