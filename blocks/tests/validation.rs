@@ -165,7 +165,19 @@ fn singular_network_names_the_massless_node() {
     // c.flange_b is a massless free node.
     let e = err(&d);
     match e {
-        Error::SingularNetwork { nodes } => assert_eq!(nodes, vec!["c.flange_b".to_string()]),
+        Error::SingularNetwork {
+            ref nodes,
+            ref unconnected,
+        } => {
+            assert_eq!(nodes, &vec!["c.flange_b".to_string()]);
+            // Regression: the open flange is named as unconnected, not only as massless.
+            assert_eq!(unconnected, &vec!["c.flange_b".to_string()]);
+            assert!(
+                e.to_string()
+                    .contains("c.flange_b is not connected to anything: connect it to a shaft with inertia or to a Fixed"),
+                "{e}"
+            );
+        }
         other => panic!("{other}"),
     }
 }
@@ -253,4 +265,38 @@ fn unconnected_flange_is_a_named_warning() {
     let w: Vec<String> = m.plan().warnings().iter().map(|w| w.to_string()).collect();
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("'J.flange'"), "{w:?}");
+}
+
+/// Regression: the singularity test compared the reduced mass matrix's smallest
+/// eigenvalue with 1e-12 of the largest node mass, so a 1e13 kg·m² flywheel made a
+/// 2 kg·m² shaft "massless" (and a 1e-12 kg·m² shaft beside 2 kg·m² was refused). Real
+/// inertia ratios up to about 1e18 now compile, and the clutch between them locks at the
+/// closed-form instant `Δω·J1·J2/((J1 + J2)·T)`.
+#[test]
+fn large_inertia_ratio_is_not_a_singular_network() {
+    for j1 in [1e13, 1e-12] {
+        let mut d = Diagram::new("ratio");
+        d.add("J1", "Inertia", json!({"J": j1, "w0": 10.0}));
+        d.add("J2", "Inertia", json!({"J": 2.0}));
+        d.add("c", "Clutch", json!({"mu": 0.5, "fn_max": 20.0}));
+        d.add("one", "Constant", json!({"value": 1.0}));
+        d.connect(&["J1.flange", "c.flange_a"]);
+        d.connect(&["J2.flange", "c.flange_b"]);
+        d.connect(&["one.y", "c.f"]);
+        d.settings.stop_time = 3.0;
+        let mut m =
+            drivelink_core::compile(&d, &registry()).unwrap_or_else(|e| panic!("J1 = {j1}: {e}"));
+        let r = m.run();
+        let lock = r
+            .events_of("c", drivelink_core::EventTag::Lock)
+            .next()
+            .unwrap_or_else(|| panic!("J1 = {j1}: no lock: {:?}", r.events))
+            .time;
+        // The kinetic torque mu·cgeo·fn_max = 10 N·m.
+        let exact = 10.0 * j1 * 2.0 / ((j1 + 2.0) * 10.0);
+        assert!(
+            (lock - exact).abs() < 1e-9 * exact.max(1e-9) + 1e-9,
+            "J1 = {j1}: lock at {lock}, exact {exact}"
+        );
+    }
 }

@@ -78,8 +78,12 @@ pub enum Error {
     UndrivenInput { block: String, port: String },
     #[error("algebraic loop through blocks: {}", blocks.join(" -> "))]
     AlgebraicLoop { blocks: Vec<String> },
-    #[error("the mechanical network is singular: nodes {} have no inertia in a direction the constraints leave free; add an Inertia/Mass there or constrain them", nodes.join(", "))]
-    SingularNetwork { nodes: Vec<String> },
+    #[error("the mechanical network is singular: nodes {} have no inertia in a direction the constraints leave free; {}", nodes.join(", "), singular_advice(unconnected))]
+    SingularNetwork {
+        nodes: Vec<String>,
+        /// Those of `nodes` that are a single flange joined to nothing.
+        unconnected: Vec<String>,
+    },
     #[error("frame '{frame}' has no mass: connect a RigidBody (with m > 0 and inertia > 0) to it; every rigid body needs mass and inertia")]
     FrameWithoutMass { frame: String },
     #[error("node {node}: conflicting initial speeds {first} and {second} from {blocks}")]
@@ -212,5 +216,20 @@ mod tests {
         let many = Error::Many(vec![Error::Param(p), e]);
         assert_eq!(format!("{many:?}"), many.to_string());
         assert_eq!(many.to_string().lines().count(), 2);
+    }
+}
+
+/// What to do about a singular network: connect the lone flanges among its nodes (a
+/// massless element's flange left open), else add inertia or constraints.
+fn singular_advice(unconnected: &[String]) -> String {
+    if unconnected.is_empty() {
+        "add an Inertia/Mass there or constrain them".to_string()
+    } else {
+        format!(
+            "{} {} not connected to anything: connect {} to a shaft with inertia or to a Fixed (ground)",
+            unconnected.join(", "),
+            if unconnected.len() == 1 { "is" } else { "are" },
+            if unconnected.len() == 1 { "it" } else { "them" }
+        )
     }
 }

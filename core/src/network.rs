@@ -368,6 +368,13 @@ impl Network {
 }
 
 /// `S = N (NᵀMN)⁻¹ Nᵀ` with `N` a null-space basis of `g`.
+/// A direction of the reduced mass matrix `NᵀMN` whose eigenvalue is at most this times
+/// the largest node mass has no inertia. A massless node's direction comes out at the
+/// round-off of the null-space basis squared (about 1e-32 of the largest mass), while a
+/// real inertia ratio of up to about 1e18 (a 1e13 kg·m² flywheel beside a 2 kg·m² shaft, a
+/// 1e-12 kg·m² "almost massless" shaft) stays above it.
+const SINGULAR_REL: f64 = 1e-20;
+
 fn reduced_inverse(g: &DMatrix<f64>, m: &DMatrix<f64>) -> Result<DMatrix<f64>, Singular> {
     let n = m.nrows();
     let basis = null_space(g, n);
@@ -387,7 +394,7 @@ fn reduced_inverse(g: &DMatrix<f64>, m: &DMatrix<f64>) -> Result<DMatrix<f64>, S
     let min_idx = (0..k)
         .min_by(|&a, &b| eig.eigenvalues[a].total_cmp(&eig.eigenvalues[b]))
         .unwrap_or(0);
-    if eig.eigenvalues[min_idx] <= 1e-12 * scale {
+    if eig.eigenvalues[min_idx] <= SINGULAR_REL * scale {
         let z = eig.eigenvectors.column(min_idx);
         let dir = &basis * z;
         let big = dir.amax();

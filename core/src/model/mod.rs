@@ -211,13 +211,25 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
     );
     if n > 0 {
         if let Err(s) = net.refactor() {
-            return Err(Error::SingularNetwork {
-                nodes: s
-                    .nodes
-                    .iter()
-                    .map(|&i| plan.nodes[i].name.clone())
-                    .collect(),
-            });
+            let nodes: Vec<String> = s
+                .nodes
+                .iter()
+                .map(|&i| plan.nodes[i].name.clone())
+                .collect();
+            // A node that is one flange joined to nothing is named after it (the connect
+            // pass warned about it; the warning would not be seen behind this error).
+            let unconnected = plan
+                .warnings()
+                .iter()
+                .filter_map(|w| match w {
+                    crate::compile::CompileWarning::UnconnectedFlange { block, port } => {
+                        Some(format!("{block}.{port}"))
+                    }
+                    _ => None,
+                })
+                .filter(|f| nodes.contains(f))
+                .collect();
+            return Err(Error::SingularNetwork { nodes, unconnected });
         }
     }
     Ok(net)
