@@ -103,6 +103,14 @@ pub fn integrate<S: HybridSystem>(
     }
     let mut run = Run::new(settings, n, sys.n_guards(), pattern, clock);
     let result = run.execute(sys, x);
+    // A failed run ends with its last good state as an output point (a timeout with a
+    // coarse output grid would otherwise keep only the points before it).
+    if let Err((_, t)) = &result {
+        if *t > run.last_out && crate::simd::all_finite(x) {
+            run.stats.output_points += 1;
+            sys.output(*t, x, OutputKind::Final);
+        }
+    }
     run.engine.fill_stats(&mut run.stats);
     let switches = run.engine.take_switches();
     match result {
@@ -244,6 +252,9 @@ struct Run<'a> {
     stats: Stats,
     /// Index `k` of the next output grid point `start + k*dt`.
     next_grid: u64,
+    /// Time of the last output point (the last good state is emitted after a failure past
+    /// it).
+    last_out: f64,
     /// The output grid interval (`Settings::output_grid`), `None`: output at the steps.
     grid: Option<f64>,
     /// Time events handled so far.
@@ -279,6 +290,7 @@ impl<'a> Run<'a> {
             chatter: VecDeque::with_capacity(cap),
             stats: Stats::default(),
             next_grid: 1,
+            last_out: f64::NEG_INFINITY,
         }
     }
 
@@ -286,6 +298,7 @@ impl<'a> Run<'a> {
     fn emit<S: HybridSystem>(&mut self, sys: &mut S, t: f64, x: &[f64], kind: OutputKind) {
         self.stats.output_points += 1;
         sys.output(t, x, kind);
+        self.last_out = t;
     }
 
     /// The system's own health check after outputs (a non-finite signal, ...).
@@ -459,6 +472,7 @@ impl<'a> Run<'a> {
             self.engine.dense(tg, &mut self.xs);
             self.stats.output_points += 1;
             sys.output(tg, &self.xs, OutputKind::Interpolated);
+            self.last_out = tg;
             self.next_grid += 1;
         }
     }
@@ -616,6 +630,7 @@ impl<'a> Run<'a> {
             if self.grid.is_none() && !lands {
                 self.stats.output_points += 1;
                 sys.output(t_end, self.engine.y1(), OutputKind::Step);
+                self.last_out = t_end;
             }
             x.copy_from_slice(self.engine.y1());
             t = t_end;
@@ -731,6 +746,7 @@ impl<'a> Run<'a> {
             if grid {
                 self.stats.output_points += 1;
                 sys.output(tj, &self.xs, OutputKind::Interpolated);
+                self.last_out = tj;
                 k += 1;
                 self.next_grid = k;
                 last_grid = tj;

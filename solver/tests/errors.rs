@@ -287,6 +287,42 @@ fn timeout_ends_the_run_with_partial_results() {
     }
 }
 
+/// Regression: with an output grid coarser than the distance a failed run covered (a
+/// timeout at t = 0.09 s with outputs every 10 s), only the initial point was kept, though
+/// the message says "results up to t were kept". The last good state is now the run's
+/// final output point.
+#[test]
+fn failed_run_ends_with_its_last_good_state_on_a_coarse_grid() {
+    for method in [Method::Dopri5, Method::Radau5] {
+        let mut sys = slow_decay();
+        let s = Settings {
+            max_step: 0.01,
+            timeout: Some(0.05),
+            output_interval: Some(1e4),
+            ..settings(method, 1e5)
+        };
+        let (r, x) = run(&mut sys, &[1.0], &s);
+        let f = r.expect_err("must time out");
+        let SolverError::Timeout { t, .. } = f.error else {
+            panic!("{method:?}: {:?}", f.error)
+        };
+        assert!(t > 0.0, "{method:?}");
+        assert_eq!(
+            sys.rec.t,
+            vec![0.0, t],
+            "{method:?}: initial point and last good state"
+        );
+        assert_eq!(*sys.rec.kind.last().unwrap(), OutputKind::Final);
+        assert_eq!(x, *sys.rec.x.last().unwrap());
+        assert!(
+            (x[0] - (-t).exp()).abs() < 1e-5,
+            "{method:?}: {} at {t}",
+            x[0]
+        );
+        assert_eq!(f.stats.output_points, 2);
+    }
+}
+
 /// Three states; only x1 blows up (x1' = x1², finite-time singularity at t = 1).
 fn blow_up_in_x1() -> Custom {
     Custom::new(
