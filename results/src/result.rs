@@ -255,7 +255,9 @@ impl SimResult {
         for (k, t) in self.time.iter().enumerate() {
             write!(w, "{t}")?;
             for c in &self.columns {
-                write!(w, ",{}", c[k])?;
+                // A negative zero (a force that is zero on the negative side) reads "0".
+                let v = if c[k] == 0.0 { 0.0 } else { c[k] };
+                write!(w, ",{v}")?;
             }
             writeln!(w)?;
         }
@@ -368,6 +370,17 @@ pub struct CsvError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_writes_a_negative_zero_as_zero() {
+        let mut r = SimResult::new("m", vec!["f.fx".into()]);
+        r.push_row(0.0, &[-0.0]);
+        r.push_row(1.0, &[-1e-300]);
+        let mut buf = Vec::new();
+        r.write_csv(&mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert_eq!(text, "time,f.fx\n0,0\n1,-1e-300\n");
+    }
 
     #[test]
     fn csv_round_trip_keeps_values_and_event_duplicates() {

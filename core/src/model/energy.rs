@@ -70,7 +70,13 @@ impl EnergyAudit {
         let list = |v: &[(String, f64)]| -> serde_json::Value {
             serde_json::Value::Object(
                 v.iter()
-                    .map(|(n, e)| (n.clone(), serde_json::Value::from(*e)))
+                    // A zero loss of an idle element is written "0.0", not "-0.0".
+                    .map(|(n, e)| {
+                        (
+                            n.clone(),
+                            serde_json::Value::from(if *e == 0.0 { 0.0 } else { *e }),
+                        )
+                    })
                     .collect(),
             )
         };
