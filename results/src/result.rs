@@ -253,11 +253,9 @@ impl SimResult {
         }
         writeln!(w)?;
         for (k, t) in self.time.iter().enumerate() {
-            write!(w, "{t}")?;
+            write!(w, "{}", Num(*t))?;
             for c in &self.columns {
-                // A negative zero (a force that is zero on the negative side) reads "0".
-                let v = if c[k] == 0.0 { 0.0 } else { c[k] };
-                write!(w, ",{v}")?;
+                write!(w, ",{}", Num(c[k]))?;
             }
             writeln!(w)?;
         }
@@ -367,6 +365,26 @@ pub struct CsvError {
     pub message: String,
 }
 
+/// A number as results.csv writes it: the shortest text that reads back to the same bits,
+/// in plain decimals for magnitudes from 1e-5 to 1e16 and with an exponent outside them
+/// (`1e-300`, not three hundred digits); a negative zero (a force that is zero on the
+/// negative side) is written `0`.
+struct Num(f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        let a = v.abs();
+        if v == 0.0 {
+            f.write_str("0")
+        } else if !v.is_finite() || (1e-5..1e16).contains(&a) {
+            write!(f, "{v}")
+        } else {
+            write!(f, "{v:e}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,10 +394,22 @@ mod tests {
         let mut r = SimResult::new("m", vec!["f.fx".into()]);
         r.push_row(0.0, &[-0.0]);
         r.push_row(1.0, &[-1e-300]);
+        r.push_row(2.0, &[1.2345678901234567e20]);
+        r.push_row(3.0, &[f64::NAN]);
         let mut buf = Vec::new();
         r.write_csv(&mut buf).unwrap();
-        let text = String::from_utf8(buf).unwrap();
-        assert_eq!(text, "time,f.fx\n0,0\n1,-1e-300\n");
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert_eq!(
+            text,
+            "time,f.fx\n0,0\n1,-1e-300\n2,1.2345678901234567e20\n3,NaN\n"
+        );
+        // Every value reads back to the same bits (but the sign of zero).
+        let back = SimResult::read_csv(io::Cursor::new(buf), "m").unwrap();
+        assert_eq!(back.columns[0][1].to_bits(), (-1e-300f64).to_bits());
+        assert_eq!(
+            back.columns[0][2].to_bits(),
+            1.2345678901234567e20f64.to_bits()
+        );
     }
 
     #[test]
