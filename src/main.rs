@@ -212,13 +212,19 @@ fn report(file: &str, e: &Error) {
 
 /// Read a netlist, apply `--set` overrides and load it.
 fn load(model: &Path, set: &[String]) -> Result<Diagram, Error> {
+    load_noting(model, set, true)
+}
+
+/// [`load`]; `notes`: print the notes on `--set` values (false when the same netlist is
+/// loaded a second time in one command, for the report's diagram).
+fn load_noting(model: &Path, set: &[String], notes: bool) -> Result<Diagram, Error> {
     let origin = model.display().to_string();
     let text = std::fs::read_to_string(model).map_err(|e| Error::Io {
         path: origin.clone(),
         message: format!("{e}{}", shipped_hint(model, &e)),
     })?;
     let mut v = netlist::parse_text(&text, &origin)?;
-    apply_sets(&mut v, set, &origin)?;
+    apply_sets(&mut v, set, &origin, notes)?;
     let base = model.parent().map(Path::to_path_buf).unwrap_or_default();
     netlist::load_value(&v, &origin, &base).map_err(|e| name_set_origin(e, set))
 }
@@ -288,7 +294,7 @@ fn bare_number_note(s: &str, name: &str, old: &Value, new: &Value) {
 }
 
 /// `--set name=value`: replace a top-level parameter in the netlist JSON.
-fn apply_sets(v: &mut Value, set: &[String], origin: &str) -> Result<(), Error> {
+fn apply_sets(v: &mut Value, set: &[String], origin: &str, notes: bool) -> Result<(), Error> {
     let mut errors = Vec::new();
     for s in set {
         let bad = |message: String| Error::Netlist {
@@ -312,7 +318,9 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str) -> Result<(), Error> 
         match params {
             Some(p) if p.contains_key(name) => {
                 if let Some(old) = p.get(name) {
-                    bare_number_note(s, name, old, &parsed);
+                    if notes {
+                        bare_number_note(s, name, old, &parsed);
+                    }
                 }
                 p.insert(name.to_string(), parsed);
             }
@@ -970,7 +978,7 @@ fn write_run_report(
     audit: &drivelink_core::EnergyAudit,
     dir: &Path,
 ) -> Result<(), String> {
-    let drawing = match load(model, set) {
+    let drawing = match load_noting(model, set, false) {
         Ok(d) => match draw_diagram(&d, drivelink_report::Links::Anchors, true) {
             Ok(drawing) => Some(drawing),
             Err(e) => {

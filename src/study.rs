@@ -170,10 +170,12 @@ pub fn sweep(a: &SweepArgs) -> u8 {
     let shard_text = shard.map_or_else(String::new, |(i, n)| {
         format!(" (shard {i}/{n}: runs {}..{})", runs.start, runs.end)
     });
+    let n = runs.len();
     console::print(&format!(
-        "{}: {} runs{shard_text}, {failed} failed, in {wall:.3} s wall on {threads} threads (solver {solver:.3} s in total), study {} -> {}\n",
+        "{}: {n} run{}{shard_text}, {failed} failed, in {wall:.3} s wall on {threads} thread{} (solver {solver:.3} s in total), study {} -> {}\n",
         study.compiled().diagram().name,
-        runs.len(),
+        if n == 1 { "" } else { "s" },
+        if threads == 1 { "" } else { "s" },
         study.id(),
         dir.display()
     ))

@@ -307,7 +307,7 @@ pub enum SolverError {
     #[error("invalid solver settings: {message}")]
     InvalidSettings { message: String },
     /// `index`: the state component that dominated the error of the last attempted step.
-    #[error("maximum number of steps ({max_steps}) reached at t = {t} s{}; raise solver.max_steps or check the model for stiffness or chattering", culprit(index))]
+    #[error("maximum number of steps ({max_steps}, accepted and rejected) reached at t = {t} s{}; the model may be stiff there (try method \"auto\" or \"radau5\"), or raise solver.max_steps, or check it for chattering", culprit(index))]
     MaxSteps {
         t: f64,
         max_steps: u64,
