@@ -188,6 +188,21 @@ impl Error {
     }
 }
 
+/// What to do about a singular network: connect the lone flanges among its nodes (a
+/// massless element's flange left open), else add inertia or constraints.
+fn singular_advice(unconnected: &[String]) -> String {
+    if unconnected.is_empty() {
+        "add an Inertia/Mass there or constrain them".to_string()
+    } else {
+        format!(
+            "{} {} not connected to anything: connect {} to a shaft with inertia or to a Fixed (ground)",
+            unconnected.join(", "),
+            if unconnected.len() == 1 { "is" } else { "are" },
+            if unconnected.len() == 1 { "it" } else { "them" }
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,20 +231,5 @@ mod tests {
         let many = Error::Many(vec![Error::Param(p), e]);
         assert_eq!(format!("{many:?}"), many.to_string());
         assert_eq!(many.to_string().lines().count(), 2);
-    }
-}
-
-/// What to do about a singular network: connect the lone flanges among its nodes (a
-/// massless element's flange left open), else add inertia or constraints.
-fn singular_advice(unconnected: &[String]) -> String {
-    if unconnected.is_empty() {
-        "add an Inertia/Mass there or constrain them".to_string()
-    } else {
-        format!(
-            "{} {} not connected to anything: connect {} to a shaft with inertia or to a Fixed (ground)",
-            unconnected.join(", "),
-            if unconnected.len() == 1 { "is" } else { "are" },
-            if unconnected.len() == 1 { "it" } else { "them" }
-        )
     }
 }
