@@ -505,9 +505,9 @@ struct RunArgs {
     /// Do not write report.html (the interactive run report).
     #[arg(long)]
     no_report: bool,
-    /// End the run as failed (partial results written) after this many seconds of wall time.
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<f64>,
+    /// End the run as failed (partial results written) after this much wall time (seconds, or an expression such as "2 min").
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    timeout: Option<String>,
 }
 
 fn run(args: &RunArgs) -> u8 {
@@ -530,14 +530,27 @@ fn run(args: &RunArgs) -> u8 {
         *no_report,
     );
     let origin = model.display().to_string();
-    if let Some(t) = timeout {
-        if !(t.is_finite() && *t > 0.0) {
+    // A wall-clock time, with a unit like --stop-time ("90 s", "2 min").
+    let timeout = match timeout.as_deref().map(|t| {
+        let x = expr::eval(t, &|_| None)
+            .map_err(|e| e.to_string())
+            .and_then(|q| expr::check_dim(&q, Dim::TIME, "s").map_err(|e| e.to_string()))?;
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            Err(format!("must be positive, got {x}"))
+        }
+    }) {
+        None => None,
+        Some(Ok(x)) => Some(x),
+        Some(Err(e)) => {
             console::error(format_args!(
-                "--timeout: expected a positive number of seconds, got {t}"
+                "--timeout {}: {e}; expected a positive wall time such as 30 or \"2 min\"",
+                args.timeout.as_deref().unwrap_or_default()
             ));
             return 2;
         }
-    }
+    };
     let mut m = match build(model, set, stop_time) {
         Ok(m) => m,
         Err(e) => {
@@ -552,7 +565,7 @@ fn run(args: &RunArgs) -> u8 {
     let bar = progress_bar(&mut m);
     let mut settings = m.settings().clone();
     if timeout.is_some() {
-        settings.timeout = *timeout;
+        settings.timeout = timeout;
     }
     let res = m.run_with(&settings);
     let t0 = m.settings().start_time;
@@ -577,7 +590,8 @@ fn run(args: &RunArgs) -> u8 {
         console::error(msg);
         code = 1;
     }
-    if !no_report {
+    // (No report into a directory the results could not be written to: that error said it.)
+    if !no_report && written.is_ok() {
         if let Err(msg) = write_run_report(model, set, &res, &audit, &dir) {
             eprintln!("error: {msg}");
             code = 1;

@@ -375,3 +375,31 @@ fn plot_overlays_several_runs_on_an_xy_picture_and_needs_x_for_it() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("no column 'car.z'"), "{}", text(&o).1);
 }
+
+/// `--timeout` takes a time with a unit as `--stop-time` does ("1 min" was refused as an
+/// invalid float); a unit that is not a time is named.
+#[test]
+fn timeout_takes_a_time_with_a_unit() {
+    let dir = temp_dir("timeout_unit");
+    let o = drivelink()
+        .arg("run")
+        .arg(netlist("mech_breakaway.json"))
+        .args(["--timeout", "1 min", "--no-plots", "--no-report", "--out"])
+        .arg(dir.join("ok"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let o = drivelink()
+        .arg("run")
+        .arg(netlist("mech_breakaway.json"))
+        .args(["--timeout", "3 N", "--out"])
+        .arg(dir.join("bad"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("--timeout 3 N: expected s but got N"),
+        "{}",
+        text(&o).1
+    );
+}

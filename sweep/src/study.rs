@@ -316,7 +316,8 @@ impl Study {
             }
             (None, _, true) => 0,
         };
-        if args.grid.is_empty() && args.dist.is_empty() {
+        // (With --samples but no --dist the error above already says what is missing.)
+        if args.grid.is_empty() && args.dist.is_empty() && args.samples.is_none() {
             errors.push(SweepError::Arg {
                 flag: "--grid".into(),
                 text: String::new(),
