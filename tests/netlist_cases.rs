@@ -260,6 +260,15 @@ pub const CASES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        // "step" for "steps" read as an unknown identifier.
+        "output_interval_step",
+        &[
+            "solver.output_interval:",
+            "expected a time",
+            "did you mean 'steps'",
+        ],
+    ),
+    (
         // Regression: a port a subsystem does not export read as "unknown block 'f'".
         "unknown_subsystem_port",
         &[

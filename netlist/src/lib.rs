@@ -1140,6 +1140,20 @@ fn read_solver_field(
         spec::Kind::OutputInterval => match v {
             Value::Null => Some(Got::Null),
             Value::String(m) if m.trim() == "steps" => Some(Got::Steps),
+            // A word that is not a time: the one word this key takes, if it is near it.
+            Value::String(m)
+                if m.trim().chars().all(|c| c.is_ascii_alphabetic())
+                    && !suggest::hint(m.trim(), ["steps"]).is_empty() =>
+            {
+                cx.err(
+                    path,
+                    format!(
+                        "\"{m}\": expected a time (\"10 ms\") or \"steps\"{}",
+                        suggest::hint(m.trim(), ["steps"])
+                    ),
+                );
+                None
+            }
             _ => {
                 let x = solver_number(cx, fld.name, v, scope, Dim::TIME, "s")?;
                 positive(cx, x)

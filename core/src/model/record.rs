@@ -66,7 +66,7 @@ impl Model {
             k = end;
         }
         if self.run.failure.is_none() {
-            self.run.failure = self.non_finite_signal(t);
+            self.run.failure = self.non_finite_signal();
         }
         let row = std::mem::take(&mut self.run.row_buf);
         self.run.result.push_row(t, &row);
@@ -78,7 +78,7 @@ impl Model {
     }
 
     /// The first non-finite signal, as a message naming its block and port.
-    fn non_finite_signal(&self, t: f64) -> Option<String> {
+    fn non_finite_signal(&self) -> Option<String> {
         if drivelink_solver::simd::all_finite(&self.ev.sig) {
             return None;
         }
@@ -103,7 +103,7 @@ impl Model {
         let (bp, decl) = out_port(s)?;
         let port = decl.name.as_str();
         Some(format!(
-            "non-finite value {} at t = {t} s on output '{}.{port}' ({}); check its inputs and parameters (division by zero, overflow)",
+            "non-finite value {} on output '{}.{port}' ({}); check its inputs and parameters (division by zero, overflow)",
             self.ev.sig[s], bp.name, bp.type_name
         ))
     }
