@@ -38,6 +38,7 @@ fn two_inertias_with_spring_damper_give_the_closed_form_eigenvalues() {
         .iter()
         .filter(|e| e.natural_frequency <= 1e-8 * im)
         .count();
+
     assert_eq!(zeros, 2, "{ev:?}");
     // C: the logged tau is the torque transmitted from flange_a to flange_b (it accelerates
     // J2), −c·(phi_b − phi_a) − d·(w_b − w_a): +c per radian of J1, −d per rad/s of J2.

@@ -552,9 +552,18 @@ fn eigen(a: &DMatrix<f64>) -> Vec<Eigen> {
             .map(|z| (z.re, z.im))
             .collect(),
     };
+    // A mode whose eigenvalue is below 1e-9 of the largest is a rigid-body or integrator
+    // mode (0 in exact arithmetic; the finite-difference Jacobian leaves it near 1e-13,
+    // whose sign would read as a growing mode with damping −1): reported as exactly 0.
+    let largest = ev.iter().map(|&(re, im)| re.hypot(im)).fold(0.0, f64::max);
     let mut out: Vec<Eigen> = ev
         .into_iter()
         .map(|(re, im)| {
+            let (re, im) = if re.hypot(im) <= 1e-9 * largest {
+                (0.0, 0.0)
+            } else {
+                (re, im)
+            };
             let wn = re.hypot(im);
             Eigen {
                 re,
@@ -566,4 +575,27 @@ fn eigen(a: &DMatrix<f64>) -> Vec<Eigen> {
         .collect();
     out.sort_by(|p, q| p.re.total_cmp(&q.re).then(p.im.total_cmp(&q.im)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rigid-body mode left at +1.6e-13 by finite differences is reported as exactly 0
+    /// with undefined damping (it read as a growing mode with damping −1); a slow real
+    /// mode at 1e-6 of the fastest is kept.
+    #[test]
+    fn numerically_zero_eigenvalues_are_reported_as_zero() {
+        let a = DMatrix::from_diagonal(&nalgebra::DVector::from_vec(vec![-10.0, 1.6e-13, -1e-5]));
+        let ev = eigen(&a);
+        assert_eq!(ev.len(), 3);
+        assert!((ev[0].re + 10.0).abs() < 1e-12);
+        assert!((ev[1].re + 1e-5).abs() < 1e-15);
+        assert!((ev[1].damping - 1.0).abs() < 1e-12);
+        assert_eq!(
+            (ev[2].re, ev[2].im, ev[2].natural_frequency),
+            (0.0, 0.0, 0.0)
+        );
+        assert!(ev[2].damping.is_nan());
+    }
 }
