@@ -680,6 +680,52 @@ fn gear_selector_shift_time_scheduled_at_a_lever_event_fires_and_the_gearbox_syn
     assert_energy_closes(&mut m, 1e-8);
 }
 
+/// Regression: a lever value that is no gear of the box (7 on a 2-speed, −1 without
+/// reverse, 5 from the start) selected neutral as documented, but the selector's guards
+/// watched the selected gear (neutral, 0) instead of the lever, so they stayed violated
+/// and every such run failed ("event iteration did not settle"). Now the box shifts to
+/// neutral and the run goes on; moving the lever back to a gear selects it.
+#[test]
+fn gear_selector_lever_on_no_gear_selects_neutral_and_the_run_goes_on() {
+    for (points, expect_mid) in [
+        (
+            json!([[0.0, 1.0], [1.0, 1.0], [1.0, 7.0], [2.0, 7.0], [2.0, 2.0]]),
+            0.0,
+        ),
+        (
+            json!([[0.0, 1.0], [1.0, 1.0], [1.0, -1.0], [2.0, -1.0], [2.0, 2.0]]),
+            0.0,
+        ),
+        (json!([[0.0, 5.0], [2.0, 5.0], [2.0, 2.0]]), 0.0),
+    ] {
+        let mut d = Diagram::new("lever");
+        d.add(
+            "sel",
+            "GearSelector",
+            json!({"gears": 2, "shift_time": 0.1}),
+        );
+        d.add("lever", "SignalBuilder", json!({"points": points}));
+        d.connect(&["lever.y", "sel.gear"]);
+        d.log(&["sel.selected", "sel.engaged"]);
+        d.settings.stop_time = 3.0;
+        let (_, r) = run(&d);
+        assert_eq!(r.end_time, 3.0, "{points}: {}", r.message);
+        let sel = |t: f64| {
+            let i = r.time.iter().rposition(|&x| x <= t).unwrap();
+            r.get("sel.selected").unwrap()[i]
+        };
+        assert_eq!(sel(1.5), expect_mid, "{points}: neutral while on no gear");
+        assert_eq!(sel(2.95), 2.0, "{points}: back on gear 2");
+        assert_eq!(r.last("sel.engaged"), Some(2.0), "{points}");
+        assert!(
+            r.events_of("sel", EventTag::Shift)
+                .any(|e| e.detail.contains("is not a gear of this box")),
+            "{points}: {:?}",
+            r.events
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Eddy current brake
 

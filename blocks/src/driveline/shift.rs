@@ -225,6 +225,9 @@ pub struct GearSelector {
     engaged: i64,
     /// Gear selected by the lever.
     target: i64,
+    /// The lever's input rounded (the guards watch it leave ±0.5 around this, also when it
+    /// is no gear of the box and `target` is neutral).
+    lever: f64,
     /// Time the target gets engaged (infinite when none pending).
     due: f64,
     first: FirstCall,
@@ -279,8 +282,8 @@ impl Block for GearSelector {
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
-        g[0] = self.target as f64 + 0.5 - u;
-        g[1] = u - (self.target as f64 - 0.5);
+        g[0] = self.lever + 0.5 - u;
+        g[1] = u - (self.lever - 0.5);
     }
     fn next_time_event(&self, t: f64) -> f64 {
         if self.due > t {
@@ -292,6 +295,7 @@ impl Block for GearSelector {
     fn reset(&mut self, _t0: f64) {
         self.engaged = 0;
         self.target = 0;
+        self.lever = 0.0;
         self.due = f64::INFINITY;
         self.first.arm();
     }
@@ -308,14 +312,14 @@ impl Block for GearSelector {
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let fresh = self.first.take();
         let u = cx.u(0);
-        let mut g = u.round() as i64;
+        let lever = if u.is_finite() { u.round() } else { 0.0 };
+        let moved = lever != self.lever;
+        self.lever = lever;
+        let mut g = lever as i64;
         if !u.is_finite() || !self.valid(g) {
             g = 0;
         }
-        if g == self.target {
-            return false;
-        }
-        if !u.is_finite() || u.round() as i64 != g {
+        if (moved || fresh) && (!u.is_finite() || lever as i64 != g) {
             cx.log(
                 EventTag::Shift,
                 format!(
@@ -324,6 +328,11 @@ impl Block for GearSelector {
                     if self.reverse { " or −1" } else { "" }
                 ),
             );
+        }
+        if g == self.target {
+            // The lever moved between values that select the same gear (7 -> 8 on a
+            // 5-speed box: neutral both): only the guards' band moved.
+            return moved;
         }
         let from = self.engaged;
         self.target = g;
@@ -366,6 +375,7 @@ pub(crate) fn build_selector(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         shift_time,
         engaged: 0,
         target: 0,
+        lever: 0.0,
         due: f64::INFINITY,
         first: FirstCall::armed(),
     }))
