@@ -95,6 +95,19 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
                     format!("expected [p1, p2, p3], got {} entries", v.len()),
                 ));
             }
+            // The engine delivers max_power at speed_at_max_power only when the
+            // polynomial is 1 there (SimDriveline's constraint); published coefficients
+            // are rounded to four decimals, hence the tolerance.
+            let sum = v[0] + v[1] - v[2];
+            if !((sum - 1.0).abs() <= 1e-3) {
+                return Err(p.invalid(
+                    "polynomial",
+                    format!(
+                        "p1 + p2 − p3 must be 1 (the torque at speed_at_max_power then gives max_power), got {} + {} − {} = {sum}",
+                        v[0], v[1], v[2]
+                    ),
+                ));
+            }
             [v[0], v[1], v[2]]
         }
         _ if kind == "diesel" => [0.6526, 1.6948, 1.3474],
@@ -347,7 +360,7 @@ impl Engine {
         };
         cx.log(
             EventTag::Stall,
-            format!("stalled ({when}): crank speed {w:.3} rad/s below stall_speed {ws} rad/s; no combustion torque from now on"),
+            format!("stalled ({when}): crank speed {w} rad/s below stall_speed {ws} rad/s; no combustion torque from now on"),
         );
         true
     }
@@ -424,26 +437,20 @@ impl Block for Engine {
         changed | self.update_stall(cx, fresh)
     }
     fn variables(&self) -> Vec<VarDecl> {
-        let mut v = vec![
+        // Declared whatever the options, so the catalogue (built with the defaults) lists
+        // them; without friction, idle control or stall they read 0, the clamped throttle
+        // and 0.
+        vec![
             VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("crankshaft speed"),
             VarDecl::new("tau", VarSource::Custom(0), "N*m").doc("engine torque on the crankshaft"),
             VarDecl::new("power", VarSource::Custom(1), "W").doc("engine power"),
-        ];
-        if self.ext.is_some() {
-            v.push(
-                VarDecl::new("tau_friction", VarSource::Custom(2), "N*m")
-                    .doc("friction (motoring) torque on the crankshaft, included in tau"),
-            );
-            v.push(
-                VarDecl::new("throttle_eff", VarSource::Custom(3), "1")
-                    .doc("throttle after the idle controller (0 while stalled)"),
-            );
-            v.push(
-                VarDecl::new("stalled", VarSource::Custom(4), "1")
-                    .doc("1 once the engine has stalled"),
-            );
-        }
-        v
+            VarDecl::new("tau_friction", VarSource::Custom(2), "N*m")
+                .doc("friction (motoring) torque on the crankshaft, included in tau (0 without friction)"),
+            VarDecl::new("throttle_eff", VarSource::Custom(3), "1")
+                .doc("throttle after the idle controller, clamped to [0, 1] (0 while stalled)"),
+            VarDecl::new("stalled", VarSource::Custom(4), "1")
+                .doc("1 once the engine has stalled (needs stall_speed)"),
+        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (u, w) = (cx.u(0), cx.v(1));
@@ -452,6 +459,7 @@ impl Block for Engine {
             (1, _) => self.torque(u, w) * w,
             (2, Some(e)) => Self::friction(e, w),
             (3, Some(e)) if !self.stalled => Self::throttle(e, u, w),
+            (3, None) => u.clamp(0.0, 1.0),
             (4, _) => f64::from(u8::from(self.stalled)),
             _ => 0.0,
         }

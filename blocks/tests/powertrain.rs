@@ -88,6 +88,37 @@ fn engine_max_speed_beyond_the_polynomial_root_is_rejected() {
     );
 }
 
+/// Regression: a custom polynomial breaking p1 + p2 − p3 = 1 ran and delivered half of
+/// max_power at speed_at_max_power without a word. It is refused, naming the rule; a
+/// valid one (the diesel's published, rounded coefficients) compiles and gives max_power
+/// there to the rounding.
+#[test]
+fn engine_polynomial_must_give_max_power_at_its_speed() {
+    let reg = registry();
+    let mut d = Diagram::new("e");
+    d.add("e", "Engine", json!({"polynomial": [0.5, 0.5, 0.5]}));
+    let msg = compile(&d, &reg).err().expect("error").to_string();
+    assert!(
+        msg.contains("'polynomial'")
+            && msg.contains("p1 + p2 − p3 must be 1")
+            && msg.contains("= 0.5"),
+        "{msg}"
+    );
+    let mut d = Diagram::new("e");
+    d.add("e", "Engine", json!({"polynomial": [0.6526, 1.6948, 1.3474], "max_power": 100e3, "speed_at_max_power": 400.0, "max_speed": 500.0}));
+    d.add("u", "Constant", json!({"value": 1.0}));
+    d.add("w", "SpeedSource", json!({"tc": 1e-3}));
+    d.add("ws", "Constant", json!({"value": 400.0}));
+    d.connect(&["u.y", "e.throttle"]);
+    d.connect(&["ws.y", "w.w"]);
+    d.connect(&["e.crank", "w.flange"]);
+    d.log(&["e.power"]);
+    d.settings.stop_time = 0.1;
+    let r = compile(&d, &reg).expect("compiles").run();
+    let p = r.last("e.power").unwrap();
+    assert!((p - 100e3).abs() < 1e-3 * 100e3, "power at Ω0: {p} W");
+}
+
 #[test]
 fn unloaded_engine_runs_up_to_its_limit_and_holds_it_without_chattering() {
     let mut d = Diagram::new("runup");

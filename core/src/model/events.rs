@@ -10,7 +10,7 @@
 
 use drivelink_solver::{EventAction, EventCause, EventKind, SystemError};
 
-use crate::block::{Block, EventCx, FrictionMode};
+use crate::block::{Block, EventCx, FrictionMode, PortKind};
 use crate::ids::BlockIx;
 use crate::result::{EventRecord, EventTag};
 
@@ -439,7 +439,23 @@ impl Model {
         };
         let detail = match to {
             FrictionMode::Locked => {
-                format!("locked, holding torque {:.6} N·m", self.net.lambda_fric[j])
+                // A joint whose slip involves a translational node (a tire's r·w − v, a
+                // linear brake) holds a force.
+                let plan = &self.plan;
+                let linear = self.net.friction_rows[j].terms.iter().any(|&(n, _)| {
+                    plan.nodes
+                        .get(n)
+                        .is_some_and(|nd| nd.kind == PortKind::Trans)
+                });
+                let (what, unit) = if linear {
+                    ("force", "N")
+                } else {
+                    ("torque", "N·m")
+                };
+                format!(
+                    "locked, holding {what} {:.6} {unit}",
+                    self.net.lambda_fric[j]
+                )
             }
             _ => format!(
                 "{} -> {}, w_rel = {:.3e}",
