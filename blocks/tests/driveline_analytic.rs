@@ -726,6 +726,61 @@ fn gear_selector_lever_on_no_gear_selects_neutral_and_the_run_goes_on() {
     }
 }
 
+/// Regression: a speed source spinning a lossy gear up from rest released the locked mesh
+/// backward (the locked mesh's torque, split with the source's tracking row on the same
+/// shaft, had the wrong sign), so it relocked and released every 5e-13 s and the run
+/// failed on chattering. A released load-dependent joint now slides the way its slip
+/// accelerates when free: forward, and the source's torque is exactly the input inertia's
+/// plus the output's reflected through the lossy mesh, `(J_in + J_out/(r²·η))·a`.
+#[test]
+fn speed_source_spins_a_lossy_gear_up_from_rest_sliding_forward() {
+    let (j_in, j_out, r, eta, tc) = (0.02, 2.0, 3.0, 0.9, 0.01);
+    let mut d = Diagram::new("lossy_speed");
+    d.add("w", "Constant", json!({"value": 100.0}));
+    d.add("ss", "SpeedSource", json!({"tc": tc}));
+    d.add("jin", "Inertia", json!({"J": j_in}));
+    d.add("g", "IdealGear", json!({"ratio": r, "efficiency": eta}));
+    d.add("out", "Inertia", json!({"J": j_out}));
+    d.connect(&["w.y", "ss.w"]);
+    d.connect(&["ss.flange", "jin.flange", "g.flange_a"]);
+    d.connect(&["g.flange_b", "out.flange"]);
+    d.log(&["jin.w", "ss.tau", "g.power_loss"]);
+    d.settings.stop_time = 1.0;
+    // Tight, so the audit's integration error is far below its bound.
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-10;
+    let (mut m, r_) = run(&d);
+    assert_eq!(r_.end_time, 1.0, "{}", r_.message);
+    let starts: Vec<&str> = r_
+        .events
+        .iter()
+        .filter(|e| e.block == "g")
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    assert!(starts[0].contains("sliding forward"), "{starts:?}");
+    let (w, tau, loss) = (
+        r_.get("jin.w").unwrap(),
+        r_.get("ss.tau").unwrap(),
+        r_.get("g.power_loss").unwrap(),
+    );
+    let j_eff = j_in + j_out / (r * r * eta);
+    for i in 0..r_.time.len() {
+        if r_.time[i] > 0.1 {
+            break;
+        }
+        let a = (100.0 - w[i]) / tc;
+        close(
+            tau[i],
+            j_eff * a,
+            1e-9 * j_eff * a.abs().max(1.0),
+            "source torque",
+        );
+        assert!(loss[i] >= -1e-9, "loss {} at {}", loss[i], r_.time[i]);
+    }
+    assert_energy_closes(&mut m, 1e-8);
+}
+
 // ---------------------------------------------------------------------------------------
 // Eddy current brake
 

@@ -336,6 +336,34 @@ impl Model {
             && s * self.net.friction_rows[j].dot(&self.net.a) >= 0.0
     }
 
+    /// The direction a released load-dependent joint `j` (a lossy gear's mesh) starts to
+    /// slide in: that of its slip's acceleration with the joint free (no friction torque),
+    /// or `None` when that is zero. Its locked torque is no guide when another constraint
+    /// acts on the same motion (a speed source's tracking row on the input shaft: the
+    /// minimum-norm split of the two forces can give the mesh a torque of either sign, and
+    /// a mesh started backward while the source drives it forward relocked and released
+    /// again every 5e-13 s). Leaves the network factored for `cand` with `j` free.
+    fn release_direction(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        cand: &mut [FrictionMode],
+        j: usize,
+    ) -> Result<Option<FrictionMode>, SystemError> {
+        cand[j] = FrictionMode::Free;
+        self.net.modes.copy_from_slice(cand);
+        self.refactor(t)?;
+        self.eval(t, x);
+        let acc = self.net.friction_rows[j].dot(&self.net.a);
+        Ok(if acc > 0.0 {
+            Some(FrictionMode::SlidingForward)
+        } else if acc < 0.0 {
+            Some(FrictionMode::SlidingBackward)
+        } else {
+            None
+        })
+    }
+
     /// The locked joint whose constraint torque leaves its static range the most, and
     /// whether it is over the top (`true`) or under the bottom.
     fn worst_violator(&self, t: f64, x: &[f64], cand: &[FrictionMode]) -> Option<(usize, bool)> {
@@ -402,10 +430,16 @@ impl Model {
             match self.worst_violator(t, x, &cand) {
                 None => break,
                 Some((j, high)) => {
-                    cand[j] = if high {
+                    let by_torque = if high {
                         FrictionMode::SlidingBackward
                     } else {
                         FrictionMode::SlidingForward
+                    };
+                    cand[j] = if self.load.is_load[j] {
+                        self.release_direction(t, x, &mut cand, j)?
+                            .unwrap_or(by_torque)
+                    } else {
+                        by_torque
                     };
                 }
             }
