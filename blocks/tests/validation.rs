@@ -300,3 +300,31 @@ fn large_inertia_ratio_is_not_a_singular_network() {
         );
     }
 }
+
+/// Regression: errors and warnings about a composite block's ports named its inner blocks
+/// (`gb.selector.gear`, `gb.mesh.flange_b`), which the user never wrote; they name the
+/// ports it exports (`gb.gear`, `gb.output`).
+#[test]
+fn composite_block_ports_are_named_as_exported() {
+    let mut d = Diagram::new("gb");
+    d.add(
+        "gb",
+        "ManualGearbox",
+        json!({"ratios": [3.0, 1.5], "efficiency": 0.9}),
+    );
+    d.add("J", "Inertia", json!({"J": 1.0}));
+    d.connect(&["J.flange", "gb.input"]);
+    let e = err(&d).to_string();
+    assert!(e.contains("input 'gb.gear' has no driver"), "{e}");
+    assert!(!e.contains("selector"), "{e}");
+    d.add("lever", "Constant", json!({"value": 1.0}));
+    d.connect(&["lever.y", "gb.gear"]);
+    let m = compile(&d, &registry()).expect("compiles");
+    let w: Vec<String> = m.plan().warnings().iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("flange 'gb.output' is not connected")),
+        "{w:?}"
+    );
+    assert!(!w.iter().any(|w| w.contains("gb.mesh")), "{w:?}");
+}

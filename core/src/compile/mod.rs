@@ -24,6 +24,7 @@ pub(crate) mod order;
 pub(crate) mod params;
 pub(crate) mod vars;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use params::{resolve_parameters, resolve_params, Scope, ScopeVal, ANY_UNIT};
@@ -47,6 +48,40 @@ pub enum CompileWarning {
     UnconnectedHeatPort { block: String, port: String },
 }
 
+/// Inner ports a subsystem or composite block exports, by flat name ("gb.selector.gear"),
+/// with the name the user wrote ("gb", "gear"): the outermost exporting name.
+fn outer_ports(flat: &flatten::Flat) -> HashMap<String, (String, String)> {
+    let mut out: HashMap<String, (String, String)> = HashMap::new();
+    for (exported, inner) in &flat.port_map {
+        let Some(pr) = crate::diagram::PortRef::parse(exported) else {
+            continue;
+        };
+        let shorter = out
+            .get(inner)
+            .is_none_or(|(b, p)| exported.len() < b.len() + 1 + p.len());
+        if shorter {
+            out.insert(inner.clone(), (pr.block, pr.port));
+        }
+    }
+    out
+}
+
+/// `e` with inner port names of subsystems and composite blocks replaced by the ports
+/// they export (an undriven `gb.selector.gear` is the user's `gb.gear`).
+fn name_outer_ports(e: Error, outer: &HashMap<String, (String, String)>) -> Error {
+    match e {
+        Error::Many(v) => Error::Many(v.into_iter().map(|e| name_outer_ports(e, outer)).collect()),
+        Error::UndrivenInput { block, port } => match outer.get(&format!("{block}.{port}")) {
+            Some((b, p)) => Error::UndrivenInput {
+                block: b.clone(),
+                port: p.clone(),
+            },
+            None => Error::UndrivenInput { block, port },
+        },
+        e => e,
+    }
+}
+
 /// Compile a diagram with the block types of `reg`.
 pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
@@ -54,13 +89,22 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let built = params::build_blocks(&flat, reg)?;
     let mut warnings = Vec::new();
     let ports = built.blocks.iter().map(|b| b.ports()).collect();
+    let outer = outer_ports(&flat);
     let wiring = connect::connect(
         &built.names,
         &built.types,
         ports,
         &flat.connections,
         &mut warnings,
-    )?;
+    )
+    .map_err(|e| name_outer_ports(e, &outer))?;
+    for w in &mut warnings {
+        let (CompileWarning::UnconnectedFlange { block, port }
+        | CompileWarning::UnconnectedHeatPort { block, port }) = w;
+        if let Some((b, p)) = outer.get(&format!("{block}.{port}")) {
+            (*block, *port) = (b.clone(), p.clone());
+        }
+    }
     let mut lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
     let held = held::hold(&built.blocks, &mut lay);
     let ord = order::order(&built.names, &built.blocks, &lay, &wiring, held)?;
