@@ -19,7 +19,11 @@
 //! sets the acceleration. Instead of solving that loop, the measured acceleration (`cx.a`
 //! after the network solve) drives a first-order lag `a_lag` with time constant
 //! `load_transfer_lag` (default 0.02 s, of the order of a car's pitch response). The
-//! outputs are functions of states only (no feedthrough, no network output).
+//! outputs are functions of states only (no feedthrough, no network output). `a_lag`
+//! starts at 0, a body without pitch: right for a launch from rest (the pitch builds up
+//! with the lag), while a run that starts at speed with drag or on a grade (already
+//! decelerating before t = 0) has the load transfer of that deceleration build up over the
+//! first few lag time constants (65 N on a 1000 kg car coasting from 30 m/s).
 
 use drivelink_core::{
     Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
@@ -48,7 +52,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("g", "m/s^2", G, "gravitational acceleration (>= 0)"),
             ParamSpec::number("v0", "m/s", 0.0, "initial velocity"),
             ParamSpec::number("s0", "m", 0.0, "initial position"),
-            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0)"),
+            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0); the lag starts at 0 (no pitch), so a run starting at speed builds its load transfer up over a few time constants"),
         ],
         build,
     );
