@@ -129,6 +129,9 @@ fn elasto_backlash_contact_lasts_half_a_spring_period_and_returns_the_speed() {
     for (t, x) in changes.iter().zip(&expected) {
         close(*t, *x, 1e-7, "contact change");
     }
+    // Each contact change is in the event log too (it was not: "0 events logged").
+    let logged = events(&r, "eb", EventTag::ZeroCrossing);
+    assert_eq!(logged, changes, "{:?}", r.events);
     // Undamped: the speed after each contact is the speed before, reversed.
     close(
         r.value_at("J.w", t1 + half + 0.5 * b / w0).unwrap(),

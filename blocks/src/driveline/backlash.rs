@@ -66,6 +66,19 @@ enum Region {
     NegDoubled,
 }
 
+impl Region {
+    /// The contact this region belongs to, as the event log names it (the damper's
+    /// sub-regions of a contact are not contact changes).
+    fn contact(self) -> &'static str {
+        match self {
+            Region::Elastic => "elastic",
+            Region::Gap => "gap",
+            Region::PosOpen | Region::PosDamped | Region::PosDoubled => "positive contact",
+            Region::NegOpen | Region::NegDamped | Region::NegDoubled => "negative contact",
+        }
+    }
+}
+
 /// `ElastoBacklash`. See the module docs.
 #[derive(Debug, Clone)]
 pub struct ElastoBacklash {
@@ -213,6 +226,11 @@ impl Block for ElastoBacklash {
         let v = cx.view();
         let new = self.region_of(self.phi_diff(&v), Self::w_rel(&v));
         let changed = new != self.region;
+        if self.region.contact() != new.contact() {
+            // Each located contact change is logged, as the rigid Backlash's impacts are.
+            let text = format!("{} -> {}", self.region.contact(), new.contact());
+            cx.log(EventTag::ZeroCrossing, text);
+        }
         self.region = new;
         changed
     }
