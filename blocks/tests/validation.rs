@@ -328,3 +328,18 @@ fn composite_block_ports_are_named_as_exported() {
     );
     assert!(!w.iter().any(|w| w.contains("gb.mesh")), "{w:?}");
 }
+
+/// Logging a port that is no variable (`J.flange`) says so, instead of a "did you mean"
+/// by spelling (`car.frame` got "did you mean 'car.ax'?").
+#[test]
+fn logging_a_flange_says_it_is_a_port_not_a_variable() {
+    let mut d = Diagram::new("log_port");
+    d.add("J", "Inertia", json!({"J": 1.0}));
+    d.log(&["J.flange"]);
+    let e = err(&d).to_string();
+    assert!(
+        e.contains("'flange' is a rotational flange port of 'J', not a variable"),
+        "{e}"
+    );
+    assert!(e.contains("J.w"), "{e}");
+}

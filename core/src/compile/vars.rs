@@ -103,6 +103,29 @@ fn check_scope(scope: &ScopeSpec, vars: &[VarInfo], errors: &mut Vec<Error>) {
 }
 
 /// Resolve the variables of the model, the logged list and the scopes.
+/// For a logged name that is a mechanical, frame or heat port (`car.frame`), the hint that
+/// it is a port, not a variable (a "did you mean" by spelling would point anywhere).
+fn port_not_variable(w: &str, blocks: &[Box<dyn Block>], flat: &Flat) -> Option<String> {
+    let (block, port) = w.rsplit_once('.')?;
+    let b = flat.blocks.iter().position(|fb| fb.name == block)?;
+    let decl = blocks
+        .get(b)?
+        .ports()
+        .into_iter()
+        .find(|p| p.name == port)?;
+    let kind = match decl.kind {
+        PortKind::Rot => "rotational flange",
+        PortKind::Trans => "translational flange",
+        PortKind::Frame => "frame",
+        PortKind::Heat => "heat port",
+        PortKind::In => "signal input",
+        PortKind::Out => return None,
+    };
+    Some(format!(
+        " ('{port}' is a {kind} port of '{block}', not a variable: log one of the block's variables)"
+    ))
+}
+
 pub(crate) fn variables(
     blocks: &[Box<dyn Block>],
     lay: &Layout,
@@ -153,7 +176,8 @@ pub(crate) fn variables(
                 }
             }
             Err(_) => errors.push(Error::UnknownVariable {
-                hint: suggest::hint(&w, vars.iter().map(|v| v.name.as_str())),
+                hint: port_not_variable(&w, blocks, flat)
+                    .unwrap_or_else(|| suggest::hint(&w, vars.iter().map(|v| v.name.as_str()))),
                 known: known_of_block(&w, &vars),
                 name: w,
             }),
