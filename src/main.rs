@@ -881,6 +881,22 @@ fn plot(
             return 2;
         }
     }
+    // A window that holds no sample draws empty axes: say why.
+    if let Some((a, b)) = o.view.xlim {
+        let xs: &[f64] = match xy {
+            Some(xn) => res.get(xn).unwrap_or(&[]),
+            None => &res.time,
+        };
+        if !xs.iter().any(|&x| x >= a && x <= b) {
+            let (lo, hi) = xs
+                .iter()
+                .filter(|x| x.is_finite())
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+            console::warning(format_args!(
+                "--xlim {a},{b}: no sample in that window (the data spans {lo} to {hi}); the plot is empty"
+            ));
+        }
+    }
     let stem = o
         .out
         .file_stem()
