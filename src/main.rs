@@ -891,7 +891,9 @@ fn plot(
             let (lo, hi) = xs
                 .iter()
                 .filter(|x| x.is_finite())
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+                    (l.min(x), h.max(x))
+                });
             console::warning(format_args!(
                 "--xlim {a},{b}: no sample in that window (the data spans {lo} to {hi}); the plot is empty"
             ));

@@ -975,3 +975,39 @@ fn abs_of_sine_switches_sign_at_located_zero_crossings() {
         );
     }
 }
+
+/// Regression: a clock into a table whose first breakpoint is 0 started in the segment
+/// below it, whose guard was zero, so an event was located 5e-13 s after the start (an
+/// extra output row). The input on a breakpoint takes the segment above: no event until
+/// the next breakpoint.
+#[test]
+fn lookup_input_starting_on_a_breakpoint_has_no_event_at_the_start() {
+    let mut d = Diagram::new("lookup_start");
+    d.add("clk", "Clock", json!({}));
+    d.add(
+        "map",
+        "Lookup1D",
+        json!({"table": [[0.0, 1.0], [1.0, 3.0], [2.0, 2.0]]}),
+    );
+    d.connect(&["clk.y", "map.u"]);
+    d.log(&["map.y"]);
+    d.settings.stop_time = 1.5;
+    let r = run(&d);
+    let crossings = event_times(&r, "map", EventTag::ZeroCrossing);
+    assert!(
+        crossings.iter().all(|&t| t > 0.5),
+        "no event near the start: {crossings:?}"
+    );
+    assert!(
+        r.time.iter().all(|&t| t == 0.0 || t >= 1e-6),
+        "{:?}",
+        &r.time[..4]
+    );
+    assert!(
+        max_err(&r, "map.y", |t| if t <= 1.0 {
+            1.0 + 2.0 * t
+        } else {
+            3.0 - (t - 1.0)
+        }) < 1e-9
+    );
+}

@@ -726,7 +726,11 @@ impl Block for Lookup1D {
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let u = cx.u(0);
-        if u.is_nan() || self.valid(self.seg, u) {
+        // An input exactly on the segment's upper breakpoint (a clock starting at the
+        // table's first point) takes the segment above, as everywhere else: left below,
+        // its guard would be zero and cross at once, an event 5e-13 s after the start.
+        let on_top = self.x.get(self.seg).is_some_and(|&xs| u == xs);
+        if u.is_nan() || (self.valid(self.seg, u) && !on_top) {
             return false;
         }
         self.seg = self.x.partition_point(|&xi| xi <= u);
