@@ -577,6 +577,11 @@ fn run(args: &RunArgs) -> u8 {
         console::warning(format_args!("{origin}: at t = {t0} s: {}", e.detail));
     }
     let audit = m.energy_audit();
+    for (name, created) in audit.energy_created() {
+        console::warning(format_args!(
+            "{origin}: energy audit: '{name}' delivered {created:.6e} J although it is no source (its loss is negative beyond the solver tolerance); check its parameters and what drives it"
+        ));
+    }
     let energy = energy_json(&audit);
     if let Some(b) = bar {
         b.finish_and_clear();
