@@ -234,12 +234,10 @@ fn full_car_solver_statistics_snapshot() {
     // is divided through analytically (rounding; the same 109 logged events).
     assert_eq!(got, (2871, 608, 25418, 7990, 2638, 572, 85, 428), "{s:?}");
     // Full model evaluations after the step-end cache, Newton iterations and the
-    // Jacobians' derivative calls. Stop 34: 32,153 (was 32,144): a Lookup1D whose input
-    // sits exactly on its segment's upper breakpoint at an event takes the segment above
-    // (one re-evaluation each; results bit-identical).
+    // Jacobians' derivative calls.
     assert_eq!(
         (s.model_evals, s.newton_iterations, s.jacobian_rhs_evals),
-        (32_153, 1259, 2647),
+        (32_144, 1259, 2647),
         "{s:?}"
     );
 }

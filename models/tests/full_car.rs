@@ -138,7 +138,10 @@ fn full_car_solver_statistics_snapshot() {
     assert_eq!(got, (885, 67, 5769, 3600, 2428, 29), "{s:?}");
     // 8,557 model calls (was 8,567) since a joint released at an instant keeps sliding
     // there (no relock-release pair inside one handler call; the stop time moved 1.4e-8 s).
-    assert_eq!(s.model_evals, 8_557, "{s:?}");
+    // 8,561 since a Lookup1D whose input starts exactly on a breakpoint takes the segment
+    // above at the start (four schedule tables: one re-evaluation each at t = 0; results
+    // bit-identical).
+    assert_eq!(s.model_evals, 8_561, "{s:?}");
 }
 
 #[test]

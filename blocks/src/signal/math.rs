@@ -561,6 +561,7 @@ fn build_lookup(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         y,
         linear,
         seg: 0,
+        fresh: true,
     }))
 }
 
@@ -647,6 +648,8 @@ pub struct Lookup1D {
     y: Vec<f64>,
     linear: bool,
     seg: usize,
+    /// No mode update yet in this run.
+    fresh: bool,
 }
 
 impl Lookup1D {
@@ -710,6 +713,7 @@ impl Block for Lookup1D {
     fn reset(&mut self, _t0: f64) {
         // The initial event finds the segment of the first input (as for a fresh block).
         self.seg = 0;
+        self.fresh = true;
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.value(self.seg, cx.u(0));
@@ -726,10 +730,12 @@ impl Block for Lookup1D {
     }
     fn update_modes(&mut self, cx: &mut EventCx) -> bool {
         let u = cx.u(0);
-        // An input exactly on the segment's upper breakpoint (a clock starting at the
-        // table's first point) takes the segment above, as everywhere else: left below,
-        // its guard would be zero and cross at once, an event 5e-13 s after the start.
-        let on_top = self.x.get(self.seg).is_some_and(|&xs| u == xs);
+        // At the start, an input exactly on the segment's upper breakpoint (a clock
+        // starting at the table's first point) takes the segment above, as the search
+        // does: left below, its guard would be zero and cross at once, an event 5e-13 s
+        // after the start. (Later the segment is kept while the input stays in it.)
+        let fresh = std::mem::take(&mut self.fresh);
+        let on_top = fresh && self.x.get(self.seg).is_some_and(|&xs| u == xs);
         if u.is_nan() || (self.valid(self.seg, u) && !on_top) {
             return false;
         }
