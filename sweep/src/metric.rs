@@ -271,7 +271,9 @@ impl Metric {
     /// The metric's value for a finished run (`audit` is needed for `energy(...)` only).
     pub fn eval(&self, res: &SimResult, audit: Option<&EnergyAudit>) -> Cell {
         let failed = res.status == RunStatus::Failed;
-        let num = |v: Option<f64>| Cell::Float(v.unwrap_or(f64::NAN));
+        // A zero loss of an idle element is 0, not -0 (as summary.json writes it).
+        let num =
+            |v: Option<f64>| Cell::Float(v.map_or(f64::NAN, |x| if x == 0.0 { 0.0 } else { x }));
         match &self.kind {
             MetricKind::EndTime => Cell::Float(res.end_time),
             MetricKind::Status => Cell::Text(res.status.as_str().to_string()),
@@ -334,6 +336,13 @@ pub fn time_mean(t: &[f64], y: &[f64]) -> Option<f64> {
 
 /// A time from text: a number of seconds or an expression with a time unit.
 pub(crate) fn parse_time(text: &str) -> Result<f64, String> {
+    // A time with a unit may be quoted, as the docs write it: at(v, "500 ms").
+    let text = text.trim();
+    let text = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .or_else(|| text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')))
+        .unwrap_or(text);
     let q = expr::eval(text, &|_| None)
         .map_err(|e| format!("time '{text}': {e}; expected a time such as 12 or \"500 ms\""))?;
     let t = expr::check_dim(&q, Dim::TIME, "s").map_err(|e| format!("time '{text}': {e}"))?;
@@ -347,6 +356,16 @@ pub(crate) fn parse_time(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The docs write `at(v, "500 ms")`; the quotes were refused by the message that
+    /// recommends them.
+    #[test]
+    fn times_may_be_quoted() {
+        assert_eq!(parse_time("\"500 ms\""), Ok(0.5));
+        assert_eq!(parse_time("'2 s'"), Ok(2.0));
+        assert_eq!(parse_time(" 12 "), Ok(12.0));
+        assert!(parse_time("\"3 N\"").is_err());
+    }
 
     #[test]
     fn parse_names_each_form() {
