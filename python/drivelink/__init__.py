@@ -145,9 +145,11 @@ class Model:
     """A netlist compiled once; :meth:`run` runs it with other parameter values (the plan
     is shared, the netlist is not read again)."""
 
-    def __init__(self, path: Union[str, os.PathLike], log: Sequence[str] = ()) -> None:
+    def __init__(self, path: Union[str, os.PathLike], log: Union[str, Sequence[str]] = ()) -> None:
         self.path = os.fspath(path)
-        self._n = _drivelink.NativeModel(self.path, list(log))
+        # One name is a list of one (a string is not split into its characters).
+        names = [log] if isinstance(log, str) else list(log)
+        self._n = _drivelink.NativeModel(self.path, names)
 
     @property
     def name(self) -> str:
@@ -172,32 +174,66 @@ class Model:
 
     def run(
         self,
-        stop_time: Optional[float] = None,
+        stop_time: Optional[Value] = None,
         set: Optional[Mapping[str, Value]] = None,
     ) -> Result:
         """Run once. ``set`` gives top-level parameter values (numbers in SI units, or text
         with a unit such as ``"250 ms"``, or a word for a choice parameter), as
-        ``drivelink run --set``; ``stop_time`` overrides the netlist's (s). The same values
+        ``drivelink run --set``; ``stop_time`` overrides the netlist's (seconds, or a
+        text with a unit such as ``"2 min"``, as ``--stop-time``). The same values
         give bit-identical results to the CLI. Raises :class:`ModelError` for an unknown
         parameter or a value a block refuses."""
-        return Result(self._n.run(json.dumps(dict(set or {})), None if stop_time is None else float(stop_time)))
+        return Result(self._n.run(_set_json(set), None if stop_time is None else _fmt(stop_time)))
 
     def __repr__(self) -> str:
         return f"<drivelink.Model {self.name!r} from {self.path!r}>"
 
 
-def load(path: Union[str, os.PathLike], log: Sequence[str] = ()) -> Model:
+def load(path: Union[str, os.PathLike], log: Union[str, Sequence[str]] = ()) -> Model:
     """Load and compile a netlist; ``log`` adds variables to its log. Raises
     :class:`ModelError` with the CLI's located messages if the model is invalid."""
     return Model(path, log)
 
 
+def _plain(v: Any) -> Any:
+    """A numpy scalar as the Python number it holds (``np.float64(0.15)`` -> ``0.15``,
+    ``np.int64(3)`` -> ``3``); anything else unchanged."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _fmt(v: Value) -> str:
+    v = _plain(v)
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(v)
     return str(v)
+
+
+def _is_count(v: Any) -> bool:
+    v = _plain(v)
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _set_json(set: Optional[Mapping[str, Value]]) -> str:
+    """The ``set`` overrides as the native module takes them: numpy scalars as plain
+    numbers, NaN and infinities refused with the parameter named."""
+    if set is not None and not isinstance(set, Mapping):
+        raise ModelError(f"set: expected a dict of parameter name -> value, got {type(set).__name__}")
+    out: Dict[str, Any] = {}
+    for k, v in (set or {}).items():
+        v = _plain(v)
+        if isinstance(v, float) and not np.isfinite(v):
+            raise ModelError(f"set: parameter '{k}' is {v}; expected a finite number, a text with a unit or a word")
+        out[k] = v
+    return json.dumps(out)
+
+
+def _count(what: str, v: Any, lo: int, hi: int) -> int:
+    v = _plain(v)
+    if not _is_count(v) or not lo <= v <= hi:
+        raise ModelError(f"{what}: expected an integer from {lo} to {hi}, got {v!r}")
+    return int(v)
 
 
 def study_args(
@@ -220,8 +256,8 @@ def study_args(
     for name, spec in (grid or {}).items():
         if isinstance(spec, str):
             g.append(f"{name}={spec}")
-        elif isinstance(spec, tuple) and len(spec) == 3 and isinstance(spec[2], int):
-            g.append(f"{name}={_fmt(spec[0])}:{_fmt(spec[1])}:{spec[2]}")
+        elif isinstance(spec, tuple) and len(spec) == 3 and _is_count(spec[2]):
+            g.append(f"{name}={_fmt(spec[0])}:{_fmt(spec[1])}:{_plain(spec[2])}")
         else:
             g.append(f"{name}=[{','.join(_fmt(v) for v in spec)}]")
     d = []
@@ -239,14 +275,15 @@ def study_args(
         m = list(metrics)
     if sampling not in ("lhs", "random"):
         raise ModelError(f"sampling: expected 'lhs' or 'random', got {sampling!r}")
+    sets = json.loads(_set_json(set))
     return {
         "grid": g,
         "dist": d,
-        "samples": samples,
-        "seed": int(seed),
+        "samples": None if samples is None else _count("samples", samples, 0, 10**9),
+        "seed": _count("seed", seed, 0, 2**64 - 1),
         "sampling": sampling,
         "metrics": m,
-        "set": [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in (set or {}).items()],
+        "set": [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in sets.items()],
         "stop_time": None if stop_time is None else _fmt(stop_time),
     }
 
@@ -332,7 +369,7 @@ def sweep(
 
         df = drivelink.sweep("full_car.json",
                              grid={"throttle": (0.15, 0.35, 5), "clutchRise": [0.1, 0.3]},
-                             metrics={"stop": "event_time(vehicle_stop, stop, 1)"})
+                             metrics={"stop": "event_time(stop, stop, 1)"})
         df = drivelink.sweep("full_car.json", samples=50, seed=1,
                              dist={"coeffFric": "normal(0.3, 0.02)"},
                              metrics=["v_max=max(vehicle.v)"])
@@ -350,7 +387,7 @@ def sweep(
     columns = json.loads(study.columns_json())
     n = study.n_runs()
     if executor is None:
-        rows = json.loads(study.run(0, n, int(jobs or 0)))
+        rows = json.loads(study.run(0, n, _count("jobs", jobs or 0, 0, 4096)))
     else:
         sid = study.id()
         futures = [

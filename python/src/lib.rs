@@ -131,16 +131,28 @@ impl NativeModel {
     fn logged(&self) -> Vec<String> {
         self.compiled.plan().logged().map(str::to_string).collect()
     }
-    /// Run with `set` (a JSON object of parameter values) and an optional stop time (s).
+    /// Run with `set` (a JSON object of parameter values) and an optional stop time (seconds, or a time with a unit).
     #[pyo3(signature = (set_json, stop_time = None))]
     fn run(
         &self,
         py: Python<'_>,
         set_json: &str,
-        stop_time: Option<f64>,
+        stop_time: Option<String>,
     ) -> PyResult<NativeResult> {
         let set = overrides(set_json)?;
         let mut settings = self.compiled.plan().settings().clone();
+        // Seconds, or a time with a unit ("2 min"), as the CLI's --stop-time.
+        let stop_time = stop_time
+            .map(|text| {
+                let q = drivelink_core::expr::eval(&text, &|_| None).map_err(|e| {
+                    ModelError::new_err(format!(
+                        "stop_time \"{text}\": {e}; expected a time such as 20 or \"2 min\""
+                    ))
+                })?;
+                drivelink_core::expr::check_dim(&q, drivelink_core::units::Dim::TIME, "s")
+                    .map_err(|e| ModelError::new_err(format!("stop_time \"{text}\": {e}")))
+            })
+            .transpose()?;
         if let Some(t) = stop_time {
             if !(t.is_finite() && t > settings.start_time) {
                 return Err(ModelError::new_err(format!(

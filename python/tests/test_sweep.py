@@ -81,3 +81,33 @@ def test_dask_local_cluster_with_two_worker_processes_gives_the_local_table(netl
         remote = drivelink.sweep(path, grid=GRID, metrics=METRICS, stop_time=30, executor=client.get_executor())
     assert len(remote) == 20
     same_table(local, remote)
+
+
+def test_numpy_values_are_the_numbers_they_hold(netlist):
+    """Regression: a numpy count in a grid tuple ran throttle = 0.15, 0.35 and 3.0 (the
+    count read as a third value); np.float64 values were written as "np.float64(0.15)";
+    numpy integers in ``set`` raised a bare TypeError. They now mean what they hold."""
+    path = netlist("mech_brake_stop.json")
+    want = drivelink.sweep(path, grid={"J": (1.0, 3.0, 3)}, metrics={"w": "final(flywheel.w)"})
+    assert list(want["J"]) == [1.0, 2.0, 3.0]
+    for grid in ({"J": (1.0, 3.0, np.int64(3))}, {"J": np.linspace(1.0, 3.0, 3)}, {"J": (np.float64(1.0), 3.0, 3)}):
+        got = drivelink.sweep(path, grid=grid, metrics={"w": "final(flywheel.w)"}, set={"T": np.int64(12)})
+        same_table(got, drivelink.sweep(path, grid={"J": (1.0, 3.0, 3)}, metrics={"w": "final(flywheel.w)"}, set={"T": 12}))
+    m = drivelink.load(path)
+    assert m.run(set={"T": np.int64(12)}).end_time == m.run(set={"T": 12}).end_time
+
+
+def test_bad_python_arguments_are_model_errors_naming_them(netlist):
+    path = netlist("mech_brake_stop.json")
+    m = drivelink.load(path, log="flywheel.w")  # one name, not its characters
+    assert "flywheel.w" in m.logged
+    with pytest.raises(drivelink.ModelError, match="parameter 'T' is nan"):
+        m.run(set={"T": float("nan")})
+    with pytest.raises(drivelink.ModelError, match="jobs: expected an integer"):
+        drivelink.sweep(path, grid={"J": [1.0]}, jobs=-1)
+    with pytest.raises(drivelink.ModelError, match="samples: expected an integer"):
+        drivelink.sweep(path, samples=3.5, dist={"J": "uniform(1, 2)"})
+    # stop_time with a unit, as --stop-time; a unit that is no time is named.
+    assert m.run(stop_time="2 s").end_time == 2.0
+    with pytest.raises(drivelink.ModelError, match="stop_time"):
+        m.run(stop_time="2 N")
