@@ -127,6 +127,28 @@ fn dim_text(d: Dim) -> String {
     }
 }
 
+/// The arguments as the study id sees them: without whitespace, which no argument's
+/// meaning depends on (values are numbers, expressions with units or single words), so
+/// shards written `[0.1, 0.2]` and `[0.1,0.2]` are one study.
+fn id_args(args: &StudyArgs) -> StudyArgs {
+    let strip = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|s| s.chars().filter(|c| !c.is_whitespace()).collect())
+            .collect()
+    };
+    StudyArgs {
+        grid: strip(&args.grid),
+        dist: strip(&args.dist),
+        metrics: strip(&args.metrics),
+        set: strip(&args.set),
+        stop_time: args
+            .stop_time
+            .as_ref()
+            .map(|s| s.chars().filter(|c| !c.is_whitespace()).collect()),
+        ..args.clone()
+    }
+}
+
 /// FNV-1a, 64 bit: a stable hash for the study id.
 fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -393,7 +415,7 @@ impl Study {
         let id_text = serde_json::json!({
             "drivelink": env!("CARGO_PKG_VERSION"),
             "netlist": netlist::to_json(diagram),
-            "args": args,
+            "args": id_args(&args),
         })
         .to_string();
         let needs_audit = metrics

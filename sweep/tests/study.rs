@@ -117,6 +117,18 @@ fn the_same_seed_gives_the_same_samples_and_another_seed_others() {
     assert_ne!(pts(&a), pts(&c));
     assert_eq!(a.id(), b.id());
     assert_ne!(a.id(), c.id());
+    // Regression: the id hashed the arguments' text, so shards written with and without
+    // spaces ("uniform(10, 14)" / "uniform(10,14)") could not be merged.
+    let spaced = study("mech_brake_stop.json", args(1)).unwrap();
+    let tight = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            dist: strs(&["T=uniform(10,14)"]),
+            ..args(1)
+        },
+    )
+    .unwrap();
+    assert_eq!(spaced.id(), tight.id());
 }
 
 #[test]
