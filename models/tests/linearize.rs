@@ -238,3 +238,19 @@ fn heat_capacitor_through_a_conductor_linearizes_to_minus_g_over_c() {
     );
     assert!((lin.c[(0, 0)] - g).abs() < 1e-9 * g, "{}", lin.c[(0, 0)]);
 }
+
+/// An input listed twice would be two columns of B for one signal: refused, naming it.
+#[test]
+fn an_input_listed_twice_is_refused() {
+    let reg = registry();
+    let d = drivelink_netlist::load_file(
+        &drivelink_models::netlist_dir().join("signal_first_order.json"),
+    )
+    .expect("loads");
+    let mut m = compile(&d, &reg).unwrap();
+    let e = m
+        .linearize(None, &["lag.u".into(), "lag.u".into()], &["lag.y".into()])
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("'lag.u' is listed twice"), "{e}");
+}

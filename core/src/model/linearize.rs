@@ -310,6 +310,14 @@ impl Model {
                 .map(|p| p.name.as_str())
                 .collect();
             match ins.iter().position(|p| *p == port) {
+                // The same input twice would be two columns of B for one signal.
+                Some(i) if pos.contains(&(plan.blocks[b].inputs.start + i)) => {
+                    errors.push(Error::Netlist {
+                        file: plan.name.clone(),
+                        path: format!("--inputs {name}"),
+                        message: format!("'{name}' is listed twice; list each input once"),
+                    })
+                }
                 Some(i) => pos.push(plan.blocks[b].inputs.start + i),
                 None => errors.push(Error::Netlist {
                     file: plan.name.clone(),
