@@ -63,19 +63,22 @@ pub struct HeatAudit {
 }
 
 impl EnergyAudit {
-    /// The elements whose "loss" is negative beyond `1e-6` of the audit's scale: they
-    /// delivered energy although they are no source (a damper, a tire or a brake cannot).
-    /// The audit may still close (their work is accounted), so this is the check that
-    /// catches energy from nothing (a wheel pushing a sunk car out of the ground).
-    pub fn energy_created(&self) -> Vec<(String, f64)> {
-        let scale = self
-            .sources
+    /// The audit's energy scale: `max(Σ|sources|, Σ|losses|, kinetic energy)`, J.
+    fn scale(&self) -> f64 {
+        self.sources
             .iter()
             .map(|s| s.1.abs())
             .sum::<f64>()
             .max(self.losses.iter().map(|s| s.1.abs()).sum::<f64>())
             .max(self.kinetic_initial.max(self.kinetic_final))
-            .max(1e-300);
+            .max(1e-300)
+    }
+    /// The elements whose "loss" is negative beyond `1e-6` of the audit's scale: they
+    /// delivered energy although they are no source (a damper, a tire or a brake cannot).
+    /// The audit may still close (their work is accounted), so this is the check that
+    /// catches energy from nothing (a wheel pushing a sunk car out of the ground).
+    pub fn energy_created(&self) -> Vec<(String, f64)> {
+        let scale = self.scale();
         self.losses
             .iter()
             .filter(|(_, l)| *l < -1e-6 * scale)
@@ -162,14 +165,7 @@ impl Model {
             - self.run.impact_loss
             - (kinetic_final - kinetic_initial)
             - (potential_final - potential_initial);
-        let scale = sources
-            .iter()
-            .map(|s| s.1.abs())
-            .sum::<f64>()
-            .max(losses.iter().map(|s| s.1.abs()).sum::<f64>())
-            .max(kinetic_initial.max(kinetic_final))
-            .max(1e-300);
-        EnergyAudit {
+        let mut audit = EnergyAudit {
             sources,
             losses,
             kinetic_initial,
@@ -178,9 +174,11 @@ impl Model {
             potential_final,
             impact_loss: self.run.impact_loss,
             residual,
-            relative_residual: residual / scale,
+            relative_residual: 0.0,
             heat: self.heat_audit(&x0, &x),
-        }
+        };
+        audit.relative_residual = residual / audit.scale();
+        audit
     }
 
     /// Kinetic (translation + rotation) and gravitational potential energy of the rigid
