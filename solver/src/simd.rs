@@ -87,12 +87,6 @@ pub fn best() -> Level {
     Level::Scalar
 }
 
-/// Whether the kernels run with AVX or wider.
-#[inline]
-pub fn has_avx() -> bool {
-    level() >= Level::Avx
-}
-
 /// Define `$name` calling the `#[inline(always)]` function `$body` with the same
 /// arguments, compiled twice more, with AVX (`$avx`) and with AVX-512F (`$avx512`), and
 /// dispatched at run time to the tier [`level`] chose.
