@@ -295,7 +295,12 @@ impl Plan {
     /// The tables a block's [`crate::block::Cx`] reads through.
     #[inline]
     pub(crate) fn block_tables(&self, b: BlockIx) -> crate::block::BlockTables<'_> {
-        let rt = &self.rt[b.ix()];
+        self.tables(&self.rt[b.ix()])
+    }
+
+    /// The tables of the block whose packed offsets are `rt`.
+    #[inline(always)]
+    pub(crate) fn tables(&self, rt: &BlockRt) -> crate::block::BlockTables<'_> {
         crate::block::BlockTables {
             inputs: &self.in_slots[rt.inputs.0 as usize..rt.inputs.1 as usize],
             port_dof: &self.port_dof[rt.ports.0 as usize..rt.ports.1 as usize],

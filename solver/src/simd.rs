@@ -48,21 +48,26 @@ impl Level {
 static LEVEL: AtomicU8 = AtomicU8::new(0);
 
 /// The kernel tier in use (detected once; see the module doc).
-#[inline]
+#[inline(always)]
 pub fn level() -> Level {
     match LEVEL.load(Ordering::Relaxed) {
-        0 => {
-            let asked = std::env::var("DRIVELINK_SIMD").ok();
-            let l = match asked.as_deref() {
-                Some("scalar") => Level::Scalar,
-                Some("avx") => Level::Avx.min(best()),
-                _ => best(),
-            };
-            LEVEL.store(l as u8, Ordering::Relaxed);
-            l
-        }
+        0 => detect_level(),
         v => Level::from_u8(v),
     }
+}
+
+/// The tier asked for by `DRIVELINK_SIMD` (or the widest), remembered (the first call of
+/// [`level`] only).
+#[cold]
+fn detect_level() -> Level {
+    let asked = std::env::var("DRIVELINK_SIMD").ok();
+    let l = match asked.as_deref() {
+        Some("scalar") => Level::Scalar,
+        Some("avx") => Level::Avx.min(best()),
+        _ => best(),
+    };
+    LEVEL.store(l as u8, Ordering::Relaxed);
+    l
 }
 
 /// Use tier `l` from now on (at most the widest the processor has, which is returned).

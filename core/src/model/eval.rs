@@ -8,11 +8,11 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::block::{Buffers, Cx, Forces, FrictionLaw, FrictionMode};
-use crate::ids::BlockIx;
-use crate::plan::{Plan, Stage};
+use crate::plan::{BlockRt, Plan};
 
 use super::linear::EvalFor;
-use super::{Model, ENGAGE_OFF, ENGAGE_ON};
+use super::program::{Call, Op, Program};
+use super::{Model, Programs, ENGAGE_OFF, ENGAGE_ON};
 
 /// Slack on friction guards so a joint released at zero slip does not relock on round-off.
 pub(super) const SLIP_EPS: f64 = 1e-10;
@@ -60,19 +60,6 @@ macro_rules! cx_of {
     };
 }
 pub(super) use cx_of;
-
-/// The view of block `b` at `(t, x)` over `buf` (inlined: the guard pass builds one per
-/// guard block and per joint).
-#[inline(always)]
-fn view<'a>(plan: &'a Plan, b: BlockIx, t: f64, x: &'a [f64], buf: &'a Buffers<'a>) -> Cx<'a> {
-    let rt = &plan.rt[b.ix()];
-    Cx::new(
-        t,
-        &x[rt.x.0 as usize..rt.x.1 as usize],
-        buf,
-        plan.block_tables(b),
-    )
-}
 
 /// Static range slack of a locked joint's torque guard.
 pub(super) fn torque_slack(law: &FrictionLaw) -> f64 {
@@ -129,66 +116,58 @@ impl Model {
             crate::frame::FrameState::fill(&x[plan.frames_x.clone()], &mut self.ev.frame_states);
         }
         self.heat_pre(x);
-        match what {
-            EvalFor::All => self.run_stages(&plan, &plan.stages, what, t, x),
-            EvalFor::Derivatives => {
-                // Taken out for the pass (nothing in it reads the list) and put back.
-                let stages = std::mem::take(&mut self.rhs_stages);
-                self.run_stages(&plan, &stages, what, t, x);
-                self.rhs_stages = stages;
-            }
-        }
+        // The programs are taken out for the pass (a pointer, nothing in the pass reads
+        // them through the model) and put back.
+        let progs = self.take_programs();
+        let prog = match what {
+            EvalFor::All => &progs.all,
+            EvalFor::Derivatives => &progs.rhs,
+        };
+        self.run_program(&plan, &progs, prog, what, t, x);
+        self.progs = Some(progs);
         self.heat_post(t, x);
         self.cache.current = what == EvalFor::All;
     }
 
-    /// Run `stages` (the plan's, or the subset for derivatives) in order.
-    fn run_stages(&mut self, plan: &Plan, stages: &[Stage], what: EvalFor, t: f64, x: &[f64]) {
-        let mut lin_stage = 0;
-        let mut i = 0;
-        while i < stages.len() {
-            match stages[i] {
-                Stage::Linear(_) => {
-                    self.lin.outputs(lin_stage, what, x, &mut self.ev.sig);
-                    lin_stage += 1;
-                    i += 1;
-                }
-                Stage::Network => {
-                    self.eval_network(plan, t, x);
-                    i += 1;
-                }
-                Stage::Outputs(_) | Stage::NetworkOutputs(_) => {
-                    // A run of block stages shares one set of buffers.
-                    let end = stages[i..]
-                        .iter()
-                        .position(|s| matches!(s, Stage::Linear(_) | Stage::Network))
-                        .map_or(stages.len(), |k| i + k);
-                    let run = stages[i..end].iter().filter_map(|s| match s {
-                        Stage::Outputs(b) => Some((*b, false)),
-                        Stage::NetworkOutputs(b) => Some((*b, true)),
-                        Stage::Linear(_) | Stage::Network => None,
-                    });
-                    self.outputs_of(plan, run, t, x);
-                    i = end;
-                }
+    /// The evaluation programs (outside an evaluation pass).
+    fn programs(&self) -> &Programs {
+        self.progs
+            .as_deref()
+            .expect("the programs are out of the model only during an evaluation pass")
+    }
+
+    /// The evaluation programs, taken out of the model for a pass.
+    fn take_programs(&mut self) -> Box<Programs> {
+        self.progs.take().expect("evaluation passes do not nest")
+    }
+
+    /// Run the steps of `prog` (one of `progs`, taken out of the model) in order.
+    fn run_program(
+        &mut self,
+        plan: &Plan,
+        progs: &Programs,
+        prog: &Program,
+        what: EvalFor,
+        t: f64,
+        x: &[f64],
+    ) {
+        for &op in prog.ops() {
+            match op {
+                Op::Linear(k) => self.lin.outputs(k as usize, what, x, &mut self.ev.sig),
+                Op::Network => self.eval_network(plan, progs, t, x),
+                Op::Blocks(start, end) => self.outputs_of(plan, prog.calls(start, end), t, x),
             }
         }
     }
 
-    /// Outputs (`false`) or network outputs (`true`) of `blocks`, in order, into the signal
-    /// buffer. The buffers a block reads are built once for the whole run; only the signal
-    /// slice, which the run itself fills, is taken anew for each block.
-    fn outputs_of(
-        &mut self,
-        plan: &Plan,
-        blocks: impl Iterator<Item = (BlockIx, bool)>,
-        t: f64,
-        x: &[f64],
-    ) {
+    /// The block calls `calls`, in order, into the signal buffer. The buffers a block reads
+    /// are built once for the whole run; only the signal slice, which the run itself
+    /// fills, is taken anew for each block.
+    fn outputs_of(&mut self, plan: &Plan, calls: &[Call], t: f64, x: &[f64]) {
         let n = plan.nodes.len();
         let base = buffers!(self, x, n, &[]);
-        for (b, network) in blocks {
-            let rt = plan.rt[b.ix()];
+        for c in calls {
+            let rt = &c.rt;
             let y = rt.y.0 as usize..rt.y.1 as usize;
             let ny = y.len();
             // Entries a block leaves untouched keep their value: only blocks with network
@@ -201,10 +180,10 @@ impl Model {
                 &x[rt.x.0 as usize..rt.x.1 as usize],
                 &self.ev.sig,
                 &base,
-                plan.block_tables(b),
+                plan.tables(rt),
             );
-            let blk = &self.blocks[b.ix()];
-            if network {
+            let blk = &self.blocks[c.b.ix()];
+            if c.network {
                 blk.network_outputs(&cx, &mut self.ev.ybuf[..ny]);
             } else {
                 blk.outputs(&cx, &mut self.ev.ybuf[..ny]);
@@ -223,36 +202,43 @@ impl Model {
     pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
         self.cache.current = false;
         let plan = self.plan.clone();
-        self.outputs_of(&plan, plan.const_blocks.iter().map(|&b| (b, false)), t, x);
+        let progs = self.take_programs();
+        self.run_program(&plan, &progs, &progs.constants, EvalFor::All, t, x);
+        self.progs = Some(progs);
     }
 
     /// Forces, friction, tracking targets, network solve.
-    fn eval_network(&mut self, plan: &Plan, t: f64, x: &[f64]) {
+    fn eval_network(&mut self, plan: &Plan, progs: &Programs, t: f64, x: &[f64]) {
         let n = plan.nodes.len();
         self.net.f.fill(0.0);
         self.ev.frame_load.fill(0.0);
         // Nothing the force and friction laws read changes in this loop: one set of buffers.
         let buf = buffers!(self, x, n);
-        for &b in &plan.force_blocks {
-            let tab = plan.block_tables(b);
-            let cx = Cx::new(t, &x[plan.blocks[b.ix()].x.clone()], &buf, tab);
+        let view = |rt: &BlockRt| {
+            Cx::new(
+                t,
+                &x[rt.x.0 as usize..rt.x.1 as usize],
+                &buf,
+                plan.tables(rt),
+            )
+        };
+        for c in &progs.forces {
+            let tab = plan.tables(&c.rt);
+            let cx = Cx::new(t, &x[c.rt.x.0 as usize..c.rt.x.1 as usize], &buf, tab);
             let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
                 .with_frames(&mut self.ev.frame_load, &self.ev.frame_states);
-            self.blocks[b.ix()].forces(&cx, &mut f);
-            self.ev.block_power[b.ix()] = f.power();
+            self.blocks[c.b.ix()].forces(&cx, &mut f);
+            self.ev.block_power[c.b.ix()] = f.power();
         }
         let v = &x[n..2 * n];
-        for j in 0..plan.joints.len() {
+        for (j, c) in progs.guards.joints.iter().enumerate() {
             let w_rel = self.net.friction_rows[j].dot(v);
             self.ev.joint_wrel[j] = w_rel;
             let s = self.net.modes[j].sliding_sign();
             // Load-dependent joints get their torque after the solve (`load.rs`).
             let tau = if s != 0.0 && !self.load.is_load[j] {
-                let jp = &plan.joints[j];
-                let xb = &x[plan.blocks[jp.block.ix()].x.clone()];
-                let cx = Cx::new(t, xb, &buf, plan.block_tables(jp.block));
-                -s * self.blocks[jp.block.ix()]
-                    .friction(jp.local, &cx, w_rel)
+                -s * self.blocks[c.b.ix()]
+                    .friction(c.local as usize, &view(&c.rt), w_rel)
                     .kinetic
             } else {
                 0.0
@@ -332,32 +318,22 @@ impl Model {
         dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
         self.lin.derivatives(x, &self.ev.sig, dx);
         let buf = buffers!(self, x, n);
-        for &b in &plan.state_blocks {
-            let cx = Cx::new(
-                t,
-                &x[plan.blocks[b.ix()].x.clone()],
-                &buf,
-                plan.block_tables(b),
-            );
-            self.blocks[b.ix()].derivatives(&cx, &mut dx[plan.blocks[b.ix()].x.clone()]);
+        for c in &self.programs().states {
+            let xb = c.rt.x.0 as usize..c.rt.x.1 as usize;
+            let cx = Cx::new(t, &x[xb.clone()], &buf, plan.tables(&c.rt));
+            self.blocks[c.b.ix()].derivatives(&cx, &mut dx[xb]);
         }
-        for &bi in &plan.energy_blocks {
-            let b = bi.ix();
-            let bp = &plan.blocks[b];
-            let Some(e) = bp.energy else {
-                continue;
+        let en = &self.programs().energy;
+        for e in &en.terms {
+            let mut p = match e.power_of {
+                Some(b) => self.ev.block_power[b.ix()],
+                None => 0.0,
             };
-            let mut p = if bp.has_forces {
-                self.ev.block_power[b]
-            } else {
-                0.0
-            };
-            for r in bp.rows.clone() {
-                if plan.rows[r].tracking.is_some() {
-                    p += self.net.lambda_rows[r] * self.net.rows[r].dot(&x[n..2 * n]);
-                }
+            for &r in &en.rows[e.rows.0 as usize..e.rows.1 as usize] {
+                let r = r as usize;
+                p += self.net.lambda_rows[r] * self.net.rows[r].dot(&x[n..2 * n]);
             }
-            dx[e.ix()] = p;
+            dx[e.state as usize] = p;
         }
         let e0 = plan.x_joint_energy;
         for j in 0..plan.joints.len() {
@@ -370,25 +346,31 @@ impl Model {
         self.eval_cached(t, x);
         let plan = &*self.plan;
         let buf = buffers!(self, x, plan.nodes.len());
-        for &b in &plan.guard_blocks {
-            let cx = view(plan, b, t, x, &buf);
-            self.blocks[b.ix()].guards(&cx, &mut g[plan.blocks[b.ix()].guards.clone()]);
+        let view = |rt: &BlockRt| {
+            Cx::new(
+                t,
+                &x[rt.x.0 as usize..rt.x.1 as usize],
+                &buf,
+                plan.tables(rt),
+            )
+        };
+        let prog = &self.programs().guards;
+        for c in &prog.blocks {
+            self.blocks[c.b.ix()].guards(&view(&c.rt), &mut g[c.g.0 as usize..c.g.1 as usize]);
         }
-        let base = plan.n_block_guards;
-        for j in 0..plan.joints.len() {
+        let g = &mut g[plan.n_block_guards..];
+        for (j, (c, gj)) in prog.joints.iter().zip(g.chunks_exact_mut(3)).enumerate() {
             let mode = self.net.modes[j];
             let w_rel = self.ev.joint_wrel[j];
-            let jp = &plan.joints[j];
-            let law = self.blocks[jp.block.ix()].friction(
-                jp.local,
-                &view(plan, jp.block, t, x, &buf),
+            let law = self.blocks[c.b.ix()].friction(
+                c.local as usize,
+                &view(&c.rt),
                 if mode == FrictionMode::Locked {
                     0.0
                 } else {
                     w_rel
                 },
             );
-            let gj = &mut g[base + 3 * j..base + 3 * j + 3];
             match mode {
                 FrictionMode::Locked => {
                     let lam = self.net.lambda_fric[j];

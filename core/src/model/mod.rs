@@ -20,6 +20,7 @@ mod heat;
 pub(crate) mod linear;
 mod linearize;
 mod load;
+mod program;
 mod reach;
 mod record;
 
@@ -42,6 +43,21 @@ use crate::plan::Plan;
 use crate::result::{RunStats, RunStatus, SimResult};
 
 use linear::LinKernel;
+use program::{GuardProgram, Program};
+
+/// The model's evaluation programs (see [`program`]).
+#[derive(Default)]
+struct Programs {
+    all: Program,
+    rhs: Program,
+    constants: Program,
+    guards: GuardProgram,
+    /// The force blocks' `forces` calls (`network` unused).
+    forces: Vec<program::Call>,
+    /// The state blocks' `derivatives` calls (`network` unused).
+    states: Vec<program::Call>,
+    energy: program::EnergyProgram,
+}
 
 /// A free friction joint engages when its engagement (normalized normal force) rises above
 /// `ENGAGE_ON`, and an engaged one becomes free when it falls below `ENGAGE_OFF`. The
@@ -132,8 +148,10 @@ pub struct Model {
     /// Mass properties of every rigid body.
     frames: Vec<MassProps>,
     lin: LinKernel,
-    /// The plan's stages an evaluation for derivatives only runs (`demand.rs`).
-    rhs_stages: Vec<crate::plan::Stage>,
+    /// The evaluation programs: all of the plan's stages, the stages an evaluation for
+    /// derivatives only runs (`demand.rs`), the blocks whose outputs change only at events.
+    /// (Boxed, so an evaluation pass takes them out and puts them back as one pointer.)
+    progs: Option<Box<Programs>>,
     x0: Vec<f64>,
     ev: Eval,
     cache: Cache,
@@ -403,7 +421,15 @@ impl Model {
             x0,
             net,
             frames,
-            rhs_stages: lin.derivative_stages().to_vec(),
+            progs: Some(Box::new(Programs {
+                all: Program::new(&plan.rt, &plan.stages),
+                rhs: Program::new(&plan.rt, lin.derivative_stages()),
+                constants: Program::of_blocks(&plan.rt, &plan.const_blocks),
+                guards: GuardProgram::new(&plan),
+                forces: program::Call::outputs_of(&plan.rt, &plan.force_blocks),
+                states: program::Call::outputs_of(&plan.rt, &plan.state_blocks),
+                energy: program::EnergyProgram::new(&plan),
+            })),
             lin,
             blocks,
             plan,

@@ -1,0 +1,258 @@
+//! The evaluation program: a list of stages ([`Stage`]) laid out flat once, at
+//! instantiation, for the evaluation loop.
+//!
+//! The plan's stages say *what* runs in which order; a [`Program`] says it in the form the
+//! loop wants. Consecutive block stages become one [`Op::Blocks`] (they share one set of
+//! buffers), each block call carries its packed offsets ([`BlockRt`]) so the loop does not
+//! look them up, and each linear stage carries its index among the linear stages. So an
+//! evaluation neither scans the stage list for the end of a run of blocks nor matches on
+//! the stages' payloads.
+
+use crate::ids::BlockIx;
+use crate::plan::{BlockRt, Plan, Stage};
+
+/// One step of an evaluation pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    /// The output rows of the `k`-th linear stage of the plan.
+    Linear(u32),
+    /// The mechanical network: forces, friction, tracking targets, solve.
+    Network,
+    /// The block calls `start..end` of [`Program::calls`], in order.
+    Blocks(u32, u32),
+}
+
+/// One block's `outputs` (or `network_outputs`) call.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Call {
+    /// The block.
+    pub b: BlockIx,
+    /// `network_outputs` rather than `outputs`.
+    pub network: bool,
+    /// The block's offsets in the flat buffers (a copy of `plan.rt[b]`).
+    pub rt: BlockRt,
+}
+
+impl Call {
+    /// The `outputs` calls of `blocks` (or any other per-block call), in order.
+    pub fn outputs_of(rt: &[BlockRt], blocks: &[BlockIx]) -> Vec<Call> {
+        blocks
+            .iter()
+            .map(|&b| Call {
+                b,
+                network: false,
+                rt: rt[b.ix()],
+            })
+            .collect()
+    }
+}
+
+/// One guard block's `guards` call: the block, its offsets, its guards in the guard
+/// vector.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GuardCall {
+    pub b: BlockIx,
+    pub rt: BlockRt,
+    pub g: (u32, u32),
+}
+
+/// One friction joint's law: the block, the joint's index in it, the block's offsets.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct JointCall {
+    pub b: BlockIx,
+    pub local: u32,
+    pub rt: BlockRt,
+}
+
+/// The guard pass laid out flat: the guard blocks' calls, then the joints' laws.
+#[derive(Debug, Clone, Default)]
+pub(super) struct GuardProgram {
+    pub blocks: Vec<GuardCall>,
+    pub joints: Vec<JointCall>,
+}
+
+impl GuardProgram {
+    /// The guard pass of `plan`.
+    pub fn new(plan: &Plan) -> GuardProgram {
+        let blocks = plan
+            .guard_blocks
+            .iter()
+            .map(|&b| {
+                let g = &plan.blocks[b.ix()].guards;
+                GuardCall {
+                    b,
+                    rt: plan.rt[b.ix()],
+                    g: (g.start as u32, g.end as u32),
+                }
+            })
+            .collect();
+        let joints = plan
+            .joints
+            .iter()
+            .map(|jp| JointCall {
+                b: jp.block,
+                local: jp.local as u32,
+                rt: plan.rt[jp.block.ix()],
+            })
+            .collect();
+        GuardProgram { blocks, joints }
+    }
+}
+
+/// The derivative of one block's work integral: the power of its forces (if it has any)
+/// plus that of its tracking rows `rows` (a range of [`EnergyProgram::rows`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct EnergyTerm {
+    pub state: u32,
+    pub power_of: Option<BlockIx>,
+    pub rows: (u32, u32),
+}
+
+/// The work integrals of the force blocks and tracking rows, laid out flat.
+#[derive(Debug, Clone, Default)]
+pub(super) struct EnergyProgram {
+    pub terms: Vec<EnergyTerm>,
+    /// The tracking rows of every term, in order.
+    pub rows: Vec<u32>,
+}
+
+impl EnergyProgram {
+    /// The work integrals of `plan`'s energy blocks.
+    pub fn new(plan: &Plan) -> EnergyProgram {
+        let mut p = EnergyProgram::default();
+        for &b in &plan.energy_blocks {
+            let bp = &plan.blocks[b.ix()];
+            let Some(e) = bp.energy else {
+                continue;
+            };
+            let start = p.rows.len() as u32;
+            p.rows.extend(
+                bp.rows
+                    .clone()
+                    .filter(|&r| plan.rows[r].tracking.is_some())
+                    .map(|r| r as u32),
+            );
+            p.terms.push(EnergyTerm {
+                state: e.ix() as u32,
+                power_of: bp.has_forces.then_some(b),
+                rows: (start, p.rows.len() as u32),
+            });
+        }
+        p
+    }
+}
+
+/// Stages laid out for the loop (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Program {
+    ops: Vec<Op>,
+    calls: Vec<Call>,
+}
+
+impl Program {
+    /// The program of `stages` (the plan's, or a subset keeping every linear stage, as the
+    /// evaluation for derivatives does: linear stages are numbered in the plan's order),
+    /// with `rt` the plan's packed block offsets.
+    pub fn new(rt: &[BlockRt], stages: &[Stage]) -> Program {
+        let mut p = Program::default();
+        let mut lin = 0u32;
+        for st in stages {
+            match st {
+                Stage::Linear(_) => {
+                    p.ops.push(Op::Linear(lin));
+                    lin += 1;
+                }
+                Stage::Network => p.ops.push(Op::Network),
+                Stage::Outputs(b) => p.push_call(rt, *b, false),
+                Stage::NetworkOutputs(b) => p.push_call(rt, *b, true),
+            }
+        }
+        p
+    }
+
+    /// The program calling `outputs` of `blocks` in order (one run of block calls).
+    pub fn of_blocks(rt: &[BlockRt], blocks: &[BlockIx]) -> Program {
+        let mut p = Program::default();
+        for &b in blocks {
+            p.push_call(rt, b, false);
+        }
+        p
+    }
+
+    fn push_call(&mut self, rt: &[BlockRt], b: BlockIx, network: bool) {
+        let k = self.calls.len() as u32;
+        self.calls.push(Call {
+            b,
+            network,
+            rt: rt[b.ix()],
+        });
+        match self.ops.last_mut() {
+            Some(Op::Blocks(_, end)) if *end == k => *end = k + 1,
+            _ => self.ops.push(Op::Blocks(k, k + 1)),
+        }
+    }
+
+    /// The steps, in order.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// The block calls `start..end`.
+    pub fn calls(&self, start: u32, end: u32) -> &[Call] {
+        &self.calls[start as usize..end as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offsets(n: usize) -> Vec<BlockRt> {
+        (0..n)
+            .map(|i| BlockRt {
+                y: (i as u32, i as u32 + 1),
+                ..BlockRt::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn consecutive_block_stages_share_one_op_and_linear_stages_are_numbered_in_order() {
+        let rt = offsets(4);
+        let b = BlockIx::at;
+        let stages = [
+            Stage::Outputs(b(0)),
+            Stage::Outputs(b(1)),
+            Stage::Linear(0..2),
+            Stage::Network,
+            Stage::NetworkOutputs(b(2)),
+            Stage::Outputs(b(3)),
+            Stage::Linear(2..3),
+        ];
+        let p = Program::new(&rt, &stages);
+        assert_eq!(
+            p.ops(),
+            &[
+                Op::Blocks(0, 2),
+                Op::Linear(0),
+                Op::Network,
+                Op::Blocks(2, 4),
+                Op::Linear(1)
+            ]
+        );
+        let calls = p.calls(2, 4);
+        assert_eq!((calls[0].b, calls[0].network), (b(2), true));
+        assert_eq!((calls[1].b, calls[1].network), (b(3), false));
+        assert_eq!(calls[1].rt.y, (3, 4));
+    }
+
+    #[test]
+    fn a_list_of_blocks_is_one_run_of_output_calls() {
+        let rt = offsets(3);
+        let p = Program::of_blocks(&rt, &[BlockIx::at(2), BlockIx::at(0)]);
+        assert_eq!(p.ops(), &[Op::Blocks(0, 2)]);
+        assert!(p.calls(0, 2).iter().all(|c| !c.network));
+        assert_eq!(p.calls(0, 2)[0].b, BlockIx::at(2));
+        assert!(Program::of_blocks(&rt, &[]).ops().is_empty());
+    }
+}
