@@ -8,5 +8,5 @@
 pub mod result;
 pub mod scope;
 
-pub use result::{EventRecord, EventTag, MethodSwitch, RunStats, RunStatus, SimResult};
+pub use result::{EventRecord, EventTag, MethodSwitch, Num, RunStats, RunStatus, SimResult};
 pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};

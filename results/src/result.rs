@@ -369,7 +369,10 @@ pub struct CsvError {
 /// in plain decimals for magnitudes from 1e-5 to 1e16 and with an exponent outside them
 /// (`1e-300`, not three hundred digits); a negative zero (a force that is zero on the
 /// negative side) is written `0`.
-struct Num(f64);
+/// A number as the CSV files write it: the shortest text that reads back to the same
+/// `f64`, with an exponent outside `1e-5 ≤ |v| < 1e16` (never 300 digits), and zero (also
+/// −0) as `0`.
+pub struct Num(pub f64);
 
 impl std::fmt::Display for Num {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -60,7 +60,8 @@ impl Cell {
     fn csv(&self) -> String {
         match self {
             Cell::Int(i) => i.to_string(),
-            Cell::Float(x) => x.to_string(),
+            // As results.csv writes numbers: tiny and huge values with an exponent.
+            Cell::Float(x) => drivelink_core::result::Num(*x).to_string(),
             Cell::Text(s) => csv_quote(s),
         }
     }
@@ -359,5 +360,31 @@ mod tests {
             assert!(a.same(b), "{a:?} != {b:?}");
         }
         assert_eq!(back.rows().len(), 2);
+    }
+
+    /// sweep.csv wrote a metric of 1e-300 as 301 digits (`f64::to_string`); it is now
+    /// written as results.csv writes numbers, with an exponent, and still reads back to the
+    /// same bits.
+    #[test]
+    fn tiny_and_huge_metrics_are_written_with_an_exponent_and_read_back_exactly() {
+        let cols = vec![Column {
+            name: "x".into(),
+            kind: ColKind::Float,
+        }];
+        let values = [1e-300, 5e-324, -2.5e-7, 1.5e300, 1.2345678901234567e17, 1e-5, 0.1];
+        let rows = values.iter().map(|&v| vec![Cell::Float(v)]).collect();
+        let t = Table::new(cols.clone(), rows);
+        let mut buf = Vec::new();
+        t.write_csv(&mut buf).unwrap();
+        let text = std::str::from_utf8(&buf).unwrap();
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            ["1e-300", "5e-324", "-2.5e-7", "1.5e300", "1.2345678901234566e17", "0.00001", "0.1"]
+        );
+        let back = Table::read_csv(text, cols, "t.csv").unwrap();
+        for (a, b) in t.rows().iter().flatten().zip(back.rows().iter().flatten()) {
+            assert!(a.same(b), "{a:?} != {b:?}");
+        }
     }
 }
