@@ -371,7 +371,15 @@ mod tests {
             name: "x".into(),
             kind: ColKind::Float,
         }];
-        let values = [1e-300, 5e-324, -2.5e-7, 1.5e300, 1.2345678901234567e17, 1e-5, 0.1];
+        let values = [
+            1e-300,
+            5e-324,
+            -2.5e-7,
+            1.5e300,
+            1.2345678901234567e17,
+            1e-5,
+            0.1,
+        ];
         let rows = values.iter().map(|&v| vec![Cell::Float(v)]).collect();
         let t = Table::new(cols.clone(), rows);
         let mut buf = Vec::new();
@@ -380,7 +388,15 @@ mod tests {
         let lines: Vec<&str> = text.lines().skip(1).collect();
         assert_eq!(
             lines,
-            ["1e-300", "5e-324", "-2.5e-7", "1.5e300", "1.2345678901234566e17", "0.00001", "0.1"]
+            [
+                "1e-300",
+                "5e-324",
+                "-2.5e-7",
+                "1.5e300",
+                "1.2345678901234566e17",
+                "0.00001",
+                "0.1"
+            ]
         );
         let back = Table::read_csv(text, cols, "t.csv").unwrap();
         for (a, b) in t.rows().iter().flatten().zip(back.rows().iter().flatten()) {

@@ -24,6 +24,7 @@ mod program;
 mod reach;
 mod record;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -66,6 +67,9 @@ struct Programs {
 pub const ENGAGE_ON: f64 = 1e-6;
 /// See [`ENGAGE_ON`].
 pub const ENGAGE_OFF: f64 = 5e-7;
+
+/// The message of a run ended through [`Model::set_cancel`].
+pub const INTERRUPTED: &str = "interrupted: the run was cancelled by its caller (Ctrl-C)";
 
 /// Buffers of one evaluation (all allocated by `instantiate`).
 struct Eval {
@@ -158,6 +162,8 @@ pub struct Model {
     run: Run,
     dirty_factor: bool,
     progress: Option<Box<dyn FnMut(f64) + Send>>,
+    /// Set by another thread to end the run (see [`Model::set_cancel`]).
+    cancel: Option<Arc<AtomicBool>>,
     /// The thermal network's values and scratch.
     heat: heat::Heat,
     /// Scratch of the load-dependent friction joints.
@@ -435,6 +441,7 @@ impl Model {
             plan,
             dirty_factor: true,
             progress: None,
+            cancel: None,
             heat,
             load,
         })
@@ -555,6 +562,13 @@ impl Model {
     /// Call `f(t)` at every output point (for progress bars).
     pub fn set_progress(&mut self, f: Box<dyn FnMut(f64) + Send>) {
         self.progress = Some(f);
+    }
+
+    /// End a run as failed ("interrupted", results up to the last step kept) once `flag`
+    /// is set, for example by a thread watching for Ctrl-C. The flag is read after every
+    /// step and event.
+    pub fn set_cancel(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = Some(flag);
     }
 
     /// Run the model with its settings.
@@ -796,6 +810,15 @@ impl HybridSystem for Model {
         self.record(t, x);
     }
     fn check(&mut self) -> Result<(), SystemError> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Err(SystemError {
+                message: INTERRUPTED.into(),
+            });
+        }
         match self.run.failure.take() {
             Some(message) => Err(SystemError { message }),
             None => Ok(()),
