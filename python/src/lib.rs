@@ -13,6 +13,9 @@
 #![allow(clippy::result_large_err)]
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -162,19 +165,66 @@ impl NativeModel {
             }
             settings.stop_time = t;
         }
-        py.detach(|| {
-            let mut m = self
-                .compiled
-                .with_params(&self.registry, &set)
-                .map_err(|e| {
-                    netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e)
-                })?;
+        let mut m = py
+            .detach(|| self.compiled.with_params(&self.registry, &set))
+            .map_err(|e| {
+                let e =
+                    netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e);
+                model_error(&self.origin, &e)
+            })?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        m.set_cancel(cancel.clone());
+        interruptible(py, &cancel, move || {
             let result = m.run_with(&settings);
             let audit = m.energy_audit();
-            Ok::<_, drivelink_core::Error>(NativeResult { result, audit })
+            NativeResult { result, audit }
         })
-        .map_err(|e| model_error(&self.origin, &e))
     }
+}
+
+/// Run `work` on a thread of its own while the calling thread, without the GIL, waits for
+/// it and every 50 ms checks for Python signals: on Ctrl-C (KeyboardInterrupt, or any
+/// exception a signal handler raises) it sets `cancel`, waits for the work to end at its
+/// next step, and raises that exception. A panic in `work` is raised as a DrivelinkError.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: &AtomicBool,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let worker = s.spawn(move || {
+            let out = work();
+            // The caller may be gone (interrupted): nothing to tell then.
+            let _ = tx.send(());
+            out
+        });
+        let join = |w: std::thread::ScopedJoinHandle<'_, T>| {
+            w.join()
+                .map_err(|_| DrivelinkError::new_err("the run panicked (an internal error)"))
+        };
+        let mut rx = rx;
+        loop {
+            // The receiver is moved into the wait and back (it may not be shared).
+            let (done, back) = py.detach(move || {
+                // Sent, or the sender dropped by a panic: done either way.
+                let done = !matches!(
+                    rx.recv_timeout(Duration::from_millis(50)),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                );
+                (done, rx)
+            });
+            rx = back;
+            if done {
+                return join(worker);
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                let _ = py.detach(|| worker.join());
+                return Err(e);
+            }
+        }
+    })
 }
 
 /// One run's results.
@@ -245,6 +295,8 @@ impl NativeResult {
 struct NativeStudy {
     study: Study,
     origin: String,
+    /// The study's cancel flag: set on Ctrl-C, cleared when a call starts.
+    cancel: Arc<AtomicBool>,
 }
 
 #[pymethods]
@@ -256,11 +308,14 @@ impl NativeStudy {
         let d = diagram_from_text(text, origin, Path::new(base_dir))?;
         let args: StudyArgs = serde_json::from_str(args_json)
             .map_err(|e| ModelError::new_err(format!("study arguments: {e}")))?;
+        let cancel = Arc::new(AtomicBool::new(false));
         let study = Study::new(&d, drivelink_blocks::registry(), origin, args)
-            .map_err(|e| sweep_error(origin, &e))?;
+            .map_err(|e| sweep_error(origin, &e))?
+            .with_cancel(cancel.clone());
         Ok(NativeStudy {
             study,
             origin: origin.to_string(),
+            cancel,
         })
     }
     /// The study id (the CLI's for the same netlist and arguments).
@@ -283,9 +338,11 @@ impl NativeStudy {
     #[pyo3(signature = (start, end, jobs = 0))]
     fn run(&self, py: Python<'_>, start: usize, end: usize, jobs: usize) -> PyResult<String> {
         let end = end.min(self.study.n_runs());
-        let table = py
-            .detach(|| self.study.run(start.min(end)..end, jobs, None, &|_| {}))
-            .map_err(|e| sweep_error(&self.origin, &e))?;
+        self.cancel.store(false, Ordering::Relaxed);
+        let table = interruptible(py, &self.cancel, || {
+            self.study.run(start.min(end)..end, jobs, None, &|_| {})
+        })?
+        .map_err(|e| sweep_error(&self.origin, &e))?;
         Ok(json_value(table.rows()))
     }
     /// Run `i` alone; its row as JSON.
@@ -296,8 +353,8 @@ impl NativeStudy {
                 self.study.n_runs()
             )));
         }
-        let row = py
-            .detach(|| self.study.run_one(i, None))
+        self.cancel.store(false, Ordering::Relaxed);
+        let row = interruptible(py, &self.cancel, || self.study.run_one(i, None))?
             .map_err(|e| sweep_error(&self.origin, &e))?;
         Ok(json_value(&row))
     }

@@ -1,8 +1,12 @@
 """Shared fixtures: paths of the shipped netlists and the CLI built by scripts/test_python.sh."""
 
+import _thread
+import contextlib
 import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -31,3 +35,50 @@ def cli():
         return p
 
     return run
+
+
+LONG_RUN = """{
+  "drivelink": 1, "name": "long_run",
+  "parameters": {"amp": 1},
+  "solver": {"method": "dopri5", "stop_time": 1e6, "rtol": 1e-8, "atol": 1e-10,
+             "output_interval": 1000, "max_steps": 1000000000},
+  "blocks": [{"name": "sine", "type": "Sine", "params": {"amplitude": "amp", "frequency": "1 Hz"}},
+             {"name": "lag", "type": "TransferFcn", "params": {"num": [1], "den": [0.1, 1]}}],
+  "connections": [["sine.y", "lag.u"]],
+  "log": ["lag.y"]
+}"""
+
+
+@pytest.fixture
+def long_run(tmp_path):
+    """A netlist that runs for minutes: a sine through a lag for 1e6 s at rtol 1e-8."""
+    path = tmp_path / "long_run.json"
+    path.write_text(LONG_RUN)
+    return str(path)
+
+
+@pytest.fixture
+def ctrl_c_after():
+    """``with ctrl_c_after(s) as elapsed:`` sends Ctrl-C (KeyboardInterrupt) to the main
+    thread after ``s`` seconds, expects the block to raise it, and ``elapsed()`` gives the
+    seconds from the Ctrl-C to the end of the block."""
+
+    @contextlib.contextmanager
+    def ctx(seconds):
+        sent = []
+
+        def fire():
+            sent.append(time.monotonic())
+            _thread.interrupt_main()
+
+        timer = threading.Timer(seconds, fire)
+        timer.start()
+        end = []
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                yield lambda: end[0] - sent[0]
+        finally:
+            end.append(time.monotonic())
+            timer.cancel()
+
+    return ctx

@@ -67,3 +67,16 @@ def test_a_failed_run_returns_its_partial_result(netlist, tmp_path):
     m = drivelink.load(netlist("signal_discrete.json"))
     r = m.run(set={"Ts": 1e-9})
     assert r.status == "failed" and "max_time_events" in r.message
+
+
+
+def test_ctrl_c_interrupts_a_long_run_at_once(long_run, ctrl_c_after):
+    """Model.run could not be interrupted: Ctrl-C waited for the whole run (here about two
+    minutes). The run now ends within a step and KeyboardInterrupt is raised."""
+    m = drivelink.load(long_run)
+    with ctrl_c_after(0.3) as elapsed:
+        m.run()
+    assert elapsed() < 5.0, f"the run went on for {elapsed():.1f} s after Ctrl-C"
+    # The model is still usable: a short run afterwards completes.
+    r = m.run(stop_time=2)
+    assert r.status == "completed" and r.end_time == 2.0

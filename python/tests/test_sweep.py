@@ -111,3 +111,11 @@ def test_bad_python_arguments_are_model_errors_naming_them(netlist):
     assert m.run(stop_time="2 s").end_time == 2.0
     with pytest.raises(drivelink.ModelError, match="stop_time"):
         m.run(stop_time="2 N")
+
+
+def test_ctrl_c_interrupts_a_sweep_at_once(long_run, ctrl_c_after):
+    """A local sweep could not be interrupted either: Ctrl-C now ends the runs going on
+    within a step, skips the rest and raises KeyboardInterrupt."""
+    with ctrl_c_after(0.3) as elapsed:
+        drivelink.sweep(long_run, grid={"amp": [1, 2, 3, 4]}, metrics=["m=max(lag.y)"], jobs=2)
+    assert elapsed() < 5.0, f"the sweep went on for {elapsed():.1f} s after Ctrl-C"

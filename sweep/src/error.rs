@@ -76,6 +76,9 @@ pub enum SweepError {
         /// What does not fit, naming the directories.
         message: String,
     },
+    /// The study was cancelled through [`crate::Study::with_cancel`]'s flag (Ctrl-C).
+    #[error("interrupted: the study was cancelled by its caller (Ctrl-C); no table was made")]
+    Interrupted,
     /// Several errors, each on its own line.
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
     Many(Vec<SweepError>),

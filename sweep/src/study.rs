@@ -18,7 +18,8 @@
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -56,6 +57,8 @@ pub struct Study {
     needs_audit: bool,
     id: String,
     n_runs: usize,
+    /// Set by another thread to end the study (see [`Study::with_cancel`]).
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// The parameter a value is for, as resolved from the netlist.
@@ -433,7 +436,21 @@ impl Study {
             needs_audit,
             id: format!("{:016x}", fnv1a(&id_text)),
             n_runs,
+            cancel: None,
         })
+    }
+
+    /// End the runs going on and skip the rest once `flag` is set (by a thread watching
+    /// for Ctrl-C): [`Study::run`] then returns [`SweepError::Interrupted`].
+    pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Study {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     /// The study id: a hash of the netlist, the study's arguments and the drivelink
@@ -534,6 +551,9 @@ impl Study {
                         )
                         .to_string()
                     })?;
+                if let Some(c) = &self.cancel {
+                    m.set_cancel(c.clone());
+                }
                 let res = m.run();
                 let audit = with_audit.then(|| m.energy_audit());
                 Ok((res, audit))
@@ -641,12 +661,20 @@ impl Study {
             runs.into_par_iter()
                 .with_max_len(1)
                 .map(|i| {
+                    if self.cancelled() {
+                        return Err(SweepError::Interrupted);
+                    }
                     let row = self.run_one(i, keep);
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     row
                 })
                 .collect()
         });
+        // A run cut short by the flag is a failed row like any other: the whole table is
+        // refused instead.
+        if self.cancelled() {
+            return Err(SweepError::Interrupted);
+        }
         Ok(Table::new(self.columns(), rows?))
     }
 

@@ -443,3 +443,29 @@ fn parquet_holds_the_same_table_as_the_csv() {
     assert_eq!(m.plan().compile_id(), c.plan().compile_id());
     assert!(!std::sync::Arc::ptr_eq(m.plan(), c.plan()));
 }
+
+/// A study whose cancel flag is set (Ctrl-C in Python) runs nothing and makes no table;
+/// the same study without the flag set runs every point.
+#[test]
+fn a_cancelled_study_makes_no_table() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let flag = Arc::new(AtomicBool::new(true));
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["T=10:14:3"]),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .with_cancel(flag.clone());
+    let e = s.run(0..3, 1, None, &|_| {}).unwrap_err();
+    assert!(matches!(e, drivelink_sweep::SweepError::Interrupted), "{e}");
+    flag.store(false, Ordering::Relaxed);
+    let t = s.run(0..3, 1, None, &|_| {}).unwrap();
+    assert_eq!(t.rows().len(), 3);
+    assert!(col(&t, "status")
+        .iter()
+        .all(|c| **c == Cell::Text("completed".into())));
+}
