@@ -8,6 +8,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::block::{Buffers, Cx, Forces, FrictionLaw, FrictionMode};
+use std::sync::Arc;
+
 use crate::plan::{BlockRt, Plan};
 
 use super::linear::EvalFor;
@@ -111,19 +113,23 @@ impl Model {
         self.cache.valid = false;
         self.cache.current = false;
         self.run.model_evals += 1;
-        let plan = self.plan.clone();
+        // The programs are taken out for the pass (a pointer, nothing in the pass reads
+        // them through the model) and put back; the plan is read through them.
+        let progs = self.take_programs();
+        debug_assert!(
+            Arc::ptr_eq(&progs.plan, &self.plan),
+            "programs of another plan"
+        );
+        let plan = &*progs.plan;
         if !self.ev.frame_states.is_empty() {
             crate::frame::FrameState::fill(&x[plan.frames_x.clone()], &mut self.ev.frame_states);
         }
         self.heat_pre(x);
-        // The programs are taken out for the pass (a pointer, nothing in the pass reads
-        // them through the model) and put back.
-        let progs = self.take_programs();
         let prog = match what {
             EvalFor::All => &progs.all,
             EvalFor::Derivatives => &progs.rhs,
         };
-        self.run_program(&plan, &progs, prog, what, t, x);
+        self.run_program(plan, &progs, prog, what, t, x);
         self.progs = Some(progs);
         self.heat_post(t, x);
         self.cache.current = what == EvalFor::All;
@@ -134,6 +140,15 @@ impl Model {
         self.progs
             .as_deref()
             .expect("the programs are out of the model only during an evaluation pass")
+    }
+
+    /// Point the evaluation programs at `plan` (the same stages and block offsets as the
+    /// one they were laid out from: linearization reroutes inputs only).
+    pub(super) fn repoint_programs(&mut self, plan: Arc<Plan>) {
+        self.progs
+            .as_mut()
+            .expect("not during an evaluation pass")
+            .plan = plan;
     }
 
     /// The evaluation programs, taken out of the model for a pass.
@@ -201,9 +216,8 @@ impl Model {
     /// the start of a run).
     pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
         self.cache.current = false;
-        let plan = self.plan.clone();
         let progs = self.take_programs();
-        self.run_program(&plan, &progs, &progs.constants, EvalFor::All, t, x);
+        self.run_program(&progs.plan, &progs, &progs.constants, EvalFor::All, t, x);
         self.progs = Some(progs);
     }
 

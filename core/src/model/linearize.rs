@@ -376,13 +376,15 @@ impl Model {
         let p = Arc::new(p);
         let lin = LinKernel::build(&p, &self.blocks);
         let old_lin = std::mem::replace(&mut self.lin, lin);
-        let old_plan = std::mem::replace(&mut self.plan, p);
+        let old_plan = std::mem::replace(&mut self.plan, p.clone());
+        self.repoint_programs(p);
         self.cache.valid = false;
         (old_plan, old_lin)
     }
 
     fn close_inputs(&mut self, (plan, lin): (Arc<Plan>, LinKernel)) {
         self.ev.sig.truncate(plan.n_signals);
+        self.repoint_programs(plan.clone());
         self.plan = plan;
         self.lin = lin;
         self.cache.valid = false;

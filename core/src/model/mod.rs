@@ -46,9 +46,11 @@ use crate::result::{RunStats, RunStatus, SimResult};
 use linear::LinKernel;
 use program::{GuardProgram, Program};
 
-/// The model's evaluation programs (see [`program`]).
-#[derive(Default)]
+/// The model's evaluation programs (see [`program`]), with the plan they were laid out
+/// from: a pass that takes the programs out of the model reads the plan through them
+/// (no reference count to touch per evaluation).
 struct Programs {
+    plan: Arc<Plan>,
     all: Program,
     rhs: Program,
     constants: Program,
@@ -428,6 +430,7 @@ impl Model {
             net,
             frames,
             progs: Some(Box::new(Programs {
+                plan: plan.clone(),
                 all: Program::new(&plan.rt, &plan.stages),
                 rhs: Program::new(&plan.rt, lin.derivative_stages()),
                 constants: Program::of_blocks(&plan.rt, &plan.const_blocks),
