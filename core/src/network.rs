@@ -105,8 +105,6 @@ pub struct Network {
     // scratch
     pub f: Vec<f64>,
     pub a: Vec<f64>,
-    /// Multipliers of the active rows.
-    lam_active: Vec<f64>,
     b: Vec<f64>,
     /// `[a; λ]` of the last solve.
     out: Vec<f64>,
@@ -150,7 +148,6 @@ impl Network {
             factor: None,
             f: vec![0.0; n],
             a: vec![0.0; n],
-            lam_active: Vec::with_capacity(nr + nf),
             b: Vec::with_capacity(nr + nf),
             out: Vec::with_capacity(n + nr + nf),
             cache: Vec::new(),
@@ -285,8 +282,6 @@ impl Network {
 
     /// Size the per-solve scratch for `m` active rows (zero tracking right-hand sides).
     fn size_scratch(&mut self, m: usize) {
-        self.lam_active.clear();
-        self.lam_active.resize(m, 0.0);
         self.b.clear();
         self.b.resize(m, 0.0);
         self.out.clear();
@@ -328,14 +323,14 @@ impl Network {
             add_columns(out, &fac.cr, &self.b[..m], true);
         }
         self.a[..n].copy_from_slice(&out[..n]);
-        self.lam_active[..m].copy_from_slice(&out[n..]);
         self.lambda_fric.fill(0.0);
         let nr = self.rows.len();
-        for (r, &i) in self.active.iter().enumerate() {
+        // The active rows' forces, scattered straight from the solution.
+        for (&i, &lam) in self.active.iter().zip(&out[n..]) {
             if i < nr {
-                self.lambda_rows[i] = self.lam_active[r];
+                self.lambda_rows[i] = lam;
             } else {
-                self.lambda_fric[i - nr] = self.lam_active[r];
+                self.lambda_fric[i - nr] = lam;
             }
         }
     }

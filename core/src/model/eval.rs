@@ -329,7 +329,9 @@ impl Model {
         let n = plan.nodes.len();
         dx[..n].copy_from_slice(&x[n..2 * n]);
         dx[n..2 * n].copy_from_slice(&self.net.a[..n]);
-        dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
+        if !self.ev.frame_dx.is_empty() {
+            dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
+        }
         self.lin.derivatives(x, &self.ev.sig, dx);
         let buf = buffers!(self, x, n);
         for c in &self.programs().states {
