@@ -464,6 +464,23 @@ impl Block for Engine {
             _ => 0.0,
         }
     }
+    /// `tau` and `power` (logged together in the full car) from one torque evaluation.
+    fn vars(&self, cx: &Cx, which: &[usize], out: &mut [f64]) {
+        let mut tau = None;
+        for (o, &i) in out.iter_mut().zip(which) {
+            *o = match i {
+                0 | 1 => {
+                    let t = *tau.get_or_insert_with(|| self.torque(cx.u(0), cx.v(1)));
+                    if i == 0 {
+                        t
+                    } else {
+                        t * cx.v(1)
+                    }
+                }
+                _ => self.var(cx, i),
+            };
+        }
+    }
     fn is_energy_source(&self) -> bool {
         true
     }

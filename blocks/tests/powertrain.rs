@@ -252,3 +252,29 @@ fn torque_converter_lag_is_first_order_towards_the_steady_torque() {
     let f = p.forces().0;
     assert!((f[0] + 100.0).abs() < 1e-12 && (f[1] - 2.232 * 100.0).abs() < 1e-9);
 }
+
+/// `Engine::vars` computes the torque once for `tau` and `power` (both logged by the full
+/// car); it must give exactly what `var` gives, in any order and with the other variables.
+#[test]
+fn engine_vars_equal_var_bit_for_bit() {
+    for params in [
+        json!({}),
+        json!({"friction": [[0, 0], [100, 10], [600, 30]], "idle_speed": "800 rpm"}),
+    ] {
+        let mut e = build("Engine", params);
+        let mut p = Probe::new(e.as_mut());
+        for (u, rpm) in [(0.3, 1800.0), (1.0, 5000.0), (0.0, 700.0)] {
+            p.inputs(&[u]).speeds(&[0.0, rpm * RPM]);
+            for which in [vec![0, 1], vec![1, 0], vec![1, 3, 0, 4, 2], vec![2, 4]] {
+                let (one, all) = p.with_cx(|cx| {
+                    let one: Vec<f64> = which.iter().map(|&i| p.block().var(cx, i)).collect();
+                    let mut all = vec![f64::NAN; which.len()];
+                    p.block().vars(cx, &which, &mut all);
+                    (one, all)
+                });
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&one), bits(&all), "which {which:?} at u {u}, {rpm} rpm");
+            }
+        }
+    }
+}
