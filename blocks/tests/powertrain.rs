@@ -273,7 +273,11 @@ fn engine_vars_equal_var_bit_for_bit() {
                     (one, all)
                 });
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&one), bits(&all), "which {which:?} at u {u}, {rpm} rpm");
+                assert_eq!(
+                    bits(&one),
+                    bits(&all),
+                    "which {which:?} at u {u}, {rpm} rpm"
+                );
             }
         }
     }

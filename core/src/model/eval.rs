@@ -136,7 +136,7 @@ impl Model {
     }
 
     /// The evaluation programs (outside an evaluation pass).
-    fn programs(&self) -> &Programs {
+    pub(super) fn programs(&self) -> &Programs {
         self.progs
             .as_deref()
             .expect("the programs are out of the model only during an evaluation pass")

@@ -60,6 +60,7 @@ struct Programs {
     /// The state blocks' `derivatives` calls (`network` unused).
     states: Vec<program::Call>,
     energy: program::EnergyProgram,
+    log: program::LogProgram,
 }
 
 /// A free friction joint engages when its engagement (normalized normal force) rises above
@@ -124,8 +125,6 @@ struct Cache {
 struct Run {
     result: SimResult,
     row_buf: Vec<f64>,
-    /// Local indices of one block's run of logged custom variables (recording scratch).
-    var_ix: Vec<usize>,
     impact_loss: f64,
     stopped_by: Option<String>,
     last_x: Vec<f64>,
@@ -416,7 +415,6 @@ impl Model {
             run: Run {
                 result,
                 row_buf: vec![0.0; n_log],
-                var_ix: Vec::with_capacity(n_log),
                 impact_loss: 0.0,
                 stopped_by: None,
                 last_x: x0.clone(),
@@ -438,6 +436,7 @@ impl Model {
                 forces: program::Call::outputs_of(&plan.rt, &plan.force_blocks),
                 states: program::Call::outputs_of(&plan.rt, &plan.state_blocks),
                 energy: program::EnergyProgram::new(&plan),
+                log: program::LogProgram::new(&plan),
             })),
             lin,
             blocks,

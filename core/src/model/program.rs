@@ -9,7 +9,7 @@
 //! the stages' payloads.
 
 use crate::ids::BlockIx;
-use crate::plan::{BlockRt, Plan, Stage};
+use crate::plan::{BlockRt, Plan, Stage, VarRef};
 
 /// One step of an evaluation pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +137,56 @@ impl EnergyProgram {
                 power_of: bp.has_forces.then_some(b),
                 rows: (start, p.rows.len() as u32),
             });
+        }
+        p
+    }
+}
+
+/// One step of recording a row of logged values.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum LogOp {
+    /// One value read from the model's buffers (a signal, a node, a joint).
+    Value(VarRef),
+    /// Block `b`'s custom variables `vars` (a range of [`LogProgram::vars`]) in one
+    /// `Block::vars` call, into consecutive columns.
+    Custom {
+        b: BlockIx,
+        rt: BlockRt,
+        vars: (u32, u32),
+    },
+}
+
+/// The logged variables laid out for recording: consecutive custom variables of one
+/// block are one call.
+#[derive(Debug, Clone, Default)]
+pub(super) struct LogProgram {
+    pub ops: Vec<LogOp>,
+    /// The blocks' local indices of the custom variables, in column order.
+    pub vars: Vec<usize>,
+}
+
+impl LogProgram {
+    /// The recording program of `plan`'s log.
+    pub fn new(plan: &Plan) -> LogProgram {
+        let mut p = LogProgram::default();
+        for &v in &plan.log {
+            match plan.vars[v].source {
+                VarRef::Custom(b, i) => {
+                    let k = p.vars.len() as u32;
+                    p.vars.push(i);
+                    match p.ops.last_mut() {
+                        Some(LogOp::Custom { b: last, vars, .. }) if *last == b && vars.1 == k => {
+                            vars.1 = k + 1
+                        }
+                        _ => p.ops.push(LogOp::Custom {
+                            b,
+                            rt: plan.rt[b.ix()],
+                            vars: (k, k + 1),
+                        }),
+                    }
+                }
+                r => p.ops.push(LogOp::Value(r)),
+            }
         }
         p
     }

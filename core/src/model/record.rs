@@ -5,6 +5,7 @@ use crate::block::{Cx, FrictionVar};
 use crate::plan::VarRef;
 
 use super::eval::{buffers, cx_of};
+use super::program::LogOp;
 use super::Model;
 use crate::block::Buffers;
 
@@ -43,32 +44,34 @@ impl Model {
     pub(super) fn record(&mut self, t: f64, x: &[f64]) {
         self.eval_cached(t, x);
         self.run.output_points += 1;
+        // Taken out while it is filled (the variables read the model) and put back below.
+        let mut row = std::mem::take(&mut self.run.row_buf);
         let plan = &*self.plan;
-        let log = &plan.log;
+        let log = &self.programs().log;
+        let buf = buffers!(self, x, plan.nodes.len());
         let mut k = 0;
-        while k < log.len() {
-            let VarRef::Custom(b, _) = plan.vars[log[k]].source else {
-                self.run.row_buf[k] = self.var_value(plan.vars[log[k]].source, t, x);
-                k += 1;
-                continue;
-            };
-            // A run of one block's custom variables: one call, one context.
-            self.run.var_ix.clear();
-            for &v in &log[k..] {
-                match plan.vars[v].source {
-                    VarRef::Custom(bb, i) if bb == b => self.run.var_ix.push(i),
-                    _ => break,
+        for op in &log.ops {
+            match *op {
+                LogOp::Value(r) => {
+                    row[k] = self.var_value(r, t, x);
+                    k += 1;
+                }
+                LogOp::Custom { b, ref rt, vars } => {
+                    let which = &log.vars[vars.0 as usize..vars.1 as usize];
+                    let cx = Cx::new(
+                        t,
+                        &x[rt.x.0 as usize..rt.x.1 as usize],
+                        &buf,
+                        plan.tables(rt),
+                    );
+                    self.blocks[b.ix()].vars(&cx, which, &mut row[k..k + which.len()]);
+                    k += which.len();
                 }
             }
-            let end = k + self.run.var_ix.len();
-            cx_of!(cx = self, plan, b, t, x);
-            self.blocks[b.ix()].vars(&cx, &self.run.var_ix, &mut self.run.row_buf[k..end]);
-            k = end;
         }
         if self.run.failure.is_none() {
             self.run.failure = self.non_finite_signal();
         }
-        let row = std::mem::take(&mut self.run.row_buf);
         self.run.result.push_row(t, &row);
         self.run.row_buf = row;
         if let Some(p) = self.progress.as_mut() {
