@@ -646,6 +646,10 @@ impl Block for Clutch {
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         self.law.law(cx.u(0), w_rel)
     }
+    fn engagement(&self, _k: usize, cx: &Cx, _w_rel: f64) -> f64 {
+        // `FrictionParams::law`'s engagement: the normalized normal force.
+        cx.u(0)
+    }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()
     }
@@ -684,6 +688,10 @@ impl Block for Brake {
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         self.law.law(cx.u(0), w_rel)
+    }
+    fn engagement(&self, _k: usize, cx: &Cx, _w_rel: f64) -> f64 {
+        // `FrictionParams::law`'s engagement: the normalized normal force.
+        cx.u(0)
     }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()

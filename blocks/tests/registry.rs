@@ -324,3 +324,49 @@ fn blocks_held_between_events_declare_it_truthfully() {
         );
     }
 }
+
+/// `Block::engagement` (the guard pass of free and sliding joints reads it instead of the
+/// whole law) gives exactly the engagement of `Block::friction`, for every block with
+/// friction joints, at several inputs and slips.
+#[test]
+fn engagement_is_the_engagement_of_the_friction_law() {
+    let mut checked = 0;
+    for mut b in every_primitive_block() {
+        let name = b.type_name();
+        let joints = b.mech().frictions.len();
+        if joints == 0 {
+            continue;
+        }
+        let ports = b.ports();
+        let n_in = ports.iter().filter(|p| p.kind == PortKind::In).count();
+        let n_mech = ports.len();
+        let mut p = Probe::new(b.as_mut());
+        for (k, &f) in [0.0, 0.4, 1.0].iter().enumerate() {
+            let u: Vec<f64> = (0..n_in).map(|i| f + 0.1 * i as f64).collect();
+            let v: Vec<f64> = (0..n_mech)
+                .map(|i| 3.0 * k as f64 - 1.5 * i as f64)
+                .collect();
+            p.inputs(&u).speeds(&v);
+            for j in 0..joints {
+                for w_rel in [0.0, -2.5, 7.0] {
+                    let (law, e) = p.with_cx(|cx| {
+                        (
+                            p.block().friction(j, cx, w_rel).engagement,
+                            p.block().engagement(j, cx, w_rel),
+                        )
+                    });
+                    assert_eq!(
+                        law.to_bits(),
+                        e.to_bits(),
+                        "{name} joint {j} at f {f}, w_rel {w_rel}"
+                    );
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 5,
+        "checked {checked} block types with friction joints"
+    );
+}

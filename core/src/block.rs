@@ -990,6 +990,12 @@ pub trait Block: Send + Sync {
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
         FrictionLaw::FREE
     }
+    /// [`FrictionLaw::engagement`] of `friction(k, cx, w_rel)` alone: the guards of a free
+    /// or sliding joint read nothing else. A block whose engagement is cheaper than its
+    /// whole law overrides it; it must give exactly the law's value.
+    fn engagement(&self, k: usize, cx: &Cx, w_rel: f64) -> f64 {
+        self.friction(k, cx, w_rel).engagement
+    }
     /// The sliding torque of a load-dependent joint `k` (declared in
     /// [`MechDecl::friction_loads`]) at relative speed `w_rel`, as an affine function of
     /// its load; called before the load is known (do not read `cx.lambda`). Its

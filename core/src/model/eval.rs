@@ -376,33 +376,27 @@ impl Model {
         }
         let g = &mut g[plan.n_block_guards..];
         for (j, (c, gj)) in prog.joints.iter().zip(g.chunks_exact_mut(3)).enumerate() {
-            let mode = self.net.modes[j];
             let w_rel = self.ev.joint_wrel[j];
-            let law = self.blocks[c.b.ix()].friction(
-                c.local as usize,
-                &view(&c.rt),
-                if mode == FrictionMode::Locked {
-                    0.0
-                } else {
-                    w_rel
-                },
-            );
-            match mode {
+            let blk = &self.blocks[c.b.ix()];
+            let k = c.local as usize;
+            match self.net.modes[j] {
                 FrictionMode::Locked => {
+                    let law = blk.friction(k, &view(&c.rt), 0.0);
                     let lam = self.net.lambda_fric[j];
                     gj[0] = lam - law.lo + torque_slack(&law);
                     gj[1] = law.hi - lam + torque_slack(&law);
                     gj[2] = law.engagement - ENGAGE_OFF;
                 }
+                // Free and sliding joints read only the engagement of their law.
                 FrictionMode::Free => {
                     gj[0] = 1.0;
                     gj[1] = 1.0;
-                    gj[2] = ENGAGE_ON - law.engagement;
+                    gj[2] = ENGAGE_ON - blk.engagement(k, &view(&c.rt), w_rel);
                 }
                 m => {
                     gj[0] = m.sliding_sign() * w_rel + SLIP_EPS;
                     gj[1] = 1.0;
-                    gj[2] = law.engagement - ENGAGE_OFF;
+                    gj[2] = blk.engagement(k, &view(&c.rt), w_rel) - ENGAGE_OFF;
                 }
             }
         }
