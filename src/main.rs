@@ -16,12 +16,15 @@ mod table_plot;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 use drivelink_core::expr;
+use drivelink_core::model::INTERRUPTED;
 use drivelink_core::units::Dim;
 use drivelink_core::{Diagram, Error, Model, RunStatus, SimResult};
 use drivelink_netlist as netlist;
@@ -567,6 +570,7 @@ fn run(args: &RunArgs) -> u8 {
     if timeout.is_some() {
         settings.timeout = timeout;
     }
+    m.set_cancel(interrupt_flag());
     let res = m.run_with(&settings);
     let t0 = m.settings().start_time;
     for e in res
@@ -588,6 +592,8 @@ fn run(args: &RunArgs) -> u8 {
     }
     let mut code = match res.status {
         RunStatus::Completed | RunStatus::Stopped => 0,
+        // Ended by Ctrl-C: the shell's code for SIGINT, after the results are written.
+        RunStatus::Failed if res.message.contains(INTERRUPTED) => 130,
         RunStatus::Failed => 1,
     };
     let written = write_outputs(&res, &dir, svg, no_plots, Some(energy));
@@ -625,6 +631,26 @@ fn run(args: &RunArgs) -> u8 {
         res.wall_time_s,
     );
     code.max(console::print(&line))
+}
+
+/// The flag the first Ctrl-C sets: the run ends at its next step as failed
+/// ("interrupted") and its results so far are written, as after `--timeout`. A second
+/// Ctrl-C ends the process at once. Without a handler (one could not be installed) the
+/// flag is never set and Ctrl-C ends the process as usual.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    let installed = ctrlc::set_handler(move || {
+        if set.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    });
+    if installed.is_err() {
+        // Already installed (a second run in this process) or not possible: keep the
+        // default behaviour.
+        return Arc::new(AtomicBool::new(false));
+    }
+    flag
 }
 
 /// A progress bar on stderr, shown only on a terminal and only once a run has taken ~1 s.

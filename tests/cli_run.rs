@@ -506,3 +506,56 @@ fn clutch_launch_summary_reports_the_heat_audit() {
         "{heat:#}"
     );
 }
+
+/// Ctrl-C during `drivelink run` killed the process and lost every result. The first
+/// Ctrl-C now ends the run at its next step, writes what was computed (as `--timeout`
+/// does) and exits with 130.
+#[test]
+fn ctrl_c_ends_a_run_and_keeps_its_results() {
+    let dir = temp_dir("ctrl_c");
+    let model = dir.join("long_run.json");
+    std::fs::write(
+        &model,
+        r#"{
+  "drivelink": 1, "name": "long_run",
+  "solver": {"method": "dopri5", "stop_time": 1e6, "rtol": 1e-8, "atol": 1e-10,
+             "output_interval": 1000, "max_steps": 1000000000},
+  "blocks": [{"name": "sine", "type": "Sine", "params": {"amplitude": 1, "frequency": "1 Hz"}},
+             {"name": "lag", "type": "TransferFcn", "params": {"num": [1], "den": [0.1, 1]}}],
+  "connections": [["sine.y", "lag.u"]],
+  "log": ["lag.y"]
+}"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let child = drivelink()
+        .arg("run")
+        .arg(&model)
+        .arg("--out")
+        .arg(&out)
+        .args(["--no-plots", "--no-report"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Running for minutes uncancelled; interrupt it once it has run for a while.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(sent.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(csv.lines().count() > 2, "rows were kept:\n{csv}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "failed");
+    let end = summary["end_time"].as_f64().unwrap();
+    assert!(end > 0.0 && end < 1e6, "end_time {end}");
+}
