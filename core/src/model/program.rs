@@ -7,6 +7,13 @@
 //! look them up, and each linear stage carries its index among the linear stages. So an
 //! evaluation neither scans the stage list for the end of a run of blocks nor matches on
 //! the stages' payloads.
+//!
+//! The other per-evaluation passes get the same treatment: the guard pass
+//! ([`GuardProgram`]: guard blocks with their guard ranges, friction joints with their
+//! blocks), the force and state calls ([`Call`] lists), the work integrals
+//! ([`EnergyProgram`]) and the logged row ([`LogProgram`]). Everything here is a function
+//! of the plan (and of the linear kernel's choice of stages for derivatives), built once
+//! and read-only afterwards.
 
 use crate::ids::BlockIx;
 use crate::plan::{BlockRt, Plan, Stage, VarRef};
