@@ -370,3 +370,45 @@ fn engagement_is_the_engagement_of_the_friction_law() {
         "checked {checked} block types with friction joints"
     );
 }
+
+/// `pure_guards` (the guard pass reuses the guards of a block fed only by held signals
+/// between events, `core/src/compile/held.rs`) is declared truthfully: no states, signal
+/// ports only, and the same guards at other times for the same inputs.
+#[test]
+fn blocks_with_pure_guards_declare_it_truthfully() {
+    let mut pure = Vec::new();
+    for mut b in every_primitive_block() {
+        if !b.pure_guards() {
+            continue;
+        }
+        let name = b.type_name();
+        assert_eq!(b.n_states(), 0, "{name}: pure guards, no states");
+        assert!(
+            b.ports()
+                .iter()
+                .all(|p| matches!(p.kind, PortKind::In | PortKind::Out)),
+            "{name}: pure guards, signal ports only"
+        );
+        let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
+        let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
+        let at = |b: &mut Box<dyn Block>, t: f64| {
+            let mut p = Probe::new(b.as_mut());
+            p.inputs(&u).time(t);
+            p.guards()
+        };
+        let (g0, g1) = (at(&mut b, 0.25), at(&mut b, 17.5));
+        assert!(!g0.is_empty(), "{name}: pure guards but no guards");
+        assert_eq!(g0, g1, "{name}: guards depend on time");
+        pure.push(name);
+    }
+    for t in [
+        "Lookup1D",
+        "Lookup2D",
+        "Relational",
+        "Saturation",
+        "StopSimulation",
+        "Switch",
+    ] {
+        assert!(pure.contains(&t), "{t} declares pure guards");
+    }
+}

@@ -933,6 +933,15 @@ pub trait Block: Send + Sync {
     fn pure_outputs(&self) -> bool {
         false
     }
+    /// Whether the guards are a function of the inputs and modes only, as
+    /// [`Block::pure_outputs`] says of the outputs: a guard block whose inputs change only
+    /// at events (a shift schedule's tables) then has guards that change only at events,
+    /// and the guard pass reuses their values between events instead of calling `guards`
+    /// at every sample. A block that reads `cx.t`, its states or a flange in `guards` must
+    /// not declare it.
+    fn pure_guards(&self) -> bool {
+        false
+    }
     /// The state-space form of a linear time-invariant block (see [`Linear`]).
     fn linear(&self) -> Option<Linear> {
         None

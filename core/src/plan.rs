@@ -204,6 +204,9 @@ pub struct Plan {
     pub(crate) state_blocks: Vec<BlockIx>,
     /// Blocks with guards.
     pub(crate) guard_blocks: Vec<BlockIx>,
+    /// The guard blocks whose guards change only at events (`compile/held.rs`): a subset
+    /// of `guard_blocks` the guard pass evaluates once after each event.
+    pub(crate) held_guard_blocks: Vec<BlockIx>,
     /// Blocks whose `forces` is called.
     pub(crate) force_blocks: Vec<BlockIx>,
     /// Blocks with a work integral (force blocks, tracking rows).
@@ -326,7 +329,7 @@ impl Plan {
     pub fn summary(&self) -> String {
         let count = |f: &dyn Fn(&Stage) -> bool| self.stages.iter().filter(|s| f(s)).count();
         format!(
-            "{} blocks; stages: {} block outputs, {} linear ({} rows), {} network, {} network outputs; {} blocks at events only; {} states, {} nodes, {} rows, {} joints, {} guards",
+            "{} blocks; stages: {} block outputs, {} linear ({} rows), {} network, {} network outputs; {} blocks at events only; {} states, {} nodes, {} rows, {} joints, {} guards ({} of {} guard blocks held between events)",
             self.blocks.len(),
             count(&|s| matches!(s, Stage::Outputs(_))),
             count(&|s| matches!(s, Stage::Linear(_))),
@@ -339,6 +342,8 @@ impl Plan {
             self.rows.len(),
             self.joints.len(),
             self.n_block_guards + 3 * self.joints.len(),
+            self.held_guard_blocks.len(),
+            self.guard_blocks.len(),
         )
     }
 }

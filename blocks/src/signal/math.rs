@@ -316,6 +316,9 @@ impl Block for Abs {
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
     }
+    fn pure_guards(&self) -> bool {
+        true
+    }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         g[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
     }
@@ -393,6 +396,9 @@ impl Block for MinMax {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.u(self.sel.min(self.n - 1));
+    }
+    fn pure_guards(&self) -> bool {
+        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let s = self.sel.min(self.n - 1);
@@ -506,6 +512,9 @@ impl Block for Saturation {
             SatMode::Lower => self.lower,
             SatMode::Upper => self.upper,
         };
+    }
+    fn pure_guards(&self) -> bool {
+        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
@@ -624,6 +633,9 @@ impl Block for Lookup2D {
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.table.eval_in(cx.u(0), cx.u(1), self.cell);
     }
+    fn pure_guards(&self) -> bool {
+        true
+    }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         self.table.cell_guards(cx.u(0), cx.u(1), self.cell, g);
     }
@@ -717,6 +729,9 @@ impl Block for Lookup1D {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.value(self.seg, cx.u(0));
+    }
+    fn pure_guards(&self) -> bool {
+        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
@@ -845,6 +860,9 @@ impl Block for Relational {
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = if self.result(self.sign) { 1.0 } else { 0.0 };
     }
+    fn pure_guards(&self) -> bool {
+        true
+    }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let d = cx.u(0) - cx.u(1);
         match self.sign {
@@ -928,6 +946,9 @@ impl Block for Switch {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = if self.pass_u1 { cx.u(0) } else { cx.u(2) };
+    }
+    fn pure_guards(&self) -> bool {
+        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let d = cx.u(1) - self.threshold;

@@ -35,6 +35,9 @@ impl Block for StopSimulation {
     fn guard_name(&self, _i: usize) -> String {
         "nonzero".into()
     }
+    fn pure_guards(&self) -> bool {
+        true
+    }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         g[0] = -cx.u(0).abs();
     }

@@ -12,6 +12,12 @@
 //! The pass marks those blocks `constant` (and takes them out of the linear kernels) and
 //! returns every held block in an order where each comes after the blocks it reads: the
 //! order in which the model refreshes them after an event.
+//!
+//! The same holds for guards: a guard block whose guards are a function of its inputs and
+//! modes ([`Block::pure_guards`]) and whose inputs are all held has guards that change
+//! only at events ([`held_guards`]). The guard pass evaluates them at the first sample
+//! after an event and reuses the values until the next one (the full car's shift-schedule
+//! tables and its stop).
 
 use crate::block::{Block, PortKind};
 use crate::ids::BlockIx;
@@ -20,8 +26,12 @@ use super::layout::Layout;
 
 /// Whether block `b` may be held when its inputs are: pure outputs, nothing continuous.
 fn may_hold(b: &dyn Block) -> bool {
-    b.pure_outputs()
-        && b.n_states() == 0
+    b.pure_outputs() && discrete_only(b)
+}
+
+/// No states, no mechanical or thermal part, signal ports only.
+fn discrete_only(b: &dyn Block) -> bool {
+    b.n_states() == 0
         && b.mech() == Default::default()
         && b.thermal() == Default::default()
         && b.ports()
@@ -29,17 +39,44 @@ fn may_hold(b: &dyn Block) -> bool {
             .all(|p| matches!(p.kind, PortKind::In | PortKind::Out))
 }
 
-/// Mark the blocks whose outputs change only at events as `constant` in `lay`; returns the
-/// held blocks with outputs, each after the ones it reads.
-pub(crate) fn hold(blocks: &[Box<dyn Block>], lay: &mut Layout) -> Vec<BlockIx> {
-    let nb = blocks.len();
-    // Producer of every output slot.
+/// The producer of every signal slot (`usize::MAX`: none, a constant slot).
+fn producers(lay: &Layout) -> Vec<usize> {
     let mut producer = vec![usize::MAX; lay.n_signals];
     for (b, bp) in lay.blocks.iter().enumerate() {
         for s in bp.y.clone() {
             producer[s] = b;
         }
     }
+    producer
+}
+
+/// The guard blocks whose guards change only at events (after [`hold`]): pure guards
+/// ([`Block::pure_guards`]), nothing continuous, and every input held. Their guards are
+/// evaluated once after each event and reused at the samples in between.
+pub(crate) fn held_guards(blocks: &[Box<dyn Block>], lay: &Layout) -> Vec<BlockIx> {
+    let producer = producers(lay);
+    (0..blocks.len())
+        .filter(|&b| {
+            let bp = &lay.blocks[b];
+            !bp.guards.is_empty()
+                && blocks[b].pure_guards()
+                && discrete_only(blocks[b].as_ref())
+                && lay.in_slots[bp.inputs.clone()]
+                    .iter()
+                    .all(|s| match producer[s.ix()] {
+                        usize::MAX => true,
+                        p => lay.blocks[p].constant,
+                    })
+        })
+        .map(BlockIx::at)
+        .collect()
+}
+
+/// Mark the blocks whose outputs change only at events as `constant` in `lay`; returns the
+/// held blocks with outputs, each after the ones it reads.
+pub(crate) fn hold(blocks: &[Box<dyn Block>], lay: &mut Layout) -> Vec<BlockIx> {
+    let nb = blocks.len();
+    let producer = producers(lay);
     let mut held: Vec<bool> = lay.blocks.iter().map(|bp| bp.constant).collect();
     let mut order: Vec<usize> = (0..nb).filter(|&b| held[b]).collect();
     let candidates: Vec<usize> = (0..nb)

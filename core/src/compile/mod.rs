@@ -107,6 +107,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     }
     let mut lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
     let held = held::hold(&built.blocks, &mut lay);
+    let held_guard_blocks = held::held_guards(&built.blocks, &lay);
     let ord = order::order(&built.names, &built.blocks, &lay, &wiring, held)?;
     let vars = vars::variables(&built.blocks, &lay, &flat, &d.scopes)?;
     let (thermal, n_states) = crate::thermal::plan(
@@ -151,6 +152,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         const_blocks: ord.const_blocks,
         state_blocks: ord.state_blocks,
         guard_blocks: ord.guard_blocks,
+        held_guard_blocks,
         force_blocks: ord.force_blocks,
         energy_blocks: ord.energy_blocks,
         vars: vars.vars,

@@ -216,6 +216,7 @@ impl Model {
     /// the start of a run).
     pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
         self.cache.current = false;
+        self.ev.held_g_valid = false;
         let progs = self.take_programs();
         self.run_program(&progs.plan, &progs, &progs.constants, EvalFor::All, t, x);
         self.progs = Some(progs);
@@ -370,10 +371,30 @@ impl Model {
                 plan.tables(rt),
             )
         };
-        let prog = &self.programs().guards;
+        let prog = &self
+            .progs
+            .as_deref()
+            .expect("not during an evaluation pass")
+            .guards;
         for c in &prog.blocks {
             self.blocks[c.b.ix()].guards(&view(&c.rt), &mut g[c.g.0 as usize..c.g.1 as usize]);
         }
+        // Guards that change only at events: evaluated at the first sample after one and
+        // kept (`held_g`), copied at the samples in between.
+        let mut k = 0;
+        let fresh = !self.ev.held_g_valid;
+        for c in &prog.held {
+            let gb = &mut g[c.g.0 as usize..c.g.1 as usize];
+            let kept = &mut self.ev.held_g[k..k + gb.len()];
+            if fresh {
+                self.blocks[c.b.ix()].guards(&view(&c.rt), gb);
+                kept.copy_from_slice(gb);
+            } else {
+                gb.copy_from_slice(kept);
+            }
+            k += gb.len();
+        }
+        self.ev.held_g_valid = true;
         let g = &mut g[plan.n_block_guards..];
         for (j, (c, gj)) in prog.joints.iter().zip(g.chunks_exact_mut(3)).enumerate() {
             let w_rel = self.ev.joint_wrel[j];

@@ -126,6 +126,8 @@ impl Model {
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
         self.cache.valid = false;
+        // Modes and held inputs may change here: the held guards are evaluated anew.
+        self.ev.held_g_valid = false;
         let mut stop = false;
         if cause.kind == EventKind::Initial {
             self.initial_projection(t, x)?;

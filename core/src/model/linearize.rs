@@ -379,6 +379,7 @@ impl Model {
         let old_plan = std::mem::replace(&mut self.plan, p.clone());
         self.repoint_programs(p);
         self.cache.valid = false;
+        self.ev.held_g_valid = false;
         (old_plan, old_lin)
     }
 
@@ -386,6 +387,7 @@ impl Model {
         self.ev.sig.truncate(plan.n_signals);
         self.repoint_programs(plan.clone());
         self.plan = plan;
+        self.ev.held_g_valid = false;
         self.lin = lin;
         self.cache.valid = false;
     }

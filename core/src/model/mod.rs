@@ -80,6 +80,11 @@ struct Eval {
     sig: Vec<f64>,
     /// Scratch for one block's outputs.
     ybuf: Vec<f64>,
+    /// The guards that change only at events (`plan.held_guard_blocks`), as evaluated at
+    /// the first sample after the last event.
+    held_g: Vec<f64>,
+    /// Whether `held_g` holds them (false after every event, refresh and rerouting).
+    held_g_valid: bool,
     /// Transmitted torque of each joint (kinetic when sliding, λ when locked, 0 free).
     joint_tau: Vec<f64>,
     /// Kinetic torque of each sliding joint (0 otherwise), for the energy integrals.
@@ -389,10 +394,13 @@ impl Model {
         let n_log = names.len();
         let mut result = SimResult::new(plan.name.clone(), names);
         result.scopes = plan.scopes.clone();
+        let guard_prog = GuardProgram::new(&plan);
         Ok(Model {
             ev: Eval {
                 sig,
                 ybuf: vec![0.0; max_y],
+                held_g: vec![0.0; guard_prog.n_held],
+                held_g_valid: false,
                 joint_tau: vec![0.0; nj],
                 joint_kin: vec![0.0; nj],
                 joint_wrel: vec![0.0; nj],
@@ -432,7 +440,7 @@ impl Model {
                 all: Program::new(&plan.rt, &plan.stages),
                 rhs: Program::new(&plan.rt, lin.derivative_stages()),
                 constants: Program::of_blocks(&plan.rt, &plan.const_blocks),
-                guards: GuardProgram::new(&plan),
+                guards: guard_prog,
                 forces: program::Call::outputs_of(&plan.rt, &plan.force_blocks),
                 states: program::Call::outputs_of(&plan.rt, &plan.state_blocks),
                 energy: program::EnergyProgram::new(&plan),

@@ -71,28 +71,35 @@ pub(super) struct JointCall {
     pub rt: BlockRt,
 }
 
-/// The guard pass laid out flat: the guard blocks' calls, then the joints' laws.
+/// The guard pass laid out flat: the guard blocks' calls (those evaluated at every sample,
+/// and those whose guards change only at events), then the joints' laws.
 #[derive(Debug, Clone, Default)]
 pub(super) struct GuardProgram {
     pub blocks: Vec<GuardCall>,
+    /// The guard blocks of `plan.held_guard_blocks`, evaluated once after each event.
+    pub held: Vec<GuardCall>,
+    /// The number of guards of the `held` blocks.
+    pub n_held: usize,
     pub joints: Vec<JointCall>,
 }
 
 impl GuardProgram {
     /// The guard pass of `plan`.
     pub fn new(plan: &Plan) -> GuardProgram {
-        let blocks = plan
+        let call = |b: BlockIx| {
+            let g = &plan.blocks[b.ix()].guards;
+            GuardCall {
+                b,
+                rt: plan.rt[b.ix()],
+                g: (g.start as u32, g.end as u32),
+            }
+        };
+        let (held, blocks): (Vec<GuardCall>, Vec<GuardCall>) = plan
             .guard_blocks
             .iter()
-            .map(|&b| {
-                let g = &plan.blocks[b.ix()].guards;
-                GuardCall {
-                    b,
-                    rt: plan.rt[b.ix()],
-                    g: (g.start as u32, g.end as u32),
-                }
-            })
-            .collect();
+            .map(|&b| call(b))
+            .partition(|c| plan.held_guard_blocks.contains(&c.b));
+        let n_held = held.iter().map(|c| (c.g.1 - c.g.0) as usize).sum();
         let joints = plan
             .joints
             .iter()
@@ -102,7 +109,12 @@ impl GuardProgram {
                 rt: plan.rt[jp.block.ix()],
             })
             .collect();
-        GuardProgram { blocks, joints }
+        GuardProgram {
+            blocks,
+            held,
+            n_held,
+            joints,
+        }
     }
 }
 
