@@ -63,6 +63,24 @@ macro_rules! cx_of {
 }
 pub(super) use cx_of;
 
+/// The view of the block whose offsets are `rt` at `(t, x)` over `buf` (inlined: the
+/// passes build one per block call).
+#[inline(always)]
+pub(super) fn view<'a>(
+    plan: &'a Plan,
+    rt: &BlockRt,
+    t: f64,
+    x: &'a [f64],
+    buf: &'a Buffers<'a>,
+) -> Cx<'a> {
+    Cx::new(
+        t,
+        &x[rt.x.0 as usize..rt.x.1 as usize],
+        buf,
+        plan.tables(rt),
+    )
+}
+
 /// Static range slack of a locked joint's torque guard.
 pub(super) fn torque_slack(law: &FrictionLaw) -> f64 {
     let span = if law.hi.is_finite() && law.lo.is_finite() {
@@ -229,15 +247,8 @@ impl Model {
         self.ev.frame_load.fill(0.0);
         // Nothing the force and friction laws read changes in this loop: one set of buffers.
         let buf = buffers!(self, x, n);
-        let view = |rt: &BlockRt| {
-            Cx::new(
-                t,
-                &x[rt.x.0 as usize..rt.x.1 as usize],
-                &buf,
-                plan.tables(rt),
-            )
-        };
         for c in &progs.forces {
+            // The view's tables, built once: the forces need its port table too.
             let tab = plan.tables(&c.rt);
             let cx = Cx::new(t, &x[c.rt.x.0 as usize..c.rt.x.1 as usize], &buf, tab);
             let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
@@ -253,7 +264,7 @@ impl Model {
             // Load-dependent joints get their torque after the solve (`load.rs`).
             let tau = if s != 0.0 && !self.load.is_load[j] {
                 -s * self.blocks[c.b.ix()]
-                    .friction(c.local as usize, &view(&c.rt), w_rel)
+                    .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
                     .kinetic
             } else {
                 0.0
@@ -336,8 +347,8 @@ impl Model {
         self.lin.derivatives(x, &self.ev.sig, dx);
         let buf = buffers!(self, x, n);
         for c in &self.programs().states {
+            let cx = view(plan, &c.rt, t, x, &buf);
             let xb = c.rt.x.0 as usize..c.rt.x.1 as usize;
-            let cx = Cx::new(t, &x[xb.clone()], &buf, plan.tables(&c.rt));
             self.blocks[c.b.ix()].derivatives(&cx, &mut dx[xb]);
         }
         let en = &self.programs().energy;
@@ -363,14 +374,7 @@ impl Model {
         self.eval_cached(t, x);
         let plan = &*self.plan;
         let buf = buffers!(self, x, plan.nodes.len());
-        let view = |rt: &BlockRt| {
-            Cx::new(
-                t,
-                &x[rt.x.0 as usize..rt.x.1 as usize],
-                &buf,
-                plan.tables(rt),
-            )
-        };
+        let view = |rt: &BlockRt| view(plan, rt, t, x, &buf);
         let prog = &self
             .progs
             .as_deref()

@@ -41,8 +41,9 @@ pub(super) struct Call {
 }
 
 impl Call {
-    /// The `outputs` calls of `blocks` (or any other per-block call), in order.
-    pub fn outputs_of(rt: &[BlockRt], blocks: &[BlockIx]) -> Vec<Call> {
+    /// One call per block of `blocks`, in order (`network` false): the force and state
+    /// passes' lists.
+    pub fn list(rt: &[BlockRt], blocks: &[BlockIx]) -> Vec<Call> {
         blocks
             .iter()
             .map(|&b| Call {

@@ -4,7 +4,7 @@
 use crate::block::{Cx, FrictionVar};
 use crate::plan::VarRef;
 
-use super::eval::{buffers, cx_of};
+use super::eval::{buffers, cx_of, view};
 use super::program::LogOp;
 use super::Model;
 use crate::block::Buffers;
@@ -58,12 +58,7 @@ impl Model {
                 }
                 LogOp::Custom { b, ref rt, vars } => {
                     let which = &log.vars[vars.0 as usize..vars.1 as usize];
-                    let cx = Cx::new(
-                        t,
-                        &x[rt.x.0 as usize..rt.x.1 as usize],
-                        &buf,
-                        plan.tables(rt),
-                    );
+                    let cx = view(plan, rt, t, x, &buf);
                     self.blocks[b.ix()].vars(&cx, which, &mut row[k..k + which.len()]);
                     k += which.len();
                 }
