@@ -513,20 +513,8 @@ fn clutch_launch_summary_reports_the_heat_audit() {
 #[test]
 fn ctrl_c_ends_a_run_and_keeps_its_results() {
     let dir = temp_dir("ctrl_c");
-    let model = dir.join("long_run.json");
-    std::fs::write(
-        &model,
-        r#"{
-  "drivelink": 1, "name": "long_run",
-  "solver": {"method": "dopri5", "stop_time": 1e6, "rtol": 1e-8, "atol": 1e-10,
-             "output_interval": 1000, "max_steps": 1000000000},
-  "blocks": [{"name": "sine", "type": "Sine", "params": {"amplitude": 1, "frequency": "1 Hz"}},
-             {"name": "lag", "type": "TransferFcn", "params": {"num": [1], "den": [0.1, 1]}}],
-  "connections": [["sine.y", "lag.u"]],
-  "log": ["lag.y"]
-}"#,
-    )
-    .unwrap();
+    // A sine through a lag for 1e6 s: minutes of wall time uncancelled.
+    let model = root().join("tests/fixtures/long_run.json");
     let out = dir.join("out");
     let child = drivelink()
         .arg("run")

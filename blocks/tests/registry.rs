@@ -254,6 +254,33 @@ fn every_primitive_block() -> Vec<Box<dyn Block>> {
         .collect()
 }
 
+/// What a `pure_outputs` or `pure_guards` declaration promises: no states, signal ports
+/// only, and the same values of `what` (`eval` of a probe) at other times for the same
+/// inputs `u`. Returns the values.
+fn assert_pure(
+    b: &mut Box<dyn Block>,
+    u: &[f64],
+    what: &str,
+    eval: impl Fn(&Probe) -> Vec<f64>,
+) -> Vec<f64> {
+    let name = b.type_name();
+    assert_eq!(b.n_states(), 0, "{name}: pure {what}, no states");
+    assert!(
+        b.ports()
+            .iter()
+            .all(|p| matches!(p.kind, PortKind::In | PortKind::Out)),
+        "{name}: pure {what}, signal ports only"
+    );
+    let mut at = |t: f64| {
+        let mut p = Probe::new(b.as_mut());
+        p.inputs(u).time(t);
+        eval(&p)
+    };
+    let (v0, v1) = (at(0.25), at(17.5));
+    assert_eq!(v0, v1, "{name}: {what} depend on time");
+    v0
+}
+
 #[test]
 fn blocks_held_between_events_declare_it_truthfully() {
     // `pure_outputs`: the outputs are a function of the inputs and modes only, so a block
@@ -268,21 +295,7 @@ fn blocks_held_between_events_declare_it_truthfully() {
         let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
         let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
         if b.pure_outputs() {
-            assert_eq!(b.n_states(), 0, "{name}: a pure block has no states");
-            assert!(
-                b.ports()
-                    .iter()
-                    .all(|p| matches!(p.kind, PortKind::In | PortKind::Out)),
-                "{name}: a pure block has signal ports only"
-            );
-            let at = |b: &mut Box<dyn Block>, t: f64| {
-                let mut p = Probe::new(b.as_mut());
-                p.inputs(&u).time(t);
-                p.outputs()
-            };
-            let y0 = at(&mut b, 0.25);
-            let y1 = at(&mut b, 17.5);
-            assert_eq!(y0, y1, "{name}: outputs depend on time");
+            assert_pure(&mut b, &u, "outputs", |p| p.outputs());
             pure.push(name);
         }
         if b.constant_outputs() {
@@ -382,23 +395,10 @@ fn blocks_with_pure_guards_declare_it_truthfully() {
             continue;
         }
         let name = b.type_name();
-        assert_eq!(b.n_states(), 0, "{name}: pure guards, no states");
-        assert!(
-            b.ports()
-                .iter()
-                .all(|p| matches!(p.kind, PortKind::In | PortKind::Out)),
-            "{name}: pure guards, signal ports only"
-        );
         let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
         let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
-        let at = |b: &mut Box<dyn Block>, t: f64| {
-            let mut p = Probe::new(b.as_mut());
-            p.inputs(&u).time(t);
-            p.guards()
-        };
-        let (g0, g1) = (at(&mut b, 0.25), at(&mut b, 17.5));
-        assert!(!g0.is_empty(), "{name}: pure guards but no guards");
-        assert_eq!(g0, g1, "{name}: guards depend on time");
+        let g = assert_pure(&mut b, &u, "guards", |p| p.guards());
+        assert!(!g.is_empty(), "{name}: pure guards but no guards");
         pure.push(name);
     }
     for t in [

@@ -29,24 +29,14 @@ fn a_run_cancelled_before_it_starts_fails_at_once_and_keeps_its_first_row() {
     assert!(v.iter().all(|v| v.is_finite()));
 }
 
-/// A sine through a lag, 1,000,000 s at rtol 1e-8: minutes of wall time uncancelled.
-const LONG_RUN: &str = r#"{
-  "drivelink": 1, "name": "long_run",
-  "solver": {"method": "dopri5", "stop_time": 1e6, "rtol": 1e-8, "atol": 1e-10,
-             "output_interval": 1000, "max_steps": 1000000000},
-  "blocks": [{"name": "sine", "type": "Sine", "params": {"amplitude": 1, "frequency": "1 Hz"}},
-             {"name": "lag", "type": "TransferFcn", "params": {"num": [1], "den": [0.1, 1]}}],
-  "connections": [["sine.y", "lag.u"]],
-  "log": ["lag.y"]
-}"#;
-
 /// A flag set by another thread while a long run goes on ends it within a step.
 #[test]
 fn a_flag_set_by_another_thread_ends_a_long_run() {
+    // A sine through a lag, 1,000,000 s at rtol 1e-8: minutes of wall time uncancelled.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/long_run.json");
     let reg = drivelink_blocks::registry();
-    let d = drivelink_netlist::load_str(LONG_RUN, "long_run.json", std::path::Path::new("."))
-        .expect("loads");
-    let mut m = drivelink_core::compile(&d, &reg).expect("compiles");
+    let mut m = drivelink_netlist::compile_file(&path, &reg).expect("compiles");
     let flag = Arc::new(AtomicBool::new(false));
     m.set_cancel(flag.clone());
     let setter = std::thread::spawn(move || {

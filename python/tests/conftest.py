@@ -37,24 +37,10 @@ def cli():
     return run
 
 
-LONG_RUN = """{
-  "drivelink": 1, "name": "long_run",
-  "parameters": {"amp": 1},
-  "solver": {"method": "dopri5", "stop_time": 1e6, "rtol": 1e-8, "atol": 1e-10,
-             "output_interval": 1000, "max_steps": 1000000000},
-  "blocks": [{"name": "sine", "type": "Sine", "params": {"amplitude": "amp", "frequency": "1 Hz"}},
-             {"name": "lag", "type": "TransferFcn", "params": {"num": [1], "den": [0.1, 1]}}],
-  "connections": [["sine.y", "lag.u"]],
-  "log": ["lag.y"]
-}"""
-
-
 @pytest.fixture
-def long_run(tmp_path):
+def long_run():
     """A netlist that runs for minutes: a sine through a lag for 1e6 s at rtol 1e-8."""
-    path = tmp_path / "long_run.json"
-    path.write_text(LONG_RUN)
-    return str(path)
+    return str(ROOT / "tests" / "fixtures" / "long_run.json")
 
 
 @pytest.fixture
