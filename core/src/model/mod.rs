@@ -51,15 +51,21 @@ use program::{GuardProgram, Program};
 /// (no reference count to touch per evaluation).
 struct Programs {
     plan: Arc<Plan>,
+    /// Every stage of the plan (step ends, guard samples, output, events).
     all: Program,
+    /// The stages an evaluation for derivatives only runs (`demand.rs`).
     rhs: Program,
+    /// The blocks whose outputs change only at events (refreshed after each event).
     constants: Program,
+    /// The guard pass.
     guards: GuardProgram,
     /// The force blocks' `forces` calls (`network` unused).
     forces: Vec<program::Call>,
     /// The state blocks' `derivatives` calls (`network` unused).
     states: Vec<program::Call>,
+    /// The work integrals of the force blocks and tracking rows.
     energy: program::EnergyProgram,
+    /// The logged row.
     log: program::LogProgram,
 }
 
@@ -158,9 +164,8 @@ pub struct Model {
     /// Mass properties of every rigid body.
     frames: Vec<MassProps>,
     lin: LinKernel,
-    /// The evaluation programs: all of the plan's stages, the stages an evaluation for
-    /// derivatives only runs (`demand.rs`), the blocks whose outputs change only at events.
-    /// (Boxed, so an evaluation pass takes them out and puts them back as one pointer.)
+    /// The evaluation programs ([`Programs`]); boxed, so an evaluation pass takes them out
+    /// and puts them back as one pointer (`None` only during a pass).
     progs: Option<Box<Programs>>,
     x0: Vec<f64>,
     ev: Eval,
