@@ -257,29 +257,35 @@ impl Model {
             self.ev.block_power[c.b.ix()] = f.power();
         }
         let v = &x[n..2 * n];
-        for (j, c) in progs.guards.joints.iter().enumerate() {
-            let w_rel = self.net.friction_rows[j].dot(v);
-            self.ev.joint_wrel[j] = w_rel;
-            let s = self.net.modes[j].sliding_sign();
+        let joints = progs
+            .guards
+            .joints
+            .iter()
+            .zip(&self.net.friction_rows)
+            .zip(&self.net.modes)
+            .zip(&self.load.is_load)
+            .zip(self.ev.joint_wrel.iter_mut().zip(&mut self.ev.joint_kin));
+        for ((((c, row), mode), &is_load), (wrel, kin)) in joints {
+            let w_rel = row.dot(v);
+            *wrel = w_rel;
+            let s = mode.sliding_sign();
             // Load-dependent joints get their torque after the solve (`load.rs`).
-            let tau = if s != 0.0 && !self.load.is_load[j] {
+            let tau = if s != 0.0 && !is_load {
                 -s * self.blocks[c.b.ix()]
                     .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
                     .kinetic
             } else {
                 0.0
             };
-            self.ev.joint_kin[j] = tau;
+            *kin = tau;
             if tau != 0.0 {
-                for &(node, c) in &self.net.friction_rows[j].terms {
+                for &(node, c) in &row.terms {
                     self.net.f[node] += c * tau;
                 }
             }
         }
-        for (i, r) in plan.rows.iter().enumerate() {
-            if let Some(s) = r.tracking {
-                self.ev.targets[i] = self.ev.sig[s.ix()];
-            }
+        for &(i, s) in &progs.tracking {
+            self.ev.targets[i as usize] = self.ev.sig[s.ix()];
         }
         self.net.set_tracking(v, &self.ev.targets);
         self.net.solve();
@@ -287,11 +293,17 @@ impl Model {
         if !self.frames.is_empty() {
             self.frame_dynamics(plan, x);
         }
-        for j in 0..plan.joints.len() {
-            self.ev.joint_tau[j] = match self.net.modes[j] {
-                FrictionMode::Locked => self.net.lambda_fric[j],
+        let taus = self
+            .ev
+            .joint_tau
+            .iter_mut()
+            .zip(&self.net.modes)
+            .zip(self.net.lambda_fric.iter().zip(&self.ev.joint_kin));
+        for ((tau, mode), (&lam, &kin)) in taus {
+            *tau = match mode {
+                FrictionMode::Locked => lam,
                 FrictionMode::Free => 0.0,
-                _ => self.ev.joint_kin[j],
+                _ => kin,
             };
         }
     }

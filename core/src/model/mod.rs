@@ -59,6 +59,8 @@ struct Programs {
     constants: Program,
     /// The guard pass.
     guards: GuardProgram,
+    /// The tracking rows with the signal slot of their target, in row order.
+    tracking: Vec<(u32, crate::ids::SlotIx)>,
     /// The force blocks' `forces` calls (`network` unused).
     forces: Vec<program::Call>,
     /// The state blocks' `derivatives` calls (`network` unused).
@@ -446,6 +448,12 @@ impl Model {
                 rhs: Program::new(&plan.rt, lin.derivative_stages()),
                 constants: Program::of_blocks(&plan.rt, &plan.const_blocks),
                 guards: guard_prog,
+                tracking: plan
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| Some((i as u32, r.tracking?)))
+                    .collect(),
                 forces: program::Call::list(&plan.rt, &plan.force_blocks),
                 states: program::Call::list(&plan.rt, &plan.state_blocks),
                 energy: program::EnergyProgram::new(&plan),
