@@ -397,29 +397,32 @@ impl Model {
         }
         // Guards that change only at events: evaluated at the first sample after one and
         // kept (`held_g`), copied at the samples in between.
-        let mut k = 0;
-        let fresh = !self.ev.held_g_valid;
-        for c in &prog.held {
-            let gb = &mut g[c.g.0 as usize..c.g.1 as usize];
-            let kept = &mut self.ev.held_g[k..k + gb.len()];
-            if fresh {
-                self.blocks[c.b.ix()].guards(&view(&c.rt), gb);
-                kept.copy_from_slice(gb);
-            } else {
-                gb.copy_from_slice(kept);
+        if self.ev.held_g_valid {
+            for (&i, &v) in prog.held_slots.iter().zip(&self.ev.held_g) {
+                g[i as usize] = v;
             }
-            k += gb.len();
+        } else {
+            for c in &prog.held {
+                self.blocks[c.b.ix()].guards(&view(&c.rt), &mut g[c.g.0 as usize..c.g.1 as usize]);
+            }
+            for (&i, v) in prog.held_slots.iter().zip(&mut self.ev.held_g) {
+                *v = g[i as usize];
+            }
+            self.ev.held_g_valid = true;
         }
-        self.ev.held_g_valid = true;
         let g = &mut g[plan.n_block_guards..];
-        for (j, (c, gj)) in prog.joints.iter().zip(g.chunks_exact_mut(3)).enumerate() {
-            let w_rel = self.ev.joint_wrel[j];
+        let joints = prog
+            .joints
+            .iter()
+            .zip(g.chunks_exact_mut(3))
+            .zip(&self.net.modes)
+            .zip(self.ev.joint_wrel.iter().zip(&self.net.lambda_fric));
+        for (((c, gj), mode), (&w_rel, &lam)) in joints {
             let blk = &self.blocks[c.b.ix()];
             let k = c.local as usize;
-            match self.net.modes[j] {
+            match mode {
                 FrictionMode::Locked => {
                     let law = blk.friction(k, &view(&c.rt), 0.0);
-                    let lam = self.net.lambda_fric[j];
                     gj[0] = lam - law.lo + torque_slack(&law);
                     gj[1] = law.hi - lam + torque_slack(&law);
                     gj[2] = law.engagement - ENGAGE_OFF;

@@ -406,7 +406,7 @@ impl Model {
             ev: Eval {
                 sig,
                 ybuf: vec![0.0; max_y],
-                held_g: vec![0.0; guard_prog.n_held],
+                held_g: vec![0.0; guard_prog.held_slots.len()],
                 held_g_valid: false,
                 joint_tau: vec![0.0; nj],
                 joint_kin: vec![0.0; nj],

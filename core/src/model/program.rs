@@ -79,8 +79,9 @@ pub(super) struct GuardProgram {
     pub blocks: Vec<GuardCall>,
     /// The guard blocks of `plan.held_guard_blocks`, evaluated once after each event.
     pub held: Vec<GuardCall>,
-    /// The number of guards of the `held` blocks.
-    pub n_held: usize,
+    /// The positions in the guard vector of the `held` blocks' guards, in order (where
+    /// the kept values go).
+    pub held_slots: Vec<u32>,
     pub joints: Vec<JointCall>,
 }
 
@@ -100,7 +101,7 @@ impl GuardProgram {
             .iter()
             .map(|&b| call(b))
             .partition(|c| plan.held_guard_blocks.contains(&c.b));
-        let n_held = held.iter().map(|c| (c.g.1 - c.g.0) as usize).sum();
+        let held_slots = held.iter().flat_map(|c| c.g.0..c.g.1).collect();
         let joints = plan
             .joints
             .iter()
@@ -113,7 +114,7 @@ impl GuardProgram {
         GuardProgram {
             blocks,
             held,
-            n_held,
+            held_slots,
             joints,
         }
     }
