@@ -368,7 +368,7 @@ fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model,
                 d.settings.start_time
             )));
         }
-        d.settings.stop_time = x;
+        d.set_stop_time(x);
     }
     netlist::compile_located(&d, &drivelink_blocks::registry(), &origin)
 }
@@ -637,7 +637,7 @@ fn run(args: &RunArgs) -> u8 {
 /// ("interrupted") and its results so far are written, as after `--timeout`. A second
 /// Ctrl-C ends the process at once. Without a handler (one could not be installed) the
 /// flag is never set and Ctrl-C ends the process as usual.
-fn interrupt_flag() -> Arc<AtomicBool> {
+pub(crate) fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = flag.clone();
     let installed = ctrlc::set_handler(move || {

@@ -10,7 +10,44 @@ use serde_json::{Map, Value};
 
 use drivelink_solver::Settings;
 
+use crate::compile::Scope;
+use crate::error::Error;
 use crate::scope::ScopeSpec;
+
+/// Reads a `solver` section under a parameter scope; errors name the file (third
+/// argument) and the `solver.*` key.
+pub type SettingsReader = fn(&Map<String, Value>, &Scope, &str) -> Result<Settings, Error>;
+
+/// The `solver` section of a netlist as written, kept by the loader when a value in it is
+/// an expression (which may name the model's parameters). Compiling resolves it again
+/// under the parameters of that compilation, so `"stop_time": "t_end"` follows a `t_end`
+/// changed after loading (a sweep, [`crate::Compiled::with_params`], Python's `set=`).
+#[derive(Clone)]
+pub struct SettingsSource {
+    /// The section as written.
+    pub raw: Map<String, Value>,
+    /// The settings it gave at loading. A diagram whose `settings` differ from these was
+    /// changed in code; its settings are then used as they are.
+    pub resolved: Settings,
+    /// The loader's reading of `raw` under a parameter scope.
+    pub resolve: SettingsReader,
+}
+
+impl std::fmt::Debug for SettingsSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SettingsSource")
+            .field("raw", &self.raw)
+            .field("resolved", &self.resolved)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Two sources are the same when they were written the same (the reader is the loader's).
+impl PartialEq for SettingsSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw && self.resolved == other.resolved
+    }
+}
 
 /// A typed handle to a block in a [`Diagram`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,6 +107,8 @@ pub struct Diagram {
     pub settings: Settings,
     /// Whether the netlist gave a `solver` section (kept for saving).
     pub settings_given: bool,
+    /// The `solver` section as written when it holds expressions (see [`SettingsSource`]).
+    pub settings_src: Option<SettingsSource>,
     /// Exported ports of a subsystem: (exported name, inner `"block.port"`).
     pub ports: Vec<(String, String)>,
     /// Exported variable aliases of a composite block: (alias, inner `"block.var"`).
@@ -87,6 +126,26 @@ impl Diagram {
         }
     }
 
+    /// The settings to compile with under the resolved top-level parameters `top`: the
+    /// kept `solver` section resolved again (see [`SettingsSource`]), or `settings` as
+    /// they are (no section kept, or settings changed in code since loading).
+    pub(crate) fn settings_under(&self, top: &Scope) -> Result<Settings, Error> {
+        match &self.settings_src {
+            Some(src) if src.resolved == self.settings => (src.resolve)(&src.raw, top, &self.name),
+            _ => Ok(self.settings.clone()),
+        }
+    }
+
+    /// Set the stop time (s), in the kept `solver` section too, so a later resolution
+    /// keeps it (`--stop-time` of a sweep).
+    pub fn set_stop_time(&mut self, t: f64) {
+        self.settings.stop_time = t;
+        if let Some(src) = &mut self.settings_src {
+            src.raw.insert("stop_time".into(), t.into());
+            src.resolved.stop_time = t;
+        }
+    }
+
     pub fn new(name: impl Into<String>) -> Self {
         Diagram {
             name: name.into(),
@@ -98,6 +157,7 @@ impl Diagram {
             scopes: Vec::new(),
             settings: Diagram::default_settings(),
             settings_given: false,
+            settings_src: None,
             ports: Vec::new(),
             aliases: Vec::new(),
         }

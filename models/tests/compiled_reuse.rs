@@ -134,3 +134,73 @@ fn every_netlist_rerun_does_the_work_of_its_first_run() {
         assert_identical(&first, &second);
     }
 }
+
+/// A netlist whose solver section names a parameter (`"stop_time": "t_end"`): the lag
+/// `y' = (1 − y)/τ` from rest, so `y(t_end) = 1 − e^(−t_end/τ)` tells where the run ended.
+fn settings_over_parameters() -> drivelink_core::Diagram {
+    let text = json!({
+        "drivelink": 1,
+        "name": "stop_over_parameter",
+        "parameters": {"t_end": "2 s", "tau": "0.5 s"},
+        "solver": {"method": "dopri5", "stop_time": "t_end", "output_interval": "t_end/4",
+                   "rtol": 1e-10, "atol": 1e-12},
+        "blocks": [
+            {"name": "one", "type": "Constant", "params": {"value": 1}},
+            {"name": "lag", "type": "TransferFcn", "params": {"num": [1], "den": ["tau/(1 s)", 1]}}
+        ],
+        "connections": [["one.y", "lag.u"]],
+        "log": ["lag.y"]
+    })
+    .to_string();
+    netlist::load_str(&text, "stop_over_parameter.json", std::path::Path::new(".")).expect("loads")
+}
+
+/// Regression (found in stop 36): a sweep of a parameter that the solver section uses
+/// (`"stop_time": "t_end"`) kept the stop time of the netlist's value for every run,
+/// because the settings were resolved once, when the netlist was loaded.
+#[test]
+fn solver_settings_written_over_parameters_follow_the_run_parameters() {
+    let reg = drivelink_blocks::registry();
+    let d = settings_over_parameters();
+    let c = Compiled::new(&d, &reg).expect("compiles");
+    let tau = 0.5_f64;
+    for t_end in [0.7_f64, 3.0] {
+        let mut m = c
+            .with_params(&reg, &[("t_end".into(), json!(format!("{t_end} s")))])
+            .expect("instantiates");
+        assert_eq!(m.settings().stop_time, t_end);
+        assert_eq!(m.settings().output_interval, Some(t_end / 4.0));
+        let r = m.run();
+        assert_eq!(r.end_time, t_end);
+        // Five grid points 0, t/4, ..., t: the output interval followed too.
+        assert_eq!(r.time.len(), 5, "{:?}", r.time);
+        let y = *r.get("lag.y").unwrap().last().unwrap();
+        let exact = 1.0 - (-t_end / tau).exp();
+        assert!((y - exact).abs() < 1e-8, "y({t_end}) = {y}, exact {exact}");
+    }
+    // A full compile of a diagram whose parameter changed reads the section again too.
+    let mut d2 = d.clone();
+    d2.param("t_end", json!("1.5 s"));
+    assert_eq!(compile(&d2, &reg).expect("compiles").run().end_time, 1.5);
+    // A stop time set in code wins over the section, and the rest still follows.
+    let mut d3 = d.clone();
+    d3.set_stop_time(4.0);
+    d3.param("t_end", json!("8 s"));
+    let m3 = compile(&d3, &reg).expect("compiles");
+    assert_eq!(
+        (m3.settings().stop_time, m3.settings().output_interval),
+        (4.0, Some(2.0))
+    );
+    // Saving keeps the section as written, so a saved copy sweeps the same way.
+    assert_eq!(netlist::to_json(&d)["solver"]["stop_time"], "t_end");
+    // A value the section cannot take is an error naming the key.
+    let e = c
+        .with_params(&reg, &[("t_end".into(), json!("-1 s"))])
+        .err()
+        .expect("a negative stop time is refused")
+        .to_string();
+    assert!(
+        e.contains("solver.stop_time") && e.contains("greater than start_time"),
+        "{e}"
+    );
+}

@@ -113,7 +113,13 @@ pub fn to_json(d: &Diagram) -> Value {
         m.insert("parameters".into(), Value::Object(p));
     }
     if d.settings_given || d.settings != Diagram::default_settings() {
-        m.insert("solver".into(), settings_json(&d.settings));
+        // A section with expressions is saved as written (they may name parameters),
+        // unless the settings were changed in code since loading.
+        let solver = match &d.settings_src {
+            Some(src) if src.resolved == d.settings => Value::Object(src.raw.clone()),
+            _ => settings_json(&d.settings),
+        };
+        m.insert("solver".into(), solver);
     }
     let blocks: Vec<Value> = d.blocks.iter().map(block_json).collect();
     m.insert("blocks".into(), Value::Array(blocks));
@@ -681,6 +687,15 @@ fn load_value_inner(
         Some(Value::Object(s)) => {
             d.settings_given = true;
             d.settings = load_settings(&mut cx, s, scope.as_ref());
+            // Expressions may name parameters: kept, so a compilation under other
+            // parameter values reads them again.
+            if s.iter().any(|(k, v)| v.is_string() && k != "method") {
+                d.settings_src = Some(drivelink_core::SettingsSource {
+                    raw: s.clone(),
+                    resolved: d.settings.clone(),
+                    resolve: resolve_settings,
+                });
+            }
         }
         Some(other) => cx.err(
             "solver",
@@ -1199,6 +1214,25 @@ fn read_solver_field(
         // No solver key has another kind (`spec_and_loader_agree` checks the table).
         _ => None,
     }
+}
+
+/// The `solver` section `raw` read under the parameters `scope` (a
+/// [`drivelink_core::SettingsSource`]'s reader): the loader's checks, errors naming
+/// `origin` and the `solver.*` key.
+fn resolve_settings(
+    raw: &Map<String, Value>,
+    scope: &drivelink_core::compile::Scope,
+    origin: &str,
+) -> Result<Settings, Error> {
+    let mut cx = Ctx {
+        file: origin,
+        prefix: String::new(),
+        base: Path::new("."),
+        errors: Vec::new(),
+    };
+    let st = load_settings(&mut cx, raw, Some(scope));
+    Error::from_list(cx.errors)?;
+    Ok(st)
 }
 
 /// The `solver` section: every key of [`spec::SOLVER`] read through its kind, then applied.

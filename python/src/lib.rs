@@ -143,7 +143,6 @@ impl NativeModel {
         stop_time: Option<String>,
     ) -> PyResult<NativeResult> {
         let set = overrides(set_json)?;
-        let mut settings = self.compiled.plan().settings().clone();
         // Seconds, or a time with a unit ("2 min"), as the CLI's --stop-time.
         let stop_time = stop_time
             .map(|text| {
@@ -156,6 +155,15 @@ impl NativeModel {
                     .map_err(|e| ModelError::new_err(format!("stop_time \"{text}\": {e}")))
             })
             .transpose()?;
+        let mut m = py
+            .detach(|| self.compiled.with_params(&self.registry, &set))
+            .map_err(|e| {
+                let e =
+                    netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e);
+                model_error(&self.origin, &e)
+            })?;
+        // The run's own settings: a solver section written over the parameters follows `set`.
+        let mut settings = m.settings().clone();
         if let Some(t) = stop_time {
             if !(t.is_finite() && t > settings.start_time) {
                 return Err(ModelError::new_err(format!(
@@ -165,13 +173,6 @@ impl NativeModel {
             }
             settings.stop_time = t;
         }
-        let mut m = py
-            .detach(|| self.compiled.with_params(&self.registry, &set))
-            .map_err(|e| {
-                let e =
-                    netlist::locate_error(self.compiled.diagram(), &self.registry, &self.origin, e);
-                model_error(&self.origin, &e)
-            })?;
         let cancel = Arc::new(AtomicBool::new(false));
         m.set_cancel(cancel.clone());
         interruptible(py, &cancel, move || {

@@ -70,6 +70,16 @@ def test_a_failed_run_returns_its_partial_result(netlist, tmp_path):
 
 
 
+def test_a_solver_section_over_parameters_follows_set(long_run):
+    """Regression (stop 36): the fixture's stop time is its parameter t_end; run(set=...)
+    kept the netlist's 1e6 s (the settings were read once, at loading)."""
+    m = drivelink.load(long_run)
+    r = m.run(set={"t_end": "1.5 s"})
+    assert r.status == "completed" and r.end_time == 1.5
+    # An explicit stop_time still wins.
+    assert m.run(set={"t_end": "1.5 s"}, stop_time=0.5).end_time == 0.5
+
+
 def test_ctrl_c_interrupts_a_long_run_at_once(long_run, ctrl_c_after):
     """Model.run could not be interrupted: Ctrl-C waited for the whole run (here about two
     minutes). The run now ends within a step and KeyboardInterrupt is raised."""

@@ -85,6 +85,7 @@ fn name_outer_ports(e: Error, outer: &HashMap<String, (String, String)>) -> Erro
 /// Compile a diagram with the block types of `reg`.
 pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
+    let settings = d.settings_under(&top)?;
     let flat = flatten::flatten_diagram(d, reg, top)?;
     let built = params::build_blocks(&flat, reg)?;
     let mut warnings = Vec::new();
@@ -131,7 +132,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let plan = Plan {
         compile_id: COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         name: d.name.clone(),
-        settings: d.settings.clone(),
+        settings: settings.clone(),
         rt: Plan::pack(&lay.blocks, &net_out),
         blocks: lay.blocks,
         in_slots: lay.in_slots,
@@ -163,7 +164,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         thermal,
     };
     let model = Model::instantiate(Arc::new(plan), built.blocks)?;
-    model.check_settings(&d.settings)?;
+    model.check_settings(&settings)?;
     Ok(model)
 }
 
@@ -335,6 +336,7 @@ impl Compiled {
         }
         Error::from_list(errors)?;
         let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
+        let settings = d.settings_under(&top)?;
         let flat = flatten::flatten_diagram(&d, reg, top)?;
         let built = params::build_blocks(&flat, reg)?;
         if signatures(&built) == self.sigs {
@@ -343,7 +345,11 @@ impl Compiled {
             // run on different threads; one shared reference count made every such clone
             // a contended atomic (a 2-thread sweep ran 19 % slower per run than two
             // single-thread processes). The copy is small next to a run.
-            Model::instantiate(Arc::new(Plan::clone(&self.plan)), built.blocks)
+            let plan = Plan {
+                settings,
+                ..Plan::clone(&self.plan)
+            };
+            Model::instantiate(Arc::new(plan), built.blocks)
         } else {
             compile(&d, reg)
         }

@@ -847,8 +847,8 @@ impl HybridSystem for Model {
             None => Ok(()),
         }
     }
-    /// Dense, except for the columns of the quadrature states (see
-    /// [`Model::quadrature_states`]): no derivative reads them, so their columns of
+    /// Dense, except for the columns of the quadrature states (the work integrals and
+    /// heat totals, see `Model::quadrature_states`): no derivative reads them, so their columns of
     /// `∂(dx)/∂x` are exactly zero and the finite differences perturb them together with
     /// another column at no cost. The Jacobian is then the dense one to the last bit
     /// (every other column's quotient is computed from the same `f` values), and a
