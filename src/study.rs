@@ -103,7 +103,7 @@ pub fn sweep(a: &SweepArgs) -> u8 {
         stop_time: a.stop_time.clone(),
     };
     let study = match Study::new(&diagram, drivelink_blocks::registry(), &origin, args) {
-        Ok(s) => s,
+        Ok(s) => s.with_cancel(crate::interrupt_flag()),
         Err(e) => {
             report(&origin, &e);
             return 2;
@@ -128,7 +128,7 @@ pub fn sweep(a: &SweepArgs) -> u8 {
     };
     let start = Instant::now();
     let keep = a.keep_results.then_some(dir.as_path());
-    let table = match study.run(runs.clone(), jobs, keep, &tick) {
+    let (table, interrupted) = match study.run_until_cancelled(runs.clone(), jobs, keep, &tick) {
         Ok(t) => t,
         Err(e) => {
             if let Some(b) = &bar {
@@ -142,9 +142,22 @@ pub fn sweep(a: &SweepArgs) -> u8 {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Err(e) = drivelink_sweep::write_study(&dir, &table, &study.study_json(shard)) {
+    let mut study_json = study.study_json(shard);
+    if interrupted {
+        drivelink_sweep::mark_interrupted(&mut study_json, table.rows().len());
+    }
+    if let Err(e) = drivelink_sweep::write_study(&dir, &table, &study_json) {
         report(&origin, &e);
         return 1;
+    }
+    if interrupted {
+        console::error(format_args!(
+            "{origin}: interrupted (Ctrl-C) after {} of {} runs; the finished runs are in {} (study.json says \"interrupted\": true; sweep-merge refuses it)",
+            table.rows().len(),
+            runs.len(),
+            dir.display()
+        ));
+        return 130;
     }
     let status_col = table.column_index("status");
     let wall_col = table.column_index("wall_time");

@@ -413,3 +413,85 @@ fn plot_draws_a_table_against_any_column() {
     ]));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Ctrl-C in `drivelink sweep` (left open by stop 35: the table was lost): the finished
+/// runs are written, marked as an interrupted study that `sweep-merge` refuses, and the
+/// exit code is 130. The fixture's stop time is its parameter `t_end`, so one sweep holds
+/// a run of 1 s and one of minutes; only the short one can be in the table.
+#[test]
+fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/long_run.json");
+    let dir = temp_dir("sweep_ctrl_c");
+    let out = dir.join("study");
+    let child = drivelink()
+        .arg("sweep")
+        .arg(&model)
+        .args([
+            "--grid",
+            "t_end=[1 s, 1e6 s, 2 s]",
+            "--metric",
+            "y_end=final(lag.y)",
+        ])
+        .args(["--jobs", "1", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The second run takes minutes uncancelled; interrupt it once it is under way.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(sent.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted") && stderr.contains("after 1 of 3 runs"),
+        "{stderr}"
+    );
+    let (header, rows) = read_csv(&out.join("sweep.csv"));
+    assert_eq!(rows.len(), 1, "only the finished run: {rows:?}");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows[0][col("run")], "0");
+    assert_eq!(rows[0][col("status")], "completed");
+    assert_eq!(rows[0][col("end_time")], "1");
+    let study: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("study.json")).unwrap()).unwrap();
+    assert_eq!(study["interrupted"], true);
+    assert_eq!(study["finished_runs"], 1);
+    let m = run(&[
+        "sweep-merge",
+        out.to_str().unwrap(),
+        "--out",
+        dir.join("m").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert_eq!(m.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted study"), "{err}");
+}
+
+/// Regression (stop 36): a swept parameter that the solver section names (`"stop_time":
+/// "t_end"`) set the stop time of every run; before, every run kept the netlist's value.
+#[test]
+fn a_swept_parameter_in_the_solver_section_sets_each_runs_stop_time() {
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/long_run.json");
+    let dir = temp_dir("sweep_stop_param");
+    let o = run(&[
+        "sweep",
+        model.to_str().unwrap(),
+        "--grid",
+        "t_end=[0.5 s, 1 s, 2 s]",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let (header, rows) = read_csv(&dir.join("sweep.csv"));
+    let col = header.iter().position(|h| h == "end_time").unwrap();
+    let ends: Vec<&str> = rows.iter().map(|r| r[col].as_str()).collect();
+    assert_eq!(ends, ["0.5", "1", "2"]);
+}

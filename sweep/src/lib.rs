@@ -62,6 +62,15 @@ pub fn write_study(dir: &Path, table: &Table, study: &Value) -> Result<(), Sweep
     std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))
 }
 
+/// Mark the `study.json` of a table cut short by Ctrl-C: `"interrupted": true` and the
+/// number of runs it holds (`"finished_runs"`). [`merge_dirs`] refuses such a directory.
+pub fn mark_interrupted(study: &mut Value, finished: usize) {
+    if let Value::Object(m) = study {
+        m.insert("interrupted".into(), Value::Bool(true));
+        m.insert("finished_runs".into(), Value::from(finished));
+    }
+}
+
 /// A study directory read back: its `study.json` and table.
 fn read_study(dir: &Path) -> Result<(Value, Table), SweepError> {
     let sp = dir.join("study.json");
@@ -92,7 +101,15 @@ pub fn merge_dirs(dirs: &[PathBuf]) -> Result<(Table, Value), SweepError> {
     let merge = |message: String| SweepError::Merge { message };
     let mut parts = Vec::new();
     for d in dirs {
-        parts.push((d, read_study(d)?));
+        let (study, table) = read_study(d)?;
+        if study.get("interrupted") == Some(&Value::Bool(true)) {
+            return Err(merge(format!(
+                "{} holds an interrupted study (Ctrl-C after {} of its runs); run it again before merging",
+                d.display(),
+                study.get("finished_runs").and_then(Value::as_u64).unwrap_or(0)
+            )));
+        }
+        parts.push((d, (study, table)));
     }
     let Some((first_dir, (first, first_table))) = parts.first() else {
         return Err(merge("no directories given".into()));

@@ -229,7 +229,7 @@ impl Study {
         }
         if let Some(t) = &args.stop_time {
             match metric::parse_time(t) {
-                Ok(x) if x > d.settings.start_time => d.settings.stop_time = x,
+                Ok(x) if x > d.settings.start_time => d.set_stop_time(x),
                 Ok(x) => errors.push(SweepError::Arg {
                     flag: "--stop-time".into(),
                     text: t.clone(),
@@ -648,6 +648,43 @@ impl Study {
         keep: Option<&Path>,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Table, SweepError> {
+        let rows = self.rows(runs, jobs, keep, progress)?;
+        // A run cut short by the flag is a failed row like any other: the whole table is
+        // refused instead.
+        if self.cancelled() {
+            return Err(SweepError::Interrupted);
+        }
+        Ok(Table::new(
+            self.columns(),
+            rows.into_iter().flatten().collect(),
+        ))
+    }
+
+    /// [`Study::run`], except that once the cancel flag is set (Ctrl-C) the table of the
+    /// runs that finished before it is returned, with `true`: the runs cut short by the
+    /// flag and those never started are left out (their run indices are missing from the
+    /// `run` column). Without the flag set, the whole table and `false`.
+    pub fn run_until_cancelled(
+        &self,
+        runs: Range<usize>,
+        jobs: usize,
+        keep: Option<&Path>,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<(Table, bool), SweepError> {
+        let rows = self.rows(runs, jobs, keep, progress)?;
+        let table = Table::new(self.columns(), rows.into_iter().flatten().collect());
+        Ok((table, self.cancelled()))
+    }
+
+    /// The rows of `runs` in order: `None` for a run skipped or cut short by the cancel
+    /// flag (a run whose message holds [`drivelink_core::model::INTERRUPTED`]).
+    fn rows(
+        &self,
+        runs: Range<usize>,
+        jobs: usize,
+        keep: Option<&Path>,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<Option<Vec<Cell>>>, SweepError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(jobs)
             .build()
@@ -657,25 +694,23 @@ impl Study {
                 message: format!("cannot start the worker threads: {e}"),
             })?;
         let done = AtomicUsize::new(0);
-        let rows: Result<Vec<Vec<Cell>>, SweepError> = pool.install(|| {
+        let cut = |row: &[Cell]| matches!(row.last(), Some(Cell::Text(m)) if m.contains(drivelink_core::model::INTERRUPTED));
+        pool.install(|| {
             runs.into_par_iter()
                 .with_max_len(1)
                 .map(|i| {
                     if self.cancelled() {
-                        return Err(SweepError::Interrupted);
+                        return Ok(None);
                     }
-                    let row = self.run_one(i, keep);
+                    let row = self.run_one(i, keep)?;
+                    if self.cancelled() && cut(&row) {
+                        return Ok(None);
+                    }
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                    row
+                    Ok(Some(row))
                 })
                 .collect()
-        });
-        // A run cut short by the flag is a failed row like any other: the whole table is
-        // refused instead.
-        if self.cancelled() {
-            return Err(SweepError::Interrupted);
-        }
-        Ok(Table::new(self.columns(), rows?))
+        })
     }
 
     /// `study.json` of a table of this study: the id, the model, the number of runs, the
