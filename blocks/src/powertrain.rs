@@ -31,7 +31,7 @@ pub fn register(r: &mut Registry) {
     r.register(BlockType {
         name: "Engine",
         category: "powertrain",
-        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 and above max_speed (smooth governor band). Optional: torque_map (torque over speed × throttle, bilinear, replaces the polynomial), friction (motoring torque over |speed|, opposing the rotation, also while stalled), idle_speed (an idle controller raises the throttle to idle_gain·(idle_speed − Ω) below it), stall_speed (below it the engine stalls: no combustion torque, a logged stall event, the run goes on; it does not restart), inertia (crankshaft inertia on the crank node, initial speed w0). Without them the torque is exactly the polynomial's.",
+        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 and above max_speed (smooth governor band). Optional: torque_map (torque over speed × throttle, bilinear, replaces the polynomial), friction (motoring torque over |speed|, opposing the rotation, also while stalled; the energy audit books its work as the loss NAME.friction and the combustion work as the engine's supplied energy), idle_speed (an idle controller raises the throttle to idle_gain·(idle_speed − Ω) below it), stall_speed (below it the engine stalls: no combustion torque, a logged stall event, the run goes on; it does not restart), inertia (crankshaft inertia on the crank node, initial speed w0). Without them the torque is exactly the polynomial's.",
         params: vec![
             ParamSpec::with("kind", ParamKind::Choice(&["gasoline", "diesel"]), ParamDefault::Value(json!("gasoline")), "power polynomial preset"),
             ParamSpec::number("max_power", "W", 150e3, "maximum power P_max (> 0)"),
@@ -380,6 +380,7 @@ impl Block for Engine {
     fn mech(&self) -> MechDecl {
         let mut m = MechDecl {
             has_forces: true,
+            internal_loss: self.ext.as_ref().is_some_and(|e| e.friction.is_some()),
             ..Default::default()
         };
         if let Some(j) = self.ext.as_ref().and_then(|e| e.inertia) {
@@ -391,7 +392,15 @@ impl Block for Engine {
         m
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        f.add(1, self.torque(cx.u(0), cx.v(1)));
+        let w = cx.v(1);
+        f.add(1, self.torque(cx.u(0), w));
+        // The friction torque opposes the rotation: its power is dissipated in the engine.
+        if let Some(e) = &self.ext {
+            f.dissipate(-Self::friction(e, w) * w);
+        }
+    }
+    fn internal_loss_name(&self) -> &'static str {
+        "friction"
     }
     fn n_guards(&self) -> usize {
         self.n_stall_guards() + if self.map().is_some() { 4 } else { 0 }

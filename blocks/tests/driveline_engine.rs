@@ -277,11 +277,15 @@ fn engine_torque_map_cell_edges_are_located_events() {
 #[test]
 fn engine_stalls_at_the_stall_speed_logs_it_and_the_run_goes_on() {
     // Throttle 0, 20 N·m friction on 0.2 kg·m²: −100 rad/s², from 100 to 50 rad/s in 0.5 s.
-    let (mut m, r) = run(&engine(
+    // Tight tolerances: the checks below are closed forms, not the solver's accuracy.
+    let mut d = engine(
         json!({"friction": friction(), "stall_speed": 50.0}),
         0.0,
         1.5,
-    ));
+    );
+    d.settings.rtol = 1e-9;
+    d.settings.atol = 1e-12;
+    let (mut m, r) = run(&d);
     let stalls: Vec<f64> = r
         .events_of("eng", EventTag::Stall)
         .map(|e| e.time)
@@ -300,6 +304,21 @@ fn engine_stalls_at_the_stall_speed_logs_it_and_the_run_goes_on() {
     );
     let a = m.energy_audit();
     assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+    // The friction is the engine's own loss, not negative supplied work (stop 34 left
+    // it booked as a source of −1,000 J): with the throttle closed the engine supplies
+    // nothing, and its friction took the crank's kinetic energy ½·J·(w0² − w_end²).
+    let of = |v: &[(String, f64)], name: &str| v.iter().find(|e| e.0 == name).map(|e| e.1);
+    let supplied = of(&a.sources, "eng").expect("the engine is a source");
+    assert!(supplied.abs() < 1e-9, "supplied {supplied} J: {a:#?}");
+    let w_end = r.last("eng.w").unwrap();
+    let ke_lost = 0.5 * 0.2 * (100.0f64.powi(2) - w_end * w_end);
+    let friction = of(&a.losses, "eng.friction").expect("the friction is a loss");
+    close(
+        friction,
+        ke_lost,
+        1e-6 * ke_lost,
+        "friction loss = kinetic energy lost",
+    );
 }
 
 #[test]

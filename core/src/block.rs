@@ -264,6 +264,11 @@ pub struct MechDecl {
     pub friction_loads: Vec<FrictionLoad>,
     /// Whether `Block::forces` contributes forces.
     pub has_forces: bool,
+    /// Whether `Block::forces` books part of its power as dissipated inside the block
+    /// ([`Forces::dissipate`]: an engine's friction). The energy audit then lists that
+    /// part as a loss of its own, `block.NAME` with NAME from
+    /// [`Block::internal_loss_name`], and a source's supplied work excludes it.
+    pub internal_loss: bool,
 }
 
 /// A friction joint whose sliding torque is affine in a load `T` that is itself a
@@ -723,6 +728,7 @@ pub struct Forces<'a> {
     vel: &'a [f64],
     port_dof: &'a [u32],
     power: f64,
+    loss: f64,
     frame_load: &'a mut [f64],
     frames: &'a [crate::frame::FrameState],
 }
@@ -735,6 +741,7 @@ impl<'a> Forces<'a> {
             vel,
             port_dof,
             power: 0.0,
+            loss: 0.0,
             frame_load: &mut [],
             frames: &[],
         }
@@ -805,6 +812,18 @@ impl<'a> Forces<'a> {
     /// The power delivered by the forces added so far, W.
     pub fn power(&self) -> f64 {
         self.power
+    }
+    /// Book `p` W (>= 0) of the power of the forces added as dissipated inside the block
+    /// (an engine's friction torque times its speed): the work integral keeps the whole
+    /// power, the audit shows this part as the block's internal loss (see
+    /// [`MechDecl::internal_loss`]).
+    #[inline]
+    pub fn dissipate(&mut self, p: f64) {
+        self.loss += p;
+    }
+    /// The power booked through [`Forces::dissipate`], W.
+    pub fn loss(&self) -> f64 {
+        self.loss
     }
 }
 
@@ -980,6 +999,11 @@ pub trait Block: Send + Sync {
     /// energy audit; otherwise its work counts as a loss when negative.
     fn is_energy_source(&self) -> bool {
         false
+    }
+    /// Name of the loss a block declaring [`MechDecl::internal_loss`] books through
+    /// [`Forces::dissipate`] (the audit lists it as `block.NAME`).
+    fn internal_loss_name(&self) -> &'static str {
+        "loss"
     }
 
     // ---- lifecycle ----

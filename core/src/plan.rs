@@ -41,6 +41,11 @@ pub struct BlockPlan {
     pub(crate) guards: Range<usize>,
     /// State integrating the block's mechanical work (force blocks, tracking rows).
     pub(crate) energy: Option<StateIx>,
+    /// State integrating the part of that work the block dissipates inside itself
+    /// (`MechDecl::internal_loss`).
+    pub(crate) internal_loss: Option<StateIx>,
+    /// Its name in the audit, `block.NAME` (`Block::internal_loss_name`).
+    pub(crate) internal_loss_name: &'static str,
     /// Whether `Block::forces` is called.
     pub(crate) has_forces: bool,
     /// Whether the block's outputs are evaluated only at events.
@@ -186,7 +191,8 @@ pub struct Plan {
     /// States of the rigid bodies (13 each, consecutive, see [`crate::frame`]).
     pub(crate) frames_x: Range<usize>,
     /// State vector: `[node positions | node speeds | block states | rigid bodies | work
-    /// integrals of force blocks | work integrals of joints]`.
+    /// integrals of force blocks (each followed by its internal-loss integral, if it
+    /// has one) | work integrals of joints]`.
     pub(crate) n_states: usize,
     /// First work-integral state of the joints.
     pub(crate) x_joint_energy: usize,
@@ -287,13 +293,18 @@ impl Plan {
         self.joints.iter().map(|j| j.name.as_str())
     }
     /// Names of the elements the energy audit lists: blocks with a work integral (force
-    /// blocks, tracking rows), then the friction joints.
-    pub fn energy_elements(&self) -> impl Iterator<Item = &str> {
-        self.blocks
-            .iter()
-            .filter(|b| b.energy.is_some())
-            .map(|b| b.name.as_str())
-            .chain(self.joint_names())
+    /// blocks, tracking rows) and their internal losses (`engine.friction`), then the
+    /// friction joints.
+    pub fn energy_elements(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for b in self.blocks.iter().filter(|b| b.energy.is_some()) {
+            v.push(b.name.clone());
+            if b.internal_loss.is_some() {
+                v.push(format!("{}.{}", b.name, b.internal_loss_name));
+            }
+        }
+        v.extend(self.joint_names().map(str::to_string));
+        v
     }
     /// The tables a block's [`crate::block::Cx`] reads through.
     #[inline]

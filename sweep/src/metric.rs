@@ -254,11 +254,11 @@ impl Metric {
                 }
             }
             MetricKind::Energy(e) => {
-                let names: Vec<&str> = plan.energy_elements().collect();
-                if !names.contains(&e.as_str()) {
+                let names = plan.energy_elements();
+                if !names.contains(e) {
                     return Err(bad(format!(
                         "'{e}' is not in the energy audit{}; its elements are: {}",
-                        suggest::hint(e, names.iter().copied()),
+                        suggest::hint(e, names.iter().map(String::as_str)),
                         names.join(", ")
                     )));
                 }

@@ -147,6 +147,9 @@ pub(crate) fn layout(
             joints: joints_start..joints.len(),
             guards: g_off..g_off + ng,
             energy: None,
+            // Marked here, numbered with the work integrals below.
+            internal_loss: (decl.has_forces && decl.internal_loss).then_some(StateIx::at(0)),
+            internal_loss_name: blk.internal_loss_name(),
             has_forces: decl.has_forces,
             constant: blk.constant_outputs(),
             linear: linear_fits(blk.as_ref(), n_in, n_out),
@@ -157,11 +160,16 @@ pub(crate) fn layout(
     // Rigid bodies after the block states.
     let frames_x = x_off..x_off + crate::frame::FRAME_STATES * w.frames.len();
     x_off = frames_x.end;
-    // Work integrals: one per block with forces or tracking rows, then one per joint.
+    // Work integrals: one per block with forces or tracking rows (and one for the work a
+    // block dissipates inside itself, right after it), then one per joint.
     for bp in plans.iter_mut() {
         let tracking = rows[bp.rows.clone()].iter().any(|r| r.tracking.is_some());
         if bp.has_forces || tracking {
             bp.energy = Some(StateIx::at(x_off));
+            x_off += 1;
+        }
+        if bp.internal_loss.is_some() {
+            bp.internal_loss = Some(StateIx::at(x_off));
             x_off += 1;
         }
     }

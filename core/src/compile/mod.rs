@@ -185,6 +185,7 @@ struct BlockSig {
     rows: Vec<(Vec<usize>, Option<usize>)>,
     joints: Vec<Vec<usize>>,
     has_forces: bool,
+    internal_loss: bool,
     mass_ports: Vec<usize>,
     initial_ports: Vec<usize>,
     body_ports: Vec<usize>,
@@ -234,6 +235,7 @@ impl BlockSig {
                 .map(|f| f.row.0.iter().map(|t| t.0).collect())
                 .collect(),
             has_forces: mech.has_forces,
+            internal_loss: mech.internal_loss,
             mass_ports: mech.masses.iter().map(|m| m.0).collect(),
             initial_ports: mech.initial.iter().map(|m| m.0).collect(),
             body_ports: mech.bodies.iter().map(|m| m.port).collect(),

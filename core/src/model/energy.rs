@@ -144,10 +144,16 @@ impl Model {
         for (b, bp) in plan.blocks.iter().enumerate() {
             if let Some(e) = bp.energy {
                 let w = x[e.ix()];
+                // The work dissipated inside the block (an engine's friction) is a loss
+                // of its own, not part of what a source supplied.
+                let inside = bp.internal_loss.map_or(0.0, |l| x[l.ix()]);
                 if self.blocks[b].is_energy_source() {
-                    sources.push((bp.name.clone(), w));
+                    sources.push((bp.name.clone(), w + inside));
                 } else {
-                    losses.push((bp.name.clone(), -w - (pe1[b] - pe0[b])));
+                    losses.push((bp.name.clone(), -w - inside - (pe1[b] - pe0[b])));
+                }
+                if bp.internal_loss.is_some() {
+                    losses.push((format!("{}.{}", bp.name, bp.internal_loss_name), inside));
                 }
             }
         }

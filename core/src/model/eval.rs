@@ -255,6 +255,7 @@ impl Model {
                 .with_frames(&mut self.ev.frame_load, &self.ev.frame_states);
             self.blocks[c.b.ix()].forces(&cx, &mut f);
             self.ev.block_power[c.b.ix()] = f.power();
+            self.ev.block_loss[c.b.ix()] = f.loss();
         }
         let v = &x[n..2 * n];
         let joints = progs
@@ -374,6 +375,9 @@ impl Model {
                 p += self.net.lambda_rows[r] * self.net.rows[r].dot(&x[n..2 * n]);
             }
             dx[e.state as usize] = p;
+            if let (Some(l), Some(b)) = (e.loss, e.power_of) {
+                dx[l as usize] = self.ev.block_loss[b.ix()];
+            }
         }
         let e0 = plan.x_joint_energy;
         for j in 0..plan.joints.len() {

@@ -105,6 +105,8 @@ struct Eval {
     released_at: Vec<f64>,
     /// Power delivered by each force block at the last evaluation.
     block_power: Vec<f64>,
+    /// The part of it each force block dissipated inside itself (`Forces::dissipate`).
+    block_loss: Vec<f64>,
     /// Targets of the tracking rows.
     targets: Vec<f64>,
     /// Loads on every rigid body (6 each: world force, body moment).
@@ -413,6 +415,7 @@ impl Model {
                 joint_wrel: vec![0.0; nj],
                 released_at: vec![f64::NEG_INFINITY; nj],
                 block_power: vec![0.0; blocks.len()],
+                block_loss: vec![0.0; blocks.len()],
                 targets: vec![0.0; plan.rows.len()],
                 frame_load: vec![0.0; FRAME_LOADS * nf],
                 frame_acc: vec![0.0; FRAME_LOADS * nf],
@@ -739,6 +742,13 @@ impl Model {
         {
             return format!("work integral of block '{}'", b.name);
         }
+        if let Some(b) = plan
+            .blocks
+            .iter()
+            .find(|b| b.internal_loss.map(|e| e.ix()) == Some(i))
+        {
+            return format!("internal loss integral of block '{}'", b.name);
+        }
         if i >= plan.x_joint_energy && i < plan.x_joint_energy + plan.joints.len() {
             return format!(
                 "friction work integral of '{}'",
@@ -888,7 +898,8 @@ impl Model {
             .count();
         plan.blocks
             .iter()
-            .filter_map(|bp| bp.energy.map(|e| e.ix()))
+            .flat_map(|bp| bp.energy.into_iter().chain(bp.internal_loss))
+            .map(|e| e.ix())
             .chain(plan.x_joint_energy..plan.x_joint_energy + plan.joints.len())
             .chain(tp.x_fixed..tp.x_fixed + n_fixed)
             .chain(tp.x_injected.map(|s| s.ix()))

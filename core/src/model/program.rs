@@ -127,6 +127,8 @@ pub(super) struct EnergyTerm {
     pub state: u32,
     pub power_of: Option<BlockIx>,
     pub rows: (u32, u32),
+    /// The state integrating the power the block dissipates inside itself.
+    pub loss: Option<u32>,
 }
 
 /// The work integrals of the force blocks and tracking rows, laid out flat.
@@ -157,6 +159,7 @@ impl EnergyProgram {
                 state: e.ix() as u32,
                 power_of: bp.has_forces.then_some(b),
                 rows: (start, p.rows.len() as u32),
+                loss: bp.internal_loss.map(|l| l.ix() as u32),
             });
         }
         p
