@@ -453,6 +453,9 @@ fn validate(model: &Path, set: &[String]) -> u8 {
             for w in m.plan().warnings() {
                 console::warning(format_args!("{origin}: {w}"));
             }
+            for w in m.start_warnings() {
+                console::warning(format_args!("{origin}: {w}"));
+            }
             console::print(&format!(
                 "ok: {} ({} blocks, {} states)\n",
                 m.name(),
@@ -562,6 +565,9 @@ fn run(args: &RunArgs) -> u8 {
         }
     };
     for w in m.plan().warnings() {
+        console::warning(format_args!("{origin}: {w}"));
+    }
+    for w in m.start_warnings() {
         console::warning(format_args!("{origin}: {w}"));
     }
     let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(m.name())));

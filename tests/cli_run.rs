@@ -547,3 +547,45 @@ fn ctrl_c_ends_a_run_and_keeps_its_results() {
     let end = summary["end_time"].as_f64().unwrap();
     assert!(end > 0.0 && end < 1e6, "end_time {end}");
 }
+
+/// A car whose wheel mounts start below the ground (`--set`-able `z0` of 5 cm, under the
+/// mounts' 10 cm) runs, but `validate` and `run` warn about every wheel first.
+#[test]
+fn wheel_mounts_below_the_ground_are_warned_about_by_validate_and_run() {
+    let dir = temp_dir("sunk_car");
+    let mut d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(netlist("vd_static.json")).unwrap()).unwrap();
+    d["blocks"][0]["params"]["z0"] = serde_json::json!("0.05 m");
+    let model = dir.join("sunk.json");
+    std::fs::write(&model, d.to_string()).unwrap();
+    for args in [
+        vec!["validate"],
+        vec![
+            "run",
+            "--no-plots",
+            "--no-report",
+            "--stop-time",
+            "0.5",
+            "--out",
+        ],
+    ] {
+        let mut c = drivelink();
+        c.args(&args);
+        if args[0] == "run" {
+            c.arg(dir.join("out"));
+        }
+        let o = c.arg(&model).output().unwrap();
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stdout}\n{stderr}");
+        for wheel in ["fl", "fr", "rl", "rr"] {
+            assert!(
+                stderr.contains(&format!(
+                    "warning: {}: WheelCollider '{wheel}': its mount point",
+                    model.display()
+                )) && stderr.contains("0.0500 m below the ground"),
+                "{:?}: {stderr}",
+                args
+            );
+        }
+    }
+}

@@ -540,3 +540,27 @@ fn car_rolled_over_and_sunk_gets_no_wheel_forces_from_below() {
         M * G * depth
     );
 }
+
+/// Left alone by stop 34: a car whose wheel mounts start below the ground (`z0` taken for
+/// the ground clearance) fell through the plane without a word. Each wheel now warns at
+/// instantiation, naming itself and the depth of its mount (`z0 + center_z`); a car on
+/// its wheels does not.
+#[test]
+fn wheel_mounts_starting_below_the_ground_are_named_at_instantiation() {
+    let reg = drivelink_blocks::registry();
+    let sunk = car_with_body(0.0, json!({}), json!({}), json!({"z0": 0.06}));
+    let m = drivelink_core::compile(&sunk.d, &reg).expect("compiles");
+    let w = m.start_warnings();
+    assert_eq!(w.len(), 4, "{w:#?}");
+    for (wheel, text) in ["fl", "fr", "rl", "rr"].iter().zip(w) {
+        assert!(
+            text.starts_with(&format!("WheelCollider '{wheel}'")),
+            "{text}"
+        );
+        // Mount at 0.06 − 0.1 = −0.04 m.
+        assert!(text.contains("0.0400 m below the ground"), "{text}");
+    }
+    // Mounts at 0.55 − 0.1 = 0.45 m: nothing to say.
+    let ok = drivelink_core::compile(&car(0.0, json!({}), json!({})).d, &reg).expect("compiles");
+    assert!(ok.start_warnings().is_empty(), "{:?}", ok.start_warnings());
+}

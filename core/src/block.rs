@@ -975,6 +975,14 @@ pub trait Block: Send + Sync {
     fn mech(&self) -> MechDecl {
         MechDecl::default()
     }
+    /// A problem with the block's starting pose that the run would otherwise hide (a wheel
+    /// whose mount starts below the ground carries nothing and the car falls through the
+    /// plane): one sentence, without the block's name. Asked once at instantiation, with
+    /// the same view as [`Block::initial_speeds`]; the model keeps the warnings
+    /// ([`crate::model::Model::start_warnings`]) and the CLI prints them.
+    fn start_warning(&self, _cx: &Cx) -> Option<String> {
+        None
+    }
     /// Initial speeds of the nodes of this block's ports that follow from the initial
     /// states of the rigid bodies (a wheel rolling at its body's initial velocity): called
     /// once when a model is instantiated, with a view where only the flange speeds and

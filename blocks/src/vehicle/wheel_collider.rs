@@ -651,6 +651,18 @@ impl Block for WheelCollider {
             ..Default::default()
         }
     }
+    fn start_warning(&self, cx: &Cx) -> Option<String> {
+        // The world height of the mount point, as `kinematics` (a body starts upright:
+        // its initial attitude is a heading only).
+        let st = cx.frame(BODY);
+        let hc = st.pos()[2] + dot(st.rotation()[2], self.center);
+        (hc < 0.0).then(|| {
+            format!(
+                "its mount point (center [{}, {}, {}] m in body axes) starts {:.4} m below the ground: the suspension meets no ground, so the wheel carries no load and the body falls through the plane; raise the body's initial height (z0) or the wheel's center",
+                self.center[0], self.center[1], self.center[2], -hc
+            )
+        })
+    }
     fn initial_speeds(&self, cx: &Cx) -> Vec<(usize, f64)> {
         let w = match self.w0 {
             Some(w) => w,

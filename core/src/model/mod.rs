@@ -183,6 +183,8 @@ pub struct Model {
     heat: heat::Heat,
     /// Scratch of the load-dependent friction joints.
     load: load::LoadScratch,
+    /// The blocks' warnings about their starting poses ([`Block::start_warning`]).
+    start_warnings: Vec<String>,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -329,8 +331,13 @@ fn build_frames(
 }
 
 /// Node speeds that blocks derive from the rigid bodies' initial states
-/// ([`Block::initial_speeds`]).
-fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) {
+/// ([`Block::initial_speeds`]), and the blocks' warnings about their starting poses
+/// ([`Block::start_warning`]), each naming its block.
+fn initial_speeds_from_frames(
+    plan: &Plan,
+    blocks: &[Box<dyn Block>],
+    x0: &mut [f64],
+) -> Vec<String> {
     let n = plan.nodes.len();
     let mut sig = vec![0.0; plan.n_signals];
     for &(s, v) in &plan.slot_defaults {
@@ -343,6 +350,7 @@ fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [
     let modes = vec![FrictionMode::Free; plan.joints.len()];
     let frame_states = crate::frame::FrameState::all(&x0[plan.frames_x.clone()]);
     let mut set = Vec::new();
+    let mut warnings = Vec::new();
     for (b, blk) in blocks.iter().enumerate() {
         let buf = crate::block::Buffers {
             sig: &sig,
@@ -363,10 +371,17 @@ fn initial_speeds_from_frames(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [
         for (p, w) in blk.initial_speeds(&cx) {
             set.push((plan.port_dof[plan.blocks[b].port_tab.start + p] as usize, w));
         }
+        if let Some(w) = blk.start_warning(&cx) {
+            warnings.push(format!(
+                "{} '{}': {w}",
+                plan.blocks[b].type_name, plan.blocks[b].name
+            ));
+        }
     }
     for (node, w) in set {
         x0[n + node] = w;
     }
+    warnings
 }
 
 impl Model {
@@ -389,9 +404,11 @@ impl Model {
         for (b, blk) in blocks.iter().enumerate() {
             blk.initial_states(&mut x0[plan.blocks[b].x.clone()]);
         }
-        if nf > 0 {
-            initial_speeds_from_frames(&plan, &blocks, &mut x0);
-        }
+        let start_warnings = if nf > 0 {
+            initial_speeds_from_frames(&plan, &blocks, &mut x0)
+        } else {
+            Vec::new()
+        };
         let lin = LinKernel::build(&plan, &blocks);
         let mut sig = vec![0.0; plan.n_signals];
         for &(s, v) in &plan.slot_defaults {
@@ -470,7 +487,14 @@ impl Model {
             cancel: None,
             heat,
             load,
+            start_warnings,
         })
+    }
+
+    /// The blocks' warnings about their starting poses, each naming its block (a wheel
+    /// whose mount starts below the ground): problems the run would hide, not errors.
+    pub fn start_warnings(&self) -> &[String] {
+        &self.start_warnings
     }
 
     /// Refuse settings that would exhaust the machine before running: an output grid of
