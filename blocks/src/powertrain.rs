@@ -395,7 +395,7 @@ impl Block for Engine {
         let w = cx.v(1);
         f.add(1, self.torque(cx.u(0), w));
         // The friction torque opposes the rotation: its power is dissipated in the engine.
-        if let Some(e) = &self.ext {
+        if let Some(e) = self.ext.as_ref().filter(|e| e.friction.is_some()) {
             f.dissipate(-Self::friction(e, w) * w);
         }
     }

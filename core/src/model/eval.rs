@@ -254,8 +254,7 @@ impl Model {
             let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
                 .with_frames(&mut self.ev.frame_load, &self.ev.frame_states);
             self.blocks[c.b.ix()].forces(&cx, &mut f);
-            self.ev.block_power[c.b.ix()] = f.power();
-            self.ev.block_loss[c.b.ix()] = f.loss();
+            self.ev.block_power[c.b.ix()] = [f.power(), f.loss()];
         }
         let v = &x[n..2 * n];
         let joints = progs
@@ -367,7 +366,7 @@ impl Model {
         let en = &self.programs().energy;
         for e in &en.terms {
             let mut p = match e.power_of {
-                Some(b) => self.ev.block_power[b.ix()],
+                Some(b) => self.ev.block_power[b.ix()][0],
                 None => 0.0,
             };
             for &r in &en.rows[e.rows.0 as usize..e.rows.1 as usize] {
@@ -376,7 +375,7 @@ impl Model {
             }
             dx[e.state as usize] = p;
             if let (Some(l), Some(b)) = (e.loss, e.power_of) {
-                dx[l as usize] = self.ev.block_loss[b.ix()];
+                dx[l as usize] = self.ev.block_power[b.ix()][1];
             }
         }
         let e0 = plan.x_joint_energy;
