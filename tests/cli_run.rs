@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
@@ -516,27 +518,15 @@ fn ctrl_c_ends_a_run_and_keeps_its_results() {
     // A sine through a lag for 1e6 s: minutes of wall time uncancelled.
     let model = root().join("tests/fixtures/long_run.json");
     let out = dir.join("out");
-    let child = drivelink()
-        .arg("run")
+    let mut cmd = drivelink();
+    cmd.arg("run")
         .arg(&model)
         .arg("--out")
         .arg(&out)
-        .args(["--no-plots", "--no-report"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["--no-plots", "--no-report"]);
     // Running for minutes uncancelled; interrupt it once it has run for a while.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let sent = std::time::Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
+    let o = common::interrupted(&mut cmd, std::time::Duration::from_millis(1500));
     let (stdout, stderr) = text(&o);
-    assert!(sent.elapsed() < std::time::Duration::from_secs(10));
     assert_eq!(o.status.code(), Some(130), "{stdout}\n{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
@@ -423,8 +425,8 @@ fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
     let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/long_run.json");
     let dir = temp_dir("sweep_ctrl_c");
     let out = dir.join("study");
-    let child = drivelink()
-        .arg("sweep")
+    let mut cmd = drivelink();
+    cmd.arg("sweep")
         .arg(&model)
         .args([
             "--grid",
@@ -433,22 +435,10 @@ fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
             "y_end=final(lag.y)",
         ])
         .args(["--jobs", "1", "--out"])
-        .arg(&out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .arg(&out);
     // The second run takes minutes uncancelled; interrupt it once it is under way.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let sent = std::time::Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
+    let o = common::interrupted(&mut cmd, std::time::Duration::from_millis(1500));
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(sent.elapsed() < std::time::Duration::from_secs(10));
     assert_eq!(o.status.code(), Some(130), "{stderr}");
     assert!(
         stderr.contains("interrupted") && stderr.contains("after 1 of 3 runs"),
