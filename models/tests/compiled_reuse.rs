@@ -204,3 +204,27 @@ fn solver_settings_written_over_parameters_follow_the_run_parameters() {
         "{e}"
     );
 }
+
+/// Left open by stop 34: `with_params` instantiated a model whose new values made its
+/// settings absurd (a sample time giving billions of time events), and the run failed at
+/// its start without naming the parameter; `compile` refused the same diagram. Both
+/// refuse it now, with the same error.
+#[test]
+fn with_params_refuses_absurd_settings_as_compile_does() {
+    let reg = drivelink_blocks::registry();
+    let d = netlist::load_file(&netlist_dir().join("signal_discrete.json")).expect("loads");
+    let c = Compiled::new(&d, &reg).expect("compiles");
+    let e = c
+        .with_params(&reg, &[("Ts".into(), json!("1e-9 s"))])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("max_time_events") && e.contains("sample_time"),
+        "{e}"
+    );
+    let mut d2 = d.clone();
+    d2.param("Ts", json!("1e-9 s"));
+    let e2 = compile(&d2, &reg).err().expect("refused").to_string();
+    assert_eq!(e, e2);
+}

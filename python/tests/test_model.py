@@ -1,5 +1,7 @@
 """drivelink.load / Model.run against closed-form physics and the CLI."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -62,11 +64,31 @@ def test_errors_are_exceptions_with_the_cli_messages(netlist, cli, tmp_path):
     assert issubclass(drivelink.ModelError, drivelink.DrivelinkError)
 
 
-def test_a_failed_run_returns_its_partial_result(netlist, tmp_path):
-    # A time event every 1e-9 s over 1 s is refused by the settings check: status failed.
+def test_a_failed_run_returns_its_partial_result(tmp_path):
+    # A sine into an integrator at rtol 1e-10 needs far more than 20 steps for 10 s: the
+    # solver gives up, and the run returns what it had.
+    model = tmp_path / "too_few_steps.json"
+    model.write_text(json.dumps({
+        "drivelink": 1, "name": "too_few_steps",
+        "solver": {"stop_time": 10, "rtol": 1e-10, "atol": 1e-12, "max_steps": 20},
+        "blocks": [{"name": "s", "type": "Sine", "params": {"amplitude": 1, "frequency": 1}},
+                   {"name": "i", "type": "Integrator"}],
+        "connections": [["s.y", "i.u"]],
+        "log": ["i.y"],
+    }))
+    r = drivelink.load(model).run()
+    assert r.status == "failed" and "max" in r.message
+    assert 0 < r.end_time < 10
+
+
+def test_absurd_settings_from_set_raise_a_located_error_as_the_cli(netlist):
+    """Left open by stop 34: a sample time giving billions of time events was refused by
+    the CLI (exit 2, naming the block parameter) but was an unlocated failed run here."""
     m = drivelink.load(netlist("signal_discrete.json"))
-    r = m.run(set={"Ts": 1e-9})
-    assert r.status == "failed" and "max_time_events" in r.message
+    with pytest.raises(drivelink.ModelError) as e:
+        m.run(set={"Ts": "1e-9 s"})
+    text = str(e.value)
+    assert "blocks[1].params.sample_time" in text and "max_time_events" in text, text
 
 
 

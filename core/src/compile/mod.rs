@@ -351,7 +351,11 @@ impl Compiled {
                 settings,
                 ..Plan::clone(&self.plan)
             };
-            Model::instantiate(Arc::new(plan), built.blocks)
+            let model = Model::instantiate(Arc::new(plan), built.blocks)?;
+            // As `compile`: settings the new values make absurd (a sample time giving
+            // billions of time events) are refused before any run, naming the parameter.
+            model.check_settings(model.settings())?;
+            Ok(model)
         } else {
             compile(&d, reg)
         }
