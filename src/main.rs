@@ -908,7 +908,7 @@ fn plot(
         }
     };
     if let Some(u) = o.unit {
-        if drivelink_core::DisplayUnit::parse(u).is_none() {
+        let Some(du) = drivelink_core::DisplayUnit::parse(u) else {
             let known = drivelink_core::DisplayUnit::names();
             console::error(format_args!(
                 "--unit: unknown display unit '{u}'{}; expected one of: {}",
@@ -916,6 +916,13 @@ fn plot(
                 known.join(", ")
             ));
             return 2;
+        };
+        // Results files carry their units in the summary.json beside them.
+        if table.is_none() {
+            if let Err(msg) = check_unit_fits(results, &names, u, &du) {
+                console::error(msg);
+                return 2;
+            }
         }
     }
     // A window that holds no sample draws empty axes: say why.
@@ -973,6 +980,38 @@ fn plot(
 }
 
 /// Read a `results.csv` and check that it has the `names` columns (exit code 2 otherwise).
+/// Whether display unit `du` (written `u`) fits every signal of `names` whose SI unit the
+/// `summary.json` beside each results file records (a signal or a file without a
+/// recorded unit is not checked). The error names the signal, its unit and the file.
+fn check_unit_fits(
+    results: &[PathBuf],
+    names: &[&str],
+    u: &str,
+    du: &drivelink_core::DisplayUnit,
+) -> Result<(), String> {
+    for p in results {
+        let summary = p.with_file_name("summary.json");
+        let Some(units) = std::fs::read_to_string(&summary)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v.get("units").cloned())
+        else {
+            continue;
+        };
+        for n in names {
+            if let Some(si) = units.get(*n).and_then(Value::as_str) {
+                if !du.fits(si) {
+                    return Err(format!(
+                        "--unit {u}: '{n}' is in {si} (as {} records), which {u} cannot display; give a unit of the same kind, or plot it separately",
+                        summary.display()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn read_results(results: &Path, names: &[&str]) -> Result<SimResult, u8> {
     let file = std::fs::File::open(results).map_err(|e| {
         console::error(format_args!("cannot read {}: {e}", results.display()));

@@ -435,6 +435,46 @@ fn plot_replots_saved_results() {
     assert!(text(&out).1.contains("did you mean 'rpm'"));
 }
 
+/// Left open by stop 34: `plot --unit` could not check dimensions, so `--unit rpm` drew a
+/// speed in m/s scaled by 30/π. summary.json now records the columns' SI units and the
+/// plot refuses a unit of another kind, naming the signal; a fitting unit still plots.
+#[test]
+fn plot_unit_of_another_kind_is_refused_naming_the_signal() {
+    let dir = temp_dir("plot_units");
+    let run = drivelink()
+        .arg("run")
+        .arg(netlist("full_car.json"))
+        .arg("--out")
+        .arg(&dir)
+        .args(["--no-plots", "--no-report"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0));
+    let units = &summary(&dir)["units"];
+    assert_eq!(
+        (&units["engine.w"], &units["vehicle.v"]),
+        (&"rad/s".into(), &"m/s".into())
+    );
+    let plot = |signals: &str, unit: &str| {
+        drivelink()
+            .arg("plot")
+            .arg(dir.join("results.csv"))
+            .args(["--signals", signals, "--unit", unit, "--out"])
+            .arg(dir.join("p.png"))
+            .output()
+            .unwrap()
+    };
+    let bad = plot("engine.w,vehicle.v", "rpm");
+    assert_eq!(bad.status.code(), Some(2));
+    let err = text(&bad).1;
+    assert!(
+        err.contains("'vehicle.v' is in m/s") && err.contains("rpm cannot display"),
+        "{err}"
+    );
+    assert_eq!(plot("engine.w", "rpm").status.code(), Some(0));
+    assert_eq!(plot("vehicle.v", "km/h").status.code(), Some(0));
+}
+
 /// Issue 10 item 14: a top-level string (choice) parameter can be set from the command
 /// line: `--set diff_type=locked` on the open split-mu launch gives the locked netlist's
 /// results exactly.

@@ -273,6 +273,19 @@ impl Plan {
     pub fn logged(&self) -> impl Iterator<Item = &str> {
         self.log.iter().map(|&i| self.vars[i].name.as_str())
     }
+    /// An empty result for this plan's logged variables: their names, SI units and the
+    /// scopes (every run starts from one).
+    pub fn empty_result(&self) -> drivelink_results::SimResult {
+        let names = self.logged().map(str::to_string).collect();
+        let mut r = drivelink_results::SimResult::new(self.name.clone(), names);
+        r.scopes = self.scopes.clone();
+        r.units = self
+            .log
+            .iter()
+            .map(|&i| self.vars[i].unit.map(str::to_string))
+            .collect();
+        r
+    }
     /// The scopes.
     pub fn scopes(&self) -> &[ScopeSpec] {
         &self.scopes

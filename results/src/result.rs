@@ -159,6 +159,9 @@ pub struct SimResult {
     pub wall_time_s: f64,
     /// Scopes stored with the model, for the plots crate.
     pub scopes: Vec<ScopeSpec>,
+    /// The SI unit of each column (`"rad/s"`, `"N*m"`; `None` when it has none), or
+    /// empty when they are not known (a result read back from a CSV file).
+    pub units: Vec<Option<String>>,
 }
 
 impl SimResult {
@@ -178,6 +181,7 @@ impl SimResult {
             method_switches: Vec::new(),
             wall_time_s: 0.0,
             scopes: Vec::new(),
+            units: Vec::new(),
         }
     }
 
@@ -279,9 +283,10 @@ impl SimResult {
         w.flush()
     }
 
-    /// `summary.json`.
+    /// `summary.json`; with the columns' SI units under `units` (by column name, the
+    /// columns that have one) when they are known.
     pub fn summary_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "model": self.model,
             "status": self.status.as_str(),
             "end_time": self.end_time,
@@ -289,7 +294,17 @@ impl SimResult {
             "stats": self.stats,
             "method_switches": self.method_switches,
             "wall_time_s": self.wall_time_s,
-        })
+        });
+        if !self.units.is_empty() {
+            let units: serde_json::Map<String, serde_json::Value> = self
+                .names
+                .iter()
+                .zip(&self.units)
+                .filter_map(|(n, u)| Some((n.clone(), serde_json::Value::from(u.clone()?))))
+                .collect();
+            v["units"] = serde_json::Value::Object(units);
+        }
+        v
     }
 
     /// Read a `results.csv` written by [`SimResult::write_csv`] (for re-plotting).

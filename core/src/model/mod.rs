@@ -415,10 +415,8 @@ impl Model {
         }
         let max_y = plan.blocks.iter().map(|b| b.y.len()).max().unwrap_or(0);
         let nj = plan.joints.len();
-        let names: Vec<String> = plan.logged().map(str::to_string).collect();
-        let n_log = names.len();
-        let mut result = SimResult::new(plan.name.clone(), names);
-        result.scopes = plan.scopes.clone();
+        let result = plan.empty_result();
+        let n_log = result.names.len();
         let guard_prog = GuardProgram::new(&plan);
         Ok(Model {
             ev: Eval {
@@ -629,9 +627,7 @@ impl Model {
     /// `Failed`, the error in `message`, and the samples up to the failure.
     pub fn run_with(&mut self, settings: &Settings) -> SimResult {
         if let Err(e) = self.check_settings(settings) {
-            let names: Vec<String> = self.plan.logged().map(str::to_string).collect();
-            let mut r = SimResult::new(self.plan.name.clone(), names);
-            r.scopes = self.plan.scopes.clone();
+            let mut r = self.plan.empty_result();
             r.status = RunStatus::Failed;
             r.end_time = settings.start_time;
             r.message = e.to_string();
@@ -701,10 +697,7 @@ impl Model {
 
     /// Reset the run state and every block for a run starting at `t0`.
     fn start_run(&mut self, t0: f64) {
-        let names: Vec<String> = self.plan.logged().map(str::to_string).collect();
-        let mut fresh = SimResult::new(self.plan.name.clone(), names);
-        fresh.scopes = self.plan.scopes.clone();
-        self.run.result = fresh;
+        self.run.result = self.plan.empty_result();
         self.run.impact_loss = 0.0;
         self.run.stopped_by = None;
         self.run.model_evals = 0;
