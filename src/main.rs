@@ -423,6 +423,13 @@ fn linearize(args: &LinearizeArgs) -> u8 {
             }
         },
     };
+    // The operating point is where asked, even past the netlist's stop time: say so.
+    if let Some(t) = at.filter(|&t| t > m.settings().stop_time) {
+        console::note(format_args!(
+            "{origin}: --at {t} s is past solver.stop_time ({} s); the model is run on to {t} s",
+            m.settings().stop_time
+        ));
+    }
     let lin = match m.linearize(at, &args.inputs, &args.outputs) {
         Ok(l) => l,
         Err(e) => {

@@ -619,3 +619,37 @@ fn wheel_mounts_below_the_ground_are_warned_about_by_validate_and_run() {
         }
     }
 }
+
+/// `drivelink linearize` end to end: an operating point past the netlist's stop time is
+/// computed where asked, with a note saying the model ran on (left open by stop 34: it
+/// did so silently); one the model never reaches (its stop block fires first) is an error
+/// naming the stop.
+#[test]
+fn linearize_past_the_stop_time_notes_it_and_a_stopped_run_is_an_error() {
+    let o = drivelink()
+        .arg("linearize")
+        .arg(netlist("mech_brake_stop.json"))
+        .args(["--at", "12"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--at 12 s is past solver.stop_time (8 s)"),
+        "{stderr}"
+    );
+    let lin: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(lin["A"].is_array(), "{stdout}");
+    let o = drivelink()
+        .arg("linearize")
+        .arg(netlist("full_car.json"))
+        .args(["--at", "60"])
+        .output()
+        .unwrap();
+    let stderr = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ended early (stopped)") && stderr.contains("'stop'"),
+        "{stderr}"
+    );
+}
