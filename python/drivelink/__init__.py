@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings as _warnings
 from concurrent.futures import Executor
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -93,6 +94,13 @@ class Result:
         return isinstance(name, str) and name in self.names
 
     @property
+    def warnings(self) -> List[str]:
+        """Problems with the run's starting pose that it would otherwise hide, each naming
+        its block (a wheel whose mount starts below the ground), as ``drivelink run``
+        prints them; :meth:`Model.run` also issues each as a ``UserWarning``."""
+        return list(self._n.warnings())
+
+    @property
     def status(self) -> str:
         """``completed``, ``stopped`` or ``failed``."""
         return str(self._n.status())
@@ -150,6 +158,8 @@ class Model:
         # One name is a list of one (a string is not split into its characters).
         names = [log] if isinstance(log, str) else list(log)
         self._n = _drivelink.NativeModel(self.path, names)
+        for w in self.warnings:
+            _warnings.warn(f"{self.path}: {w}", UserWarning, stacklevel=2)
 
     @property
     def name(self) -> str:
@@ -172,6 +182,12 @@ class Model:
         """The variables a run records."""
         return list(self._n.logged())
 
+    @property
+    def warnings(self) -> List[str]:
+        """What compiling found (an unconnected flange acts on a shaft of its own), as
+        ``drivelink validate`` prints it; issued as ``UserWarning`` when the model loads."""
+        return list(self._n.compile_warnings())
+
     def run(
         self,
         stop_time: Optional[Value] = None,
@@ -183,7 +199,10 @@ class Model:
         text with a unit such as ``"2 min"``, as ``--stop-time``). The same values
         give bit-identical results to the CLI. Raises :class:`ModelError` for an unknown
         parameter or a value a block refuses."""
-        return Result(self._n.run(_set_json(set), None if stop_time is None else _fmt(stop_time)))
+        r = Result(self._n.run(_set_json(set), None if stop_time is None else _fmt(stop_time)))
+        for w in r.warnings:
+            _warnings.warn(f"{self.path}: {w}", UserWarning, stacklevel=2)
+        return r
 
     def __repr__(self) -> str:
         return f"<drivelink.Model {self.name!r} from {self.path!r}>"

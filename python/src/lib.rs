@@ -134,6 +134,15 @@ impl NativeModel {
     fn logged(&self) -> Vec<String> {
         self.compiled.plan().logged().map(str::to_string).collect()
     }
+    /// What compiling found (unconnected flanges, ...), as `drivelink validate` prints it.
+    fn compile_warnings(&self) -> Vec<String> {
+        self.compiled
+            .plan()
+            .warnings()
+            .iter()
+            .map(|w| w.to_string())
+            .collect()
+    }
     /// Run with `set` (a JSON object of parameter values) and an optional stop time (seconds, or a time with a unit).
     #[pyo3(signature = (set_json, stop_time = None))]
     fn run(
@@ -175,10 +184,15 @@ impl NativeModel {
         }
         let cancel = Arc::new(AtomicBool::new(false));
         m.set_cancel(cancel.clone());
+        let warnings = m.start_warnings().to_vec();
         interruptible(py, &cancel, move || {
             let result = m.run_with(&settings);
             let audit = m.energy_audit();
-            NativeResult { result, audit }
+            NativeResult {
+                result,
+                audit,
+                warnings,
+            }
         })
     }
 }
@@ -233,6 +247,8 @@ fn interruptible<T: Send>(
 struct NativeResult {
     result: SimResult,
     audit: EnergyAudit,
+    /// The model's warnings about this run's starting pose (`Model::start_warnings`).
+    warnings: Vec<String>,
 }
 
 fn f64_bytes<'py>(py: Python<'py>, v: &[f64]) -> Bound<'py, PyBytes> {
@@ -242,6 +258,10 @@ fn f64_bytes<'py>(py: Python<'py>, v: &[f64]) -> Bound<'py, PyBytes> {
 
 #[pymethods]
 impl NativeResult {
+    /// The model's warnings about the run's starting pose (a wheel mount below the ground).
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
     /// Logged variable names, in column order.
     fn names(&self) -> Vec<String> {
         self.result.names.clone()

@@ -112,3 +112,39 @@ def test_ctrl_c_interrupts_a_long_run_at_once(long_run, ctrl_c_after):
     # The model is still usable: a short run afterwards completes.
     r = m.run(stop_time=2)
     assert r.status == "completed" and r.end_time == 2.0
+
+
+def test_a_car_with_its_wheel_mounts_below_the_ground_warns(netlist, tmp_path):
+    """As `drivelink run`: each wheel whose mount starts below the ground is named, in
+    Result.warnings and as a UserWarning; the same car at its height says nothing."""
+    d = json.loads(open(netlist("vd_static.json")).read())
+    d["parameters"]["z_start"] = "0.55 m"
+    d["blocks"][0]["params"]["z0"] = "z_start"
+    path = tmp_path / "car.json"
+    path.write_text(json.dumps(d))
+    m = drivelink.load(path)
+    assert m.warnings == []
+    with pytest.warns(UserWarning) as issued:
+        r = m.run(set={"z_start": "0.05 m"}, stop_time=0.2)
+    assert len(r.warnings) == 4 and all("0.0500 m below the ground" in w for w in r.warnings)
+    assert [str(w.message).split(": ", 1)[1] for w in issued] == r.warnings
+    assert r.warnings[0].startswith("WheelCollider 'fl': its mount point")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert m.run(stop_time=0.2).warnings == []
+
+
+def test_compile_warnings_are_listed_and_issued_at_load(tmp_path):
+    path = tmp_path / "loose.json"
+    path.write_text(json.dumps({
+        "drivelink": 1, "name": "loose", "solver": {"stop_time": 1},
+        "blocks": [{"name": "J", "type": "Inertia", "params": {"J": 1, "w0": 1}}],
+        "connections": [],
+    }))
+    with pytest.warns(UserWarning, match="is not connected"):
+        m = drivelink.load(path)
+    assert m.warnings == [
+        "flange 'J.flange' is not connected to anything; the block acts on a shaft of its own"
+    ]
