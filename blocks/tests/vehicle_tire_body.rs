@@ -439,3 +439,54 @@ fn tire_force_is_continuous_through_zero_slip_at_speed() {
         .fold(0.0, f64::max);
     assert!(max_step < 100.0, "force step {max_step} N");
 }
+
+/// Left open by stop 34 (the lag started at 0 only): `a0` starts the load transfer at a
+/// given acceleration. Under a constant braking force `F` (no drag, level road) the body
+/// decelerates at exactly `F/m`, so with `a0 = F/m` the lag stays at `F/m` and the front
+/// axle carries its settled load from t = 0; with the default `a0 = 0` the lag follows
+/// `F/m·(1 − e^(−t/τ))`.
+#[test]
+fn load_transfer_lag_starts_at_a0() {
+    let (m, g, tau, decel) = (1200.0, 9.80665, 0.02, -5.0);
+    let settled = (1.5 * m * g - 0.5 * m * decel) / 2.7;
+    let run_with = |a0: f64| {
+        let mut d = Diagram::new("a0");
+        d.add(
+            "car",
+            "VehicleBody",
+            json!({ "m": m, "drag_area": 0.0, "v0": 30.0, "a": 1.2, "b": 1.5, "h": 0.5,
+                    "load_transfer_lag": tau, "a0": a0 }),
+        );
+        d.add("f", "Constant", json!({ "value": decel * m }));
+        d.add("src", "ForceSource", json!({}));
+        d.connect(&["f.y", "src.f"]);
+        d.connect(&["src.flange", "car.body"]);
+        d.log(&["car.normal_front", "car.a_lagged"]);
+        d.settings.stop_time = 0.1;
+        d.settings.output_interval = Some(0.01);
+        d.settings.rtol = 1e-10;
+        d.settings.atol = 1e-12;
+        run(&d)
+    };
+    let r = run_with(decel);
+    for (&nf, &al) in r
+        .get("car.normal_front")
+        .unwrap()
+        .iter()
+        .zip(r.get("car.a_lagged").unwrap())
+    {
+        assert!((al - decel).abs() < 1e-9, "a_lagged {al}");
+        assert!(
+            (nf - settled).abs() < 1e-6 * settled,
+            "front {nf} vs {settled}"
+        );
+    }
+    let r = run_with(0.0);
+    for (&t, &al) in r.time.iter().zip(r.get("car.a_lagged").unwrap()) {
+        let exact = decel * (1.0 - (-t / tau).exp());
+        assert!(
+            (al - exact).abs() < 1e-7,
+            "t = {t}: a_lagged {al} vs {exact}"
+        );
+    }
+}

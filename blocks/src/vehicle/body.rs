@@ -20,10 +20,11 @@
 //! after the network solve) drives a first-order lag `a_lag` with time constant
 //! `load_transfer_lag` (default 0.02 s, of the order of a car's pitch response). The
 //! outputs are functions of states only (no feedthrough, no network output). `a_lag`
-//! starts at 0, a body without pitch: right for a launch from rest (the pitch builds up
-//! with the lag), while a run that starts at speed with drag or on a grade (already
-//! decelerating before t = 0) has the load transfer of that deceleration build up over the
-//! first few lag time constants (65 N on a 1000 kg car coasting from 30 m/s).
+//! starts at `a0`, by default 0, a body without pitch: right for a launch from rest (the
+//! pitch builds up with the lag), while a run that starts at speed with drag or on a grade
+//! (already decelerating before t = 0) has the load transfer of that deceleration build up
+//! over the first few lag time constants (65 N on a 1000 kg car coasting from 30 m/s)
+//! unless `a0` gives the run's initial acceleration.
 
 use drivelink_core::{
     Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
@@ -52,7 +53,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("g", "m/s^2", G, "gravitational acceleration (>= 0)"),
             ParamSpec::number("v0", "m/s", 0.0, "initial velocity"),
             ParamSpec::number("s0", "m", 0.0, "initial position"),
-            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0); the lag starts at 0 (no pitch), so a run starting at speed builds its load transfer up over a few time constants"),
+            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0); the lag starts at a0, so a run starting at speed with a0 = 0 builds its load transfer up over a few time constants"),
+            ParamSpec::number("a0", "m/s^2", 0.0, "initial value of the lagged acceleration the load transfer follows (0: no pitch at the start, right for a launch from rest; the run's initial acceleration, e.g. −drag/m for a car coasting at v0, starts with the load transfer settled)"),
         ],
         build,
     );
@@ -100,6 +102,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         v0: finite(p, "v0")?,
         s0: finite(p, "s0")?,
         tau,
+        a0: finite(p, "a0")?,
     }))
 }
 
@@ -118,6 +121,8 @@ pub struct VehicleBody {
     v0: f64,
     s0: f64,
     tau: f64,
+    /// Initial lagged acceleration, m/s².
+    a0: f64,
 }
 
 impl VehicleBody {
@@ -153,7 +158,7 @@ impl Block for VehicleBody {
         1
     }
     fn initial_states(&self, x: &mut [f64]) {
-        x[0] = 0.0;
+        x[0] = self.a0;
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
