@@ -453,16 +453,19 @@ fn linearize(args: &LinearizeArgs) -> u8 {
     console::print(&text)
 }
 
+/// What compiling found and the blocks' warnings about their starting poses, one line each.
+fn print_warnings(origin: &str, m: &Model) {
+    let compile = m.plan().warnings().iter().map(|w| w.to_string());
+    for w in compile.chain(m.start_warnings().iter().cloned()) {
+        console::warning(format_args!("{origin}: {w}"));
+    }
+}
+
 fn validate(model: &Path, set: &[String]) -> u8 {
     let origin = model.display().to_string();
     match build(model, set, None) {
         Ok(m) => {
-            for w in m.plan().warnings() {
-                console::warning(format_args!("{origin}: {w}"));
-            }
-            for w in m.start_warnings() {
-                console::warning(format_args!("{origin}: {w}"));
-            }
+            print_warnings(&origin, &m);
             console::print(&format!(
                 "ok: {} ({} blocks, {} states)\n",
                 m.name(),
@@ -571,12 +574,7 @@ fn run(args: &RunArgs) -> u8 {
             return 2;
         }
     };
-    for w in m.plan().warnings() {
-        console::warning(format_args!("{origin}: {w}"));
-    }
-    for w in m.start_warnings() {
-        console::warning(format_args!("{origin}: {w}"));
-    }
+    print_warnings(&origin, &m);
     let dir = out.unwrap_or_else(|| Path::new("out").join(dir_name(m.name())));
     let bar = progress_bar(&mut m);
     let mut settings = m.settings().clone();
@@ -986,7 +984,6 @@ fn plot(
     console::print(&format!("wrote {}\n", out.display()))
 }
 
-/// Read a `results.csv` and check that it has the `names` columns (exit code 2 otherwise).
 /// Whether display unit `du` (written `u`) fits every signal of `names` whose SI unit the
 /// `summary.json` beside each results file records (a signal or a file without a
 /// recorded unit is not checked). The error names the signal, its unit and the file.
@@ -1019,6 +1016,7 @@ fn check_unit_fits(
     Ok(())
 }
 
+/// Read a `results.csv` and check that it has the `names` columns (exit code 2 otherwise).
 fn read_results(results: &Path, names: &[&str]) -> Result<SimResult, u8> {
     let file = std::fs::File::open(results).map_err(|e| {
         console::error(format_args!("cannot read {}: {e}", results.display()));

@@ -648,16 +648,11 @@ impl Study {
         keep: Option<&Path>,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Table, SweepError> {
-        let rows = self.rows(runs, jobs, keep, progress)?;
-        // A run cut short by the flag is a failed row like any other: the whole table is
-        // refused instead.
-        if self.cancelled() {
-            return Err(SweepError::Interrupted);
+        // A table cut short by the flag is not the study's: refused as a whole.
+        match self.run_until_cancelled(runs, jobs, keep, progress)? {
+            (_, true) => Err(SweepError::Interrupted),
+            (table, false) => Ok(table),
         }
-        Ok(Table::new(
-            self.columns(),
-            rows.into_iter().flatten().collect(),
-        ))
     }
 
     /// [`Study::run`], except that once the cancel flag is set (Ctrl-C) the table of the
@@ -671,20 +666,6 @@ impl Study {
         keep: Option<&Path>,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<(Table, bool), SweepError> {
-        let rows = self.rows(runs, jobs, keep, progress)?;
-        let table = Table::new(self.columns(), rows.into_iter().flatten().collect());
-        Ok((table, self.cancelled()))
-    }
-
-    /// The rows of `runs` in order: `None` for a run skipped or cut short by the cancel
-    /// flag (a run whose message holds [`drivelink_core::model::INTERRUPTED`]).
-    fn rows(
-        &self,
-        runs: Range<usize>,
-        jobs: usize,
-        keep: Option<&Path>,
-        progress: &(dyn Fn(usize) + Sync),
-    ) -> Result<Vec<Option<Vec<Cell>>>, SweepError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(jobs)
             .build()
@@ -694,8 +675,10 @@ impl Study {
                 message: format!("cannot start the worker threads: {e}"),
             })?;
         let done = AtomicUsize::new(0);
+        // A run skipped, or cut short by the flag (its message holds
+        // `drivelink_core::model::INTERRUPTED`), has no row.
         let cut = |row: &[Cell]| matches!(row.last(), Some(Cell::Text(m)) if m.contains(drivelink_core::model::INTERRUPTED));
-        pool.install(|| {
+        let rows: Vec<Option<Vec<Cell>>> = pool.install(|| {
             runs.into_par_iter()
                 .with_max_len(1)
                 .map(|i| {
@@ -709,8 +692,10 @@ impl Study {
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     Ok(Some(row))
                 })
-                .collect()
-        })
+                .collect::<Result<_, SweepError>>()
+        })?;
+        let table = Table::new(self.columns(), rows.into_iter().flatten().collect());
+        Ok((table, self.cancelled()))
     }
 
     /// `study.json` of a table of this study: the id, the model, the number of runs, the
