@@ -306,6 +306,12 @@ impl Engine {
         }
     }
 
+    /// Whether the kernel already found every entry of [`Engine::y1`] finite; `false`
+    /// means unchecked.
+    pub(crate) fn y1_checked_finite(&self) -> bool {
+        self.implicit_ref().is_none() && self.explicit.y1_checked_finite()
+    }
+
     /// Move on after a step taken as a whole, ending at `t1`: the next step's `f0`; a
     /// pending Auto switch takes effect here.
     pub(crate) fn advance<S: HybridSystem>(&mut self, sys: &mut S, t1: f64) {

@@ -583,8 +583,10 @@ impl<'a> Run<'a> {
                 }
                 Verdict::Accept { h_next: h_new } => h_next = Some(h_new),
             }
-            if let Some(index) = first_non_finite(self.engine.y1()) {
-                return Err((SolverError::NonFinite { t: t_end, index }, t));
+            if !self.engine.y1_checked_finite() {
+                if let Some(index) = first_non_finite(self.engine.y1()) {
+                    return Err((SolverError::NonFinite { t: t_end, index }, t));
+                }
             }
             self.stats.steps += 1;
             self.engine.accepted(sys);

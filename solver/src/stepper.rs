@@ -92,6 +92,86 @@ pub(crate) struct Stepper {
     pub(crate) rhs_evals: u64,
     /// The component that dominated the error norm of the last attempt.
     worst: Option<usize>,
+    /// Whether the last attempt's `y1` was checked finite while its error was summed
+    /// (DOPRI5: the check costs nothing there); `false` when unchecked.
+    y1_finite: bool,
+    /// The non-zero tableau entries, found once.
+    rows: Rows,
+}
+
+/// The non-zero entries of one tableau row (indices and coefficients in stage order).
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    idx: [usize; 16],
+    coef: [f64; 16],
+    m: usize,
+}
+
+impl Row {
+    fn new(a: &[f64]) -> Row {
+        let mut row = Row {
+            idx: [0; 16],
+            coef: [0.0; 16],
+            m: 0,
+        };
+        for (j, &aj) in a.iter().enumerate() {
+            if aj != 0.0 && row.m < 16 {
+                row.idx[row.m] = j;
+                row.coef[row.m] = aj;
+                row.m += 1;
+            }
+        }
+        row
+    }
+
+    fn idx(&self) -> &[usize] {
+        &self.idx[..self.m]
+    }
+
+    fn coef(&self) -> &[f64] {
+        &self.coef[..self.m]
+    }
+}
+
+/// A kernel's tableau rows as [`Row`]s: stage `s`'s argument row `a[s]` (empty for RK4,
+/// which forms its stages in place), and the rows of `y1` (DOP853's `b`), of the error
+/// (DOPRI5's `e`) and of the dense output (DOPRI5's `d`) where the kernel has them.
+#[derive(Debug, Clone)]
+struct Rows {
+    a: Vec<Row>,
+    b: Row,
+    e: Row,
+    d: Row,
+}
+
+impl Rows {
+    fn new(kind: Kind) -> Rows {
+        let empty = Row::new(&[]);
+        match kind {
+            Kind::Dopri5 => Rows {
+                a: (0..dopri5::STAGES)
+                    .map(|s| Row::new(&dopri5::A[s][..s]))
+                    .collect(),
+                b: empty,
+                e: Row::new(&dopri5::E),
+                d: Row::new(&dopri5::D),
+            },
+            Kind::Dop853 => Rows {
+                a: (0..dop853::STAGES)
+                    .map(|s| Row::new(&dop853::A[s][..s]))
+                    .collect(),
+                b: Row::new(&dop853::B),
+                e: empty,
+                d: empty,
+            },
+            Kind::Rk4 => Rows {
+                a: Vec::new(),
+                b: empty,
+                e: empty,
+                d: empty,
+            },
+        }
+    }
 }
 
 pub(crate) fn rhs<S: HybridSystem>(
@@ -210,12 +290,20 @@ impl Stepper {
             dense_ready: false,
             rhs_evals: 0,
             worst: None,
+            y1_finite: false,
+            rows: Rows::new(kind),
         }
     }
 
     /// The state at the end of the last attempted step.
     pub(crate) fn y1(&self) -> &[f64] {
         &self.y1
+    }
+
+    /// Whether the last attempt already found every entry of `y1` finite (DOPRI5 checks
+    /// while it sums the error); `false` means unchecked, not non-finite.
+    pub(crate) fn y1_checked_finite(&self) -> bool {
+        self.y1_finite
     }
 
     /// (Re)start at `(t, y)`: evaluate `f0`.
@@ -253,11 +341,10 @@ impl Stepper {
         )
     }
 
-    /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the first `a.len()` stages
-    /// (the stages with a zero coefficient skipped; summed in stage order).
-    fn combine(ytmp: &mut [f64], y0: &[f64], k: &[f64], n: usize, h: f64, a: &[f64]) {
-        let (idx, coef, m) = nonzero(a, 1.0);
-        stage_terms(ytmp, y0, k, n, &idx[..m], &coef[..m], h);
+    /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the non-zero entries of
+    /// `row` (summed in stage order).
+    fn combine(ytmp: &mut [f64], y0: &[f64], k: &[f64], n: usize, h: f64, row: &Row) {
+        stage_terms(ytmp, y0, k, n, row.idx(), row.coef(), h);
     }
 
     /// Attempt a step from `(t0, y0)` to `t1` (`h = t1 - t0`). Returns the scaled error
@@ -289,7 +376,7 @@ impl Stepper {
                     } else {
                         &mut self.ytmp
                     };
-                    Self::combine(arg, y0, done, n, h, &dopri5::A[s][..s]);
+                    Self::combine(arg, y0, done, n, h, &self.rows.a[s]);
                     if s == dopri5::STAGES - 1 {
                         rhs_end(sys, &mut self.rhs_evals, ts, arg, &mut rest[..n]);
                     } else {
@@ -297,13 +384,14 @@ impl Stepper {
                     }
                 }
                 if n == 0 {
+                    self.y1_finite = true;
                     return 0.0;
                 }
-                // e = Σ E_s k_s into the scratch vector, then the scaled sum.
-                let (idx, coef, m) = nonzero(&dopri5::E, 1.0);
-                let (idx, coef) = (&idx[..m], &coef[..m]);
+                // The scaled sum of e = Σ E_s k_s (and y1's finiteness on the way).
+                let (idx, coef) = (self.rows.e.idx(), self.rows.e.coef());
                 let tol = (h, self.atol, self.rtol);
                 let err = error_sum(&mut self.evec, &self.k, idx, coef, (y0, &self.y1), tol);
+                self.y1_finite = err.is_finite();
                 let norm = (err / n as f64).sqrt();
                 // Only a rejected step's culprit is ever reported (step-size underflow, too
                 // many steps), so the error vector is stored and searched only then.
@@ -321,10 +409,10 @@ impl Stepper {
                         t0 + dop853::C[s] * h
                     };
                     let (done, rest) = self.k.split_at_mut(s * n);
-                    Self::combine(&mut self.ytmp, y0, done, n, h, &dop853::A[s][..s]);
+                    Self::combine(&mut self.ytmp, y0, done, n, h, &self.rows.a[s]);
                     rhs(sys, &mut self.rhs_evals, ts, &self.ytmp, &mut rest[..n]);
                 }
-                Self::combine(&mut self.y1, y0, &self.k, n, h, &dop853::B);
+                Self::combine(&mut self.y1, y0, &self.k, n, h, &self.rows.b);
                 if n == 0 {
                     return 0.0;
                 }
@@ -342,7 +430,11 @@ impl Stepper {
                         - dop853::BHH[1] * k(8)
                         - dop853::BHH[2] * k(11);
                     let sk = self.atol + self.rtol * y0[i].abs().max(self.y1[i].abs());
-                    ((e5 / sk).powi(2), (e3 / sk).powi(2))
+                    // NaN for a non-finite y1 (which alone would only make sk infinite
+                    // and the terms 0): such a step is never accepted.
+                    #[allow(clippy::eq_op)]
+                    let bad = self.y1[i] - self.y1[i];
+                    ((e5 / sk).powi(2) + bad, (e3 / sk).powi(2) + bad)
                 };
                 let (mut err5, mut err3) = (0.0f64, 0.0f64);
                 let mut worst = Worst::default();
@@ -451,14 +543,14 @@ impl Stepper {
         let e = self.kind.end_stage();
         match self.kind {
             Kind::Dopri5 => {
-                let (idx, coef, m) = nonzero(&dopri5::D, 1.0);
+                let (idx, coef) = (self.rows.d.idx(), self.rows.d.coef());
                 let (c0, rest) = self.cont.split_at_mut(n);
                 let (c1, rest) = rest.split_at_mut(n);
                 let (c2, rest) = rest.split_at_mut(n);
                 let (c3, rest) = rest.split_at_mut(n);
                 let c4 = &mut rest[..n];
                 // c4 = h·Σ D_s k_s first (summed as before: from 0, in stage order).
-                combine_terms(c4, None, &self.k, n, &idx[..m], &coef[..m]);
+                combine_terms(c4, None, &self.k, n, idx, coef);
                 let (k0, ke) = (&self.k[..n], &self.k[e * n..e * n + n]);
                 let (y0, y1) = (&y0[..n], &self.y1[..n]);
                 for i in 0..n {
@@ -476,7 +568,7 @@ impl Stepper {
                 for s in dop853::END + 1..dop853::STAGES {
                     let ts = self.t0 + dop853::C[s] * h;
                     let (done, rest) = self.k.split_at_mut(s * n);
-                    Self::combine(&mut self.ytmp, y0, done, n, h, &dop853::A[s][..s]);
+                    Self::combine(&mut self.ytmp, y0, done, n, h, &self.rows.a[s]);
                     rhs(sys, &mut self.rhs_evals, ts, &self.ytmp, &mut rest[..n]);
                 }
                 for i in 0..n {
@@ -563,21 +655,6 @@ impl Stepper {
         k0.copy_from_slice(&rest[(e - 1) * n..e * n]);
         self.dense_ready = false;
     }
-}
-
-/// The indices and coefficients (times `h`) of the non-zero entries of `a`, and how many.
-fn nonzero(a: &[f64], h: f64) -> ([usize; 16], [f64; 16], usize) {
-    let mut idx = [0usize; 16];
-    let mut coef = [0.0f64; 16];
-    let mut m = 0;
-    for (j, &aj) in a.iter().enumerate() {
-        if aj != 0.0 && m < 16 {
-            idx[m] = j;
-            coef[m] = h * aj;
-            m += 1;
-        }
-    }
-    (idx, coef, m)
 }
 
 crate::avx_dispatch!(
@@ -731,7 +808,8 @@ fn fused<const S: usize>(
 crate::avx_dispatch!(
 /// DOPRI5's error sum `Σ_i (h·e_i/sk_i)²` with `e = Σ_j coef[j]·k[idx[j]]` formed
 /// component by component exactly as [`combine_terms`] forms it; `sq` (length `n`)
-/// receives the squared terms.
+/// receives the squared terms. A non-finite `y1_i` makes its term NaN (see
+/// [`error_squares`]), so a finite sum also says that `y1` is finite.
 fn error_sum / error_sum_avx / error_sum_avx512 = error_sum_body(
     sq: &mut [f64],
     k: &[f64],
@@ -763,8 +841,12 @@ fn error_sum_body(
     lane_sum(sq)
 }
 
-/// `sq[i] = (h·e_i/sk_i)²` for `S` terms (one pass the compiler vectorizes).
+/// `sq[i] = (h·e_i/sk_i)² + (y1_i − y1_i)` for `S` terms (one pass the compiler
+/// vectorizes). The second term is 0 for a finite `y1_i`, so it leaves the square as it
+/// is, and NaN otherwise: an infinite `y1_i` alone would only make `sk_i` infinite and its
+/// term 0.
 #[inline(always)]
+#[allow(clippy::eq_op)] // x − x is the test for finiteness
 fn error_squares<const S: usize>(
     sq: &mut [f64],
     k: &[f64],
@@ -787,7 +869,7 @@ fn error_squares<const S: usize>(
         let (a, b) = (y0[i].abs(), y1[i].abs());
         let sk = atol + rtol * if a > b { a } else { b };
         let q = h * e / sk;
-        sq[i] = q * q;
+        sq[i] = q * q + (y1[i] - y1[i]);
     }
 }
 
@@ -812,6 +894,7 @@ fn lane_sum(v: &[f64]) -> f64 {
 }
 
 /// The component with the largest term of [`error_sum`] (the first non-finite one if any).
+#[allow(clippy::eq_op)] // x − x is the test for finiteness
 fn worst_term(
     e: &[f64],
     (y0, y1): (&[f64], &[f64]),
@@ -820,7 +903,7 @@ fn worst_term(
     let mut worst = Worst::default();
     for i in 0..e.len() {
         let sk = atol + rtol * y0[i].abs().max(y1[i].abs());
-        worst.see(i, (h * e[i] / sk).powi(2));
+        worst.see(i, (h * e[i] / sk).powi(2) + (y1[i] - y1[i]));
     }
     worst.index()
 }

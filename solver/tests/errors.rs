@@ -472,3 +472,37 @@ fn estimated_output_points_count_the_grid_exactly() {
     };
     assert_eq!(tiny_step.estimated_min_steps(), Some(1e13));
 }
+
+/// Regression (stop 37, when DOPRI5's error sum took over the finiteness check of `y1`):
+/// a state that overflows while every stage derivative stays finite has an infinite error
+/// scale and so a zero error term; the step must still not be accepted. `x' = 1e306` from
+/// `x = 1.7e308` overflows f64 at `t ≈ 9.77 s` (the stage sums `Σ a·k` stay far from it).
+/// The explicit kernels (Radau's Newton iteration does not converge at these magnitudes
+/// and fails at t = 0 with a step-size underflow naming state 0).
+#[test]
+fn an_overflowing_state_is_never_accepted() {
+    for method in [Method::Dopri5, Method::Dop853] {
+        let mut sys = Custom::new(
+            1,
+            0,
+            |_, _, dx| dx[0] = 1e306,
+            |_, _, _| {},
+            EventAction::Continue,
+        );
+        let (r, _) = run(&mut sys, &[1.7e308], &settings(method, 20.0));
+        let f = r.expect_err("must fail");
+        assert_eq!(f.error.state_index(), Some(0), "{method:?}: {}", f.error);
+        // The exact solution 1.7e308 + 1e306·t reaches f64::MAX at t = 9.769...: the run
+        // ends there, and every recorded state is finite.
+        let t_max = (f64::MAX - 1.7e308) / 1e306;
+        assert!(
+            (f.end_time - t_max).abs() < 1e-3 * t_max,
+            "{method:?}: {}",
+            f.error
+        );
+        assert!(
+            sys.rec.x.iter().flatten().all(|v| v.is_finite()),
+            "{method:?}"
+        );
+    }
+}

@@ -141,6 +141,8 @@ struct Run {
     row_buf: Vec<f64>,
     impact_loss: f64,
     stopped_by: Option<String>,
+    /// The state the last run ended with (what `integrate` leaves: the last accepted or
+    /// event-updated state, which the final output point records).
     last_x: Vec<f64>,
     next_te: Vec<f64>,
     /// The earliest of `next_te` (kept up to date where `next_te` changes).
@@ -640,6 +642,7 @@ impl Model {
         let start = Instant::now();
         let out = integrate(self, &mut x, settings);
         let wall = start.elapsed().as_secs_f64();
+        self.run.last_x.copy_from_slice(&x);
         let mut res = std::mem::replace(&mut self.run.result, SimResult::new("", vec![]));
         res.wall_time_s = wall;
         let (stats, end_time) = match &out {

@@ -72,7 +72,6 @@ impl Model {
         if let Some(p) = self.progress.as_mut() {
             p(t);
         }
-        self.run.last_x.copy_from_slice(x);
     }
 
     /// The first non-finite signal, as a message naming its block and port.
