@@ -582,7 +582,6 @@ fn load_value_inner(
             format!("subsystems nested deeper than {MAX_DEPTH} levels"),
         ));
     }
-    let require_version = prefix.is_empty();
     let mut cx = Ctx {
         file: origin,
         prefix: prefix.to_string(),
@@ -590,10 +589,41 @@ fn load_value_inner(
         errors: Vec::new(),
     };
     check_keys(&mut cx, "", top, spec::TOP, "top-level");
+    check_version(&mut cx, top, prefix.is_empty());
+    let mut d = Diagram::new("");
+    load_header(&mut cx, top, origin, &mut d);
+    d.parameters = load_parameters(&mut cx, top);
+    // Evaluate the parameters once here so their errors name this file (compile evaluates
+    // them again, with subsystem overrides).
+    let scope = if cx.errors.is_empty() {
+        match resolve_parameters(&d.parameters, &Scope::new(), origin) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                cx.errors.push(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    load_solver_section(&mut cx, top, scope.as_ref(), &mut d);
+    d.blocks = load_blocks(&mut cx, top, stack, depth);
+    check_unique_block_names(&mut cx, &d.blocks);
+    let mut names: Vec<&str> = d.blocks.iter().map(|b| b.name.as_str()).collect();
+    names.sort_unstable();
+    d.connections = load_connections(&mut cx, top, &names);
+    d.log = load_log(&mut cx, top, &names);
+    d.scopes = load_scopes(&mut cx, top, &names);
+    let (ports, aliases) = load_exports(&mut cx, top, &names);
+    (d.ports, d.aliases) = (ports, aliases);
+    Error::from_list(cx.errors)?;
+    Ok(d)
+}
 
-    // version
+/// The format version (`"drivelink"`), required at the top level only.
+fn check_version(cx: &mut Ctx, top: &Map<String, Value>, required: bool) {
     match top.get("drivelink") {
-        None if require_version => cx.err(
+        None if required => cx.err(
             "drivelink",
             format!(
                 "missing format version; expected \"drivelink\": {FORMAT_VERSION} as the first key"
@@ -610,9 +640,10 @@ fn load_value_inner(
             ),
         ),
     }
+}
 
-    let mut d = Diagram::new("");
-    // name, description
+/// `name` (the file name when absent) and `description`.
+fn load_header(cx: &mut Ctx, top: &Map<String, Value>, origin: &str, d: &mut Diagram) {
     match top.get("name") {
         Some(Value::String(s)) if !s.trim().is_empty() => d.name = s.clone(),
         Some(other) => cx.err(
@@ -632,8 +663,11 @@ fn load_value_inner(
         Some(other) => cx.err("description", format!("expected a string, {}", got(other))),
         None => {}
     }
+}
 
-    // parameters
+/// `parameters`, as written (names and value shapes checked).
+fn load_parameters(cx: &mut Ctx, top: &Map<String, Value>) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
     match top.get("parameters") {
         Some(Value::Object(p)) => {
             for (k, val) in p {
@@ -656,7 +690,7 @@ fn load_value_inner(
                         ),
                     ),
                 }
-                d.parameters.push((k.clone(), val.clone()));
+                out.push((k.clone(), val.clone()));
             }
         }
         Some(other) => cx.err(
@@ -668,25 +702,21 @@ fn load_value_inner(
         ),
         None => {}
     }
-    // Evaluate the parameters once here so their errors name this file (compile evaluates
-    // them again, with subsystem overrides).
-    let scope = if cx.errors.is_empty() {
-        match resolve_parameters(&d.parameters, &Scope::new(), origin) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                cx.errors.push(e);
-                None
-            }
-        }
-    } else {
-        None
-    };
+    out
+}
 
-    // solver
+/// The `solver` section, resolved under the file's parameters (`scope`) and kept as
+/// written when it has expressions.
+fn load_solver_section(
+    cx: &mut Ctx,
+    top: &Map<String, Value>,
+    scope: Option<&Scope>,
+    d: &mut Diagram,
+) {
     match top.get("solver") {
         Some(Value::Object(s)) => {
             d.settings_given = true;
-            d.settings = load_settings(&mut cx, s, scope.as_ref());
+            d.settings = load_settings(cx, s, scope);
             // Expressions may name parameters: kept, so a compilation under other
             // parameter values reads them again.
             if s.iter().any(|(k, v)| v.is_string() && k != "method") {
@@ -706,13 +736,21 @@ fn load_value_inner(
         ),
         None => {}
     }
+}
 
-    // blocks
+/// `blocks` (each loaded by [`load_block`]; required).
+fn load_blocks(
+    cx: &mut Ctx,
+    top: &Map<String, Value>,
+    stack: &mut Vec<PathBuf>,
+    depth: usize,
+) -> Vec<BlockSpec> {
+    let mut out = Vec::new();
     match top.get("blocks") {
         Some(Value::Array(bs)) => {
             for (i, b) in bs.iter().enumerate() {
-                if let Some(spec) = load_block(&mut cx, i, b, stack, depth) {
-                    d.blocks.push(spec);
+                if let Some(spec) = load_block(cx, i, b, stack, depth) {
+                    out.push(spec);
                 }
             }
         }
@@ -728,9 +766,13 @@ fn load_value_inner(
             "missing; expected an array of blocks [{\"name\": ..., \"type\": ...}, ...]",
         ),
     }
-    // duplicate names
+    out
+}
+
+/// Every block name is used once.
+fn check_unique_block_names(cx: &mut Ctx, blocks: &[BlockSpec]) {
     let mut first_use: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (i, b) in d.blocks.iter().enumerate() {
+    for (i, b) in blocks.iter().enumerate() {
         let n = b.name.as_str();
         match first_use.get(n) {
             Some(&j) => cx.err(format!("blocks[{i}].name"), format!("duplicate block name '{n}' (already used by blocks[{j}]); block names must be unique")),
@@ -739,10 +781,11 @@ fn load_value_inner(
             }
         }
     }
-    let mut names: Vec<&str> = d.blocks.iter().map(|b| b.name.as_str()).collect();
-    names.sort_unstable();
+}
 
-    // connections
+/// `connections`: arrays of two or more `"block.port"` references to blocks in `names`.
+fn load_connections(cx: &mut Ctx, top: &Map<String, Value>, names: &[&str]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
     match top.get("connections") {
         Some(Value::Array(cs)) => {
             for (i, c) in cs.iter().enumerate() {
@@ -771,7 +814,7 @@ fn load_value_inner(
                     let p = format!("{path}[{j}]");
                     match it {
                         Value::String(s) => {
-                            check_ref(&mut cx, &p, s, &names, "port", "block.port");
+                            check_ref(cx, &p, s, names, "port", "block.port");
                             refs.push(s.clone());
                         }
                         other => cx.err(
@@ -780,7 +823,7 @@ fn load_value_inner(
                         ),
                     }
                 }
-                d.connections.push(refs);
+                out.push(refs);
             }
         }
         Some(other) => cx.err(
@@ -793,18 +836,23 @@ fn load_value_inner(
         None => {}
     }
 
-    // log
+    out
+}
+
+/// `log`: `"all"` or `"block.var"` references.
+fn load_log(cx: &mut Ctx, top: &Map<String, Value>, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
     match top.get("log") {
-        Some(Value::String(s)) if s == "all" => d.log.push("all".into()),
+        Some(Value::String(s)) if s == "all" => out.push("all".into()),
         Some(Value::Array(items)) => {
             for (i, it) in items.iter().enumerate() {
                 let p = format!("log[{i}]");
                 match it {
                     Value::String(s) => {
                         if s != "all" {
-                            check_ref(&mut cx, &p, s, &names, "variable", "block.var");
+                            check_ref(cx, &p, s, names, "variable", "block.var");
                         }
-                        d.log.push(s.clone());
+                        out.push(s.clone());
                     }
                     other => cx.err(
                         &p,
@@ -823,15 +871,20 @@ fn load_value_inner(
         None => {}
     }
 
-    // scopes
+    out
+}
+
+/// `scopes` (each loaded by [`load_scope`]; names unique: they are file names).
+fn load_scopes(cx: &mut Ctx, top: &Map<String, Value>, names: &[&str]) -> Vec<ScopeSpec> {
+    let mut out: Vec<ScopeSpec> = Vec::new();
     match top.get("scopes") {
         Some(Value::Array(items)) => {
             for (i, it) in items.iter().enumerate() {
-                if let Some(s) = load_scope(&mut cx, i, it, &names) {
-                    if let Some(j) = d.scopes.iter().position(|o| o.name == s.name) {
+                if let Some(s) = load_scope(cx, i, it, names) {
+                    if let Some(j) = out.iter().position(|o| o.name == s.name) {
                         cx.err(format!("scopes[{i}].name"), format!("duplicate scope name '{}' (already used by scopes[{j}]); scope names are file names and must be unique", s.name));
                     }
-                    d.scopes.push(s);
+                    out.push(s);
                 }
             }
         }
@@ -845,7 +898,17 @@ fn load_value_inner(
         None => {}
     }
 
-    // ports, aliases
+    out
+}
+
+/// The exported `ports` and `aliases` of a subsystem file.
+#[allow(clippy::type_complexity)]
+fn load_exports(
+    cx: &mut Ctx,
+    top: &Map<String, Value>,
+    names: &[&str],
+) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    let (mut ports, mut aliases) = (Vec::new(), Vec::new());
     for (key, what, shape) in [
         ("ports", "port", "block.port"),
         ("aliases", "variable", "block.var"),
@@ -860,7 +923,7 @@ fn load_value_inner(
                     }
                     match val {
                         Value::String(s) => {
-                            check_ref(&mut cx, &p, s, &names, what, shape);
+                            check_ref(cx, &p, s, names, what, shape);
                             out.push((k.clone(), s.clone()));
                         }
                         other => {
@@ -869,9 +932,9 @@ fn load_value_inner(
                     }
                 }
                 if key == "ports" {
-                    d.ports = out;
+                    ports = out;
                 } else {
-                    d.aliases = out;
+                    aliases = out;
                 }
             }
             Some(other) => cx.err(
@@ -885,8 +948,7 @@ fn load_value_inner(
         }
     }
 
-    Error::from_list(cx.errors)?;
-    Ok(d)
+    (ports, aliases)
 }
 
 /// Check a `"block.port"` / `"block.var"` reference: syntax and that the first segment is a
