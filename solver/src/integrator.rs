@@ -65,6 +65,17 @@ const CHATTER_PREALLOC: usize = 4096;
 /// An error and the last good time.
 type Fail = (SolverError, f64);
 
+/// How a time event at a step end left the integration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeEventEnd {
+    /// A handler asked to stop.
+    Stop,
+    /// State and derivatives unchanged: the kernels keep their step-size history.
+    Kept,
+    /// The kernels restarted: the next step size is initialised anew.
+    Restarted,
+}
+
 /// Integrate `sys` from `settings.start_time` to `settings.stop_time`.
 ///
 /// `x` holds the initial state on entry and the final state (at `end_time`) on return, also
@@ -495,86 +506,20 @@ impl<'a> Run<'a> {
         sys: &mut S,
         x: &mut [f64],
     ) -> Result<(Status, f64), Fail> {
-        let set = self.set;
-        let stop = set.stop_time;
-        let mut t = set.start_time;
+        let stop = self.set.stop_time;
+        let mut t = self.set.start_time;
         if let Some(index) = first_non_finite(x) {
             return Err((SolverError::NonFinite { t, index }, t));
         }
-
-        // Initial event call and iteration, then the initial point.
-        if self.m > 0 {
-            sys.guards(t, x, &mut self.g);
-            self.stats.guard_evals += 1;
-        }
-        self.collect_negatives();
-        let mut calls = 0;
-        let action = self.settle(sys, t, x, EventKind::Initial, &mut calls)?;
-        self.emit(sys, t, x, OutputKind::Initial);
-        self.check_system(sys, t)?;
-        if action == EventAction::Stop {
+        if self.initial(sys, t, x)? == EventAction::Stop {
             return Ok((Status::Stopped, t));
         }
-        self.restart(sys, t, x);
 
         // Step size for the next attempt; `None` = (re)initialise.
         let mut h_next: Option<f64> = None;
         while t < stop {
-            let t_ev = sys.next_time_event(t);
-            if t_ev.is_nan() || t_ev <= t {
-                return Err((
-                    SolverError::System {
-                        t,
-                        message: format!(
-                            "next_time_event({t}) returned {t_ev}, which is not after t"
-                        ),
-                    },
-                    t,
-                ));
-            }
-            let (target, is_time_event) = if t_ev < stop {
-                (t_ev, true)
-            } else {
-                (stop, false)
-            };
-
-            let mut h = match (set.method, h_next) {
-                (Method::Rk4 { step }, _) => step,
-                (_, Some(h)) => h,
-                (_, None) => match set.initial_step {
-                    Some(h0) => h0,
-                    None => {
-                        let hmax = set.max_step.min(target - t);
-                        self.engine.initial_step(sys, t, x, hmax)
-                    }
-                },
-            };
-            h = h.min(set.max_step);
-            let lands = t + h >= target - SNAP_REL * scale(target);
-            let t_end = if lands { target } else { t + h };
-            let h = t_end - t;
-            if !lands && (h.is_nan() || h < set.min_step_rel * scale(t)) {
-                return Err((
-                    SolverError::StepSizeUnderflow {
-                        t,
-                        h,
-                        index: self.engine.worst(),
-                    },
-                    t,
-                ));
-            }
-            if self.stats.steps + self.stats.rejected_steps >= set.max_steps {
-                return Err((
-                    SolverError::MaxSteps {
-                        t,
-                        max_steps: set.max_steps,
-                        index: self.engine.worst(),
-                    },
-                    t,
-                ));
-            }
-            self.check_clock(t)?;
-
+            let (target, is_time_event) = self.next_target(sys, t)?;
+            let (t_end, lands) = self.step_end(sys, t, x, h_next, target)?;
             match self.engine.attempt(sys, t, t_end, x) {
                 Verdict::Reject { h_next: h_new } => {
                     self.stats.rejected_steps += 1;
@@ -593,32 +538,9 @@ impl<'a> Run<'a> {
 
             if self.m > 0 {
                 if let Some(tr) = self.detect(sys, x, t, t_end) {
-                    // ---- state event at tr ----
-                    // Grid points up to tr first (they use `xs` as scratch).
-                    self.emit_grid(sys, x, tr, true);
-                    self.engine.dense(tr, &mut self.xs);
-                    self.neg.clear();
-                    for (i, (&gi, &a)) in self.bracket.hi.iter().zip(&self.armed).enumerate() {
-                        if a && gi < 0.0 {
-                            self.neg.push(i);
-                        }
-                    }
-                    let primary = self.neg.first().copied().unwrap_or(0);
-                    x.copy_from_slice(&self.xs);
                     t = tr;
-                    self.emit(sys, t, x, OutputKind::EventLeft);
-                    self.stats.events += 1;
-                    self.chatter_check(sys, t, primary)?;
-                    self.g.copy_from_slice(&self.bracket.hi);
-                    let mut calls = 0;
-                    let mut action = self.settle(sys, t, x, EventKind::State, &mut calls)?;
-                    if action == EventAction::Continue && is_time_event && t == target {
-                        self.collect_negatives();
-                        action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
-                    }
-                    self.emit(sys, t, x, OutputKind::EventRight);
-                    self.check_system(sys, t)?;
-                    if action == EventAction::Stop {
+                    let with_time_event = is_time_event && t == target;
+                    if self.state_event(sys, t, x, with_time_event)? == EventAction::Stop {
                         return Ok((Status::Stopped, t));
                     }
                     self.restart(sys, t, x);
@@ -645,47 +567,198 @@ impl<'a> Run<'a> {
                 }
             }
             if lands && is_time_event {
-                // ---- time event at t (bit-exactly the time returned by next_time_event) ----
-                self.time_events += 1;
-                if self.time_events > self.set.max_time_events {
-                    return Err((
-                        SolverError::TooManyTimeEvents {
-                            t,
-                            limit: self.set.max_time_events,
-                        },
-                        t,
-                    ));
+                match self.time_event(sys, t, x)? {
+                    TimeEventEnd::Stop => return Ok((Status::Stopped, t)),
+                    TimeEventEnd::Restarted => h_next = None,
+                    TimeEventEnd::Kept => {}
                 }
-                self.emit(sys, t, x, OutputKind::EventLeft);
-                self.stats.events += 1;
-                self.collect_negatives();
-                self.x_left.copy_from_slice(x);
-                let mut calls = 0;
-                let action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
-                self.emit(sys, t, x, OutputKind::EventRight);
-                self.check_system(sys, t)?;
-                if action == EventAction::Stop {
-                    return Ok((Status::Stopped, t));
-                }
-                // A time event that left the state and the derivatives as they were (a
-                // sample hit whose held value did not change) leaves the integration as it
-                // was: the kernels keep their step-size history and the step proposed
-                // before it. Anything else restarts.
-                let kept = if crate::simd::same_bits(x, &self.x_left) {
-                    self.engine.resume(sys, t, x)
-                } else {
-                    self.engine.start(sys, t, x);
-                    false
-                };
-                if !kept {
-                    h_next = None;
-                }
-                self.rearm();
             }
         }
         self.emit(sys, t, x, OutputKind::Final);
         self.check_system(sys, t)?;
         Ok((Status::Completed, t))
+    }
+
+    /// The initial event call and iteration at `t`, the initial point, and the kernels'
+    /// start. Returns the handler's last action (`Stop`: the run ends here, started or not).
+    fn initial<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        x: &mut [f64],
+    ) -> Result<EventAction, Fail> {
+        if self.m > 0 {
+            sys.guards(t, x, &mut self.g);
+            self.stats.guard_evals += 1;
+        }
+        self.collect_negatives();
+        let mut calls = 0;
+        let action = self.settle(sys, t, x, EventKind::Initial, &mut calls)?;
+        self.emit(sys, t, x, OutputKind::Initial);
+        self.check_system(sys, t)?;
+        if action != EventAction::Stop {
+            self.restart(sys, t, x);
+        }
+        Ok(action)
+    }
+
+    /// Where the step from `t` must end at the latest: the next time event (`true`) if it
+    /// comes before the stop time, else the stop time (`false`).
+    fn next_target<S: HybridSystem>(&self, sys: &mut S, t: f64) -> Result<(f64, bool), Fail> {
+        let stop = self.set.stop_time;
+        let t_ev = sys.next_time_event(t);
+        if t_ev.is_nan() || t_ev <= t {
+            return Err((
+                SolverError::System {
+                    t,
+                    message: format!("next_time_event({t}) returned {t_ev}, which is not after t"),
+                },
+                t,
+            ));
+        }
+        Ok(if t_ev < stop {
+            (t_ev, true)
+        } else {
+            (stop, false)
+        })
+    }
+
+    /// The end of the next attempted step from `(t, x)` (`h_next`: the proposed size,
+    /// `None` to initialise it) and whether it lands on `target` (stretched to it when
+    /// within [`SNAP_REL`]). Fails on a step-size underflow, too many steps or the
+    /// wall-clock limit.
+    fn step_end<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        x: &[f64],
+        h_next: Option<f64>,
+        target: f64,
+    ) -> Result<(f64, bool), Fail> {
+        let set = self.set;
+        let mut h = match (set.method, h_next) {
+            (Method::Rk4 { step }, _) => step,
+            (_, Some(h)) => h,
+            (_, None) => match set.initial_step {
+                Some(h0) => h0,
+                None => {
+                    let hmax = set.max_step.min(target - t);
+                    self.engine.initial_step(sys, t, x, hmax)
+                }
+            },
+        };
+        h = h.min(set.max_step);
+        let lands = t + h >= target - SNAP_REL * scale(target);
+        let t_end = if lands { target } else { t + h };
+        let h = t_end - t;
+        if !lands && (h.is_nan() || h < set.min_step_rel * scale(t)) {
+            return Err((
+                SolverError::StepSizeUnderflow {
+                    t,
+                    h,
+                    index: self.engine.worst(),
+                },
+                t,
+            ));
+        }
+        if self.stats.steps + self.stats.rejected_steps >= set.max_steps {
+            return Err((
+                SolverError::MaxSteps {
+                    t,
+                    max_steps: set.max_steps,
+                    index: self.engine.worst(),
+                },
+                t,
+            ));
+        }
+        self.check_clock(t)?;
+        Ok((t_end, lands))
+    }
+
+    /// A state event located at `tr` by [`Run::detect`] on the step just accepted: the
+    /// grid points up to it, the state there (from the dense output, into `x`), the
+    /// left-hand point, the event iteration (and the time event due at the same instant
+    /// when `with_time_event`), the right-hand point. Returns the handlers' last action.
+    fn state_event<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        tr: f64,
+        x: &mut [f64],
+        with_time_event: bool,
+    ) -> Result<EventAction, Fail> {
+        // Grid points up to tr first (they use `xs` as scratch).
+        self.emit_grid(sys, x, tr, true);
+        self.engine.dense(tr, &mut self.xs);
+        self.neg.clear();
+        for (i, (&gi, &a)) in self.bracket.hi.iter().zip(&self.armed).enumerate() {
+            if a && gi < 0.0 {
+                self.neg.push(i);
+            }
+        }
+        let primary = self.neg.first().copied().unwrap_or(0);
+        x.copy_from_slice(&self.xs);
+        let t = tr;
+        self.emit(sys, t, x, OutputKind::EventLeft);
+        self.stats.events += 1;
+        self.chatter_check(sys, t, primary)?;
+        self.g.copy_from_slice(&self.bracket.hi);
+        let mut calls = 0;
+        let mut action = self.settle(sys, t, x, EventKind::State, &mut calls)?;
+        if action == EventAction::Continue && with_time_event {
+            self.collect_negatives();
+            action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
+        }
+        self.emit(sys, t, x, OutputKind::EventRight);
+        self.check_system(sys, t)?;
+        Ok(action)
+    }
+
+    /// The time event at `t` (bit-exactly the time `next_time_event` returned), at the end
+    /// of a step that landed on it: the left-hand point, the event iteration, the
+    /// right-hand point, and the kernels kept or restarted.
+    fn time_event<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        x: &mut [f64],
+    ) -> Result<TimeEventEnd, Fail> {
+        self.time_events += 1;
+        if self.time_events > self.set.max_time_events {
+            return Err((
+                SolverError::TooManyTimeEvents {
+                    t,
+                    limit: self.set.max_time_events,
+                },
+                t,
+            ));
+        }
+        self.emit(sys, t, x, OutputKind::EventLeft);
+        self.stats.events += 1;
+        self.collect_negatives();
+        self.x_left.copy_from_slice(x);
+        let mut calls = 0;
+        let action = self.settle(sys, t, x, EventKind::Time, &mut calls)?;
+        self.emit(sys, t, x, OutputKind::EventRight);
+        self.check_system(sys, t)?;
+        if action == EventAction::Stop {
+            return Ok(TimeEventEnd::Stop);
+        }
+        // A time event that left the state and the derivatives as they were (a sample hit
+        // whose held value did not change) leaves the integration as it was: the kernels
+        // keep their step-size history and the step proposed before it. Anything else
+        // restarts.
+        let kept = if crate::simd::same_bits(x, &self.x_left) {
+            self.engine.resume(sys, t, x)
+        } else {
+            self.engine.start(sys, t, x);
+            false
+        };
+        self.rearm();
+        Ok(if kept {
+            TimeEventEnd::Kept
+        } else {
+            TimeEventEnd::Restarted
+        })
     }
 
     /// Sample the guards on the accepted step `[t0, t1]` (`y0` = state at `t0`) and locate
