@@ -130,6 +130,285 @@ fn dim_text(d: Dim) -> String {
     }
 }
 
+/// The checks of [`Study::new`] on what the user gave: the netlist's top-level parameters,
+/// which flag has given each so far, and the errors found (all reported together).
+struct Checks<'a> {
+    diagram: &'a Diagram,
+    /// The netlist's top-level parameters, resolved.
+    top: Scope,
+    /// Names of the netlist's parameters, for messages.
+    known: Vec<&'a str>,
+    /// Parameters given so far, with the flag that gave each.
+    taken: Vec<(String, &'static str)>,
+    errors: Vec<SweepError>,
+}
+
+impl<'a> Checks<'a> {
+    /// Resolve the top-level parameters of `diagram`; an error there is located in the
+    /// netlist (`registry`, `origin`) and ends the study at once.
+    fn new(diagram: &'a Diagram, registry: &Registry, origin: &str) -> Result<Self, SweepError> {
+        let top = resolve_parameters(&diagram.parameters, &Scope::new(), &diagram.name)
+            .map_err(|e| netlist::locate_error(diagram, registry, origin, e))?;
+        Ok(Checks {
+            diagram,
+            top,
+            known: diagram.parameters.iter().map(|p| p.0.as_str()).collect(),
+            taken: Vec::new(),
+            errors: Vec::new(),
+        })
+    }
+
+    /// Claim parameter `name` for `flag`: its name, resolved value and the netlist's text
+    /// of it; `None` (and an error) when it was already given or is no parameter.
+    fn claim(&mut self, flag: &'static str, name: &str) -> Option<(String, ScopeVal, String)> {
+        if let Some((_, other)) = self.taken.iter().find(|(n, _)| n == name) {
+            self.errors.push(SweepError::Value {
+                flag: flag.into(),
+                name: name.into(),
+                message: format!(
+                    "parameter '{name}' is already given by {other}; give each parameter once"
+                ),
+            });
+            return None;
+        }
+        self.taken.push((name.to_string(), flag));
+        let Some(value) = self.top.get(name) else {
+            self.errors.push(SweepError::UnknownParam {
+                flag: flag.into(),
+                name: name.into(),
+                hint: drivelink_core::suggest::hint(name, self.known.iter().copied()),
+                known: if self.known.is_empty() {
+                    "(none)".into()
+                } else {
+                    self.known.join(", ")
+                },
+            });
+            return None;
+        };
+        let given = self
+            .diagram
+            .parameters
+            .iter()
+            .find(|p| p.0 == name)
+            .map(|p| p.1.to_string())
+            .unwrap_or_default();
+        Some((name.to_string(), value.clone(), given))
+    }
+
+    /// The netlist with the values for every run: the `--set` parameters and the
+    /// `--stop-time`.
+    fn fixed_values(&mut self, args: &StudyArgs) -> Diagram {
+        let mut d = self.diagram.clone();
+        for s in &args.set {
+            match spec::parse_set(s) {
+                Ok((name, v)) => {
+                    if self.claim("--set", &name).is_some() {
+                        d.param(&name, v);
+                    }
+                }
+                Err(e) => self.errors.push(e),
+            }
+        }
+        if let Some(t) = &args.stop_time {
+            match metric::parse_time(t) {
+                Ok(x) if x > d.settings.start_time => d.set_stop_time(x),
+                Ok(x) => self.errors.push(SweepError::Arg {
+                    flag: "--stop-time".into(),
+                    text: t.clone(),
+                    message: format!(
+                        "must be greater than the start time ({} s), got {x}",
+                        d.settings.start_time
+                    ),
+                }),
+                Err(m) => self.errors.push(SweepError::Arg {
+                    flag: "--stop-time".into(),
+                    text: t.clone(),
+                    message: m,
+                }),
+            }
+        }
+        d
+    }
+
+    /// The swept parameters given with `flag` (`--grid` or `--dist`): each of `texts` is
+    /// split by `parse` into a name and what was written, its parameter claimed, and
+    /// `resolve` gives its column type and values. Those that pass, in order.
+    fn swept<R, T>(
+        &mut self,
+        flag: &'static str,
+        texts: &[String],
+        parse: impl Fn(&str) -> Result<(String, R), SweepError>,
+        resolve: impl Fn(&ParamInfo<'_>, &R) -> Result<(ColKind, T), SweepError>,
+    ) -> Vec<(String, ColKind, T)> {
+        let mut out = Vec::new();
+        for text in texts {
+            let (name, raw) = match parse(text) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
+            };
+            let Some((name, value, given)) = self.claim(flag, &name) else {
+                continue;
+            };
+            let p = ParamInfo {
+                flag,
+                name: &name,
+                value: &value,
+                given,
+            };
+            match resolve(&p, &raw) {
+                Ok((kind, v)) => out.push((name.clone(), kind, v)),
+                Err(e) => self.errors.push(e),
+            }
+        }
+        out
+    }
+
+    /// The number of samples (0 without sampling), checked against the `--dist`s; and
+    /// the check that the study sweeps something.
+    fn sample_count(&mut self, args: &StudyArgs) -> usize {
+        let n_samples = match (args.samples, args.dist.is_empty()) {
+            (Some(0), _) => {
+                self.errors.push(SweepError::Arg {
+                    flag: "--samples".into(),
+                    text: "0".into(),
+                    message: "expected a number of samples >= 1".into(),
+                });
+                0
+            }
+            (Some(n), false) => n,
+            (Some(n), true) => {
+                self.errors.push(SweepError::Arg {
+                    flag: "--samples".into(),
+                    text: n.to_string(),
+                    message: "sampling needs at least one --dist NAME=uniform(a,b)|normal(mu,sigma)|lognormal(mu,sigma)".into(),
+                });
+                0
+            }
+            (None, false) => {
+                self.errors.push(SweepError::Arg {
+                    flag: "--dist".into(),
+                    text: args.dist.join(" "),
+                    message: "sampled parameters need --samples N".into(),
+                });
+                0
+            }
+            (None, true) => 0,
+        };
+        // (With --samples but no --dist the error above already says what is missing.)
+        if args.grid.is_empty() && args.dist.is_empty() && args.samples.is_none() {
+            self.errors.push(SweepError::Arg {
+                flag: "--grid".into(),
+                text: String::new(),
+                message: "a study needs at least one --grid or --samples N with --dist".into(),
+            });
+        }
+        n_samples
+    }
+
+    /// The metrics, parsed (their names are checked against the compiled model later),
+    /// each with a column name the table does not have yet (`params` are the swept ones).
+    fn metrics(&mut self, texts: &[String], params: &[(String, ColKind)]) -> Vec<Metric> {
+        let mut metrics: Vec<Metric> = Vec::new();
+        for m in texts {
+            match Metric::parse(m) {
+                Ok(m) => {
+                    let clash = params.iter().any(|(n, _)| *n == m.name)
+                        || m.name == "run"
+                        || FIXED_COLUMNS.contains(&m.name.as_str())
+                        || metrics.iter().any(|o| o.name == m.name);
+                    if clash {
+                        self.errors.push(SweepError::Metric {
+                            name: m.name.clone(),
+                            message: format!("the table already has a column '{}'; give the metric another name (NAME=EXPR)", m.name),
+                        });
+                    } else {
+                        metrics.push(m);
+                    }
+                }
+                Err(e) => self.errors.push(e),
+            }
+        }
+        metrics
+    }
+}
+
+/// Compile the checked netlist `d`, check the metrics' names against the compiled model,
+/// and add the signals the metrics read to the log (compiling again if any was missing).
+fn compile_for_metrics(
+    mut d: Diagram,
+    registry: &Registry,
+    origin: &str,
+    metrics: &[Metric],
+) -> Result<Compiled, SweepError> {
+    let located = |d: &Diagram, e| netlist::locate_error(d, registry, origin, e);
+    let mut compiled = Compiled::new(&d, registry).map_err(|e| located(&d, e))?;
+    SweepError::from_list(
+        metrics
+            .iter()
+            .filter_map(|m| m.check(compiled.plan()).err())
+            .collect(),
+    )?;
+    let logged: Vec<String> = compiled.plan().logged().map(str::to_string).collect();
+    let missing: Vec<&str> = metrics
+        .iter()
+        .filter_map(Metric::signal)
+        .filter(|s| !logged.iter().any(|l| l == s))
+        .collect();
+    if !missing.is_empty() {
+        for s in missing {
+            if !d.log.iter().any(|l| l == s) {
+                d.log.push(s.to_string());
+            }
+        }
+        compiled = Compiled::new(&d, registry).map_err(|e| located(&d, e))?;
+    }
+    Ok(compiled)
+}
+
+/// Number of runs: the grid's points times the samples (at least 1); an error (naming the
+/// `grid` arguments) above [`MAX_RUNS`] or on overflow.
+fn count_runs(axes: &[Vec<Swept>], n_samples: usize, grid: &[String]) -> Result<usize, SweepError> {
+    let n_grid = axes
+        .iter()
+        .try_fold(1usize, |acc, a| acc.checked_mul(a.len()));
+    n_grid
+        .and_then(|g| g.checked_mul(n_samples.max(1)))
+        .filter(|&n| n <= MAX_RUNS)
+        .ok_or_else(|| SweepError::Arg {
+            flag: "--grid".into(),
+            text: grid.join(" "),
+            message: format!("the study has more than {MAX_RUNS} runs"),
+        })
+}
+
+/// The sampled values in SI units, one row of `dists.len()` per sample (none without
+/// sampling), drawn as `args` ask (design, seed).
+fn draw_samples(n_samples: usize, dists: &[Dist], args: &StudyArgs) -> Vec<Vec<f64>> {
+    if n_samples > 0 {
+        unit_design(n_samples, dists.len(), args.sampling, args.seed)
+            .into_iter()
+            .map(|u| u.iter().zip(dists).map(|(u, d)| d.quantile(*u)).collect())
+            .collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// The study id: a hash of the drivelink version, the netlist as loaded and the
+/// arguments (see [`id_args`]).
+fn study_id(diagram: &Diagram, args: &StudyArgs) -> String {
+    let id_text = serde_json::json!({
+        "drivelink": env!("CARGO_PKG_VERSION"),
+        "netlist": netlist::to_json(diagram),
+        "args": id_args(args),
+    })
+    .to_string();
+    format!("{:016x}", fnv1a(&id_text))
+}
+
 /// The arguments as the study id sees them: without whitespace, which no argument's
 /// meaning depends on (values are numbers, expressions with units or single words), so
 /// shards written `[0.1, 0.2]` and `[0.1,0.2]` are one study.
@@ -175,252 +454,40 @@ impl Study {
         origin: &str,
         args: StudyArgs,
     ) -> Result<Study, SweepError> {
-        let located = |e| netlist::locate_error(diagram, &registry, origin, e);
-        let top = resolve_parameters(&diagram.parameters, &Scope::new(), &diagram.name)
-            .map_err(located)?;
-        let mut errors = Vec::new();
-        let known: Vec<&str> = diagram.parameters.iter().map(|p| p.0.as_str()).collect();
-        let mut taken: Vec<(String, &str)> = Vec::new();
-        let mut info = |flag: &'static str, name: &str, errors: &mut Vec<SweepError>| {
-            if let Some((_, other)) = taken.iter().find(|(n, _)| n == name) {
-                errors.push(SweepError::Value {
-                    flag: flag.into(),
-                    name: name.into(),
-                    message: format!(
-                        "parameter '{name}' is already given by {other}; give each parameter once"
-                    ),
-                });
-                return None;
-            }
-            taken.push((name.to_string(), flag));
-            let Some(value) = top.get(name) else {
-                errors.push(SweepError::UnknownParam {
-                    flag: flag.into(),
-                    name: name.into(),
-                    hint: drivelink_core::suggest::hint(name, known.iter().copied()),
-                    known: if known.is_empty() {
-                        "(none)".into()
-                    } else {
-                        known.join(", ")
-                    },
-                });
-                return None;
-            };
-            let given = diagram
-                .parameters
-                .iter()
-                .find(|p| p.0 == name)
-                .map(|p| p.1.to_string())
-                .unwrap_or_default();
-            Some((name.to_string(), value.clone(), given))
-        };
-
+        let mut checks = Checks::new(diagram, &registry, origin)?;
         // Values for every run.
-        let mut d = diagram.clone();
-        for s in &args.set {
-            match spec::parse_set(s) {
-                Ok((name, v)) => {
-                    if info("--set", &name, &mut errors).is_some() {
-                        d.param(&name, v);
-                    }
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        if let Some(t) = &args.stop_time {
-            match metric::parse_time(t) {
-                Ok(x) if x > d.settings.start_time => d.set_stop_time(x),
-                Ok(x) => errors.push(SweepError::Arg {
-                    flag: "--stop-time".into(),
-                    text: t.clone(),
-                    message: format!(
-                        "must be greater than the start time ({} s), got {x}",
-                        d.settings.start_time
-                    ),
-                }),
-                Err(m) => errors.push(SweepError::Arg {
-                    flag: "--stop-time".into(),
-                    text: t.clone(),
-                    message: m,
-                }),
-            }
-        }
+        let d = checks.fixed_values(&args);
 
         // Grid axes.
         let mut params = Vec::new();
         let mut axes = Vec::new();
-        for g in &args.grid {
-            let (name, raw) = match spec::parse_grid(g) {
-                Ok(x) => x,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let Some((name, value, given)) = info("--grid", &name, &mut errors) else {
-                continue;
-            };
-            let p = ParamInfo {
-                flag: "--grid",
-                name: &name,
-                value: &value,
-                given,
-            };
-            let values = match &raw {
-                RawGrid::Range { start, stop, count } => p
-                    .number(&start.0, &start.1)
-                    .and_then(|a| Ok((a, p.number(&stop.0, &stop.1)?)))
-                    .map(|(a, b)| {
-                        (0..*count)
-                            .map(|k| Swept::Number(grid_point(a, b, *count, k)))
-                            .collect::<Vec<_>>()
-                    }),
-                RawGrid::List(v) => v.iter().map(|x| p.value(x)).collect(),
-            };
-            match values {
-                Ok(v) => {
-                    params.push((name.clone(), p.kind()));
-                    axes.push(v);
-                }
-                Err(e) => errors.push(e),
-            }
+        let grid = checks.swept("--grid", &args.grid, spec::parse_grid, |p, raw| {
+            Ok((p.kind(), grid_values(p, raw)?))
+        });
+        for (name, kind, values) in grid {
+            params.push((name, kind));
+            axes.push(values);
         }
 
         // Sampled parameters.
         let mut dists = Vec::new();
-        for s in &args.dist {
-            let (name, raw) = match spec::parse_dist(s) {
-                Ok(x) => x,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let Some((name, value, given)) = info("--dist", &name, &mut errors) else {
-                continue;
-            };
-            let p = ParamInfo {
-                flag: "--dist",
-                name: &name,
-                value: &value,
-                given,
-            };
-            match dist_of(&p, &raw) {
-                Ok(dist) => {
-                    params.push((name.clone(), ColKind::Float));
-                    dists.push(dist);
-                }
-                Err(e) => errors.push(e),
-            }
+        let sampled = checks.swept("--dist", &args.dist, spec::parse_dist, |p, raw| {
+            Ok((ColKind::Float, dist_of(p, raw)?))
+        });
+        for (name, kind, dist) in sampled {
+            params.push((name, kind));
+            dists.push(dist);
         }
-        let n_samples = match (args.samples, dists.is_empty(), args.dist.is_empty()) {
-            (Some(0), _, _) => {
-                errors.push(SweepError::Arg {
-                    flag: "--samples".into(),
-                    text: "0".into(),
-                    message: "expected a number of samples >= 1".into(),
-                });
-                0
-            }
-            (Some(n), _, false) => n,
-            (Some(n), _, true) => {
-                errors.push(SweepError::Arg {
-                    flag: "--samples".into(),
-                    text: n.to_string(),
-                    message: "sampling needs at least one --dist NAME=uniform(a,b)|normal(mu,sigma)|lognormal(mu,sigma)".into(),
-                });
-                0
-            }
-            (None, _, false) => {
-                errors.push(SweepError::Arg {
-                    flag: "--dist".into(),
-                    text: args.dist.join(" "),
-                    message: "sampled parameters need --samples N".into(),
-                });
-                0
-            }
-            (None, _, true) => 0,
-        };
-        // (With --samples but no --dist the error above already says what is missing.)
-        if args.grid.is_empty() && args.dist.is_empty() && args.samples.is_none() {
-            errors.push(SweepError::Arg {
-                flag: "--grid".into(),
-                text: String::new(),
-                message: "a study needs at least one --grid or --samples N with --dist".into(),
-            });
-        }
+        let n_samples = checks.sample_count(&args);
 
         // Metrics: syntax, then names against the compiled model.
-        let mut metrics: Vec<Metric> = Vec::new();
-        for m in &args.metrics {
-            match Metric::parse(m) {
-                Ok(m) => {
-                    let clash = params.iter().any(|(n, _)| *n == m.name)
-                        || m.name == "run"
-                        || FIXED_COLUMNS.contains(&m.name.as_str())
-                        || metrics.iter().any(|o| o.name == m.name);
-                    if clash {
-                        errors.push(SweepError::Metric {
-                            name: m.name.clone(),
-                            message: format!("the table already has a column '{}'; give the metric another name (NAME=EXPR)", m.name),
-                        });
-                    } else {
-                        metrics.push(m);
-                    }
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        SweepError::from_list(errors)?;
+        let metrics = checks.metrics(&args.metrics, &params);
+        SweepError::from_list(checks.errors)?;
+        let compiled = compile_for_metrics(d, &registry, origin, &metrics)?;
 
-        let located = |d: &Diagram, e| netlist::locate_error(d, &registry, origin, e);
-        let mut compiled = Compiled::new(&d, &registry).map_err(|e| located(&d, e))?;
-        SweepError::from_list(
-            metrics
-                .iter()
-                .filter_map(|m| m.check(compiled.plan()).err())
-                .collect(),
-        )?;
-        let logged: Vec<String> = compiled.plan().logged().map(str::to_string).collect();
-        let missing: Vec<&str> = metrics
-            .iter()
-            .filter_map(Metric::signal)
-            .filter(|s| !logged.iter().any(|l| l == s))
-            .collect();
-        if !missing.is_empty() {
-            for s in missing {
-                if !d.log.iter().any(|l| l == s) {
-                    d.log.push(s.to_string());
-                }
-            }
-            compiled = Compiled::new(&d, &registry).map_err(|e| located(&d, e))?;
-        }
-
-        let n_grid = axes
-            .iter()
-            .try_fold(1usize, |acc, a| acc.checked_mul(a.len()));
-        let n_runs = n_grid
-            .and_then(|g| g.checked_mul(n_samples.max(1)))
-            .filter(|&n| n <= MAX_RUNS)
-            .ok_or_else(|| SweepError::Arg {
-                flag: "--grid".into(),
-                text: args.grid.join(" "),
-                message: format!("the study has more than {MAX_RUNS} runs"),
-            })?;
-        let samples = if n_samples > 0 {
-            unit_design(n_samples, dists.len(), args.sampling, args.seed)
-                .into_iter()
-                .map(|u| u.iter().zip(&dists).map(|(u, d)| d.quantile(*u)).collect())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let id_text = serde_json::json!({
-            "drivelink": env!("CARGO_PKG_VERSION"),
-            "netlist": netlist::to_json(diagram),
-            "args": id_args(&args),
-        })
-        .to_string();
+        let n_runs = count_runs(&axes, n_samples, &args.grid)?;
+        let samples = draw_samples(n_samples, &dists, &args);
+        let id = study_id(diagram, &args);
         let needs_audit = metrics
             .iter()
             .any(|m| matches!(m.kind, metric::MetricKind::Energy(_)));
@@ -434,7 +501,7 @@ impl Study {
             samples,
             metrics,
             needs_audit,
-            id: format!("{:016x}", fnv1a(&id_text)),
+            id,
             n_runs,
             cancel: None,
         })
@@ -715,6 +782,21 @@ impl Study {
             "columns": self.columns(),
             "args": self.args,
         })
+    }
+}
+
+/// The values of a grid axis in SI units (or words for a choice) from what was written.
+fn grid_values(p: &ParamInfo<'_>, raw: &RawGrid) -> Result<Vec<Swept>, SweepError> {
+    match raw {
+        RawGrid::Range { start, stop, count } => p
+            .number(&start.0, &start.1)
+            .and_then(|a| Ok((a, p.number(&stop.0, &stop.1)?)))
+            .map(|(a, b)| {
+                (0..*count)
+                    .map(|k| Swept::Number(grid_point(a, b, *count, k)))
+                    .collect::<Vec<_>>()
+            }),
+        RawGrid::List(v) => v.iter().map(|x| p.value(x)).collect(),
     }
 }
 
