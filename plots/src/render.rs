@@ -16,13 +16,14 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
 
 use crate::axis::Axis;
 use crate::clip::clip_polyline;
 use crate::decimate::{decimate, linear, staircase};
 use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
-use crate::signals::{finite_range, resolve, Dash, Panel};
+use crate::signals::{finite_range, resolve, Dash, Panel, PanelSignal};
 use crate::View;
 
 /// Signal colours, in order of appearance in a scope (Tableau-like, well contrasted on
@@ -98,7 +99,46 @@ struct PanelPlan<'a> {
     legend_h: i32,
 }
 
-impl PanelPlan<'_> {
+impl<'a> PanelPlan<'a> {
+    /// A panel with its legend laid out in rows at most `max_w` pixels wide (the legend
+    /// text names the unit when the panel has two); its axes are set later.
+    fn with_legend(
+        panel: Panel<'a>,
+        m: &Metrics,
+        max_w: i32,
+        scope: &str,
+    ) -> Result<Self, PlotError> {
+        let two = panel.units.len() > 1;
+        let texts: Vec<String> = panel
+            .signals
+            .iter()
+            .map(|s| match (two, s.unit.is_empty()) {
+                (true, false) => format!("{} [{}]", s.label, s.unit),
+                _ => s.label.to_string(),
+            })
+            .collect();
+        let (mut row, mut x) = (0, 0);
+        let mut legend = Vec::with_capacity(texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            let tw = text_width(t, m.legend_font).map_err(|e| drawing_err(scope, e))?;
+            let item_w = m.swatch + m.swatch / 3 + tw;
+            if x > 0 && x + item_w > max_w {
+                row += 1;
+                x = 0;
+            }
+            legend.push((i, row, x));
+            x += item_w + m.swatch;
+        }
+        let legend_h = (row + 1) * m.legend_row_h + m.legend_row_h / 4;
+        Ok(PanelPlan {
+            panel,
+            axes: Vec::new(),
+            texts,
+            legend,
+            legend_h,
+        })
+    }
+
     /// Maps a display value of `axis` to left-axis units (the right axis is drawn as a
     /// linear relabelling of the left one).
     fn to_left(&self, axis: usize, v: f64) -> f64 {
@@ -183,6 +223,42 @@ impl Ranged for Ticked {
 
 fn text_style(size: f64) -> TextStyle<'static> {
     (FAMILY, size).into_font().color(&TEXT)
+}
+
+/// The chart of one panel: time (or XY abscissa) against the left y axis.
+type Chart<'c, DB> = ChartContext<'c, DB, Cartesian2d<Ticked, Ticked>>;
+
+/// A signal line: palette colour `color` (wrapping around), `width` pixels wide.
+fn line_style(color: usize, width: u32) -> ShapeStyle {
+    ShapeStyle {
+        color: PALETTE[color % PALETTE.len()].to_rgba(),
+        filled: false,
+        stroke_width: width,
+    }
+}
+
+/// A 1 px line in `color` (axes, event markers).
+fn hairline(color: RGBColor) -> ShapeStyle {
+    ShapeStyle {
+        color: color.to_rgba(),
+        filled: false,
+        stroke_width: 1,
+    }
+}
+
+/// The on/off lengths of `dash` in pixels, for a dash unit of `unit` pixels.
+fn dash_pattern(dash: Dash, unit: u32) -> Vec<f64> {
+    dash.pattern().iter().map(|l| l * unit as f64).collect()
+}
+
+/// Pixel position of the chart point `q`, relative to the area whose top-left pixel is `base`.
+fn local_px<DB: DrawingBackend>(
+    chart: &Chart<'_, DB>,
+    q: &(f64, f64),
+    base: (i32, i32),
+) -> (i32, i32) {
+    let c = chart.backend_coord(q);
+    (c.0 - base.0, c.1 - base.1)
 }
 
 fn drawing_err(scope: &str, e: impl std::fmt::Display) -> PlotError {
@@ -282,6 +358,136 @@ fn marked(kind: EventTag) -> bool {
     !matches!(kind, EventTag::TimeEvent)
 }
 
+/// Refuses image sizes outside [`MIN_SIZE`] ..= [`MAX_SIDE`] (each side).
+fn check_size(scope: &str, w: u32, h: u32) -> Result<(), PlotError> {
+    if w < MIN_SIZE.0 || h < MIN_SIZE.1 || w > MAX_SIDE || h > MAX_SIDE {
+        return Err(drawing_err(
+            scope,
+            format!(
+                "image size {w}x{h} outside {}x{} ..= {MAX_SIDE}x{MAX_SIDE}",
+                MIN_SIZE.0, MIN_SIZE.1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The abscissa samples of `scope` (the result's time, or the x signal of an XY scope) and
+/// their finite range (one unit wide when all samples are equal).
+fn abscissa<'r>(
+    result: &'r SimResult,
+    scope: &ScopeSpec,
+) -> Result<(&'r [f64], (f64, f64)), PlotError> {
+    let name = scope.name.as_str();
+    if result.time.is_empty() {
+        return Err(PlotError::EmptyResult {
+            scope: name.to_string(),
+        });
+    }
+    // An XY scope plots against a signal instead of time.
+    let time = match scope.x.as_deref() {
+        None => result.time.as_slice(),
+        Some(xn) => result.get(xn).ok_or_else(|| PlotError::UnknownSignal {
+            scope: name.to_string(),
+            signal: xn.to_string(),
+            available: result.names.iter().take(10).cloned().collect(),
+            more: result.names.len().saturating_sub(10),
+        })?,
+    };
+    let x_data = match finite_range(time, 1.0) {
+        Some((a, b)) if b > a => (a, b),
+        Some((a, _)) => (a, a + 1.0),
+        None => {
+            return Err(PlotError::EmptyResult {
+                scope: name.to_string(),
+            })
+        }
+    };
+    Ok((time, x_data))
+}
+
+/// The x axis over `data` (or the `fixed` range), with ticks for a plot `plot_w` pixels wide.
+fn x_axis_over(data: (f64, f64), fixed: Option<(f64, f64)>, plot_w: i32) -> Axis {
+    Axis::new(
+        Some(data),
+        fixed,
+        false,
+        (plot_w as usize / 80).clamp(2, 20),
+    )
+}
+
+/// Indices of the samples inside the x range `(x0, x1)` (every sample of an XY scope).
+fn visible_samples(time: &[f64], xy: bool, (x0, x1): (f64, f64)) -> Range<usize> {
+    if xy {
+        // Not sorted: every sample is drawn (clipped to the axes).
+        0..time.len()
+    } else {
+        time.partition_point(|&t| t < x0)..time.partition_point(|&t| t <= x1)
+    }
+}
+
+/// The x and y ranges that show `x_data` and `y_data` centred, at the same units per pixel
+/// on both axes of a plot of `(width, height)` pixels; `None` when they are not finite.
+fn equal_scaling(
+    (xa, xb): (f64, f64),
+    (ya, yb): (f64, f64),
+    (plot_w, plot_h): (i32, i32),
+) -> Option<((f64, f64), (f64, f64))> {
+    let (pw, ph) = (plot_w.max(1) as f64, plot_h.max(1) as f64);
+    let per_px = ((xb - xa) / pw).max((yb - ya) / ph).max(1e-300) * 1.05;
+    let (xc, yc) = (0.5 * (xa + xb), 0.5 * (ya + yb));
+    let xr = (xc - 0.5 * per_px * pw, xc + 0.5 * per_px * pw);
+    let yr = (yc - 0.5 * per_px * ph, yc + 0.5 * per_px * ph);
+    (xr.1 > xr.0 && yr.1 > yr.0 && xr.0.is_finite() && yr.1.is_finite()).then_some((xr, yr))
+}
+
+/// The y axes of `panel` (left, and right for a second unit) over the samples `inside`, with
+/// about `n_y` ticks; `y_fixed` is the range of the left axis when given.
+fn y_axes(
+    panel: &Panel<'_>,
+    inside: Range<usize>,
+    y_fixed: Option<(f64, f64)>,
+    n_y: usize,
+) -> Vec<Axis> {
+    (0..panel.units.len())
+        .map(|k| {
+            let data = panel.data_range_in(k, inside.clone());
+            let fixed = if k == 0 { y_fixed } else { None };
+            let axis = Axis::new(data, fixed, true, n_y);
+            let on_axis = panel.signals.iter().filter(|s| s.axis == k);
+            let integral = on_axis.clone().all(|s| s.step && s.factor == 1.0);
+            match (integral, data) {
+                (true, Some((lo, hi)))
+                    if hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 =>
+                {
+                    // One tick per integer value, so mode panels read 0, 1, 2, ...
+                    axis.with_min_step(1.0, n_y)
+                }
+                _ => axis,
+            }
+        })
+        .collect()
+}
+
+/// Axis positions (on `x_axis`) of the marked events from `lo` to `hi`: sorted, without
+/// duplicates, evenly thinned to at most [`MAX_MARKERS`].
+fn event_markers(result: &SimResult, (lo, hi): (f64, f64), x_axis: &Axis) -> Vec<f64> {
+    let mut ts: Vec<f64> = result
+        .events
+        .iter()
+        .filter(|e| marked(e.kind) && e.time >= lo && e.time <= hi)
+        .map(|e| x_axis.to_axis(e.time))
+        .filter(|t| t.is_finite())
+        .collect();
+    ts.sort_by(f64::total_cmp);
+    ts.dedup();
+    if ts.len() > MAX_MARKERS {
+        let n = ts.len();
+        ts = (0..MAX_MARKERS).map(|k| ts[k * n / MAX_MARKERS]).collect();
+    }
+    ts
+}
+
 impl<'a> Plan<'a> {
     /// Validates `scope` against `result` and prepares the drawing of the time window
     /// `view.xlim` (all samples when `None`).
@@ -293,64 +499,23 @@ impl<'a> Plan<'a> {
         let name = scope.name.as_str();
         ensure_registered().map_err(|e| drawing_err(name, e))?;
         let (w, h) = (scope.width, scope.height);
-        if w < MIN_SIZE.0 || h < MIN_SIZE.1 || w > MAX_SIDE || h > MAX_SIDE {
-            return Err(drawing_err(
-                name,
-                format!(
-                    "image size {w}x{h} outside {}x{} ..= {MAX_SIDE}x{MAX_SIDE}",
-                    MIN_SIZE.0, MIN_SIZE.1
-                ),
-            ));
-        }
+        check_size(name, w, h)?;
         check_range(name, "x", view.xlim)?;
         check_range(name, "y", scope.ylim)?;
         let m = Metrics::new(w, h);
 
         let panels = resolve(result, scope)?;
-        if result.time.is_empty() {
-            return Err(PlotError::EmptyResult {
-                scope: name.to_string(),
-            });
-        }
-        // An XY scope plots against a signal instead of time.
-        let time = match scope.x.as_deref() {
-            None => result.time.as_slice(),
-            Some(xn) => result.get(xn).ok_or_else(|| PlotError::UnknownSignal {
-                scope: name.to_string(),
-                signal: xn.to_string(),
-                available: result.names.iter().take(10).cloned().collect(),
-                more: result.names.len().saturating_sub(10),
-            })?,
-        };
+        let (time, x_data) = abscissa(result, scope)?;
         let xy = scope.x.is_some();
-        let x_data = match finite_range(time, 1.0) {
-            Some((a, b)) if b > a => (a, b),
-            Some((a, _)) => (a, a + 1.0),
-            None => {
-                return Err(PlotError::EmptyResult {
-                    scope: name.to_string(),
-                })
-            }
-        };
         let right_w = if panels.iter().any(|p| p.units.len() > 1) {
             m.y_area
         } else {
             m.right
         };
         let plot_w = (w as i32 - m.y_area - right_w).max(10);
-        let mut x_axis = Axis::new(
-            Some(x_data),
-            view.xlim,
-            false,
-            (plot_w as usize / 80).clamp(2, 20),
-        );
+        let mut x_axis = x_axis_over(x_data, view.xlim, plot_w);
         let (x0, x1) = view.xlim.unwrap_or(x_data);
-        let inside = if xy {
-            // Not sorted: every sample is drawn (clipped to the axes).
-            0..time.len()
-        } else {
-            time.partition_point(|&t| t < x0)..time.partition_point(|&t| t <= x1)
-        };
+        let inside = visible_samples(time, xy, (x0, x1));
         let window = (
             inside.start.saturating_sub(1),
             (inside.end + 1).min(time.len()),
@@ -358,38 +523,10 @@ impl<'a> Plan<'a> {
 
         // Legend layout first: it decides the height left for the plots.
         let legend_max_w = w as i32 - m.y_area - right_w;
-        let mut plans = Vec::with_capacity(panels.len());
-        for panel in panels {
-            let two = panel.units.len() > 1;
-            let texts: Vec<String> = panel
-                .signals
-                .iter()
-                .map(|s| match (two, s.unit.is_empty()) {
-                    (true, false) => format!("{} [{}]", s.label, s.unit),
-                    _ => s.label.to_string(),
-                })
-                .collect();
-            let (mut row, mut x) = (0, 0);
-            let mut legend = Vec::with_capacity(texts.len());
-            for (i, t) in texts.iter().enumerate() {
-                let tw = text_width(t, m.legend_font).map_err(|e| drawing_err(name, e))?;
-                let item_w = m.swatch + m.swatch / 3 + tw;
-                if x > 0 && x + item_w > legend_max_w {
-                    row += 1;
-                    x = 0;
-                }
-                legend.push((i, row, x));
-                x += item_w + m.swatch;
-            }
-            let legend_h = (row + 1) * m.legend_row_h + m.legend_row_h / 4;
-            plans.push(PanelPlan {
-                panel,
-                axes: Vec::new(),
-                texts,
-                legend,
-                legend_h,
-            });
-        }
+        let mut plans = panels
+            .into_iter()
+            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name))
+            .collect::<Result<Vec<_>, _>>()?;
         let n = plans.len().max(1) as i32;
         let legends: i32 = plans.iter().map(|p| p.legend_h).sum();
         let plot_h = ((h as i32 - m.title_h - m.x_area - m.bottom - legends) / n).max(10);
@@ -398,66 +535,28 @@ impl<'a> Plan<'a> {
         // per pixel on both axes, the data centred.
         let mut y_fixed = scope.ylim;
         // (Not against time: runs overlaid with `--x time` are no trajectory.)
-        if xy
+        let trajectory = xy
             && scope.x.as_deref() != Some("time")
             && plans.len() == 1
             && plans[0].panel.units.len() == 1
-        {
-            if let (Some((ya, yb)), None, None) = (
-                plans[0].panel.data_range_in(0, inside.clone()),
-                view.xlim,
-                scope.ylim,
-            ) {
-                let (xa, xb) = x_data;
-                let (pw, ph) = (plot_w.max(1) as f64, plot_h.max(1) as f64);
-                let per_px = ((xb - xa) / pw).max((yb - ya) / ph).max(1e-300) * 1.05;
-                let (xc, yc) = (0.5 * (xa + xb), 0.5 * (ya + yb));
-                let xr = (xc - 0.5 * per_px * pw, xc + 0.5 * per_px * pw);
-                let yr = (yc - 0.5 * per_px * ph, yc + 0.5 * per_px * ph);
-                if xr.1 > xr.0 && yr.1 > yr.0 && xr.0.is_finite() && yr.1.is_finite() {
-                    x_axis = Axis::new(
-                        Some(xr),
-                        Some(xr),
-                        false,
-                        (plot_w as usize / 80).clamp(2, 20),
-                    );
-                    y_fixed = Some(yr);
-                }
+            && view.xlim.is_none()
+            && scope.ylim.is_none();
+        if trajectory {
+            if let Some((xr, yr)) = plans[0]
+                .panel
+                .data_range_in(0, inside.clone())
+                .and_then(|y_data| equal_scaling(x_data, y_data, (plot_w, plot_h)))
+            {
+                x_axis = x_axis_over(xr, Some(xr), plot_w);
+                y_fixed = Some(yr);
             }
         }
         for p in &mut plans {
-            for k in 0..p.panel.units.len() {
-                let data = p.panel.data_range_in(k, inside.clone());
-                let fixed = if k == 0 { y_fixed } else { None };
-                let mut axis = Axis::new(data, fixed, true, n_y);
-                let on_axis = p.panel.signals.iter().filter(|s| s.axis == k);
-                let integral = on_axis.clone().all(|s| s.step && s.factor == 1.0);
-                if let (true, Some((lo, hi))) = (integral, data) {
-                    if hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 {
-                        // One tick per integer value, so mode panels read 0, 1, 2, ...
-                        axis = axis.with_min_step(1.0, n_y);
-                    }
-                }
-                p.axes.push(axis);
-            }
+            p.axes = y_axes(&p.panel, inside.clone(), y_fixed, n_y);
         }
 
         let markers = if scope.event_markers && !xy {
-            let (lo, hi) = (x0, x1);
-            let mut ts: Vec<f64> = result
-                .events
-                .iter()
-                .filter(|e| marked(e.kind) && e.time >= lo && e.time <= hi)
-                .map(|e| x_axis.to_axis(e.time))
-                .filter(|t| t.is_finite())
-                .collect();
-            ts.sort_by(f64::total_cmp);
-            ts.dedup();
-            if ts.len() > MAX_MARKERS {
-                let n = ts.len();
-                ts = (0..MAX_MARKERS).map(|k| ts[k * n / MAX_MARKERS]).collect();
-            }
-            ts
+            event_markers(result, (x0, x1), &x_axis)
         } else {
             Vec::new()
         };
@@ -535,17 +634,8 @@ impl<'a> Plan<'a> {
             let s = &p.panel.signals[k];
             let y = row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
             let x = m.y_area + x;
-            let style = ShapeStyle {
-                color: PALETTE[s.color % PALETTE.len()].to_rgba(),
-                filled: false,
-                stroke_width: m.line_w + 1,
-            };
-            let pattern: Vec<f64> = s
-                .dash
-                .pattern()
-                .iter()
-                .map(|l| l * (m.line_w + 1) as f64)
-                .collect();
+            let style = line_style(s.color, m.line_w + 1);
+            let pattern = dash_pattern(s.dash, m.line_w + 1);
             for piece in dash_polyline(&[(x, y), (x + m.swatch, y)], &pattern) {
                 area.draw(&PathElement::new(piece, style)).map_err(err)?;
             }
@@ -561,7 +651,7 @@ impl<'a> Plan<'a> {
         &self,
         area: &DrawingArea<DB, Shift>,
         p: &PanelPlan<'_>,
-        chart: &ChartContext<'_, DB, Cartesian2d<Ticked, Ticked>>,
+        chart: &Chart<'_, DB>,
     ) -> Result<(), PlotError>
     where
         DB::ErrorType: 'static,
@@ -571,16 +661,9 @@ impl<'a> Plan<'a> {
         let right = &p.axes[1];
         let (x1, (y0, y1)) = (self.x_axis.range().1, p.axes[0].range());
         let base = area.get_base_pixel();
-        let at = |y: f64| {
-            let c = chart.backend_coord(&(x1, y));
-            (c.0 - base.0, c.1 - base.1)
-        };
+        let at = |y: f64| local_px(chart, &(x1, y), base);
         let (top, bottom) = (at(y1), at(y0));
-        let line = ShapeStyle {
-            color: AXIS.to_rgba(),
-            filled: false,
-            stroke_width: 1,
-        };
+        let line = hairline(AXIS);
         area.draw(&PathElement::new(vec![top, bottom], line))
             .map_err(err)?;
         let tick = (m.label_font * 0.4).round() as i32;
@@ -605,6 +688,8 @@ impl<'a> Plan<'a> {
         Ok(())
     }
 
+    /// One panel in `area`: its legend, the grid and left axis (with the x axis below when
+    /// `last`), the event markers, the signals and, for a second unit, the right axis.
     fn draw_panel<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
@@ -619,10 +704,6 @@ impl<'a> Plan<'a> {
         let m = &self.m;
         self.draw_legend(area, p)?;
 
-        let (x0, x1) = self.x_axis.range();
-        let left = &p.axes[0];
-        let (y0, y1) = left.range();
-        let two = p.axes.len() > 1;
         let mut builder = ChartBuilder::on(area);
         builder
             .margin_top(p.legend_h)
@@ -630,39 +711,67 @@ impl<'a> Plan<'a> {
             .x_label_area_size(if last { m.x_area } else { 0 });
         builder.margin_right(self.right_w);
         let mut chart = builder
-            .build_cartesian_2d(Ticked::new(&self.x_axis), Ticked::new(left))
+            .build_cartesian_2d(Ticked::new(&self.x_axis), Ticked::new(&p.axes[0]))
             .map_err(err)?;
+        self.draw_mesh(&mut chart, p, last)?;
+        self.draw_markers(&mut chart, p.axes[0].range())?;
+        for s in &p.panel.signals {
+            self.draw_signal(&mut chart, p, s, pixel_lines)?;
+        }
+        if p.axes.len() > 1 {
+            self.draw_right_axis(area, p, &chart)?;
+        }
+        Ok(())
+    }
 
+    /// Grid, left axis with its labels and title, and (when `last`) the x axis labels and
+    /// title of panel `p`.
+    fn draw_mesh<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        p: &PanelPlan<'_>,
+        last: bool,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let m = &self.m;
+        let left = &p.axes[0];
         let xf = |v: &f64| self.x_axis.label(*v);
         let yf = |v: &f64| left.label(*v);
         let label_style = text_style(m.label_font);
         let desc_style = text_style(m.desc_font);
         let y_desc = left.title(&p.panel.units[0]);
         let x_desc = self.x_axis.title(&self.x_title);
-        {
-            let mut mesh = chart.configure_mesh();
-            mesh.bold_line_style(GRID_MAJOR)
-                .light_line_style(GRID_MINOR)
-                .axis_style(AXIS)
-                .x_label_formatter(&xf)
-                .y_label_formatter(&yf)
-                .label_style(label_style.clone())
-                .axis_desc_style(desc_style.clone());
-            if !y_desc.is_empty() {
-                mesh.y_desc(y_desc.as_str());
-            }
-            if last {
-                mesh.x_desc(x_desc.as_str());
-            }
-            mesh.draw().map_err(err)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.bold_line_style(GRID_MAJOR)
+            .light_line_style(GRID_MINOR)
+            .axis_style(AXIS)
+            .x_label_formatter(&xf)
+            .y_label_formatter(&yf)
+            .label_style(label_style.clone())
+            .axis_desc_style(desc_style.clone());
+        if !y_desc.is_empty() {
+            mesh.y_desc(y_desc.as_str());
         }
+        if last {
+            mesh.x_desc(x_desc.as_str());
+        }
+        mesh.draw().map_err(err)
+    }
 
+    /// The event markers across the left axis range `(y0, y1)`, dashed.
+    fn draw_markers<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        (y0, y1): (f64, f64),
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
         // Event markers behind the signals, at most one per pixel column.
-        let marker_style = ShapeStyle {
-            color: MARKER.to_rgba(),
-            filled: false,
-            stroke_width: 1,
-        };
         let mut prev_px = i32::MIN;
         for &t in &self.markers {
             let px = chart.backend_coord(&(t, y0)).0;
@@ -675,89 +784,116 @@ impl<'a> Plan<'a> {
                     vec![(t, y0), (t, y1)],
                     6,
                     4,
-                    marker_style,
+                    hairline(MARKER),
                 ))
                 .map_err(err)?;
         }
+        Ok(())
+    }
 
+    /// The visible samples of signal `s` in left-axis units, decimated to `plot_w` columns.
+    fn signal_segments(
+        &self,
+        p: &PanelPlan<'_>,
+        s: &PanelSignal<'_>,
+        plot_w: usize,
+    ) -> Vec<Vec<(f64, f64)>> {
+        let (x0, x1) = self.x_axis.range();
+        let (i0, i1) = self.window;
+        let hi = i1.min(s.values.len());
+        let lo = i0.min(hi);
+        let (t, y) = (&self.time[lo..hi], &s.values[lo..hi]);
+        let to_axes = |(t, v): (f64, f64)| (self.x_axis.to_axis(t), p.to_left(s.axis, v));
+        if s.step {
+            decimate(staircase(t, y, s.factor).map(to_axes), (x0, x1), plot_w)
+        } else {
+            decimate(linear(t, y, s.factor).map(to_axes), (x0, x1), plot_w)
+        }
+    }
+
+    /// One signal of panel `p`, clipped to the plot: single points as dots, solid lines
+    /// through plotters, dashed (and, with `pixel_lines`, thick) lines as pixel polylines.
+    fn draw_signal<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        p: &PanelPlan<'_>,
+        s: &PanelSignal<'_>,
+        pixel_lines: bool,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let m = &self.m;
         let plot_area = chart.plotting_area().strip_coord_spec();
         let base = plot_area.get_base_pixel();
         let plot_w = chart.plotting_area().dim_in_pixel().0.max(1) as usize;
+        let ((x0, x1), (y0, y1)) = (self.x_axis.range(), p.axes[0].range());
         let clip_rect = ((x0, y0), (x1, y1));
-        let (i0, i1) = self.window;
-        for s in &p.panel.signals {
-            let color = PALETTE[s.color % PALETTE.len()];
-            let style = ShapeStyle {
-                color: color.to_rgba(),
-                filled: false,
-                stroke_width: m.line_w,
-            };
-            let hi = i1.min(s.values.len());
-            let lo = i0.min(hi);
-            let (t, y) = (&self.time[lo..hi], &s.values[lo..hi]);
-            let to_axes = |(t, v): (f64, f64)| (self.x_axis.to_axis(t), p.to_left(s.axis, v));
-            let segments = if s.step {
-                decimate(staircase(t, y, s.factor).map(to_axes), (x0, x1), plot_w)
-            } else {
-                decimate(linear(t, y, s.factor).map(to_axes), (x0, x1), plot_w)
-            };
-            let pattern: Vec<f64> = s
-                .dash
-                .pattern()
-                .iter()
-                .map(|l| l * m.line_w.max(2) as f64)
-                .collect();
-            for seg in segments.iter().flat_map(|g| clip_polyline(g, clip_rect)) {
-                if seg.len() == 1 {
-                    let dot = Circle::new(seg[0], m.line_w, style.filled());
-                    chart.draw_series(std::iter::once(dot)).map_err(err)?;
-                    continue;
-                }
-                if !(pixel_lines && m.line_w > 1) && s.dash == Dash::Solid {
-                    chart
-                        .draw_series(LineSeries::new(seg, style))
-                        .map_err(err)?;
-                    continue;
-                }
-                // Pixel polylines: dashes are laid out in pixels, and thick raster lines are
-                // drawn as 1 px polylines offset by whole pixels (plotters' wide-line polygons
-                // grow long miter spikes at the sharp turns of decimated data).
-                let mut px: Vec<(i32, i32)> = Vec::with_capacity(seg.len());
-                for q in &seg {
-                    let c = chart.backend_coord(q);
-                    let c = (c.0 - base.0, c.1 - base.1);
-                    if px.last() != Some(&c) {
-                        px.push(c);
-                    }
-                }
-                if px.len() == 1 {
-                    px.push(px[0]);
-                }
-                let (offsets, pen) = if pixel_lines {
-                    (
-                        pen_offsets(m.line_w),
-                        ShapeStyle {
-                            stroke_width: 1,
-                            ..style
-                        },
-                    )
-                } else {
-                    (vec![(0, 0)], style)
-                };
-                for piece in dash_polyline(&px, &pattern) {
-                    for &(dx, dy) in &offsets {
-                        let shifted: Vec<(i32, i32)> =
-                            piece.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
-                        plot_area
-                            .draw(&PathElement::new(shifted, pen))
-                            .map_err(err)?;
-                    }
+        let style = line_style(s.color, m.line_w);
+        let pattern = dash_pattern(s.dash, m.line_w.max(2));
+        let segments = self.signal_segments(p, s, plot_w);
+        for seg in segments.iter().flat_map(|g| clip_polyline(g, clip_rect)) {
+            if seg.len() == 1 {
+                let dot = Circle::new(seg[0], m.line_w, style.filled());
+                chart.draw_series(std::iter::once(dot)).map_err(err)?;
+                continue;
+            }
+            if !(pixel_lines && m.line_w > 1) && s.dash == Dash::Solid {
+                chart
+                    .draw_series(LineSeries::new(seg, style))
+                    .map_err(err)?;
+                continue;
+            }
+            // Pixel polylines: dashes are laid out in pixels, and thick raster lines are
+            // drawn as 1 px polylines offset by whole pixels (plotters' wide-line polygons
+            // grow long miter spikes at the sharp turns of decimated data).
+            let mut px: Vec<(i32, i32)> = Vec::with_capacity(seg.len());
+            for q in &seg {
+                let c = local_px(chart, q, base);
+                if px.last() != Some(&c) {
+                    px.push(c);
                 }
             }
+            if px.len() == 1 {
+                px.push(px[0]);
+            }
+            self.draw_pixel_polyline(&plot_area, &px, &pattern, style, pixel_lines)?;
         }
+        Ok(())
+    }
 
-        if two {
-            self.draw_right_axis(area, p, &chart)?;
+    /// The "on" pieces of the pixel polyline `px` (dash `pattern`) in `style`; with
+    /// `pixel_lines`, each as 1 px lines offset by whole pixels to the line width.
+    fn draw_pixel_polyline<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        px: &[(i32, i32)],
+        pattern: &[f64],
+        style: ShapeStyle,
+        pixel_lines: bool,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let (offsets, pen) = if pixel_lines {
+            (
+                pen_offsets(self.m.line_w),
+                ShapeStyle {
+                    stroke_width: 1,
+                    ..style
+                },
+            )
+        } else {
+            (vec![(0, 0)], style)
+        };
+        for piece in dash_polyline(px, pattern) {
+            for &(dx, dy) in &offsets {
+                let shifted: Vec<(i32, i32)> =
+                    piece.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
+                area.draw(&PathElement::new(shifted, pen)).map_err(err)?;
+            }
         }
         Ok(())
     }

@@ -17,7 +17,7 @@ use drivelink_core::model::EnergyAudit;
 use drivelink_core::result::{EventTag, SimResult};
 use drivelink_core::scope::ScopeSpec;
 use drivelink_plots::decimate::{decimate, linear};
-use drivelink_plots::signals::{resolve, Dash};
+use drivelink_plots::signals::{resolve, Dash, Panel, PanelSignal};
 use drivelink_plots::{PlotError, PALETTE};
 
 /// Buckets per trace: at most four points each survive decimation.
@@ -81,12 +81,62 @@ const EVENT_ORDER: [EventTag; 10] = [
 /// The plotly figure (`{data, layout}`) of one scope.
 pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, PlotError> {
     let panels = resolve(result, scope)?;
+    let (t, x_range) = abscissa(result, scope)?;
+    // An XY scope plots against a signal (no event strip, equal axis scaling).
+    let xy = scope.x.as_deref();
+
+    // Event strip rows: kinds present, in a fixed order.
+    let kinds: Vec<EventTag> = EVENT_ORDER
+        .into_iter()
+        .filter(|k| xy.is_none() && result.events.iter().any(|e| e.kind == *k))
+        .collect();
+    let g = Geometry::new(panels.len(), kinds.len());
+    let mut fig = FigureParts {
+        data: Vec::new(),
+        layout: Map::new(),
+        next_axis: 1,
+    };
+    let mut top = 1.0;
+    if !kinds.is_empty() {
+        let lo = 1.0 - g.frac(g.strip_h);
+        top = lo - g.frac(GAP_H);
+        fig.event_strip(result, &kinds, (lo, 1.0));
+    }
+
+    let mut bottom_axis = 1;
+    let trajectory = xy.is_some() && panels.len() == 1;
+    for (k, p) in panels.iter().enumerate() {
+        let hi = top - g.frac((g.panel_h + GAP_H) * k as f64);
+        let lo = hi - g.frac(g.panel_h);
+        let ids = fig.panel_axes(p, (lo, hi), scope.ylim, trajectory);
+        bottom_axis = ids[0];
+        for s in &p.signals {
+            fig.data.push(signal_trace(s, t, x_range, ids[s.axis]));
+        }
+    }
+    let height = g.plot_h + MARGIN_T + MARGIN_B;
+    finish_layout(
+        &mut fig.layout,
+        result,
+        scope,
+        x_range,
+        (bottom_axis, top),
+        height,
+    );
+    Ok(json!({"data": fig.data, "layout": Value::Object(fig.layout)}))
+}
+
+/// The abscissa samples of `scope` (the result's time, or the x signal of an XY scope) and
+/// their range (first to last time, or the finite extremes of the signal).
+fn abscissa<'r>(
+    result: &'r SimResult,
+    scope: &ScopeSpec,
+) -> Result<(&'r [f64], (f64, f64)), PlotError> {
     if result.time.is_empty() {
         return Err(PlotError::EmptyResult {
             scope: scope.name.clone(),
         });
     }
-    // An XY scope plots against a signal (no event strip, equal axis scaling).
     let xy = scope.x.as_deref();
     let t: &[f64] = match xy {
         None => &result.time,
@@ -106,42 +156,62 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
                 (a.min(v), b.max(v))
             }),
     };
+    Ok((t, x_range))
+}
 
-    // Event strip rows: kinds present, in a fixed order.
-    let kinds: Vec<EventTag> = EVENT_ORDER
-        .into_iter()
-        .filter(|k| xy.is_none() && result.events.iter().any(|e| e.kind == *k))
-        .collect();
-    let strip_h = if kinds.is_empty() {
-        0.0
-    } else {
-        STRIP_ROW_H * kinds.len() as f64 + 16.0
-    };
-    // One panel gets the full height; stacked panels share a bit more than that.
-    let panel_h = if panels.len() <= 1 {
-        PANEL_H
-    } else {
-        (1.7 * PANEL_H / panels.len() as f64).max(PANEL_MIN_H)
-    };
-    let panels_h = panel_h * panels.len() as f64 + GAP_H * panels.len().saturating_sub(1) as f64;
-    let plot_h = panels_h
-        + if kinds.is_empty() {
+/// Heights of a scope figure's parts, in pixels.
+struct Geometry {
+    /// The event strip (0 without one).
+    strip_h: f64,
+    /// One panel.
+    panel_h: f64,
+    /// Everything between the margins: strip, panels and the gaps between them.
+    plot_h: f64,
+}
+
+impl Geometry {
+    /// The heights for `panels` stacked panels under an event strip of `kinds` rows.
+    fn new(panels: usize, kinds: usize) -> Self {
+        let strip_h = if kinds == 0 {
             0.0
         } else {
-            strip_h + GAP_H
+            STRIP_ROW_H * kinds as f64 + 16.0
         };
-    let height = plot_h + MARGIN_T + MARGIN_B;
-    let frac = |px: f64| px / plot_h;
+        // One panel gets the full height; stacked panels share a bit more than that.
+        let panel_h = if panels <= 1 {
+            PANEL_H
+        } else {
+            (1.7 * PANEL_H / panels as f64).max(PANEL_MIN_H)
+        };
+        let panels_h = panel_h * panels as f64 + GAP_H * panels.saturating_sub(1) as f64;
+        let plot_h = panels_h + if kinds == 0 { 0.0 } else { strip_h + GAP_H };
+        Geometry {
+            strip_h,
+            panel_h,
+            plot_h,
+        }
+    }
 
-    let mut data: Vec<Value> = Vec::new();
-    let mut layout = Map::new();
-    let mut next_axis = 1;
-    let mut top = 1.0;
-    if !kinds.is_empty() {
-        let (lo, hi) = (1.0 - frac(strip_h), 1.0);
-        top = lo - frac(GAP_H);
-        layout.insert(
-            axis_key(next_axis),
+    /// `px` pixels as a fraction of the plot height (plotly's paper units).
+    fn frac(&self, px: f64) -> f64 {
+        px / self.plot_h
+    }
+}
+
+/// A scope figure being assembled: its traces, its layout and the next free y axis number.
+struct FigureParts {
+    data: Vec<Value>,
+    layout: Map<String, Value>,
+    next_axis: usize,
+}
+
+impl FigureParts {
+    /// The event strip in the paper band `domain`: a category y axis with one row per kind
+    /// in `kinds` (the first on top) and one marker trace per kind.
+    fn event_strip(&mut self, result: &SimResult, kinds: &[EventTag], (lo, hi): (f64, f64)) {
+        let axis = self.next_axis;
+        self.layout.insert(
+            axis_key(axis),
             json!({
                 "domain": [lo, hi], "anchor": "x", "type": "category",
                 "categoryorder": "array",
@@ -149,36 +219,42 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
                 "fixedrange": true, "showgrid": true, "tickfont": {"size": 10}
             }),
         );
-        for kind in &kinds {
-            data.push(event_trace(result, *kind, next_axis));
+        for kind in kinds {
+            self.data.push(event_trace(result, *kind, axis));
         }
-        next_axis += 1;
+        self.next_axis += 1;
     }
 
-    let mut bottom_axis = 1;
-    for (k, p) in panels.iter().enumerate() {
-        let hi = top - frac((panel_h + GAP_H) * k as f64);
-        let lo = hi - frac(panel_h);
-        let left = next_axis;
+    /// The y axes of panel `p` in the paper band `(lo, hi)`: the left one (ranged by `ylim`,
+    /// else at equal scale with x for a `trajectory`) and the right one for a second unit.
+    /// Returns their axis numbers, left first.
+    fn panel_axes(
+        &mut self,
+        p: &Panel<'_>,
+        (lo, hi): (f64, f64),
+        ylim: Option<(f64, f64)>,
+        trajectory: bool,
+    ) -> Vec<usize> {
+        let left = self.next_axis;
         let mut ids = vec![left];
         let mut left_axis = json!({
             "domain": [lo.max(0.0), hi], "anchor": "x", "zeroline": false,
             "title": {"text": p.units[0]}, "exponentformat": "e"
         });
-        if let Some((a, b)) = scope.ylim {
+        if let Some((a, b)) = ylim {
             left_axis["range"] = json!([num(a), num(b)]);
             left_axis["autorange"] = json!(false);
-        } else if xy.is_some() && panels.len() == 1 && p.units.len() == 1 {
+        } else if trajectory && p.units.len() == 1 {
             // A trajectory: one metre is as long on both axes.
             left_axis["scaleanchor"] = json!("x");
             left_axis["scaleratio"] = json!(1);
         }
-        layout.insert(axis_key(left), left_axis);
-        next_axis += 1;
+        self.layout.insert(axis_key(left), left_axis);
+        self.next_axis += 1;
         if p.units.len() > 1 {
-            let right = next_axis;
+            let right = self.next_axis;
             ids.push(right);
-            layout.insert(
+            self.layout.insert(
                 axis_key(right),
                 json!({
                     "overlaying": format!("y{}", axis_suffix(left)), "side": "right",
@@ -186,44 +262,61 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
                     "title": {"text": p.units[1]}, "exponentformat": "e"
                 }),
             );
-            next_axis += 1;
+            self.next_axis += 1;
         }
-        bottom_axis = left;
-        for s in &p.signals {
-            let segs = decimate(
-                linear(&t[..s.values.len()], s.values, s.factor),
-                x_range,
-                BUCKETS,
-            );
-            let (mut xs, mut ys) = (Vec::new(), Vec::new());
-            for (i, seg) in segs.iter().enumerate() {
-                if i > 0 {
-                    xs.push(Value::Null);
-                    ys.push(Value::Null);
-                }
-                for &(x, y) in seg {
-                    xs.push(num(x));
-                    ys.push(num(y));
-                }
-            }
-            let unit = if s.unit.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", s.unit)
-            };
-            data.push(json!({
-                "type": "scatter", "mode": "lines", "name": s.label,
-                "x": xs, "y": ys,
-                "xaxis": "x", "yaxis": format!("y{}", axis_suffix(ids[s.axis])),
-                "line": {
-                    "color": color(s.color), "width": if s.dash == Dash::Solid { 2.0 } else { 2.4 },
-                    "dash": s.dash.plotly(), "shape": if s.step { "hv" } else { "linear" }
-                },
-                "connectgaps": false,
-                "hovertemplate": format!("%{{y:.6g}}{}<extra>{}</extra>", crate::html::escape(&unit), crate::html::escape(s.label)),
-            }));
+        ids
+    }
+}
+
+/// The line trace of signal `s` against the abscissa `t`, decimated over `x_range`, on y
+/// axis number `axis`; hovering shows the value with its unit.
+fn signal_trace(s: &PanelSignal<'_>, t: &[f64], x_range: (f64, f64), axis: usize) -> Value {
+    let segs = decimate(
+        linear(&t[..s.values.len()], s.values, s.factor),
+        x_range,
+        BUCKETS,
+    );
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for (i, seg) in segs.iter().enumerate() {
+        if i > 0 {
+            xs.push(Value::Null);
+            ys.push(Value::Null);
+        }
+        for &(x, y) in seg {
+            xs.push(num(x));
+            ys.push(num(y));
         }
     }
+    let unit = if s.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.unit)
+    };
+    json!({
+        "type": "scatter", "mode": "lines", "name": s.label,
+        "x": xs, "y": ys,
+        "xaxis": "x", "yaxis": format!("y{}", axis_suffix(axis)),
+        "line": {
+            "color": color(s.color), "width": if s.dash == Dash::Solid { 2.0 } else { 2.4 },
+            "dash": s.dash.plotly(), "shape": if s.step { "hv" } else { "linear" }
+        },
+        "connectgaps": false,
+        "hovertemplate": format!("%{{y:.6g}}{}<extra>{}</extra>", crate::html::escape(&unit), crate::html::escape(s.label)),
+    })
+}
+
+/// The rest of a scope figure's layout: the shared x axis (anchored to y axis number
+/// `bottom_axis`), the event lines (below paper height `top`), the figure `height`, title,
+/// hover mode, margins and legend.
+fn finish_layout(
+    layout: &mut Map<String, Value>,
+    result: &SimResult,
+    scope: &ScopeSpec,
+    x_range: (f64, f64),
+    (bottom_axis, top): (usize, f64),
+    height: f64,
+) {
+    let xy = scope.x.as_deref();
     let x_title = xy.unwrap_or("time [s]");
     let mut x_axis = json!({
         "title": {"text": crate::html::escape(x_title)}, "anchor": format!("y{}", axis_suffix(bottom_axis)),
@@ -256,7 +349,6 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
     );
     layout.insert("legend".into(), json!({"groupclick": "toggleitem"}));
     layout.insert("plot_bgcolor".into(), json!("#ffffff"));
-    Ok(json!({"data": data, "layout": Value::Object(layout)}))
 }
 
 fn axis_suffix(n: usize) -> String {
@@ -271,17 +363,21 @@ fn axis_key(n: usize) -> String {
     format!("yaxis{}", axis_suffix(n))
 }
 
+/// At most `max` of `items`, evenly spaced (all of them when there are not more).
+fn thin<T: Copy>(items: Vec<T>, max: usize) -> Vec<T> {
+    let n = items.len();
+    if n > max {
+        (0..max).map(|k| items[k * n / max]).collect()
+    } else {
+        items
+    }
+}
+
 /// Markers of one event kind on the strip, with hover text (time, block, kind, detail).
 fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
     let events: Vec<_> = result.events.iter().filter(|e| e.kind == kind).collect();
     let n = events.len();
-    let picked: Vec<_> = if n > MAX_EVENT_MARKS {
-        (0..MAX_EVENT_MARKS)
-            .map(|k| events[k * n / MAX_EVENT_MARKS])
-            .collect()
-    } else {
-        events
-    };
+    let picked = thin(events, MAX_EVENT_MARKS);
     let xs: Vec<Value> = picked.iter().map(|e| num(e.time)).collect();
     let texts: Vec<String> = picked
         .iter()
@@ -325,13 +421,8 @@ fn event_lines(result: &SimResult, top: f64) -> Vec<Value> {
         .collect();
     ts.sort_by(f64::total_cmp);
     ts.dedup();
-    let n = ts.len();
-    if n > MAX_EVENT_LINES {
-        ts = (0..MAX_EVENT_LINES)
-            .map(|k| ts[k * n / MAX_EVENT_LINES])
-            .collect();
-    }
-    ts.into_iter()
+    thin(ts, MAX_EVENT_LINES)
+        .into_iter()
         .map(|t| {
             json!({
                 "type": "line", "xref": "x", "yref": "paper", "x0": num(t), "x1": num(t),
@@ -349,117 +440,123 @@ struct Flow {
     color: &'static str,
 }
 
+impl Flow {
+    /// A flow of `joules` (not negative) drawn in `color`.
+    fn new(label: String, joules: f64, color: &'static str) -> Self {
+        Flow {
+            label,
+            joules,
+            color,
+        }
+    }
+
+    /// The Sankey node label: the flow's label and its energy.
+    fn node_label(&self) -> String {
+        format!("{}: {}", self.label, fmt_energy(self.joules))
+    }
+}
+
+/// Flow colours: into the model, out of it as a loss, stored or released, residual.
+const GREEN: &str = "rgba(44,160,44,0.55)";
+const RED: &str = "rgba(214,39,40,0.45)";
+const BLUE: &str = "rgba(31,119,180,0.5)";
+const GREY: &str = "rgba(127,127,127,0.5)";
+
 /// The energy audit as a Sankey figure: sources (and energy released from storage) flow
 /// into the model, which passes it on to each loss and to energy stored at the end.
 /// Flows under 0.1 % of the total are merged into "other".
 pub fn energy_figure(a: &EnergyAudit) -> Value {
-    let d_ke = a.kinetic_final - a.kinetic_initial;
-    let d_pe = a.potential_final - a.potential_initial;
-    let mut ins: Vec<Flow> = Vec::new();
-    let mut outs: Vec<Flow> = Vec::new();
-    let green = "rgba(44,160,44,0.55)";
-    let red = "rgba(214,39,40,0.45)";
-    let blue = "rgba(31,119,180,0.5)";
-    let grey = "rgba(127,127,127,0.5)";
-    for (name, w) in &a.sources {
-        if *w >= 0.0 {
-            ins.push(Flow {
-                label: format!("{name} (source)"),
-                joules: *w,
-                color: green,
-            });
-        } else {
-            outs.push(Flow {
-                label: format!("{name} (absorbed)"),
-                joules: -w,
-                color: red,
-            });
-        }
-    }
-    for (name, w) in &a.losses {
-        if *w >= 0.0 {
-            outs.push(Flow {
-                label: name.clone(),
-                joules: *w,
-                color: red,
-            });
-        } else {
-            ins.push(Flow {
-                label: format!("{name} (returned)"),
-                joules: -w,
-                color: green,
-            });
-        }
-    }
-    let mut storage = |label: &str, delta: f64| {
-        if delta > 0.0 {
-            outs.push(Flow {
-                label: format!("{label} stored"),
-                joules: delta,
-                color: blue,
-            });
-        } else if delta < 0.0 {
-            ins.push(Flow {
-                label: format!("{label} released"),
-                joules: -delta,
-                color: blue,
-            });
-        }
-    };
-    storage("kinetic energy", d_ke);
-    storage("potential energy", d_pe);
-    if a.impact_loss > 0.0 {
-        outs.push(Flow {
-            label: "impacts (velocity jumps)".into(),
-            joules: a.impact_loss,
-            color: red,
-        });
-    }
-    if a.residual > 0.0 {
-        outs.push(Flow {
-            label: "residual (integration error)".into(),
-            joules: a.residual,
-            color: grey,
-        });
-    } else if a.residual < 0.0 {
-        ins.push(Flow {
-            label: "residual (integration error)".into(),
-            joules: -a.residual,
-            color: grey,
-        });
-    }
+    let (ins, outs) = audit_flows(a);
     let total: f64 = ins
         .iter()
         .map(|f| f.joules)
         .sum::<f64>()
         .max(outs.iter().map(|f| f.joules).sum());
-    let merge = |flows: Vec<Flow>| -> Vec<Flow> {
-        let (mut big, small): (Vec<Flow>, Vec<Flow>) = flows
-            .into_iter()
-            .filter(|f| f.joules.is_finite() && f.joules > 0.0)
-            .partition(|f| f.joules >= 1e-3 * total);
-        big.sort_by(|a, b| b.joules.total_cmp(&a.joules));
-        if !small.is_empty() {
-            big.push(Flow {
-                label: format!("other ({} elements)", small.len()),
-                joules: small.iter().map(|f| f.joules).sum(),
-                color: grey,
-            });
+    sankey(&merge_small(ins, total), &merge_small(outs, total))
+}
+
+/// The flows of an audit into the model and out of it, in the audit's order.
+fn audit_flows(a: &EnergyAudit) -> (Vec<Flow>, Vec<Flow>) {
+    let mut ins: Vec<Flow> = Vec::new();
+    let mut outs: Vec<Flow> = Vec::new();
+    for (name, w) in &a.sources {
+        if *w >= 0.0 {
+            ins.push(Flow::new(format!("{name} (source)"), *w, GREEN));
+        } else {
+            outs.push(Flow::new(format!("{name} (absorbed)"), -w, RED));
         }
-        big
-    };
-    let ins = merge(ins);
-    let outs = merge(outs);
-    let mut labels: Vec<String> = ins
-        .iter()
-        .map(|f| format!("{}: {}", f.label, fmt_energy(f.joules)))
-        .collect();
+    }
+    for (name, w) in &a.losses {
+        if *w >= 0.0 {
+            outs.push(Flow::new(name.clone(), *w, RED));
+        } else {
+            ins.push(Flow::new(format!("{name} (returned)"), -w, GREEN));
+        }
+    }
+    let d_ke = a.kinetic_final - a.kinetic_initial;
+    let d_pe = a.potential_final - a.potential_initial;
+    for (label, delta) in [("kinetic energy", d_ke), ("potential energy", d_pe)] {
+        let (stored, released) = (format!("{label} stored"), format!("{label} released"));
+        push_balance(&mut ins, &mut outs, delta, (stored, released), BLUE);
+    }
+    if a.impact_loss > 0.0 {
+        outs.push(Flow::new(
+            "impacts (velocity jumps)".into(),
+            a.impact_loss,
+            RED,
+        ));
+    }
+    let residual = "residual (integration error)".to_string();
+    push_balance(
+        &mut ins,
+        &mut outs,
+        a.residual,
+        (residual.clone(), residual),
+        GREY,
+    );
+    (ins, outs)
+}
+
+/// A change `delta` of the energy in the model: out of it (labelled `out`) when positive,
+/// its magnitude into it (labelled `into`) when negative, nothing when zero.
+fn push_balance(
+    ins: &mut Vec<Flow>,
+    outs: &mut Vec<Flow>,
+    delta: f64,
+    (out, into): (String, String),
+    color: &'static str,
+) {
+    if delta > 0.0 {
+        outs.push(Flow::new(out, delta, color));
+    } else if delta < 0.0 {
+        ins.push(Flow::new(into, -delta, color));
+    }
+}
+
+/// The finite, positive `flows` of at least 0.1 % of `total`, largest first, then the
+/// smaller ones merged into one "other" flow.
+fn merge_small(flows: Vec<Flow>, total: f64) -> Vec<Flow> {
+    let (mut big, small): (Vec<Flow>, Vec<Flow>) = flows
+        .into_iter()
+        .filter(|f| f.joules.is_finite() && f.joules > 0.0)
+        .partition(|f| f.joules >= 1e-3 * total);
+    big.sort_by(|a, b| b.joules.total_cmp(&a.joules));
+    if !small.is_empty() {
+        big.push(Flow::new(
+            format!("other ({} elements)", small.len()),
+            small.iter().map(|f| f.joules).sum(),
+            GREY,
+        ));
+    }
+    big
+}
+
+/// The Sankey figure of flows `ins` into a "model" node and `outs` out of it.
+fn sankey(ins: &[Flow], outs: &[Flow]) -> Value {
+    let mut labels: Vec<String> = ins.iter().map(Flow::node_label).collect();
     let hub = labels.len();
     labels.push("model".into());
-    labels.extend(
-        outs.iter()
-            .map(|f| format!("{}: {}", f.label, fmt_energy(f.joules))),
-    );
+    labels.extend(outs.iter().map(Flow::node_label));
     let (mut src, mut dst, mut val, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, f) in ins.iter().enumerate() {
         src.push(i);
