@@ -72,7 +72,24 @@ pub const SCHEDULE: [(&str, [f64; 5]); 4] = [
 pub fn full_car(p: &FullCarParams) -> Diagram {
     let mut d = Diagram::new("full_car");
     d.description = "SimDriveline full-car demo: engine, torque converter with lock-up, CR-CR 4-speed through four gears and neutral, braking to a stop".into();
-    // Driver inputs.
+    // The sections run in this order so blocks, connections and scopes keep their order
+    // (some connections name blocks a later section adds, e.g. `gearbox`, `lockup`).
+    driver(&mut d, p);
+    clutch_hydraulics(&mut d, p);
+    lockup_control(&mut d, p);
+    engine_and_converter(&mut d, p);
+    transmission(&mut d, p);
+    final_drive_and_load(&mut d, p);
+    driveline_power(&mut d);
+    stop_condition(&mut d);
+    logged_variables(&mut d);
+    scopes(&mut d);
+    solver_settings(&mut d);
+    d
+}
+
+/// Driver inputs: the throttle, and the master clutch signal stepping 1..5 at 10 s intervals.
+fn driver(d: &mut Diagram, p: &FullCarParams) {
     d.add("throttle", "Constant", json!({ "value": p.throttle }));
     d.add("master_base", "Constant", json!({ "value": 1.0 }));
     for (k, t) in [10.0, 20.0, 30.0, 40.0].iter().enumerate() {
@@ -87,7 +104,11 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     for k in 1..=4 {
         d.connect(&[format!("shift{k}.y"), format!("master.u{}", k + 1)]);
     }
-    // Clutch hydraulics: schedule lookups and first-order pressure filters.
+}
+
+/// Clutch hydraulics: per clutch of [`SCHEDULE`], a schedule lookup on the master signal and a
+/// first-order `s0/(s+s0)` pressure filter feeding the gearbox; the reverse clutch R gets zero.
+fn clutch_hydraulics(d: &mut Diagram, p: &FullCarParams) {
     let s0 = 1.0 / p.clutch_rise;
     for (c, sched) in SCHEDULE {
         let table: Vec<[f64; 2]> = sched
@@ -111,7 +132,11 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     }
     d.add("reverse", "Constant", json!({ "value": 0.0 }));
     d.connect(&["reverse.y", "gearbox.R"]);
-    // Lock-up control: engages at master = 5.
+}
+
+/// Lock-up control: a schedule lookup and a first-order pressure filter driving the lock-up
+/// clutch, which engages at master = 5.
+fn lockup_control(d: &mut Diagram, p: &FullCarParams) {
     let s0l = 1.0 / p.lockup_rise;
     d.add(
         "sched_lockup",
@@ -126,7 +151,10 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.connect(&["master.y", "sched_lockup.u"]);
     d.connect(&["sched_lockup.y", "hyd_lockup.u"]);
     d.connect(&["hyd_lockup.y", "lockup.f"]);
-    // Engine and converter.
+}
+
+/// Engine with its inertia, torque converter, turbine inertia and lock-up clutch.
+fn engine_and_converter(d: &mut Diagram, p: &FullCarParams) {
     d.add("engine", "Engine", json!({ "kind": "gasoline", "max_power": 150e3, "speed_at_max_power": 4500.0 * RPM, "max_speed": 6000.0 * RPM }));
     d.add(
         "engine_inertia",
@@ -153,12 +181,18 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
         "lockup.flange_b",
         "gearbox.input",
     ]);
-    // Transmission.
+}
+
+/// The CR-CR 4-speed transmission.
+fn transmission(d: &mut Diagram, p: &FullCarParams) {
     d.add("gearbox", "CrCr4Speed", json!({
         "input_ratio": p.in_planet_ratio, "output_ratio": p.out_planet_ratio,
         "mu": 0.3, "peak": 1.1, "surfaces": 6.0, "radius": 0.1, "fn_max": 10000.0, "member_inertia": 0.005,
     }));
-    // Final drive, axle, brake, wheel, vehicle.
+}
+
+/// Final drive, axle, brake (with its torque schedule), wheels, vehicle mass and road load.
+fn final_drive_and_load(d: &mut Diagram, p: &FullCarParams) {
     d.add(
         "final_drive",
         "IdealGear",
@@ -215,11 +249,17 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.connect(&["road_wheel.body", "road.flange"]);
     d.connect(&["brake_torque.y", "brake_pedal.u"]);
     d.connect(&["brake_pedal.y", "brake.f"]);
-    // Driveline power delivered to the load (road load and brake).
+}
+
+/// Driveline power delivered to the load (road load and brake): drive torque times axle speed.
+fn driveline_power(d: &mut Diagram) {
     d.add("drive_power", "Product", json!({ "ops": "**" }));
     d.connect(&["drive_torque.tau", "drive_power.u1"]);
     d.connect(&["axle_speed.w", "drive_power.u2"]);
-    // Stop when the brakes have brought the axle to rest.
+}
+
+/// Stop condition: stop when the brakes have brought the axle to rest.
+fn stop_condition(d: &mut Diagram) {
     d.add("rest_level", "Constant", json!({ "value": 0.0 }));
     d.add("at_rest", "Relational", json!({ "op": "<=" }));
     d.add("braking", "Relational", json!({ "op": ">" }));
@@ -231,7 +271,10 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     d.connect(&["at_rest.y", "stopped.u1"]);
     d.connect(&["braking.y", "stopped.u2"]);
     d.connect(&["stopped.y", "stop.u"]);
+}
 
+/// Variables recorded in the results.
+fn logged_variables(d: &mut Diagram) {
     d.log(&[
         "engine.w",
         "engine.tau",
@@ -248,6 +291,10 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
         "gearbox.ratio",
         "master.y",
     ]);
+}
+
+/// Scopes: road speed, engine speed and torque, drive ratio, clutch modes and slips, power.
+fn scopes(d: &mut Diagram) {
     fn sig(s: impl Into<String>) -> ScopeSignal {
         ScopeSignal::new(s)
     }
@@ -317,6 +364,10 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
         ]],
         ..ScopeSpec::new("power", vec![])
     });
+}
+
+/// Solver settings: 50 s, tolerances 1e-6, output every 0.02 s, one guard sample per step.
+fn solver_settings(d: &mut Diagram) {
     d.settings.stop_time = 50.0;
     d.settings.rtol = 1e-6;
     d.settings.atol = 1e-6;
@@ -327,5 +378,4 @@ pub fn full_car(p: &FullCarParams) -> Diagram {
     // fewer model calls (docs/solver.md, `guard_samples`).
     d.settings.guard_samples = 1;
     d.settings_given = true;
-    d
 }
