@@ -863,90 +863,17 @@ fn plot(
         return 2;
     }
     // What is drawn: the result, the columns shown, and the XY abscissa if any.
-    let (res, shown, xy): (SimResult, Vec<String>, Option<&str>) = match (x, table) {
-        (Some(x), Some(table)) => {
-            let spec = table_plot::TablePlot {
-                x,
-                signals: &names,
-                filters,
-            };
-            match table_plot::load(table, &spec) {
-                Ok(r) => (r, names.iter().map(|n| n.to_string()).collect(), None),
-                Err(e) => return table_plot::fail(e),
-            }
-        }
-        (None, Some(table)) => {
-            console::error(format_args!(
-                "{}: the first column is not `time`; plot a table against one of its columns with --x NAME",
-                table.display()
-            ));
-            return 2;
-        }
-        (x, None) => {
-            // `--x time` on results files is the time axis: a single file plots as without
-            // `--x`, several are overlaid against their own times.
-            let x = x.filter(|&xn| !(xn == "time" && results.len() == 1));
-            let wanted: Vec<&str> = names
-                .iter()
-                .copied()
-                .chain(x.filter(|&xn| xn != "time"))
-                .collect();
-            let mut runs = Vec::with_capacity(results.len());
-            for p in results {
-                match read_results(p, &wanted) {
-                    Ok(r) => runs.push(r),
-                    Err(code) => return code,
-                }
-            }
-            match x {
-                Some(xn) if runs.len() > 1 => {
-                    let merged = overlay(results, &runs, xn, &names);
-                    let shown = merged.names[1..].to_vec();
-                    (merged, shown, Some(xn))
-                }
-                _ => (
-                    runs.swap_remove(0),
-                    names.iter().map(|n| n.to_string()).collect(),
-                    x,
-                ),
-            }
-        }
+    let (res, shown, xy) = match plot_data(results, &names, x, table, filters) {
+        Ok(d) => d,
+        Err(code) => return code,
     };
     if let Some(u) = o.unit {
-        let Some(du) = drivelink_core::DisplayUnit::parse(u) else {
-            let known = drivelink_core::DisplayUnit::names();
-            console::error(format_args!(
-                "--unit: unknown display unit '{u}'{}; expected one of: {}",
-                drivelink_core::suggest::hint(u, known.iter().copied()),
-                known.join(", ")
-            ));
-            return 2;
-        };
-        // Results files carry their units in the summary.json beside them.
-        if table.is_none() {
-            if let Err(msg) = check_unit_fits(results, &names, u, &du) {
-                console::error(msg);
-                return 2;
-            }
+        if let Err(code) = check_plot_unit(results, &names, u, table.is_none()) {
+            return code;
         }
     }
-    // A window that holds no sample draws empty axes: say why.
-    if let Some((a, b)) = o.view.xlim {
-        let xs: &[f64] = match xy {
-            Some(xn) => res.get(xn).unwrap_or(&[]),
-            None => &res.time,
-        };
-        if !xs.iter().any(|&x| x >= a && x <= b) {
-            let (lo, hi) = xs
-                .iter()
-                .filter(|x| x.is_finite())
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
-                    (l.min(x), h.max(x))
-                });
-            console::warning(format_args!(
-                "--xlim {a},{b}: no sample in that window (the data spans {lo} to {hi}); the plot is empty"
-            ));
-        }
+    if let Some(xlim) = o.view.xlim {
+        warn_empty_window(&res, xy, xlim);
     }
     let stem = o
         .out
@@ -982,6 +909,114 @@ fn plot(
         return 1;
     }
     console::print(&format!("wrote {}\n", out.display()))
+}
+
+/// What `plot` draws: the result (a table's rows, one results file, or several overlaid
+/// against `--x`), the columns shown, and the XY abscissa if any. `Err` is the exit code
+/// (the message printed).
+fn plot_data<'a>(
+    results: &[PathBuf],
+    names: &[&str],
+    x: Option<&'a str>,
+    table: Option<&PathBuf>,
+    filters: &[String],
+) -> Result<(SimResult, Vec<String>, Option<&'a str>), u8> {
+    Ok(match (x, table) {
+        (Some(x), Some(table)) => {
+            let spec = table_plot::TablePlot {
+                x,
+                signals: names,
+                filters,
+            };
+            match table_plot::load(table, &spec) {
+                Ok(r) => (r, names.iter().map(|n| n.to_string()).collect(), None),
+                Err(e) => return Err(table_plot::fail(e)),
+            }
+        }
+        (None, Some(table)) => {
+            console::error(format_args!(
+                "{}: the first column is not `time`; plot a table against one of its columns with --x NAME",
+                table.display()
+            ));
+            return Err(2);
+        }
+        (x, None) => {
+            // `--x time` on results files is the time axis: a single file plots as without
+            // `--x`, several are overlaid against their own times.
+            let x = x.filter(|&xn| !(xn == "time" && results.len() == 1));
+            let wanted: Vec<&str> = names
+                .iter()
+                .copied()
+                .chain(x.filter(|&xn| xn != "time"))
+                .collect();
+            let mut runs = Vec::with_capacity(results.len());
+            for p in results {
+                match read_results(p, &wanted) {
+                    Ok(r) => runs.push(r),
+                    Err(code) => return Err(code),
+                }
+            }
+            match x {
+                Some(xn) if runs.len() > 1 => {
+                    let merged = overlay(results, &runs, xn, names);
+                    let shown = merged.names[1..].to_vec();
+                    (merged, shown, Some(xn))
+                }
+                _ => (
+                    runs.swap_remove(0),
+                    names.iter().map(|n| n.to_string()).collect(),
+                    x,
+                ),
+            }
+        }
+    })
+}
+
+/// `--unit u`: a known display unit, and (for results files, `results_files`) one that
+/// fits the signals' recorded units. `Err` is the exit code (the message printed).
+fn check_plot_unit(
+    results: &[PathBuf],
+    names: &[&str],
+    u: &str,
+    results_files: bool,
+) -> Result<(), u8> {
+    let Some(du) = drivelink_core::DisplayUnit::parse(u) else {
+        let known = drivelink_core::DisplayUnit::names();
+        console::error(format_args!(
+            "--unit: unknown display unit '{u}'{}; expected one of: {}",
+            drivelink_core::suggest::hint(u, known.iter().copied()),
+            known.join(", ")
+        ));
+        return Err(2);
+    };
+    // Results files carry their units in the summary.json beside them.
+    if results_files {
+        if let Err(msg) = check_unit_fits(results, names, u, &du) {
+            console::error(msg);
+            return Err(2);
+        }
+    }
+    Ok(())
+}
+
+/// A window that holds no sample draws empty axes: say why (a warning; the plot is still
+/// written).
+fn warn_empty_window(res: &SimResult, xy: Option<&str>, (a, b): (f64, f64)) {
+    let xs: &[f64] = match xy {
+        Some(xn) => res.get(xn).unwrap_or(&[]),
+        None => &res.time,
+    };
+    if !xs.iter().any(|&x| x >= a && x <= b) {
+        let (lo, hi) = xs
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+                (l.min(x), h.max(x))
+            });
+        console::warning(format_args!(
+            "--xlim {a},{b}: no sample in that window (the data spans {lo} to {hi}); the plot is empty"
+        ));
+    }
 }
 
 /// Whether display unit `du` (written `u`) fits every signal of `names` whose SI unit the
