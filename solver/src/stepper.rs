@@ -17,6 +17,7 @@
 // explicit index loops read like the formulas.
 #![allow(clippy::needless_range_loop)]
 
+use crate::simd::AlignedBuf;
 use crate::system::HybridSystem;
 use crate::tableau::{dop853, dopri5};
 
@@ -74,16 +75,16 @@ pub(crate) struct Stepper {
     rtol: f64,
     atol: f64,
     /// Stage derivatives, flat: stage `s` is `k[s*n..(s+1)*n]`; stage 0 is `f(t0, y0)`.
-    k: Vec<f64>,
+    k: AlignedBuf,
     /// Stage argument scratch (after a DOPRI5 step: the argument of stage 6, which the
     /// stiffness test reads).
-    ytmp: Vec<f64>,
+    ytmp: AlignedBuf,
     /// The error vector of the last attempt.
-    evec: Vec<f64>,
+    evec: AlignedBuf,
     /// Candidate (after acceptance: accepted) state at `t1`.
-    y1: Vec<f64>,
+    y1: AlignedBuf,
     /// Dense-output coefficients, flat, `dense_coeffs()` vectors of length `n`.
-    cont: Vec<f64>,
+    cont: AlignedBuf,
     t0: f64,
     t1: f64,
     h: f64,
@@ -279,11 +280,11 @@ impl Stepper {
             n,
             rtol,
             atol,
-            k: vec![0.0; kind.stages() * n],
-            ytmp: vec![0.0; n],
-            evec: vec![0.0; n],
-            y1: vec![0.0; n],
-            cont: vec![0.0; kind.dense_coeffs() * n],
+            k: AlignedBuf::zeros(kind.stages() * n),
+            ytmp: AlignedBuf::zeros(n),
+            evec: AlignedBuf::zeros(n),
+            y1: AlignedBuf::zeros(n),
+            cont: AlignedBuf::zeros(kind.dense_coeffs() * n),
             t0: 0.0,
             t1: 0.0,
             h: 0.0,
@@ -371,7 +372,7 @@ impl Stepper {
                         t0 + dopri5::C[s] * h
                     };
                     let (done, rest) = self.k.split_at_mut(s * n);
-                    let arg: &mut Vec<f64> = if s == dopri5::STAGES - 1 {
+                    let arg: &mut AlignedBuf = if s == dopri5::STAGES - 1 {
                         &mut self.y1
                     } else {
                         &mut self.ytmp

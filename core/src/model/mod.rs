@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use drivelink_solver::simd::AlignedBuf;
 use drivelink_solver::{
     integrate, EventAction, EventCause, HybridSystem, OutputKind, Settings, Status, SystemError,
 };
@@ -84,8 +85,8 @@ pub const INTERRUPTED: &str = "interrupted: the run was cancelled by its caller 
 
 /// Buffers of one evaluation (all allocated by `instantiate`).
 struct Eval {
-    /// Signal slots.
-    sig: Vec<f64>,
+    /// Signal slots (aligned: the linear kernels stream them).
+    sig: AlignedBuf,
     /// Scratch for one block's outputs.
     ybuf: Vec<f64>,
     /// The guards that change only at events (`plan.held_guard_blocks`), as evaluated at
@@ -127,7 +128,7 @@ struct Eval {
 /// `(t, x)` in a row.
 struct Cache {
     t: f64,
-    x: Vec<f64>,
+    x: AlignedBuf,
     valid: bool,
     /// Inside event handling: the signals are those of a full evaluation with the current
     /// state, modes and block data (set by a full evaluation, cleared by anything that
@@ -411,7 +412,7 @@ impl Model {
             Vec::new()
         };
         let lin = LinKernel::build(&plan, &blocks);
-        let mut sig = vec![0.0; plan.n_signals];
+        let mut sig = AlignedBuf::zeros(plan.n_signals);
         for &(s, v) in &plan.slot_defaults {
             sig[s.ix()] = v;
         }
@@ -441,7 +442,7 @@ impl Model {
             },
             cache: Cache {
                 t: f64::NAN,
-                x: vec![0.0; plan.n_states],
+                x: AlignedBuf::zeros(plan.n_states),
                 valid: false,
                 current: false,
             },
@@ -637,7 +638,8 @@ impl Model {
         }
         self.start_run(settings.start_time);
         self.run.result.reserve_rows(reserved_rows(settings));
-        let mut x = self.x0.clone();
+        // Aligned: every stage of the step kernels streams the state.
+        let mut x = AlignedBuf::from_slice(&self.x0);
         self.refresh_constants(settings.start_time, &x);
         let start = Instant::now();
         let out = integrate(self, &mut x, settings);
