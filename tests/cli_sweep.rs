@@ -419,7 +419,8 @@ fn plot_draws_a_table_against_any_column() {
 /// Ctrl-C in `drivelink sweep` (left open by stop 35: the table was lost): the finished
 /// runs are written, marked as an interrupted study that `sweep-merge` refuses, and the
 /// exit code is 130. The fixture's stop time is its parameter `t_end`, so one sweep holds
-/// a run of 1 s and one of minutes; only the short one can be in the table.
+/// a run of 1 s and one of minutes; only the short one can be in the table, and (stop 37:
+/// the run cut short left a partial directory) only its results directory is kept.
 #[test]
 fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
     let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/long_run.json");
@@ -433,6 +434,7 @@ fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
             "t_end=[1 s, 1e6 s, 2 s]",
             "--metric",
             "y_end=final(lag.y)",
+            "--keep-results",
         ])
         .args(["--jobs", "1", "--out"])
         .arg(&out);
@@ -454,6 +456,18 @@ fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
         serde_json::from_str(&std::fs::read_to_string(out.join("study.json")).unwrap()).unwrap();
     assert_eq!(study["interrupted"], true);
     assert_eq!(study["finished_runs"], 1);
+    let mut kept: Vec<String> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["000000"], "the table's runs only");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("runs/000000/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["status"], "completed");
+    assert_eq!(summary["end_time"], 1.0);
     let m = run(&[
         "sweep-merge",
         out.to_str().unwrap(),

@@ -638,7 +638,11 @@ impl Study {
         row.extend(point.iter().map(|(_, v)| v.cell()));
         match outcome {
             Ok((res, audit)) => {
-                if let Some(dir) = keep {
+                // A run cut short by the flag has no row (`run_until_cancelled`), so it
+                // leaves no results directory either: `runs/` holds the table's runs.
+                let cut =
+                    self.cancelled() && res.message.contains(drivelink_core::model::INTERRUPTED);
+                if let (Some(dir), false) = (keep, cut) {
                     self.keep(dir, i, &point, &res, audit.as_ref())?;
                 }
                 row.push(Cell::Text(res.status.as_str().into()));
