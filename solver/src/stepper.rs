@@ -924,3 +924,40 @@ fn dopri5_dense_body(out: &mut [f64], c: [&[f64]; 5], th: f64, th1: f64) {
         out[i] = c0[i] + th * (c1[i] + th1 * (c2[i] + th * (c3[i] + th1 * c4[i])));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{dop853, dopri5, Kind, Row, Rows};
+
+    /// A [`Row`] holds at most 16 entries: every tableau row the kernels use keeps all its
+    /// non-zero entries, in stage order, with their coefficients.
+    #[test]
+    fn tableau_rows_keep_every_non_zero_entry() {
+        let check = |a: &[f64], row: &Row| {
+            let want: Vec<(usize, f64)> = a
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0.0)
+                .map(|(j, &v)| (j, v))
+                .collect();
+            let got: Vec<(usize, f64)> = row
+                .idx()
+                .iter()
+                .copied()
+                .zip(row.coef().iter().copied())
+                .collect();
+            assert_eq!(got, want);
+        };
+        let r = Rows::new(Kind::Dopri5);
+        for s in 0..dopri5::STAGES {
+            check(&dopri5::A[s][..s], &r.a[s]);
+        }
+        check(&dopri5::E, &r.e);
+        check(&dopri5::D, &r.d);
+        let r = Rows::new(Kind::Dop853);
+        for s in 0..dop853::STAGES {
+            check(&dop853::A[s][..s], &r.a[s]);
+        }
+        check(&dop853::B, &r.b);
+    }
+}
