@@ -581,6 +581,13 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// Maps a drawing error of backend `DB` to a [`PlotError`] naming this scope.
+    fn err<DB: DrawingBackend>(
+        &self,
+    ) -> impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> PlotError + Copy + '_ {
+        move |e| drawing_err(self.scope, e)
+    }
+
     /// Image size in pixels.
     pub fn size(&self) -> (u32, u32) {
         self.size
@@ -596,7 +603,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let m = &self.m;
         let w = self.size.0 as i32;
         root.fill(&WHITE).map_err(err)?;
@@ -627,7 +634,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let m = &self.m;
         let legend_text = text_style(m.legend_font).pos(Pos::new(HPos::Left, VPos::Center));
         for &(k, row, x) in &p.legend {
@@ -656,7 +663,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let m = &self.m;
         let right = &p.axes[1];
         let (x1, (y0, y1)) = (self.x_axis.range().1, p.axes[0].range());
@@ -700,7 +707,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let m = &self.m;
         self.draw_legend(area, p)?;
 
@@ -735,7 +742,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let m = &self.m;
         let left = &p.axes[0];
         let xf = |v: &f64| self.x_axis.label(*v);
@@ -770,7 +777,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         // Event markers behind the signals, at most one per pixel column.
         let mut prev_px = i32::MIN;
         for &t in &self.markers {
@@ -823,7 +830,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let m = &self.m;
         let plot_area = chart.plotting_area().strip_coord_spec();
         let base = plot_area.get_base_pixel();
@@ -876,7 +883,7 @@ impl<'a> Plan<'a> {
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| drawing_err(self.scope, e);
+        let err = self.err::<DB>();
         let (offsets, pen) = if pixel_lines {
             (
                 pen_offsets(self.m.line_w),
