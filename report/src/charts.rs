@@ -62,10 +62,12 @@ fn event_color(kind: EventTag) -> &'static str {
         EventTag::Impact => "#ff7f0e",
         EventTag::Shift => "#17becf",
         EventTag::Stall => "#bcbd22",
+        EventTag::Touchdown => "#8c6d31",
+        EventTag::Liftoff => "#e377c2",
     }
 }
 
-const EVENT_ORDER: [EventTag; 10] = [
+const EVENT_ORDER: [EventTag; 12] = [
     EventTag::Lock,
     EventTag::Unlock,
     EventTag::Engage,
@@ -74,6 +76,8 @@ const EVENT_ORDER: [EventTag; 10] = [
     EventTag::Impact,
     EventTag::Shift,
     EventTag::Stall,
+    EventTag::Touchdown,
+    EventTag::Liftoff,
     EventTag::Stop,
     EventTag::TimeEvent,
 ];

@@ -200,6 +200,8 @@ fn summary_section(body: &mut String, r: &SimResult) {
         EventTag::Impact,
         EventTag::Shift,
         EventTag::Stall,
+        EventTag::Touchdown,
+        EventTag::Liftoff,
         EventTag::Stop,
     ] {
         let n = r.events.iter().filter(|e| e.kind == k).count();

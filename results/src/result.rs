@@ -94,6 +94,10 @@ pub enum EventTag {
     Shift,
     /// An engine stalled (its speed fell below the stall speed).
     Stall,
+    /// A wheel's suspension reached the ground (located zero of its compression).
+    Touchdown,
+    /// A wheel left the ground (its compression fell below zero).
+    Liftoff,
 }
 
 impl EventTag {
@@ -109,6 +113,8 @@ impl EventTag {
             EventTag::Impact => "impact",
             EventTag::Shift => "shift",
             EventTag::Stall => "stall",
+            EventTag::Touchdown => "touchdown",
+            EventTag::Liftoff => "liftoff",
         }
     }
     pub fn parse(s: &str) -> Option<EventTag> {
@@ -123,6 +129,8 @@ impl EventTag {
             "impact" => EventTag::Impact,
             "shift" => EventTag::Shift,
             "stall" => EventTag::Stall,
+            "touchdown" => EventTag::Touchdown,
+            "liftoff" => EventTag::Liftoff,
             _ => return None,
         })
     }

@@ -189,7 +189,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("force_app_point_distance", "m", 0.0, "height above the contact point, on the suspension axis, where the wheel's forces act on the body"),
             ParamSpec::number("spring", "N/m", 35000.0, "spring rate (> 0)"),
             ParamSpec::number("damper", "N*s/m", 4500.0, "damping rate (>= 0)"),
-            ParamSpec::number("target_position", "1", 0.5, "rest point of the spring as a fraction of suspension_distance (0 full extension, 1 full compression)"),
+            ParamSpec::number("target_position", "1", 0.0, "rest point of the spring as a fraction of suspension_distance (0 full extension, the default as in Unity; 1 full compression)"),
             ParamSpec::with("forward_friction", ParamKind::Record(FORWARD), ParamDefault::Value(ParamKind::record_default(FORWARD)), "forward friction curve: slips in m/s, values per unit normal load, stiffness multiplies the values; extremum_slip is output as peak_slip"),
             ParamSpec::with("sideways_friction", ParamKind::Record(SIDEWAYS), ParamDefault::Value(ParamKind::record_default(SIDEWAYS)), "sideways friction curve (as forward_friction)"),
             ParamSpec::with("combined", ParamKind::Choice(&["circle", "independent"]), ParamDefault::Value(serde_json::json!("circle")), "combined slip: friction circle on the normalized slip, or Unity's independent curves"),
@@ -369,6 +369,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         },
         stick,
         mode: Patch::Slip { armed: true },
+        reach: None,
     }))
 }
 
@@ -433,6 +434,21 @@ pub struct WheelCollider {
     /// Static friction at the patch (`static_friction`), or `None`.
     stick: Option<Stick>,
     mode: Patch,
+    /// Whether the wheel touches the ground: changes only at located events; `None`
+    /// before the run's initial event (then the geometry decides: `c ≥ 0`).
+    reach: Option<Reach>,
+}
+
+/// Whether a wheel is on the ground: the contact's mode, switched only at the located
+/// zeros of the compression (events `touchdown` and `liftoff`), so a step never jumps
+/// over a landing however large it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// No ground force; the guard `−c` reaches 0 when the ray meets the ground.
+    Airborne,
+    /// Suspension and tire forces act; the guard `c + ε·suspension_distance` reaches 0
+    /// when the wheel hangs free.
+    Grounded,
 }
 
 const BODY: usize = 0;
@@ -467,6 +483,46 @@ pub struct Contact {
     vg: V3,
 }
 
+/// The wheel's heading on the ground (world x, y): the body's x axis turned by `steer`
+/// about the body's z axis (body `[cos δ, sin δ, 0]`), projected on the ground and
+/// normalized. An unsteered wheel (the rear ones, the front ones driving straight) skips
+/// the sine and cosine.
+fn heading(r: &[V3; 3], steer: f64) -> [f64; 2] {
+    let (hx, hy) = if steer == 0.0 {
+        (r[0][0], r[1][0])
+    } else {
+        let (sd, cd) = steer.sin_cos();
+        (r[0][0] * cd + r[0][1] * sd, r[1][0] * cd + r[1][1] * sd)
+    };
+    let hn = (hx * hx + hy * hy).sqrt();
+    if hn > 0.0 {
+        let inv = 1.0 / hn;
+        [hx * inv, hy * inv]
+    } else {
+        [1.0, 0.0]
+    }
+}
+
+/// Where the suspension's ray meets the ground plane.
+#[derive(Debug, Clone, Copy)]
+struct Ray {
+    /// Compression `suspension_distance + radius − s*`, m: continuous in the pose while
+    /// the axis points down (also with the mount below the ground, where it exceeds
+    /// `suspension_distance + radius`), so a step that would carry the wheel through the
+    /// ground changes its sign; `−(suspension_distance + radius)` while the axis points
+    /// sideways or up.
+    c: f64,
+    /// `1 / (world z of the body's z axis)`, 0 when the ray never meets the ground.
+    inv_zz: f64,
+    /// Whether the ray from the mount meets the ground (axis down, mount above it).
+    meets: bool,
+}
+
+/// The contact guard's margins, relative to `suspension_distance`: `touchdown` is
+/// located at `c = −ε` and accepted from `c > −2ε`, `liftoff` located at `c = −3ε` and
+/// accepted below `−2ε`, so the guard of the new mode starts at `2ε` (no re-trigger).
+const REACH_EPS: f64 = 1e-6;
+
 impl WheelCollider {
     /// The contact of the wheel with the body in state `st`, spin `w`, steer `steer` and
     /// friction multiplier `mu`.
@@ -489,37 +545,56 @@ impl WheelCollider {
         }
         k
     }
-    /// The contact's geometry, normal load and slips, without the tire forces (`fx`, `fy`
-    /// zero): all the block's outputs need, evaluated once more per evaluation than the
-    /// forces.
-    fn kinematics(&self, st: &FrameState, w: f64, steer: f64) -> Contact {
+    /// Where the suspension's ray meets the ground plane in pose `st`.
+    fn ray(&self, st: &FrameState) -> Ray {
         // Only the heights of the rotated body vectors enter the suspension: row 2 of the
         // rotation (`zz` is the world height of the body's z axis).
         let r = st.rotation();
         let zz = r[2][2];
         // The world height of the mount point.
         let hc = st.pos()[2] + dot(r[2], self.center);
-        if !(zz > 1e-6) || !(hc >= 0.0) {
-            // The ray from the mount never meets the ground: the axis points sideways or
-            // up, or the mount itself is below the ground (a car rolled over and sunk
-            // through the plane, which nothing else collides with). No contact; a wheel
-            // there pushing the body up would create energy from nothing.
-            return Contact {
+        if !(zz > 1e-6) {
+            // The axis points sideways or up: the ray never meets the ground.
+            return Ray {
                 c: self.no_ground(),
-                ..Contact::default()
+                inv_zz: 0.0,
+                meets: false,
             };
         }
         let inv_zz = 1.0 / zz;
-        let s = hc * inv_zz;
-        let c = self.dist + self.radius - s;
+        Ray {
+            c: self.dist + self.radius - hc * inv_zz,
+            inv_zz,
+            // A mount below the ground (a car rolled over and sunk through the plane, which
+            // nothing else collides with) meets nothing: a wheel there pushing the body up
+            // would create energy from nothing.
+            meets: hc >= 0.0,
+        }
+    }
+    /// The contact's mode: the located one, or before the initial event the geometry's.
+    fn reach_in(&self, ray: &Ray) -> Reach {
+        match self.reach {
+            Some(r) => r,
+            None if ray.c >= 0.0 => Reach::Grounded,
+            None => Reach::Airborne,
+        }
+    }
+    /// The contact's geometry, normal load and slips, without the tire forces (`fx`, `fy`
+    /// zero): all the block's outputs need, evaluated once more per evaluation than the
+    /// forces.
+    fn kinematics(&self, st: &FrameState, w: f64, steer: f64) -> Contact {
+        let ray = self.ray(st);
         let mut k = Contact {
-            c,
+            c: if ray.meets { ray.c } else { self.no_ground() },
             ..Contact::default()
         };
-        if !(c >= 0.0) {
+        if !ray.meets || self.reach_in(&ray) == Reach::Airborne {
             return k;
         }
         k.grounded = true;
+        let (c, inv_zz) = (ray.c, ray.inv_zz);
+        let s = self.dist + self.radius - c;
+        let r = st.rotation();
         // Body point at the contact (on the axis, s below the mount) and its velocity.
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vg = st.point_velocity(g_body);
@@ -532,22 +607,7 @@ impl WheelCollider {
         k.fz = (self.spring * (c - c0) + self.damper * cdot + bump).max(0.0) * inv_zz;
         k.app = [g_body[0], g_body[1], g_body[2] + self.app];
         k.vg = vg;
-        // The wheel's heading (body [cos δ, sin δ, 0]) projected on the ground; an
-        // unsteered wheel (the rear ones, the front ones driving straight) skips the sine
-        // and cosine.
-        let (hx, hy) = if steer == 0.0 {
-            (r[0][0], r[1][0])
-        } else {
-            let (sd, cd) = steer.sin_cos();
-            (r[0][0] * cd + r[0][1] * sd, r[1][0] * cd + r[1][1] * sd)
-        };
-        let hn = (hx * hx + hy * hy).sqrt();
-        let (hx, hy) = if hn > 0.0 {
-            let inv = 1.0 / hn;
-            (hx * inv, hy * inv)
-        } else {
-            (1.0, 0.0)
-        };
+        let [hx, hy] = heading(r, steer);
         // l = z × h.
         k.h = [hx, hy, 0.0];
         k.l = [-hy, hx, 0.0];
@@ -610,10 +670,11 @@ impl WheelCollider {
             .max(self.radius * w.abs())
             / st.v_rest
     }
-    /// Stored energy of the spring and bump stop at compression `c`, J.
+    /// Stored energy of the spring and bump stop at compression `c`, J: the spring
+    /// pushes only beyond its rest point `target_position·suspension_distance` (the
+    /// ground never pulls), so a wheel hanging below it stores nothing.
     fn stored(&self, c: f64) -> f64 {
-        let c0 = self.target * self.dist;
-        let e = c.max(0.0) - c0;
+        let e = (c - self.target * self.dist).max(0.0);
         let b = (c - self.dist).max(0.0);
         0.5 * self.spring * e * e + 0.5 * BUMP_STOP_FACTOR * self.spring * b * b
     }
@@ -667,12 +728,22 @@ impl Block for WheelCollider {
         let w = match self.w0 {
             Some(w) => w,
             None => {
-                // Rolling without slip: radius·w equals the contact's forward speed.
-                let k = self.contact(cx.frame(BODY), 0.0, 0.0, 1.0);
+                // Rolling without slip: radius·w equals the forward speed along the
+                // steered heading of the contact (on the ground) or of the wheel's lowest
+                // point at full extension (in the air: it lands rolling).
+                let st = cx.frame(BODY);
+                let k = self.kinematics(st, 0.0, cx.u(IN_STEER));
                 if k.grounded {
                     -k.sx / self.radius
                 } else {
-                    0.0
+                    let [hx, hy] = heading(st.rotation(), cx.u(IN_STEER));
+                    let low = [
+                        self.center[0],
+                        self.center[1],
+                        self.center[2] - self.dist - self.radius,
+                    ];
+                    let v = st.point_velocity(low);
+                    (v[0] * hx + v[1] * hy) / self.radius
                 }
             }
         };
@@ -790,50 +861,56 @@ impl Block for WheelCollider {
         if self.stick.is_some() {
             3
         } else {
-            0
+            1
         }
     }
     fn guard_name(&self, i: usize) -> String {
-        ["patch_rest", "patch_breakaway", "patch_ground"]
+        ["contact", "patch_rest", "patch_breakaway"]
             .get(i)
             .map_or_else(|| format!("guard{i}"), |s| s.to_string())
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
-        let Some(st) = self.stick else {
+        let st = cx.frame(BODY);
+        let ray = self.ray(st);
+        let eps = REACH_EPS * self.dist;
+        g[0] = match self.reach_in(&ray) {
+            Reach::Airborne => -ray.c - eps,
+            Reach::Grounded => ray.c + 3.0 * eps,
+        };
+        let Some(stick) = self.stick else {
             return;
         };
         let w = cx.v(HUB);
-        let k = self.kinematics(cx.frame(BODY), w, cx.u(IN_STEER));
-        let r = self.rest_ratio(&st, &k, w);
+        let k = self.kinematics(st, w, cx.u(IN_STEER));
+        let r = self.rest_ratio(&stick, &k, w);
         match self.mode {
             Patch::Slip { armed: true } => {
-                g[0] = if k.grounded {
+                g[1] = if k.grounded {
                     r - (1.0 - STICK_EPS)
                 } else {
                     1.0
                 };
-                g[1] = 1.0;
                 g[2] = 1.0;
             }
             Patch::Slip { armed: false } => {
-                g[0] = (1.0 + STICK_EPS) - r;
-                g[1] = 1.0;
+                g[1] = (1.0 + STICK_EPS) - r;
                 g[2] = 1.0;
             }
             Patch::Stick => {
-                let n = self.stick_ratio(&st, &k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
-                g[0] = 2.0 * (1.0 + STICK_EPS) - self.radius * w.abs() / st.v_rest;
-                g[1] = (1.0 + STICK_EPS) - n;
-                g[2] = k.c + STICK_EPS * self.dist;
+                let n = self.stick_ratio(&stick, &k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
+                g[1] = 2.0 * (1.0 + STICK_EPS) - self.radius * w.abs() / stick.v_rest;
+                g[2] = (1.0 + STICK_EPS) - n;
             }
         }
     }
     fn reset(&mut self, _t0: f64) {
         self.mode = Patch::Slip { armed: true };
+        self.reach = None;
     }
     fn update_modes(&mut self, ecx: &mut EventCx) -> bool {
+        let reach_changed = self.update_reach(ecx);
         let Some(st) = self.stick else {
-            return false;
+            return reach_changed;
         };
         let (k, w, d, mu) = {
             let cx = ecx.view();
@@ -859,7 +936,7 @@ impl Block for WheelCollider {
             }
             Patch::Stick => {
                 let n = self.stick_ratio(&st, &k, d, mu);
-                if k.c < 0.0 || !k.grounded {
+                if !k.grounded {
                     ecx.log(EventTag::Unlock, "patch: wheel left the ground");
                     Patch::Slip { armed: true }
                 } else if n > 1.0 {
@@ -906,7 +983,57 @@ impl Block for WheelCollider {
             ecx.x[1] = 0.0;
         }
         self.mode = new;
-        new != old
+        new != old || reach_changed
+    }
+}
+
+impl WheelCollider {
+    /// The contact's mode at an event instant: `touchdown` once the compression has
+    /// reached the ground (`c > −2ε`), `liftoff` once it is below `−2ε`; at the run's
+    /// initial event the mode is set from the pose without a log line. Returns whether
+    /// the mode changed.
+    fn update_reach(&mut self, ecx: &mut EventCx) -> bool {
+        let (ray, vz) = {
+            let cx = ecx.view();
+            let st = cx.frame(BODY);
+            let ray = self.ray(st);
+            let s = self.dist + self.radius - ray.c;
+            let vz = st.point_velocity([self.center[0], self.center[1], self.center[2] - s])[2];
+            (ray, vz)
+        };
+        let eps = REACH_EPS * self.dist;
+        let on_ground = ray.c > -2.0 * eps;
+        let new = if on_ground {
+            Reach::Grounded
+        } else {
+            Reach::Airborne
+        };
+        let old = self.reach.replace(new);
+        match (old, new) {
+            (Some(Reach::Airborne), Reach::Grounded) => ecx.log(
+                EventTag::Touchdown,
+                format!(
+                    "the suspension ray meets the ground: compression {:.6e} m, vertical speed {:.6e} m/s",
+                    ray.c, vz
+                ),
+            ),
+            (Some(Reach::Grounded), Reach::Airborne) => ecx.log(
+                EventTag::Liftoff,
+                format!(
+                    "the wheel hangs free: compression {:.6e} m, vertical speed {:.6e} m/s",
+                    ray.c, vz
+                ),
+            ),
+            _ => {}
+        }
+        // Before the initial event the geometry decided (`c ≥ 0`): a change only if the
+        // located mode differs from it.
+        let was = old.unwrap_or(if ray.c >= 0.0 {
+            Reach::Grounded
+        } else {
+            Reach::Airborne
+        });
+        was != new
     }
 }
 

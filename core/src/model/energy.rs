@@ -134,7 +134,7 @@ impl Model {
     /// The energy audit of the last run (from its final state).
     pub fn energy_audit(&mut self) -> EnergyAudit {
         let x = self.run.last_x.clone();
-        let x0 = self.x0.clone();
+        let x0 = self.run.first_x.clone();
         let plan = self.plan.clone();
         let n = plan.nodes.len();
         let pe0 = self.block_potentials(plan.settings.start_time, &x0);

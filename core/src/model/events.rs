@@ -130,6 +130,7 @@ impl Model {
         self.ev.held_g_valid = false;
         let mut stop = false;
         if cause.kind == EventKind::Initial {
+            self.initial_speeds_from_inputs(t, x)?;
             self.initial_projection(t, x)?;
         }
         self.refresh_constants(t, x);
@@ -240,6 +241,34 @@ impl Model {
 
     /// Make the initial speeds consistent with the always-active constraints (all joints
     /// free), conserving momentum; log the kinetic energy this removes.
+    /// Node speeds that blocks derive from the rigid bodies' poses ([`Block::initial_speeds`])
+    /// were first taken at instantiation with every signal at its default; at the initial
+    /// event they are taken again with the inputs' values at the start time (a wheel
+    /// steered at `t = 0` starts rolling along its steered heading), before the initial
+    /// projection. Models without rigid bodies skip it.
+    fn initial_speeds_from_inputs(&mut self, t: f64, x: &mut [f64]) -> Result<(), SystemError> {
+        let n = self.plan.nodes.len();
+        if n == 0 || self.plan.frames.is_empty() {
+            return Ok(());
+        }
+        self.refactor(t)?;
+        self.refresh_constants(t, x);
+        self.eval(t, x);
+        let plan = self.plan.clone();
+        let mut stop = false;
+        for b in 0..plan.blocks.len() {
+            let speeds = self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
+                blk.initial_speeds(&ecx.view())
+            });
+            for (p, w) in speeds {
+                x[n + plan.port_dof[plan.blocks[b].port_tab.start + p] as usize] = w;
+            }
+        }
+        self.run.first_x.copy_from_slice(x);
+        self.cache.valid = false;
+        Ok(())
+    }
+
     fn initial_projection(&mut self, t: f64, x: &mut [f64]) -> Result<(), SystemError> {
         let n = self.plan.nodes.len();
         if n == 0 {

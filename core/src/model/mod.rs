@@ -145,6 +145,10 @@ struct Run {
     /// The state the last run ended with (what `integrate` leaves: the last accepted or
     /// event-updated state, which the final output point records).
     last_x: Vec<f64>,
+    /// The state the last run started from: `x0` with the node speeds the blocks derived
+    /// from their inputs at the initial event, before the initial projection (whose loss
+    /// is booked as impact). The energy audit measures from it.
+    first_x: Vec<f64>,
     next_te: Vec<f64>,
     /// The earliest of `next_te` (kept up to date where `next_te` changes).
     next_te_min: f64,
@@ -452,6 +456,7 @@ impl Model {
                 impact_loss: 0.0,
                 stopped_by: None,
                 last_x: x0.clone(),
+                first_x: x0.clone(),
                 next_te: vec![f64::INFINITY; blocks.len()],
                 next_te_min: f64::INFINITY,
                 model_evals: 0,
@@ -703,6 +708,7 @@ impl Model {
     /// Reset the run state and every block for a run starting at `t0`.
     fn start_run(&mut self, t0: f64) {
         self.run.result = self.plan.empty_result();
+        self.run.first_x.copy_from_slice(&self.x0);
         self.run.impact_loss = 0.0;
         self.run.stopped_by = None;
         self.run.model_evals = 0;
