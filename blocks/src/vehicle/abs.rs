@@ -15,8 +15,11 @@
 //! trigger custom_slip:      s_min = min_slip,                    s_max = max_slip
 //! x = (s − s_min)/(s_max − s_min)
 //! simple:          ratio = min_pressure_ratio if s > s_min else 1
-//! multi_position:  ratio = 1 if s <= s_min; else 1 − (ceil(x·N)/N)·(1 − min_pressure_ratio),
-//!                  N = valve_positions, min_pressure_ratio beyond s_max
+//! multi_position:  ratio = 1 if s <= s_min; min_pressure_ratio if s >= s_max; between them
+//!                  1 − (k/N)·(1 − min_pressure_ratio), k = clamp(ceil(x·(N − 1)), 1, N − 1),
+//!                  N = valve_positions: the band steps through the first N − 1 relief
+//!                  positions and the full relief comes only beyond s_max (the seed's
+//!                  "applying minPressureRatio beyond maxSlip")
 //! continuous:      ratio = 1 − clamp(x, 0, 1)·(1 − min_pressure_ratio)
 //! ```
 //!
@@ -242,9 +245,10 @@ impl Abs {
                 } else if s >= s_max {
                     self.min_ratio
                 } else {
-                    let k = ((s - s_min) / span * self.positions)
-                        .ceil()
-                        .clamp(1.0, self.positions);
+                    // Inside the band the valve steps through its first N − 1 relief
+                    // positions; the last one (min_pressure_ratio) only beyond s_max.
+                    let steps = self.positions - 1.0;
+                    let k = ((s - s_min) / span * steps).ceil().clamp(1.0, steps);
                     1.0 - k / self.positions * (1.0 - self.min_ratio)
                 }
             }
@@ -366,6 +370,60 @@ impl Block for Abs {
             1.0
         } else {
             0.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn abs(positions: f64) -> Abs {
+        Abs {
+            enabled: true,
+            mode: AbsMode::MultiPosition,
+            trigger: Trigger::Custom { lo: 1.0, hi: 4.0 },
+            min_ratio: 0.25,
+            positions,
+            ts: 0.01,
+            ratio: 1.0,
+            hit_t: f64::NAN,
+            idle: true,
+            first: FirstCall::armed(),
+        }
+    }
+
+    /// The seed: "brake pressure multiplied by discrete ratios from minSlip to maxSlip,
+    /// applying minPressureRatio beyond maxSlip". Inside the band the valve never reaches
+    /// its full relief (before, the last third of a 3-position band already gave it).
+    #[test]
+    fn multi_position_reaches_full_relief_only_beyond_max_slip() {
+        for n in 2..=8 {
+            let a = abs(f64::from(n));
+            let step = 0.75 / f64::from(n);
+            assert_eq!(a.ratio_for(1.0, 0.0), 1.0, "N {n}: at the trigger slip");
+            assert_eq!(a.ratio_for(4.0, 0.0), 0.25, "N {n}: at max slip");
+            assert_eq!(a.ratio_for(-9.0, 0.0), 0.25, "N {n}: beyond max slip");
+            let mut seen = Vec::new();
+            for i in 1..300 {
+                let s = 1.0 + 3.0 * f64::from(i) / 300.0;
+                let r = a.ratio_for(s, 0.0);
+                assert!(
+                    r > 0.25 + 1e-12,
+                    "N {n}: full relief at slip {s} inside the band"
+                );
+                // One of the first N − 1 relief positions 1 − k·(1 − min)/N.
+                let k = (1.0 - r) / step;
+                assert!((k - k.round()).abs() < 1e-9 && (1.0..f64::from(n)).contains(&k.round()));
+                if !seen.contains(&(k.round() as i64)) {
+                    seen.push(k.round() as i64);
+                }
+            }
+            assert_eq!(
+                seen.len(),
+                n as usize - 1,
+                "N {n}: every in-band position used"
+            );
         }
     }
 }
