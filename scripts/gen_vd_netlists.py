@@ -152,7 +152,7 @@ def brake_turn(abs_on):
         desc = ("per wheel, about twice what the tires can take) "
                 + ABS_DESC)
         return netlist(name, f"A car running straight at 20 m/s steers (60 deg at the steering wheel) and brakes hard at the same instant, 1 s (2500 N·m front, 1500 N·m rear {desc}", b, c, 6.0, params={"abs_ratio": 0.1}, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
-    desc = "without ABS: the wheels lock, the friction circle leaves the sliding tires no side force, and the car ploughs straight on with its heading frozen"
+    desc = "without ABS: the wheels lock and the car ploughs on, ending 3.8 m off the straight line after 58 m instead of turning. It does not keep its heading: the locked front wheels slide a few degrees off their steered heading, and the friction circle (on slips normalized by each curve's extremum slip, sideways 0.2 m/s against forward 0.4 m/s) leaves them a side force of 20-50 % of their braking force, which yaws the body 27 deg (0.48 rad) by the stop"
     return netlist(name, f"A car running straight at 20 m/s steers (60 deg at the steering wheel) and brakes hard at the same instant, 1 s (2500 N·m front, 1500 N·m rear per wheel) {desc}.", b, c, 5.0, extra_log=[f"{w}.brake_mode" for w, _, _ in WHEELS])
 
 
