@@ -188,6 +188,10 @@ impl Network {
             self.refresh_load();
             return Ok(());
         }
+        // Until the new factorization exists, none is valid: a solve after a failed
+        // refactor must not combine the previous modes' factor with these rows.
+        self.factor = None;
+        self.size_scratch(m);
         let mut g = DMatrix::<f64>::zeros(m, n);
         let mut has_tracking = false;
         for (r, &i) in self.active.iter().enumerate() {
@@ -439,6 +443,36 @@ mod tests {
             rows,
             vec![],
         )
+    }
+
+    #[test]
+    fn solve_after_a_failed_refactor_never_uses_the_previous_modes_factor() {
+        // A massless shaft held to a flywheel by a clutch: locked, the network is
+        // regular; released, the shaft has no inertia and the refactor fails. A solve
+        // after the failure must not read the locked modes' factor with the released
+        // modes' row count (an index out of range), and must produce no accelerations.
+        let mut nw = Network::new(
+            vec!["flywheel".into(), "shaft".into()],
+            vec![PortKind::Rot; 2],
+            vec![1.0, 0.0],
+            vec![],
+            vec![NodeRow::new([(0, 1.0), (1, -1.0)], None)],
+        );
+        nw.modes[0] = FrictionMode::Locked;
+        nw.refactor().unwrap();
+        nw.f.copy_from_slice(&[2.0, 0.0]);
+        nw.solve();
+        assert_eq!(nw.a, vec![2.0, 2.0]);
+        nw.modes[0] = FrictionMode::Free;
+        let err = nw.refactor().unwrap_err();
+        assert_eq!(err.nodes, vec![1], "the massless shaft is named");
+        nw.solve();
+        assert!(nw.factor.is_none());
+        // Locked again (from the cache): the solve is the locked one.
+        nw.modes[0] = FrictionMode::Locked;
+        nw.refactor().unwrap();
+        nw.solve();
+        assert_eq!(nw.a, vec![2.0, 2.0]);
     }
 
     #[test]
