@@ -222,11 +222,11 @@ fn load(model: &Path, set: &[String]) -> Result<Diagram, Error> {
 /// loaded a second time in one command, for the report's diagram).
 fn load_noting(model: &Path, set: &[String], notes: bool) -> Result<Diagram, Error> {
     let origin = model.display().to_string();
-    let text = std::fs::read_to_string(model).map_err(|e| Error::Io {
+    let bytes = std::fs::read(model).map_err(|e| Error::Io {
         path: origin.clone(),
         message: format!("{e}{}", shipped_hint(model, &e)),
     })?;
-    let mut v = netlist::parse_text(&text, &origin)?;
+    let mut v = netlist::parse_text(&netlist::utf8_text(bytes, &origin)?, &origin)?;
     apply_sets(&mut v, set, &origin, notes)?;
     let base = model.parent().map(Path::to_path_buf).unwrap_or_default();
     netlist::load_value(&v, &origin, &base).map_err(|e| name_set_origin(e, set))

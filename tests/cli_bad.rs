@@ -72,3 +72,23 @@ fn missing_model_file_is_exit_2() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("/nonexistent/model.json"), "{e}");
 }
+
+#[test]
+fn netlist_that_is_not_utf8_is_refused_at_its_line_and_column() {
+    // Latin-1 "°" (0xb0) in a description on line 3: before, the message was serde's
+    // "stream did not contain valid UTF-8" with no position.
+    let dir = std::env::temp_dir().join(format!("drivelink_cli_utf8_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("latin1.json");
+    let mut bytes = b"{\n  \"drivelink\": 1,\n  \"description\": \"45 ".to_vec();
+    bytes.push(0xb0);
+    bytes.extend_from_slice(b" steer\",\n  \"blocks\": []\n}\n");
+    std::fs::write(&path, bytes).unwrap();
+    let out = drivelink().arg("validate").arg(&path).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("latin1.json"), "{e}");
+    assert!(e.contains("line 3, column 22"), "{e}");
+    assert!(e.contains("not UTF-8") && e.contains("0xb0"), "{e}");
+}

@@ -65,6 +65,28 @@ pub fn load_value(v: &Value, origin: &str, base_dir: &Path) -> Result<Diagram, E
     load_value_inner(v, origin, base_dir, &mut stack, "", 0)
 }
 
+/// A netlist file's bytes as text: a file that is not UTF-8 is an error naming the line
+/// and column (in characters) and the byte offset of the first byte that is not, and the
+/// byte itself.
+pub fn utf8_text(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        // Everything before `at` is valid UTF-8.
+        let before = String::from_utf8_lossy(&bytes[..at]);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Error::Netlist {
+            file: origin.to_string(),
+            path: format!("line {line}, column {column}"),
+            message: format!(
+                "the file is not UTF-8 text: byte {at} is 0x{:02x}; save the netlist as UTF-8 (JSON text must be UTF-8)",
+                bytes[at]
+            ),
+        }
+    })
+}
+
 /// Parse JSON text; a syntax error names the line and column.
 pub fn parse_text(text: &str, origin: &str) -> Result<Value, Error> {
     serde_json::from_str::<Value>(text).map_err(|e| {
@@ -460,11 +482,11 @@ fn io_netlist(file: &str, path: &str, message: String) -> Error {
 
 fn load_file_inner(path: &Path, stack: &mut Vec<PathBuf>, depth: usize) -> Result<Diagram, Error> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
         path: origin.clone(),
         message: e.to_string(),
     })?;
-    let v = parse_text(&text, &origin)?;
+    let v = parse_text(&utf8_text(bytes, &origin)?, &origin)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     stack.push(canon);
