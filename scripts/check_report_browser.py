@@ -3,7 +3,8 @@
 Usage: check_report_browser.py REPORT.html SCREENSHOT_DIR CHROMIUM [EXPECTED_SCOPES]
 
 Fails (exit 1) on any console error or page error, on any request that leaves the file
-(the report must be self-contained), when a chart did not render (plotly's SVG missing),
+(the report must be self-contained), when the page's plotly.js is not the vendored partial
+bundle (plotly with the scatter and sankey traces only), when a chart did not render (plotly's SVG missing),
 when hovering a chart shows no value with its unit, when a legend click does not hide its
 signal, when the event markers or the block diagram are missing. Writes report.png (the
 whole page) and report_top.png / report_scope.png (parts) into SCREENSHOT_DIR.
@@ -78,6 +79,16 @@ def main() -> int:
         check(state["errors"] == [], f"every figure drawn without error ({state})")
         figures = state["figures"]
         check(state["drawn"] == figures and figures > 0, f"{state['drawn']}/{figures} figures drawn")
+
+        # The charts are drawn by the embedded partial bundle: plotly with scatter and sankey only.
+        bundle = page.evaluate(
+            "({version: Plotly.version, traces: Object.keys(Plotly.PlotSchema.get().traces).sort(),"
+            " banner: document.head.querySelector('script').textContent.slice(0, 200)})"
+        )
+        check(
+            "drivelink partial bundle" in bundle["banner"] and bundle["traces"] == ["sankey", "scatter"],
+            f"plotly.js {bundle['version']} partial bundle with traces {bundle['traces']}",
+        )
 
         # Every chart div holds plotly's SVG with drawn traces.
         n_plots = page.locator(".js-plotly-plot").count()

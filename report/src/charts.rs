@@ -8,8 +8,9 @@
 //! shows the time, the block, the kind and the detail; marked events (every kind but time
 //! events) also get a dotted vertical line across the panels.
 //!
-//! Long series are decimated per pixel-sized bucket keeping first/min/max/last
-//! ([`drivelink_plots::decimate`]); values are written with 9 significant digits.
+//! Series longer than [`WHOLE_MAX`] samples are decimated per pixel-sized bucket keeping
+//! first/min/max/last ([`drivelink_plots::decimate`]); samples are written with 6 significant digits (the
+//! precision the hover shows), event times and axis ranges with 9.
 
 use serde_json::{json, Map, Value};
 
@@ -22,6 +23,8 @@ use drivelink_plots::{PlotError, PALETTE};
 
 /// Buckets per trace: at most four points each survive decimation.
 pub const BUCKETS: usize = 2000;
+/// Series of at most this many samples are not decimated.
+pub const WHOLE_MAX: usize = 2 * BUCKETS;
 /// Event markers per scope at most (evenly thinned beyond).
 pub const MAX_EVENT_MARKS: usize = 2000;
 /// Vertical event lines per scope at most.
@@ -41,6 +44,16 @@ pub fn num(v: f64) -> Value {
         return Value::Null;
     }
     let r: f64 = format!("{v:.8e}").parse().unwrap_or(v);
+    serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
+}
+
+/// A sample to draw, rounded to 6 significant digits: the hover shows `%{y:.6g}`, so the
+/// value shown is the value sampled (JSON `null` when not finite).
+pub fn sample(v: f64) -> Value {
+    if !v.is_finite() {
+        return Value::Null;
+    }
+    let r: f64 = format!("{v:.5e}").parse().unwrap_or(v);
     serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
 }
 
@@ -268,25 +281,31 @@ impl FigureParts {
     }
 }
 
-/// The line trace of signal `s` against the abscissa `t`, decimated over `x_range`, on y
-/// axis number `axis`; hovering shows the value with its unit.
+/// The line trace of signal `s` against the abscissa `t`, on y axis number `axis`; hovering
+/// shows the value with its unit. Up to [`WHOLE_MAX`] samples are written as they are (so
+/// every such trace of a run has the same `x` array, written once in the page); longer
+/// series are decimated over `x_range`.
 fn signal_trace(s: &PanelSignal<'_>, t: &[f64], x_range: (f64, f64), axis: usize) -> Value {
-    let segs = decimate(
-        linear(&t[..s.values.len()], s.values, s.factor),
-        x_range,
-        BUCKETS,
-    );
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for (i, seg) in segs.iter().enumerate() {
-        if i > 0 {
-            xs.push(Value::Null);
-            ys.push(Value::Null);
+    let t = &t[..s.values.len()];
+    let (xs, ys): (Vec<Value>, Vec<Value>) = if t.len() <= WHOLE_MAX {
+        let xs = t.iter().map(|&x| sample(x)).collect();
+        let ys = s.values.iter().map(|&y| sample(y * s.factor)).collect();
+        (xs, ys)
+    } else {
+        let segs = decimate(linear(t, s.values, s.factor), x_range, BUCKETS);
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for (i, seg) in segs.iter().enumerate() {
+            if i > 0 {
+                xs.push(Value::Null);
+                ys.push(Value::Null);
+            }
+            for &(x, y) in seg {
+                xs.push(sample(x));
+                ys.push(sample(y));
+            }
         }
-        for &(x, y) in seg {
-            xs.push(num(x));
-            ys.push(num(y));
-        }
-    }
+        (xs, ys)
+    };
     let unit = if s.unit.is_empty() {
         String::new()
     } else {
@@ -626,6 +645,18 @@ mod tests {
         assert_eq!(num(f64::NAN), Value::Null);
         assert_eq!(num(f64::INFINITY), Value::Null);
         assert_eq!(num(1e308), json!(1e308));
+    }
+
+    #[test]
+    fn samples_keep_the_six_digits_the_hover_shows() {
+        assert_eq!(sample(1.0 / 3.0), json!(0.333333));
+        assert_eq!(sample(47.49206510819189), json!(47.4921));
+        assert_eq!(sample(-1234567.0), json!(-1234570.0));
+        assert_eq!(sample(9.530_581e-16), json!(9.53058e-16));
+        assert_eq!(sample(f64::NAN), Value::Null);
+        // What `%{y:.6g}` shows of the sample is what it shows of the exact value.
+        let v = 2.718281828459045_f64;
+        assert_eq!(format!("{:.5e}", sample(v).as_f64().unwrap()), format!("{v:.5e}"));
     }
 
     #[test]

@@ -72,7 +72,7 @@ summary{cursor:pointer;font-weight:600}
 /// The whole page.
 pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let r = input.result;
-    let plotly = js::plotly_js()?;
+    let plotly = js::PLOTLY_JS;
     let mut figures: Vec<Value> = Vec::new();
     let mut body = String::new();
 
@@ -115,6 +115,7 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     }
     events_section(&mut body, r);
 
+    let pool = crate::pool::pool_arrays(&mut figures);
     let mut html = String::with_capacity(plotly.len() + body.len() + (1 << 16));
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -152,7 +153,7 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let _ = writeln!(
         html,
         "<script type=\"application/json\" id=\"dl-data\">{}</script>",
-        script_json(&json!({ "figures": figures }))
+        script_json(&json!({ "figures": figures, "pool": pool }))
     );
     let _ = writeln!(html, "<script>{}</script>", js::CLIENT);
     html.push_str("</body>\n</html>\n");
