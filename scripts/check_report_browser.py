@@ -111,6 +111,46 @@ def main() -> int:
         )
         check(any("<b>lock</b>" in t for t in ev), f"event markers with block and kind ({len(ev)})")
 
+        # Markers at the plot edges (t = 0, the end) are drawn whole: not clipped to the plot.
+        edge = page.evaluate(
+            """(() => {
+                const pts = [...document.querySelectorAll('#scope-0 .scatterlayer .trace')]
+                    .filter(g => g.__data__ && g.__data__[0] && g.__data__[0].trace
+                                 && g.__data__[0].trace.legendgroup === 'events')
+                    .flatMap(g => [...g.querySelectorAll('path.point')]);
+                const boxes = pts.map(p => p.getBoundingClientRect());
+                const left = Math.min(...boxes.map(b => b.left));
+                const first = boxes.find(b => b.left === left);
+                return {n: pts.length, clipped: pts.filter(p => p.closest('[clip-path]')).length,
+                        width: first ? first.width : 0, height: first ? first.height : 0};
+            })()"""
+        )
+        check(
+            edge["n"] > 0 and edge["clipped"] == 0 and abs(edge["width"] - edge["height"]) < 1,
+            f"event markers unclipped, the leftmost one whole ({edge})",
+        )
+
+        # The event toggle hides and shows the markers, lines and bands of every chart.
+        def events_state():
+            return page.evaluate(
+                "[...document.querySelectorAll('div.chart[data-scope]')].map(el => ["
+                "(el.layout.shapes || []).length,"
+                " el.data.filter(t => t.legendgroup === 'events' && t.visible !== 'legendonly').length])"
+            )
+
+        before = events_state()
+        page.locator("button.event-toggle").click()
+        page.wait_for_timeout(300)
+        hidden = events_state()
+        page.locator("button.event-toggle").click()
+        page.wait_for_timeout(300)
+        check(
+            any(s > 0 and m > 0 for s, m in before)
+            and all(s == 0 and m == 0 for s, m in hidden)
+            and events_state() == before,
+            f"event toggle hides and restores events ({before} -> {hidden})",
+        )
+
         # The block diagram with its boxes and the inner diagram of the gearbox.
         blocks = page.locator("#diagram-top rect.block").count()
         check(blocks > 0, f"block diagram with {blocks} boxes")

@@ -6,7 +6,8 @@
 //! signal's value at that time with its unit. Clicking a legend entry hides or shows a
 //! signal. Above the panels an event strip has one row per event kind: hovering a marker
 //! shows the time, the block, the kind and the detail; marked events (every kind but time
-//! events) also get a dotted vertical line across the panels.
+//! events) also get a dotted vertical line across the panels, or one shaded band for a
+//! dense run of them ([`crate::events`]).
 //!
 //! Series longer than [`WHOLE_MAX`] samples are decimated per pixel-sized bucket keeping
 //! first/min/max/last ([`drivelink_plots::decimate`]); samples are written with 6 significant digits (the
@@ -27,8 +28,6 @@ pub const BUCKETS: usize = 2000;
 pub const WHOLE_MAX: usize = 2 * BUCKETS;
 /// Event markers per scope at most (evenly thinned beyond).
 pub const MAX_EVENT_MARKS: usize = 2000;
-/// Vertical event lines per scope at most.
-pub const MAX_EVENT_LINES: usize = 200;
 
 /// Pixel heights used to size a figure.
 const PANEL_H: f64 = 300.0;
@@ -350,7 +349,7 @@ fn finish_layout(
     let shapes = if xy.is_some() {
         Vec::new()
     } else {
-        event_lines(result, top)
+        crate::events::event_shapes(result, x_range, top)
     };
     layout.insert("shapes".into(), Value::Array(shapes));
     layout.insert("height".into(), json!(height.round()));
@@ -383,7 +382,7 @@ fn axis_key(n: usize) -> String {
 }
 
 /// At most `max` of `items`, evenly spaced (all of them when there are not more).
-fn thin<T: Copy>(items: Vec<T>, max: usize) -> Vec<T> {
+pub(crate) fn thin<T: Copy>(items: Vec<T>, max: usize) -> Vec<T> {
     let n = items.len();
     if n > max {
         (0..max).map(|k| items[k * n / max]).collect()
@@ -427,29 +426,9 @@ fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
         "marker": {"symbol": "diamond", "size": 9, "color": event_color(kind),
                    "line": {"width": 1, "color": "#ffffff"}},
         "text": texts, "hovertemplate": "%{text}<extra></extra>",
+        // Markers at the first and last instant are drawn whole, not cut at the plot edge.
+        "cliponaxis": false,
     })
-}
-
-/// Dotted vertical lines at marked events, across the panels (below `top`, paper units).
-fn event_lines(result: &SimResult, top: f64) -> Vec<Value> {
-    let mut ts: Vec<f64> = result
-        .events
-        .iter()
-        .filter(|e| e.kind != EventTag::TimeEvent && e.time.is_finite())
-        .map(|e| e.time)
-        .collect();
-    ts.sort_by(f64::total_cmp);
-    ts.dedup();
-    thin(ts, MAX_EVENT_LINES)
-        .into_iter()
-        .map(|t| {
-            json!({
-                "type": "line", "xref": "x", "yref": "paper", "x0": num(t), "x1": num(t),
-                "y0": 0, "y1": top, "layer": "below",
-                "line": {"color": "#c8c8c8", "width": 1, "dash": "dot"}
-            })
-        })
-        .collect()
 }
 
 /// One flow of the energy audit.
@@ -655,8 +634,11 @@ mod tests {
         assert_eq!(sample(9.530_581e-16), json!(9.53058e-16));
         assert_eq!(sample(f64::NAN), Value::Null);
         // What `%{y:.6g}` shows of the sample is what it shows of the exact value.
-        let v = 2.718281828459045_f64;
-        assert_eq!(format!("{:.5e}", sample(v).as_f64().unwrap()), format!("{v:.5e}"));
+        let v = std::f64::consts::E;
+        assert_eq!(
+            format!("{:.5e}", sample(v).as_f64().unwrap()),
+            format!("{v:.5e}")
+        );
     }
 
     #[test]

@@ -62,7 +62,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .error{color:#cf222e;background:#fff0f0;border:1px solid #f5c2c7;padding:8px;border-radius:4px}
 .diagram{overflow:auto;max-height:85vh;border:1px solid #eee}
 .diagram.fit svg{width:100%;height:auto}
-button.fit-toggle{font-size:12px;margin-bottom:6px}
+button.fit-toggle,button.event-toggle{font-size:12px;margin-bottom:6px}
 .events{max-height:480px;overflow:auto}
 details{margin:8px 0}
 summary{cursor:pointer;font-weight:600}
@@ -84,6 +84,8 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     body.push_str("<section id=\"scopes\"><h2>Scopes</h2>\n");
     if input.scopes.is_empty() {
         body.push_str("<p class=\"note\">The model defines no scopes.</p>\n");
+    } else if !r.events.is_empty() {
+        body.push_str("<button class=\"event-toggle\" type=\"button\" aria-pressed=\"true\">hide events on the charts</button> <span class=\"note\">(markers, lines and bands; the legend hides single kinds)</span>\n");
     }
     for (i, scope) in input.scopes.iter().enumerate() {
         let id = format!("scope-{i}");

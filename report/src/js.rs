@@ -51,6 +51,27 @@ pub const CLIENT: &str = r##"
       for (var i = 0; i < boxes.length; i++) { boxes[i].classList.toggle("fit"); }
     });
   }
+  // Hide or show the event markers (legend group "events") and the event lines and bands
+  // (the layout shapes) of every scope chart.
+  var eventsShown = true;
+  var toggle = document.querySelector("button.event-toggle");
+  if (toggle) {
+    toggle.addEventListener("click", function () {
+      eventsShown = !eventsShown;
+      var charts = document.querySelectorAll("div.chart[data-scope]");
+      for (var i = 0; i < charts.length; i++) {
+        var el = charts[i];
+        if (!el.data) { continue; }
+        if (el.dlShapes === undefined) { el.dlShapes = (el.layout.shapes || []).slice(); }
+        var idx = [];
+        el.data.forEach(function (t, k) { if (t.legendgroup === "events") { idx.push(k); } });
+        if (idx.length) { Plotly.restyle(el, { visible: eventsShown ? true : "legendonly" }, idx); }
+        Plotly.relayout(el, { shapes: eventsShown ? el.dlShapes : [] });
+      }
+      toggle.setAttribute("aria-pressed", eventsShown ? "true" : "false");
+      toggle.textContent = eventsShown ? "hide events on the charts" : "show events on the charts";
+    });
+  }
   var filter = document.getElementById("event-filter");
   if (filter) {
     filter.addEventListener("input", function () {

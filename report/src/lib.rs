@@ -17,6 +17,7 @@
 pub mod charts;
 pub mod diagram;
 mod error;
+pub mod events;
 pub mod html;
 mod js;
 mod pool;

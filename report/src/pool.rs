@@ -30,7 +30,7 @@ pub fn pool_arrays(figures: &mut [Value]) -> Vec<Value> {
                 let Some(slot) = trace.get_mut(key) else {
                     continue;
                 };
-                if !slot.as_array().is_some_and(|a| a.len() >= MIN_POOLED_LEN) {
+                if slot.as_array().is_none_or(|a| a.len() < MIN_POOLED_LEN) {
                     continue;
                 }
                 let text = slot.to_string();

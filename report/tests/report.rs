@@ -117,6 +117,9 @@ fn report_is_self_contained_with_every_scope_event_and_the_energy_audit() {
     ));
     // (inside the JSON data block `<` is written `\u003c`)
     assert!(own.contains("c: \\u003cb>lock\\u003c/b>"));
+    // Event markers are not clipped at the plot edge; a button hides and shows them all.
+    assert!(own.contains("\"cliponaxis\":false"));
+    assert!(own.contains("<button class=\"event-toggle\""));
     // Energy audit: chart and numbers; the diagram inline without its namespace URL.
     assert!(own.contains("\"type\":\"sankey\""));
     assert!(own.contains("dissipated: c"));
