@@ -151,6 +151,15 @@ def main() -> int:
             f"event toggle hides and restores events ({before} -> {hidden})",
         )
 
+        # Element ids are unique in the drawn page (the diagram levels, plotly's own).
+        dups = page.evaluate(
+            "(() => { const seen = new Set(), d = [];"
+            " for (const e of document.querySelectorAll('[id]')) {"
+            "   if (seen.has(e.id)) d.push(e.id); seen.add(e.id); }"
+            " return d; })()"
+        )
+        check(dups == [], f"no duplicate element ids ({dups[:5]})")
+
         # The block diagram with its boxes and the inner diagram of the gearbox.
         blocks = page.locator("#diagram-top rect.block").count()
         check(blocks > 0, f"block diagram with {blocks} boxes")

@@ -1,4 +1,4 @@
-//! plotly.js figures (as JSON) for the scopes and the energy audit.
+//! plotly.js figures (as JSON) for the scopes (the energy audit's is in [`crate::energy`]).
 //!
 //! A scope becomes one figure: its panels stacked on a shared time axis (zoom and pan act on
 //! all of them), each panel with a left y axis and, for a second display unit, a right one
@@ -15,7 +15,6 @@
 
 use serde_json::{json, Map, Value};
 
-use drivelink_core::model::EnergyAudit;
 use drivelink_core::result::{EventTag, SimResult};
 use drivelink_core::scope::ScopeSpec;
 use drivelink_plots::decimate::{decimate, linear};
@@ -257,9 +256,15 @@ impl FigureParts {
             left_axis["range"] = json!([num(a), num(b)]);
             left_axis["autorange"] = json!(false);
         } else if trajectory && p.units.len() == 1 {
-            // A trajectory: one metre is as long on both axes.
+            // A trajectory: one metre is as long on both axes, each spanning the data (the
+            // plot area shrinks on one axis rather than the range growing).
             left_axis["scaleanchor"] = json!("x");
             left_axis["scaleratio"] = json!(1);
+            left_axis["constrain"] = json!("domain");
+            if let Some(r) = value_range(p) {
+                let (a, b) = padded(r);
+                left_axis["range"] = json!([num(a), num(b)]);
+            }
         }
         self.layout.insert(axis_key(left), left_axis);
         self.next_axis += 1;
@@ -344,6 +349,11 @@ fn finish_layout(
     });
     if xy.is_none() {
         x_axis["range"] = json!([num(x_range.0), num(x_range.1)]);
+    } else if x_range.0 <= x_range.1 {
+        // The x signal's own range; with equal scaling the plot area narrows instead.
+        let (a, b) = padded(x_range);
+        x_axis["range"] = json!([num(a), num(b)]);
+        x_axis["constrain"] = json!("domain");
     }
     layout.insert("xaxis".into(), x_axis);
     let shapes = if xy.is_some() {
@@ -367,6 +377,27 @@ fn finish_layout(
     );
     layout.insert("legend".into(), json!({"groupclick": "toggleitem"}));
     layout.insert("plot_bgcolor".into(), json!("#ffffff"));
+}
+
+/// The finite extremes of the displayed values of the signals of panel `p` (`None` when
+/// it has no finite value).
+fn value_range(p: &Panel<'_>) -> Option<(f64, f64)> {
+    let (lo, hi) = p
+        .signals
+        .iter()
+        .flat_map(|s| s.values.iter().map(move |v| v * s.factor))
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// `(lo, hi)` widened by 3 % of its span on each side (by 1 when the span is zero), so
+/// the line does not run along the plot edge.
+fn padded((lo, hi): (f64, f64)) -> (f64, f64) {
+    let pad = if hi > lo { 0.03 * (hi - lo) } else { 1.0 };
+    (lo - pad, hi + pad)
 }
 
 fn axis_suffix(n: usize) -> String {
@@ -431,188 +462,6 @@ fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
     })
 }
 
-/// One flow of the energy audit.
-struct Flow {
-    label: String,
-    joules: f64,
-    color: &'static str,
-}
-
-impl Flow {
-    /// A flow of `joules` (not negative) drawn in `color`.
-    fn new(label: String, joules: f64, color: &'static str) -> Self {
-        Flow {
-            label,
-            joules,
-            color,
-        }
-    }
-
-    /// The Sankey node label: the flow's label and its energy.
-    fn node_label(&self) -> String {
-        format!("{}: {}", self.label, fmt_energy(self.joules))
-    }
-}
-
-/// Flow colours: into the model, out of it as a loss, stored or released, residual.
-const GREEN: &str = "rgba(44,160,44,0.55)";
-const RED: &str = "rgba(214,39,40,0.45)";
-const BLUE: &str = "rgba(31,119,180,0.5)";
-const GREY: &str = "rgba(127,127,127,0.5)";
-
-/// The energy audit as a Sankey figure: sources (and energy released from storage) flow
-/// into the model, which passes it on to each loss and to energy stored at the end.
-/// Flows under 0.1 % of the total are merged into "other".
-pub fn energy_figure(a: &EnergyAudit) -> Value {
-    let (ins, outs) = audit_flows(a);
-    let total: f64 = ins
-        .iter()
-        .map(|f| f.joules)
-        .sum::<f64>()
-        .max(outs.iter().map(|f| f.joules).sum());
-    sankey(&merge_small(ins, total), &merge_small(outs, total))
-}
-
-/// The flows of an audit into the model and out of it, in the audit's order.
-fn audit_flows(a: &EnergyAudit) -> (Vec<Flow>, Vec<Flow>) {
-    let mut ins: Vec<Flow> = Vec::new();
-    let mut outs: Vec<Flow> = Vec::new();
-    for (name, w) in &a.sources {
-        if *w >= 0.0 {
-            ins.push(Flow::new(format!("{name} (source)"), *w, GREEN));
-        } else {
-            outs.push(Flow::new(format!("{name} (absorbed)"), -w, RED));
-        }
-    }
-    for (name, w) in &a.losses {
-        if *w >= 0.0 {
-            outs.push(Flow::new(name.clone(), *w, RED));
-        } else {
-            ins.push(Flow::new(format!("{name} (returned)"), -w, GREEN));
-        }
-    }
-    let d_ke = a.kinetic_final - a.kinetic_initial;
-    let d_pe = a.potential_final - a.potential_initial;
-    for (label, delta) in [("kinetic energy", d_ke), ("potential energy", d_pe)] {
-        let (stored, released) = (format!("{label} stored"), format!("{label} released"));
-        push_balance(&mut ins, &mut outs, delta, (stored, released), BLUE);
-    }
-    if a.impact_loss > 0.0 {
-        outs.push(Flow::new(
-            "impacts (velocity jumps)".into(),
-            a.impact_loss,
-            RED,
-        ));
-    }
-    let residual = "residual (integration error)".to_string();
-    push_balance(
-        &mut ins,
-        &mut outs,
-        a.residual,
-        (residual.clone(), residual),
-        GREY,
-    );
-    (ins, outs)
-}
-
-/// A change `delta` of the energy in the model: out of it (labelled `out`) when positive,
-/// its magnitude into it (labelled `into`) when negative, nothing when zero.
-fn push_balance(
-    ins: &mut Vec<Flow>,
-    outs: &mut Vec<Flow>,
-    delta: f64,
-    (out, into): (String, String),
-    color: &'static str,
-) {
-    if delta > 0.0 {
-        outs.push(Flow::new(out, delta, color));
-    } else if delta < 0.0 {
-        ins.push(Flow::new(into, -delta, color));
-    }
-}
-
-/// The finite, positive `flows` of at least 0.1 % of `total`, largest first, then the
-/// smaller ones merged into one "other" flow.
-fn merge_small(flows: Vec<Flow>, total: f64) -> Vec<Flow> {
-    let (mut big, small): (Vec<Flow>, Vec<Flow>) = flows
-        .into_iter()
-        .filter(|f| f.joules.is_finite() && f.joules > 0.0)
-        .partition(|f| f.joules >= 1e-3 * total);
-    big.sort_by(|a, b| b.joules.total_cmp(&a.joules));
-    if !small.is_empty() {
-        big.push(Flow::new(
-            format!("other ({} elements)", small.len()),
-            small.iter().map(|f| f.joules).sum(),
-            GREY,
-        ));
-    }
-    big
-}
-
-/// The Sankey figure of flows `ins` into a "model" node and `outs` out of it.
-fn sankey(ins: &[Flow], outs: &[Flow]) -> Value {
-    let mut labels: Vec<String> = ins.iter().map(Flow::node_label).collect();
-    let hub = labels.len();
-    labels.push("model".into());
-    labels.extend(outs.iter().map(Flow::node_label));
-    let (mut src, mut dst, mut val, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (i, f) in ins.iter().enumerate() {
-        src.push(i);
-        dst.push(hub);
-        val.push(num(f.joules));
-        col.push(f.color);
-    }
-    for (i, f) in outs.iter().enumerate() {
-        src.push(hub);
-        dst.push(hub + 1 + i);
-        val.push(num(f.joules));
-        col.push(f.color);
-    }
-    let height = (60.0 + 34.0 * ins.len().max(outs.len()) as f64).max(320.0);
-    json!({
-        "data": [{
-            "type": "sankey", "orientation": "h", "valueformat": ".4s", "valuesuffix": " J",
-            "node": {"label": labels, "pad": 14, "thickness": 16,
-                     "color": "#9aa5b1", "line": {"width": 0}},
-            "link": {"source": src, "target": dst, "value": val, "color": col},
-        }],
-        "layout": {
-            "title": {"text": "Where the energy went", "x": 0.01, "xanchor": "left"},
-            "height": height.round(), "margin": {"l": 20, "r": 20, "t": 50, "b": 20},
-            "font": {"size": 12},
-        }
-    })
-}
-
-/// `1234.5` -> `"1.23 kJ"`.
-pub fn fmt_energy(j: f64) -> String {
-    let a = j.abs();
-    if !a.is_finite() {
-        return format!("{j} J");
-    }
-    let (v, u) = if a >= 1e6 {
-        (j / 1e6, "MJ")
-    } else if a >= 1e3 {
-        (j / 1e3, "kJ")
-    } else {
-        (j, "J")
-    };
-    format!("{} {u}", sig(v, 4))
-}
-
-/// `v` with `digits` significant digits (scientific below 0.01).
-fn sig(v: f64, digits: usize) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    if v.abs() < 0.01 {
-        return format!("{v:.prec$e}", prec = digits - 1);
-    }
-    let mag = v.abs().log10().floor() as i32;
-    let decimals = (digits as i32 - 1 - mag).max(0) as usize;
-    format!("{v:.decimals$}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,49 +488,5 @@ mod tests {
             format!("{:.5e}", sample(v).as_f64().unwrap()),
             format!("{v:.5e}")
         );
-    }
-
-    #[test]
-    fn energy_units() {
-        assert_eq!(fmt_energy(1234.6), "1.235 kJ");
-        assert_eq!(fmt_energy(12.0), "12.00 J");
-        assert_eq!(fmt_energy(2.5e6), "2.500 MJ");
-        assert_eq!(fmt_energy(1.079e-7), "1.079e-7 J");
-    }
-
-    #[test]
-    fn sankey_balances_sources_and_sinks() {
-        let a = EnergyAudit {
-            sources: vec![("engine".into(), 1000.0)],
-            losses: vec![("clutch".into(), 300.0), ("spring".into(), -50.0)],
-            kinetic_initial: 0.0,
-            kinetic_final: 750.0,
-            potential_initial: 0.0,
-            potential_final: 0.0,
-            impact_loss: 0.0,
-            residual: 0.0,
-            relative_residual: 0.0,
-            heat: Default::default(),
-        };
-        let f = energy_figure(&a);
-        let link = &f["data"][0]["link"];
-        let hub = f["data"][0]["node"]["label"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|l| l == "model")
-            .unwrap();
-        let sum = |into: bool| -> f64 {
-            let src = link["source"].as_array().unwrap();
-            let dst = link["target"].as_array().unwrap();
-            let val = link["value"].as_array().unwrap();
-            (0..val.len())
-                .filter(|&i| if into { dst[i] == hub } else { src[i] == hub })
-                .map(|i| val[i].as_f64().unwrap())
-                .sum()
-        };
-        // In: 1000 (engine) + 50 (spring returned); out: 300 (clutch) + 750 (kinetic).
-        assert_eq!(sum(true), 1050.0);
-        assert_eq!(sum(false), 1050.0);
     }
 }

@@ -12,8 +12,9 @@ use serde_json::{json, Value};
 use drivelink_core::model::EnergyAudit;
 use drivelink_core::result::{EventTag, SimResult};
 
-use crate::charts::{energy_figure, fmt_energy, scope_figure};
-use crate::diagram::{anchor, DiagramSvg};
+use crate::charts::scope_figure;
+use crate::diagram::{anchor, block_types, DiagramSvg};
+use crate::energy::{self, clean, energy_figure, fmt_energy, fmt_joules, loss_label};
 use crate::js;
 use crate::{ReportError, ReportInput};
 
@@ -112,8 +113,9 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     body.push_str("</section>\n");
 
     if let Some(a) = input.energy {
-        energy_section(&mut body, a);
-        figures.push(json!({"id": "energy-chart", "figure": energy_figure(a)}));
+        let types = input.diagram.map(block_types).unwrap_or_default();
+        energy_section(&mut body, a, &types);
+        figures.push(json!({"id": "energy-chart", "figure": energy_figure(a, &types)}));
     }
     events_section(&mut body, r);
 
@@ -228,10 +230,16 @@ fn diagram_section(body: &mut String, levels: &[DiagramSvg]) {
     body.push_str("<section id=\"diagram\"><h2>Block diagram</h2>\n");
     body.push_str("<p class=\"note\">Signal lines are arrows; mechanical lines are thick (blue: rotational, green: translational). Boxes with a double outline open their inner diagram (click them, or the list below).</p>\n");
     for (i, l) in levels.iter().enumerate() {
-        // Inline SVG needs no namespace declaration in HTML.
-        let svg = l
+        // Inline SVG needs no namespace declaration in HTML; each level's arrow marker
+        // gets an id of its own (ids are page-wide).
+        let mut svg = l
             .svg
             .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+        if i > 0 {
+            svg = svg
+                .replace("id=\"dl-arrow\"", &format!("id=\"dl-arrow-{i}\""))
+                .replace("url(#dl-arrow)", &format!("url(#dl-arrow-{i})"));
+        }
         if i == 0 {
             body.push_str("<button class=\"fit-toggle\" type=\"button\">actual size / fit to width</button>\n");
             let _ = writeln!(
@@ -250,22 +258,25 @@ fn diagram_section(body: &mut String, levels: &[DiagramSvg]) {
     body.push_str("</section>\n");
 }
 
-fn energy_section(body: &mut String, a: &EnergyAudit) {
+fn energy_section(body: &mut String, a: &EnergyAudit, types: &energy::BlockTypes) {
     body.push_str("<section id=\"energy\"><h2>Energy audit</h2>\n<div class=\"chart\" id=\"energy-chart\"></div>\n");
     body.push_str("<table><tr><th>item</th><th>energy</th><th>J</th></tr>\n");
+    let scale = energy::scale(a);
     let mut line = |name: &str, j: f64| {
+        let j = clean(j, scale);
         let _ = writeln!(
             body,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{j:.6e}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             escape(name),
-            fmt_energy(j)
+            fmt_energy(j),
+            fmt_joules(j)
         );
     };
     for (n, w) in &a.sources {
         line(&format!("source: {n}"), *w);
     }
     for (n, w) in &a.losses {
-        line(&format!("dissipated: {n}"), *w);
+        line(&format!("dissipated: {}", loss_label(n, types)), *w);
     }
     line("kinetic energy, start", a.kinetic_initial);
     line("kinetic energy, end", a.kinetic_final);
@@ -273,13 +284,15 @@ fn energy_section(body: &mut String, a: &EnergyAudit) {
     line("potential energy, end", a.potential_final);
     line("impacts (velocity jumps)", a.impact_loss);
     line(
-        "residual (sources − losses − impacts − ΔKE − ΔPE)",
+        "numerical residual (sources − losses − impacts − ΔKE − ΔPE)",
         a.residual,
     );
-    let _ = writeln!(
+    let rel = clean(a.relative_residual, 1.0);
+    let _ =
+        writeln!(
         body,
-        "<tr><td>relative residual</td><td class=\"num\">{:.3e}</td><td></td></tr></table></section>",
-        a.relative_residual
+        "<tr><td>relative residual</td><td class=\"num\">{}</td><td></td></tr></table></section>",
+        if rel == 0.0 { "0".to_string() } else { format!("{rel:.3e}") }
     );
 }
 

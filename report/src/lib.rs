@@ -16,6 +16,7 @@
 
 pub mod charts;
 pub mod diagram;
+pub mod energy;
 mod error;
 pub mod events;
 pub mod html;
