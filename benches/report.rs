@@ -1,7 +1,7 @@
 //! Benchmarks of the run report and the block diagram for the full-car demo: drawing the
 //! diagram (ports from the registry, layered layout, SVG, with the gearbox's inner level)
-//! and writing report.html (charts, tables, diagram, embedded plotly.js). Prints the
-//! report's size. Then the diagram of a large model, the 1,000-lag chain.
+//! and writing report.html (charts, tables, diagram, the embedded partial plotly.js bundle).
+//! Prints the report's size. Then the diagram of a large model, the 1,000-lag chain.
 //!
 //! Run: `cargo bench --bench report`. Numbers go to BENCHMARKS.md.
 

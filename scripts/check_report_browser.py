@@ -3,7 +3,8 @@
 Usage: check_report_browser.py REPORT.html SCREENSHOT_DIR CHROMIUM [EXPECTED_SCOPES]
 
 Fails (exit 1) on any console error or page error, on any request that leaves the file
-(the report must be self-contained), when a chart did not render (plotly's SVG missing),
+(the report must be self-contained), when the page's plotly.js is not the vendored partial
+bundle (plotly with the scatter and sankey traces only), when a chart did not render (plotly's SVG missing),
 when hovering a chart shows no value with its unit, when a legend click does not hide its
 signal, when the event markers or the block diagram are missing. Writes report.png (the
 whole page) and report_top.png / report_scope.png (parts) into SCREENSHOT_DIR.
@@ -79,6 +80,16 @@ def main() -> int:
         figures = state["figures"]
         check(state["drawn"] == figures and figures > 0, f"{state['drawn']}/{figures} figures drawn")
 
+        # The charts are drawn by the embedded partial bundle: plotly with scatter and sankey only.
+        bundle = page.evaluate(
+            "({version: Plotly.version, traces: Object.keys(Plotly.PlotSchema.get().traces).sort(),"
+            " banner: document.head.querySelector('script').textContent.slice(0, 200)})"
+        )
+        check(
+            "drivelink partial bundle" in bundle["banner"] and bundle["traces"] == ["sankey", "scatter"],
+            f"plotly.js {bundle['version']} partial bundle with traces {bundle['traces']}",
+        )
+
         # Every chart div holds plotly's SVG with drawn traces.
         n_plots = page.locator(".js-plotly-plot").count()
         check(n_plots == figures, f"{n_plots} plotly charts in the DOM")
@@ -99,6 +110,55 @@ def main() -> int:
             ".filter(t => t.legendgroup === 'events').map(t => t.text).flat()"
         )
         check(any("<b>lock</b>" in t for t in ev), f"event markers with block and kind ({len(ev)})")
+
+        # Markers at the plot edges (t = 0, the end) are drawn whole: not clipped to the plot.
+        edge = page.evaluate(
+            """(() => {
+                const pts = [...document.querySelectorAll('#scope-0 .scatterlayer .trace')]
+                    .filter(g => g.__data__ && g.__data__[0] && g.__data__[0].trace
+                                 && g.__data__[0].trace.legendgroup === 'events')
+                    .flatMap(g => [...g.querySelectorAll('path.point')]);
+                const boxes = pts.map(p => p.getBoundingClientRect());
+                const left = Math.min(...boxes.map(b => b.left));
+                const first = boxes.find(b => b.left === left);
+                return {n: pts.length, clipped: pts.filter(p => p.closest('[clip-path]')).length,
+                        width: first ? first.width : 0, height: first ? first.height : 0};
+            })()"""
+        )
+        check(
+            edge["n"] > 0 and edge["clipped"] == 0 and abs(edge["width"] - edge["height"]) < 1,
+            f"event markers unclipped, the leftmost one whole ({edge})",
+        )
+
+        # The event toggle hides and shows the markers, lines and bands of every chart.
+        def events_state():
+            return page.evaluate(
+                "[...document.querySelectorAll('div.chart[data-scope]')].map(el => ["
+                "(el.layout.shapes || []).length,"
+                " el.data.filter(t => t.legendgroup === 'events' && t.visible !== 'legendonly').length])"
+            )
+
+        before = events_state()
+        page.locator("button.event-toggle").click()
+        page.wait_for_timeout(300)
+        hidden = events_state()
+        page.locator("button.event-toggle").click()
+        page.wait_for_timeout(300)
+        check(
+            any(s > 0 and m > 0 for s, m in before)
+            and all(s == 0 and m == 0 for s, m in hidden)
+            and events_state() == before,
+            f"event toggle hides and restores events ({before} -> {hidden})",
+        )
+
+        # Element ids are unique in the drawn page (the diagram levels, plotly's own).
+        dups = page.evaluate(
+            "(() => { const seen = new Set(), d = [];"
+            " for (const e of document.querySelectorAll('[id]')) {"
+            "   if (seen.has(e.id)) d.push(e.id); seen.add(e.id); }"
+            " return d; })()"
+        )
+        check(dups == [], f"no duplicate element ids ({dups[:5]})")
 
         # The block diagram with its boxes and the inner diagram of the gearbox.
         blocks = page.locator("#diagram-top rect.block").count()

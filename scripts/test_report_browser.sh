@@ -40,7 +40,7 @@ if ! "$venv/bin/python" -c "import playwright" 2>/dev/null; then
 fi
 
 # The CLI as `cargo test --workspace --all-targets` builds it (a no-op after scripts/test.sh's
-# Rust tests; `cargo run` would unify features differently and recompile plotly & co.).
+# Rust tests; `cargo run` would unify features differently and recompile much of it).
 (cd "$root" && cargo test --quiet --workspace --all-targets --no-run)
 "$root/target/debug/drivelink" run "$root/models/netlists/full_car.json" --no-plots --out "$out/full_car"
 scopes=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['scopes']))" \

@@ -1,4 +1,4 @@
-//! plotly.js figures (as JSON) for the scopes and the energy audit.
+//! plotly.js figures (as JSON) for the scopes (the energy audit's is in [`crate::energy`]).
 //!
 //! A scope becomes one figure: its panels stacked on a shared time axis (zoom and pan act on
 //! all of them), each panel with a left y axis and, for a second display unit, a right one
@@ -6,14 +6,15 @@
 //! signal's value at that time with its unit. Clicking a legend entry hides or shows a
 //! signal. Above the panels an event strip has one row per event kind: hovering a marker
 //! shows the time, the block, the kind and the detail; marked events (every kind but time
-//! events) also get a dotted vertical line across the panels.
+//! events) also get a dotted vertical line across the panels, or one shaded band for a
+//! dense run of them ([`crate::events`]).
 //!
-//! Long series are decimated per pixel-sized bucket keeping first/min/max/last
-//! ([`drivelink_plots::decimate`]); values are written with 9 significant digits.
+//! Series longer than [`WHOLE_MAX`] samples are decimated per pixel-sized bucket keeping
+//! first/min/max/last ([`drivelink_plots::decimate`]); samples are written with 6 significant digits (the
+//! precision the hover shows), event times and axis ranges with 9.
 
 use serde_json::{json, Map, Value};
 
-use drivelink_core::model::EnergyAudit;
 use drivelink_core::result::{EventTag, SimResult};
 use drivelink_core::scope::ScopeSpec;
 use drivelink_plots::decimate::{decimate, linear};
@@ -22,10 +23,10 @@ use drivelink_plots::{PlotError, PALETTE};
 
 /// Buckets per trace: at most four points each survive decimation.
 pub const BUCKETS: usize = 2000;
+/// Series of at most this many samples are not decimated.
+pub const WHOLE_MAX: usize = 2 * BUCKETS;
 /// Event markers per scope at most (evenly thinned beyond).
 pub const MAX_EVENT_MARKS: usize = 2000;
-/// Vertical event lines per scope at most.
-pub const MAX_EVENT_LINES: usize = 200;
 
 /// Pixel heights used to size a figure.
 const PANEL_H: f64 = 300.0;
@@ -41,6 +42,16 @@ pub fn num(v: f64) -> Value {
         return Value::Null;
     }
     let r: f64 = format!("{v:.8e}").parse().unwrap_or(v);
+    serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
+}
+
+/// A sample to draw, rounded to 6 significant digits: the hover shows `%{y:.6g}`, so the
+/// value shown is the value sampled (JSON `null` when not finite).
+pub fn sample(v: f64) -> Value {
+    if !v.is_finite() {
+        return Value::Null;
+    }
+    let r: f64 = format!("{v:.5e}").parse().unwrap_or(v);
     serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
 }
 
@@ -249,9 +260,15 @@ impl FigureParts {
             left_axis["range"] = json!([num(a), num(b)]);
             left_axis["autorange"] = json!(false);
         } else if trajectory && p.units.len() == 1 {
-            // A trajectory: one metre is as long on both axes.
+            // A trajectory: one metre is as long on both axes, each spanning the data (the
+            // plot area shrinks on one axis rather than the range growing).
             left_axis["scaleanchor"] = json!("x");
             left_axis["scaleratio"] = json!(1);
+            left_axis["constrain"] = json!("domain");
+            if let Some(r) = value_range(p) {
+                let (a, b) = padded(r);
+                left_axis["range"] = json!([num(a), num(b)]);
+            }
         }
         self.layout.insert(axis_key(left), left_axis);
         self.next_axis += 1;
@@ -272,25 +289,31 @@ impl FigureParts {
     }
 }
 
-/// The line trace of signal `s` against the abscissa `t`, decimated over `x_range`, on y
-/// axis number `axis`; hovering shows the value with its unit.
+/// The line trace of signal `s` against the abscissa `t`, on y axis number `axis`; hovering
+/// shows the value with its unit. Up to [`WHOLE_MAX`] samples are written as they are (so
+/// every such trace of a run has the same `x` array, written once in the page); longer
+/// series are decimated over `x_range`.
 fn signal_trace(s: &PanelSignal<'_>, t: &[f64], x_range: (f64, f64), axis: usize) -> Value {
-    let segs = decimate(
-        linear(&t[..s.values.len()], s.values, s.factor),
-        x_range,
-        BUCKETS,
-    );
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for (i, seg) in segs.iter().enumerate() {
-        if i > 0 {
-            xs.push(Value::Null);
-            ys.push(Value::Null);
+    let t = &t[..s.values.len()];
+    let (xs, ys): (Vec<Value>, Vec<Value>) = if t.len() <= WHOLE_MAX {
+        let xs = t.iter().map(|&x| sample(x)).collect();
+        let ys = s.values.iter().map(|&y| sample(y * s.factor)).collect();
+        (xs, ys)
+    } else {
+        let segs = decimate(linear(t, s.values, s.factor), x_range, BUCKETS);
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for (i, seg) in segs.iter().enumerate() {
+            if i > 0 {
+                xs.push(Value::Null);
+                ys.push(Value::Null);
+            }
+            for &(x, y) in seg {
+                xs.push(sample(x));
+                ys.push(sample(y));
+            }
         }
-        for &(x, y) in seg {
-            xs.push(num(x));
-            ys.push(num(y));
-        }
-    }
+        (xs, ys)
+    };
     let unit = if s.unit.is_empty() {
         String::new()
     } else {
@@ -330,12 +353,17 @@ fn finish_layout(
     });
     if xy.is_none() {
         x_axis["range"] = json!([num(x_range.0), num(x_range.1)]);
+    } else if x_range.0 <= x_range.1 {
+        // The x signal's own range; with equal scaling the plot area narrows instead.
+        let (a, b) = padded(x_range);
+        x_axis["range"] = json!([num(a), num(b)]);
+        x_axis["constrain"] = json!("domain");
     }
     layout.insert("xaxis".into(), x_axis);
     let shapes = if xy.is_some() {
         Vec::new()
     } else {
-        event_lines(result, top)
+        crate::events::event_shapes(result, x_range, top)
     };
     layout.insert("shapes".into(), Value::Array(shapes));
     layout.insert("height".into(), json!(height.round()));
@@ -355,6 +383,27 @@ fn finish_layout(
     layout.insert("plot_bgcolor".into(), json!("#ffffff"));
 }
 
+/// The finite extremes of the displayed values of the signals of panel `p` (`None` when
+/// it has no finite value).
+fn value_range(p: &Panel<'_>) -> Option<(f64, f64)> {
+    let (lo, hi) = p
+        .signals
+        .iter()
+        .flat_map(|s| s.values.iter().map(move |v| v * s.factor))
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// `(lo, hi)` widened by 3 % of its span on each side (by 1 when the span is zero), so
+/// the line does not run along the plot edge.
+fn padded((lo, hi): (f64, f64)) -> (f64, f64) {
+    let pad = if hi > lo { 0.03 * (hi - lo) } else { 1.0 };
+    (lo - pad, hi + pad)
+}
+
 fn axis_suffix(n: usize) -> String {
     if n == 1 {
         String::new()
@@ -368,7 +417,7 @@ fn axis_key(n: usize) -> String {
 }
 
 /// At most `max` of `items`, evenly spaced (all of them when there are not more).
-fn thin<T: Copy>(items: Vec<T>, max: usize) -> Vec<T> {
+pub(crate) fn thin<T: Copy>(items: Vec<T>, max: usize) -> Vec<T> {
     let n = items.len();
     if n > max {
         (0..max).map(|k| items[k * n / max]).collect()
@@ -412,211 +461,9 @@ fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
         "marker": {"symbol": "diamond", "size": 9, "color": event_color(kind),
                    "line": {"width": 1, "color": "#ffffff"}},
         "text": texts, "hovertemplate": "%{text}<extra></extra>",
+        // Markers at the first and last instant are drawn whole, not cut at the plot edge.
+        "cliponaxis": false,
     })
-}
-
-/// Dotted vertical lines at marked events, across the panels (below `top`, paper units).
-fn event_lines(result: &SimResult, top: f64) -> Vec<Value> {
-    let mut ts: Vec<f64> = result
-        .events
-        .iter()
-        .filter(|e| e.kind != EventTag::TimeEvent && e.time.is_finite())
-        .map(|e| e.time)
-        .collect();
-    ts.sort_by(f64::total_cmp);
-    ts.dedup();
-    thin(ts, MAX_EVENT_LINES)
-        .into_iter()
-        .map(|t| {
-            json!({
-                "type": "line", "xref": "x", "yref": "paper", "x0": num(t), "x1": num(t),
-                "y0": 0, "y1": top, "layer": "below",
-                "line": {"color": "#c8c8c8", "width": 1, "dash": "dot"}
-            })
-        })
-        .collect()
-}
-
-/// One flow of the energy audit.
-struct Flow {
-    label: String,
-    joules: f64,
-    color: &'static str,
-}
-
-impl Flow {
-    /// A flow of `joules` (not negative) drawn in `color`.
-    fn new(label: String, joules: f64, color: &'static str) -> Self {
-        Flow {
-            label,
-            joules,
-            color,
-        }
-    }
-
-    /// The Sankey node label: the flow's label and its energy.
-    fn node_label(&self) -> String {
-        format!("{}: {}", self.label, fmt_energy(self.joules))
-    }
-}
-
-/// Flow colours: into the model, out of it as a loss, stored or released, residual.
-const GREEN: &str = "rgba(44,160,44,0.55)";
-const RED: &str = "rgba(214,39,40,0.45)";
-const BLUE: &str = "rgba(31,119,180,0.5)";
-const GREY: &str = "rgba(127,127,127,0.5)";
-
-/// The energy audit as a Sankey figure: sources (and energy released from storage) flow
-/// into the model, which passes it on to each loss and to energy stored at the end.
-/// Flows under 0.1 % of the total are merged into "other".
-pub fn energy_figure(a: &EnergyAudit) -> Value {
-    let (ins, outs) = audit_flows(a);
-    let total: f64 = ins
-        .iter()
-        .map(|f| f.joules)
-        .sum::<f64>()
-        .max(outs.iter().map(|f| f.joules).sum());
-    sankey(&merge_small(ins, total), &merge_small(outs, total))
-}
-
-/// The flows of an audit into the model and out of it, in the audit's order.
-fn audit_flows(a: &EnergyAudit) -> (Vec<Flow>, Vec<Flow>) {
-    let mut ins: Vec<Flow> = Vec::new();
-    let mut outs: Vec<Flow> = Vec::new();
-    for (name, w) in &a.sources {
-        if *w >= 0.0 {
-            ins.push(Flow::new(format!("{name} (source)"), *w, GREEN));
-        } else {
-            outs.push(Flow::new(format!("{name} (absorbed)"), -w, RED));
-        }
-    }
-    for (name, w) in &a.losses {
-        if *w >= 0.0 {
-            outs.push(Flow::new(name.clone(), *w, RED));
-        } else {
-            ins.push(Flow::new(format!("{name} (returned)"), -w, GREEN));
-        }
-    }
-    let d_ke = a.kinetic_final - a.kinetic_initial;
-    let d_pe = a.potential_final - a.potential_initial;
-    for (label, delta) in [("kinetic energy", d_ke), ("potential energy", d_pe)] {
-        let (stored, released) = (format!("{label} stored"), format!("{label} released"));
-        push_balance(&mut ins, &mut outs, delta, (stored, released), BLUE);
-    }
-    if a.impact_loss > 0.0 {
-        outs.push(Flow::new(
-            "impacts (velocity jumps)".into(),
-            a.impact_loss,
-            RED,
-        ));
-    }
-    let residual = "residual (integration error)".to_string();
-    push_balance(
-        &mut ins,
-        &mut outs,
-        a.residual,
-        (residual.clone(), residual),
-        GREY,
-    );
-    (ins, outs)
-}
-
-/// A change `delta` of the energy in the model: out of it (labelled `out`) when positive,
-/// its magnitude into it (labelled `into`) when negative, nothing when zero.
-fn push_balance(
-    ins: &mut Vec<Flow>,
-    outs: &mut Vec<Flow>,
-    delta: f64,
-    (out, into): (String, String),
-    color: &'static str,
-) {
-    if delta > 0.0 {
-        outs.push(Flow::new(out, delta, color));
-    } else if delta < 0.0 {
-        ins.push(Flow::new(into, -delta, color));
-    }
-}
-
-/// The finite, positive `flows` of at least 0.1 % of `total`, largest first, then the
-/// smaller ones merged into one "other" flow.
-fn merge_small(flows: Vec<Flow>, total: f64) -> Vec<Flow> {
-    let (mut big, small): (Vec<Flow>, Vec<Flow>) = flows
-        .into_iter()
-        .filter(|f| f.joules.is_finite() && f.joules > 0.0)
-        .partition(|f| f.joules >= 1e-3 * total);
-    big.sort_by(|a, b| b.joules.total_cmp(&a.joules));
-    if !small.is_empty() {
-        big.push(Flow::new(
-            format!("other ({} elements)", small.len()),
-            small.iter().map(|f| f.joules).sum(),
-            GREY,
-        ));
-    }
-    big
-}
-
-/// The Sankey figure of flows `ins` into a "model" node and `outs` out of it.
-fn sankey(ins: &[Flow], outs: &[Flow]) -> Value {
-    let mut labels: Vec<String> = ins.iter().map(Flow::node_label).collect();
-    let hub = labels.len();
-    labels.push("model".into());
-    labels.extend(outs.iter().map(Flow::node_label));
-    let (mut src, mut dst, mut val, mut col) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (i, f) in ins.iter().enumerate() {
-        src.push(i);
-        dst.push(hub);
-        val.push(num(f.joules));
-        col.push(f.color);
-    }
-    for (i, f) in outs.iter().enumerate() {
-        src.push(hub);
-        dst.push(hub + 1 + i);
-        val.push(num(f.joules));
-        col.push(f.color);
-    }
-    let height = (60.0 + 34.0 * ins.len().max(outs.len()) as f64).max(320.0);
-    json!({
-        "data": [{
-            "type": "sankey", "orientation": "h", "valueformat": ".4s", "valuesuffix": " J",
-            "node": {"label": labels, "pad": 14, "thickness": 16,
-                     "color": "#9aa5b1", "line": {"width": 0}},
-            "link": {"source": src, "target": dst, "value": val, "color": col},
-        }],
-        "layout": {
-            "title": {"text": "Where the energy went", "x": 0.01, "xanchor": "left"},
-            "height": height.round(), "margin": {"l": 20, "r": 20, "t": 50, "b": 20},
-            "font": {"size": 12},
-        }
-    })
-}
-
-/// `1234.5` -> `"1.23 kJ"`.
-pub fn fmt_energy(j: f64) -> String {
-    let a = j.abs();
-    if !a.is_finite() {
-        return format!("{j} J");
-    }
-    let (v, u) = if a >= 1e6 {
-        (j / 1e6, "MJ")
-    } else if a >= 1e3 {
-        (j / 1e3, "kJ")
-    } else {
-        (j, "J")
-    };
-    format!("{} {u}", sig(v, 4))
-}
-
-/// `v` with `digits` significant digits (scientific below 0.01).
-fn sig(v: f64, digits: usize) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    if v.abs() < 0.01 {
-        return format!("{v:.prec$e}", prec = digits - 1);
-    }
-    let mag = v.abs().log10().floor() as i32;
-    let decimals = (digits as i32 - 1 - mag).max(0) as usize;
-    format!("{v:.decimals$}")
 }
 
 #[cfg(test)]
@@ -633,46 +480,17 @@ mod tests {
     }
 
     #[test]
-    fn energy_units() {
-        assert_eq!(fmt_energy(1234.6), "1.235 kJ");
-        assert_eq!(fmt_energy(12.0), "12.00 J");
-        assert_eq!(fmt_energy(2.5e6), "2.500 MJ");
-        assert_eq!(fmt_energy(1.079e-7), "1.079e-7 J");
-    }
-
-    #[test]
-    fn sankey_balances_sources_and_sinks() {
-        let a = EnergyAudit {
-            sources: vec![("engine".into(), 1000.0)],
-            losses: vec![("clutch".into(), 300.0), ("spring".into(), -50.0)],
-            kinetic_initial: 0.0,
-            kinetic_final: 750.0,
-            potential_initial: 0.0,
-            potential_final: 0.0,
-            impact_loss: 0.0,
-            residual: 0.0,
-            relative_residual: 0.0,
-            heat: Default::default(),
-        };
-        let f = energy_figure(&a);
-        let link = &f["data"][0]["link"];
-        let hub = f["data"][0]["node"]["label"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|l| l == "model")
-            .unwrap();
-        let sum = |into: bool| -> f64 {
-            let src = link["source"].as_array().unwrap();
-            let dst = link["target"].as_array().unwrap();
-            let val = link["value"].as_array().unwrap();
-            (0..val.len())
-                .filter(|&i| if into { dst[i] == hub } else { src[i] == hub })
-                .map(|i| val[i].as_f64().unwrap())
-                .sum()
-        };
-        // In: 1000 (engine) + 50 (spring returned); out: 300 (clutch) + 750 (kinetic).
-        assert_eq!(sum(true), 1050.0);
-        assert_eq!(sum(false), 1050.0);
+    fn samples_keep_the_six_digits_the_hover_shows() {
+        assert_eq!(sample(1.0 / 3.0), json!(0.333333));
+        assert_eq!(sample(47.49206510819189), json!(47.4921));
+        assert_eq!(sample(-1234567.0), json!(-1234570.0));
+        assert_eq!(sample(9.530_581e-16), json!(9.53058e-16));
+        assert_eq!(sample(f64::NAN), Value::Null);
+        // What `%{y:.6g}` shows of the sample is what it shows of the exact value.
+        let v = std::f64::consts::E;
+        assert_eq!(
+            format!("{:.5e}", sample(v).as_f64().unwrap()),
+            format!("{v:.5e}")
+        );
     }
 }

@@ -15,7 +15,4 @@ pub enum ReportError {
     /// The layered layout failed on a diagram level.
     #[error("diagram `{diagram}`: {message}")]
     Layout { diagram: String, message: String },
-    /// The embedded plotly.js could not be found in the `plotly` crate's offline sources.
-    #[error("the plotly crate's embedded plotly.js was not found (plotly crate version changed?)")]
-    NoPlotlyJs,
 }

@@ -12,8 +12,9 @@ use serde_json::{json, Value};
 use drivelink_core::model::EnergyAudit;
 use drivelink_core::result::{EventTag, SimResult};
 
-use crate::charts::{energy_figure, fmt_energy, scope_figure};
-use crate::diagram::{anchor, DiagramSvg};
+use crate::charts::scope_figure;
+use crate::diagram::{anchor, block_types, DiagramSvg};
+use crate::energy::{self, clean, energy_figure, fmt_energy, fmt_joules, loss_label};
 use crate::js;
 use crate::{ReportError, ReportInput};
 
@@ -62,7 +63,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .error{color:#cf222e;background:#fff0f0;border:1px solid #f5c2c7;padding:8px;border-radius:4px}
 .diagram{overflow:auto;max-height:85vh;border:1px solid #eee}
 .diagram.fit svg{width:100%;height:auto}
-button.fit-toggle{font-size:12px;margin-bottom:6px}
+button.fit-toggle,button.event-toggle{font-size:12px;margin-bottom:6px}
 .events{max-height:480px;overflow:auto}
 details{margin:8px 0}
 summary{cursor:pointer;font-weight:600}
@@ -72,7 +73,7 @@ summary{cursor:pointer;font-weight:600}
 /// The whole page.
 pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let r = input.result;
-    let plotly = js::plotly_js()?;
+    let plotly = js::PLOTLY_JS;
     let mut figures: Vec<Value> = Vec::new();
     let mut body = String::new();
 
@@ -84,6 +85,8 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     body.push_str("<section id=\"scopes\"><h2>Scopes</h2>\n");
     if input.scopes.is_empty() {
         body.push_str("<p class=\"note\">The model defines no scopes.</p>\n");
+    } else if !r.events.is_empty() {
+        body.push_str("<button class=\"event-toggle\" type=\"button\" aria-pressed=\"true\">hide events on the charts</button> <span class=\"note\">(markers, lines and bands; the legend hides single kinds)</span>\n");
     }
     for (i, scope) in input.scopes.iter().enumerate() {
         let id = format!("scope-{i}");
@@ -110,11 +113,13 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     body.push_str("</section>\n");
 
     if let Some(a) = input.energy {
-        energy_section(&mut body, a);
-        figures.push(json!({"id": "energy-chart", "figure": energy_figure(a)}));
+        let types = input.diagram.map(block_types).unwrap_or_default();
+        energy_section(&mut body, a, &types);
+        figures.push(json!({"id": "energy-chart", "figure": energy_figure(a, &types)}));
     }
     events_section(&mut body, r);
 
+    let pool = crate::pool::pool_arrays(&mut figures);
     let mut html = String::with_capacity(plotly.len() + body.len() + (1 << 16));
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -152,7 +157,7 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let _ = writeln!(
         html,
         "<script type=\"application/json\" id=\"dl-data\">{}</script>",
-        script_json(&json!({ "figures": figures }))
+        script_json(&json!({ "figures": figures, "pool": pool }))
     );
     let _ = writeln!(html, "<script>{}</script>", js::CLIENT);
     html.push_str("</body>\n</html>\n");
@@ -227,10 +232,16 @@ fn diagram_section(body: &mut String, levels: &[DiagramSvg]) {
     body.push_str("<section id=\"diagram\"><h2>Block diagram</h2>\n");
     body.push_str("<p class=\"note\">Signal lines are arrows; mechanical lines are thick (blue: rotational, green: translational). Boxes with a double outline open their inner diagram (click them, or the list below).</p>\n");
     for (i, l) in levels.iter().enumerate() {
-        // Inline SVG needs no namespace declaration in HTML.
-        let svg = l
+        // Inline SVG needs no namespace declaration in HTML; each level's arrow marker
+        // gets an id of its own (ids are page-wide).
+        let mut svg = l
             .svg
             .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+        if i > 0 {
+            svg = svg
+                .replace("id=\"dl-arrow\"", &format!("id=\"dl-arrow-{i}\""))
+                .replace("url(#dl-arrow)", &format!("url(#dl-arrow-{i})"));
+        }
         if i == 0 {
             body.push_str("<button class=\"fit-toggle\" type=\"button\">actual size / fit to width</button>\n");
             let _ = writeln!(
@@ -249,22 +260,25 @@ fn diagram_section(body: &mut String, levels: &[DiagramSvg]) {
     body.push_str("</section>\n");
 }
 
-fn energy_section(body: &mut String, a: &EnergyAudit) {
+fn energy_section(body: &mut String, a: &EnergyAudit, types: &energy::BlockTypes) {
     body.push_str("<section id=\"energy\"><h2>Energy audit</h2>\n<div class=\"chart\" id=\"energy-chart\"></div>\n");
     body.push_str("<table><tr><th>item</th><th>energy</th><th>J</th></tr>\n");
+    let scale = energy::scale(a);
     let mut line = |name: &str, j: f64| {
+        let j = clean(j, scale);
         let _ = writeln!(
             body,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{j:.6e}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             escape(name),
-            fmt_energy(j)
+            fmt_energy(j),
+            fmt_joules(j)
         );
     };
     for (n, w) in &a.sources {
         line(&format!("source: {n}"), *w);
     }
     for (n, w) in &a.losses {
-        line(&format!("dissipated: {n}"), *w);
+        line(&format!("dissipated: {}", loss_label(n, types)), *w);
     }
     line("kinetic energy, start", a.kinetic_initial);
     line("kinetic energy, end", a.kinetic_final);
@@ -272,13 +286,15 @@ fn energy_section(body: &mut String, a: &EnergyAudit) {
     line("potential energy, end", a.potential_final);
     line("impacts (velocity jumps)", a.impact_loss);
     line(
-        "residual (sources − losses − impacts − ΔKE − ΔPE)",
+        "numerical residual (sources − losses − impacts − ΔKE − ΔPE)",
         a.residual,
     );
-    let _ = writeln!(
+    let rel = clean(a.relative_residual, 1.0);
+    let _ =
+        writeln!(
         body,
-        "<tr><td>relative residual</td><td class=\"num\">{:.3e}</td><td></td></tr></table></section>",
-        a.relative_residual
+        "<tr><td>relative residual</td><td class=\"num\">{}</td><td></td></tr></table></section>",
+        if rel == 0.0 { "0".to_string() } else { format!("{rel:.3e}") }
     );
 }
 

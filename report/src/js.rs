@@ -1,30 +1,14 @@
-//! The JavaScript of the page: plotly.js from the `plotly` crate, and our client script.
+//! The JavaScript of the page: the vendored partial plotly.js bundle, and our client script.
 //!
-//! The `plotly` crate (MIT) vendors `plotly.min.js` and exposes it, together with MathJax,
-//! as `Plot::offline_js_sources()` (`<script>` elements). The report needs plotly.js only,
-//! so the first script element's body is taken out of that text; a test checks it is
-//! plotly.js.
-
-use std::sync::OnceLock;
-
-use crate::ReportError;
+//! `assets/plotly-partial.min.js` is plotly.js (MIT) with only the trace types the report
+//! draws (scatter, sankey), built once with npm and esbuild and committed; `assets/README.md`
+//! says how to rebuild it. Building the crate needs neither npm nor the network.
 
 /// The plotly.js source embedded in every report.
-pub fn plotly_js() -> Result<&'static str, ReportError> {
-    static JS: OnceLock<Option<String>> = OnceLock::new();
-    JS.get_or_init(|| {
-        let all = plotly::Plot::offline_js_sources();
-        let start = all.find("<script")?;
-        let body_start = start + all[start..].find('>')? + 1;
-        let end = body_start + all[body_start..].find("</script>")?;
-        let js = &all[body_start..end];
-        js.contains("plotly.js").then(|| js.to_string())
-    })
-    .as_deref()
-    .ok_or(ReportError::NoPlotlyJs)
-}
+pub const PLOTLY_JS: &str = include_str!("../assets/plotly-partial.min.js");
 
-/// Draws every figure of the `dl-data` block, opens inner diagrams on anchor links and
+/// Draws every figure of the `dl-data` block (its long arrays restored from the block's
+/// `pool`, see [`crate::pool`]), opens inner diagrams on anchor links and
 /// filters the event table. Sets `window.drivelinkReport = {figures, drawn}` for tests.
 pub const CLIENT: &str = r##"
 (function () {
@@ -34,9 +18,17 @@ pub const CLIENT: &str = r##"
   window.drivelinkReport = state;
   var config = { responsive: true, displaylogo: false, scrollZoom: true,
                  modeBarButtonsToRemove: ["select2d", "lasso2d"] };
+  var pool = data.pool || [];
+  function unpool(trace) {
+    ["x", "y", "text"].forEach(function (k) {
+      var v = trace[k];
+      if (v && !Array.isArray(v) && typeof v.pool === "number") { trace[k] = pool[v.pool]; }
+    });
+  }
   data.figures.forEach(function (f) {
     var el = document.getElementById(f.id);
     if (!el) { return; }
+    f.figure.data.forEach(unpool);
     Plotly.newPlot(el, f.figure.data, f.figure.layout, config).then(function () {
       state.drawn += 1;
     }, function (e) {
@@ -59,6 +51,27 @@ pub const CLIENT: &str = r##"
       for (var i = 0; i < boxes.length; i++) { boxes[i].classList.toggle("fit"); }
     });
   }
+  // Hide or show the event markers (legend group "events") and the event lines and bands
+  // (the layout shapes) of every scope chart.
+  var eventsShown = true;
+  var toggle = document.querySelector("button.event-toggle");
+  if (toggle) {
+    toggle.addEventListener("click", function () {
+      eventsShown = !eventsShown;
+      var charts = document.querySelectorAll("div.chart[data-scope]");
+      for (var i = 0; i < charts.length; i++) {
+        var el = charts[i];
+        if (!el.data) { continue; }
+        if (el.dlShapes === undefined) { el.dlShapes = (el.layout.shapes || []).slice(); }
+        var idx = [];
+        el.data.forEach(function (t, k) { if (t.legendgroup === "events") { idx.push(k); } });
+        if (idx.length) { Plotly.restyle(el, { visible: eventsShown ? true : "legendonly" }, idx); }
+        Plotly.relayout(el, { shapes: eventsShown ? el.dlShapes : [] });
+      }
+      toggle.setAttribute("aria-pressed", eventsShown ? "true" : "false");
+      toggle.textContent = eventsShown ? "hide events on the charts" : "show events on the charts";
+    });
+  }
   var filter = document.getElementById("event-filter");
   if (filter) {
     filter.addEventListener("input", function () {
@@ -74,17 +87,26 @@ pub const CLIENT: &str = r##"
 
 #[cfg(test)]
 mod tests {
+    use super::PLOTLY_JS;
+
     #[test]
-    fn plotly_js_is_extracted_whole() {
-        let js = super::plotly_js().unwrap();
+    fn plotly_bundle_is_the_partial_one_with_its_licence() {
+        let banner_end = PLOTLY_JS.find("*/").unwrap();
+        let banner = &PLOTLY_JS[..banner_end];
+        assert!(banner.starts_with("/**"), "starts with the licence banner");
+        assert!(banner.contains("plotly.js (drivelink partial bundle: scatter, sankey"));
+        assert!(banner.contains("Licensed under the MIT license"));
+        // The trace types the report draws are registered; the big ones are not there.
+        let registered =
+            |t: &str| PLOTLY_JS.contains(&format!("moduleType:\"trace\",name:\"{t}\""));
+        assert!(registered("scatter") && registered("sankey"));
+        for t in ["bar", "scattergl", "scatter3d", "choropleth", "pie"] {
+            assert!(!registered(t), "{t} left out");
+        }
+        assert!(PLOTLY_JS.len() < 1_500_000, "{} bytes", PLOTLY_JS.len());
         assert!(
-            js.trim_start().starts_with("/**"),
-            "starts with the licence banner"
+            !PLOTLY_JS.contains("</script"),
+            "cannot close its script element"
         );
-        assert!(js.contains("plotly.js v"));
-        assert!(js.len() > 1_000_000, "the full bundle ({} bytes)", js.len());
-        assert!(!js.contains("</script"), "cannot close its script element");
-        let all = plotly::Plot::offline_js_sources();
-        assert!(js.len() + 1_000_000 < all.len(), "MathJax left out");
     }
 }

@@ -6,7 +6,8 @@
 //! (zoom, pan, hover values with units, legend toggles, event markers with block and kind),
 //! the run summary, a Sankey chart and table of the energy audit, the event log as a
 //! filterable table, and the block diagram with each subsystem's inner diagram. plotly.js
-//! is embedded (taken from the `plotly` crate), so the file opens offline in any browser.
+//! is embedded (a partial bundle with the trace types the report draws, vendored in
+//! `assets/`), so the file opens offline in any browser.
 //!
 //! [`diagram`] lays a [`Diagram`](drivelink_core::Diagram) out left to right (with the
 //! `layout-rs` crate) and writes SVG; the port lists come in as a [`diagram::PortTable`]
@@ -15,9 +16,12 @@
 
 pub mod charts;
 pub mod diagram;
+pub mod energy;
 mod error;
+pub mod events;
 pub mod html;
 mod js;
+mod pool;
 
 use std::path::Path;
 
@@ -41,9 +45,9 @@ pub struct ReportInput<'a> {
     pub diagram: Option<&'a [DiagramSvg]>,
 }
 
-/// The plotly.js source every report embeds (from the `plotly` crate).
+/// The plotly.js source every report embeds (the vendored partial bundle; never fails).
 pub fn embedded_plotly_js() -> Result<&'static str, ReportError> {
-    js::plotly_js()
+    Ok(js::PLOTLY_JS)
 }
 
 /// The report page as HTML text. A scope that cannot be charted (unknown signal, unit) is

@@ -117,6 +117,9 @@ fn report_is_self_contained_with_every_scope_event_and_the_energy_audit() {
     ));
     // (inside the JSON data block `<` is written `\u003c`)
     assert!(own.contains("c: \\u003cb>lock\\u003c/b>"));
+    // Event markers are not clipped at the plot edge; a button hides and shows them all.
+    assert!(own.contains("\"cliponaxis\":false"));
+    assert!(own.contains("<button class=\"event-toggle\""));
     // Energy audit: chart and numbers; the diagram inline without its namespace URL.
     assert!(own.contains("\"type\":\"sankey\""));
     assert!(own.contains("dissipated: c"));
@@ -176,11 +179,144 @@ fn xy_scope_plots_against_its_signal_with_equal_scaling_and_no_event_strip() {
     // One trace (no event strip), its x values are car.x.
     assert_eq!(data.len(), 1);
     let xs = data[0]["x"].as_array().unwrap();
-    // (numbers are written with 10 significant digits)
-    assert!((xs[1].as_f64().unwrap() - r.get("car.x").unwrap()[1]).abs() < 1e-9);
+    // (samples are written with 6 significant digits: relative error at most 5e-6)
+    let want = r.get("car.x").unwrap()[1];
+    assert!((xs[1].as_f64().unwrap() - want).abs() <= 5e-6 * want.abs());
     assert_eq!(fig["layout"]["yaxis"]["scaleanchor"], "x");
+    // Both axes span the data (x: 10·sin a over a in [0, 3] from 0 to the largest sample;
+    // y: 10·(1 − cos a), from 0 to 10·(1 − cos 3)) plus 3 % of it each side; the plot
+    // area gives way instead.
+    let range = |axis: &str| -> Vec<f64> {
+        let r = fig["layout"][axis]["range"].as_array().unwrap();
+        r.iter().map(|v| v.as_f64().unwrap()).collect()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+    let x_hi = r
+        .get("car.x")
+        .unwrap()
+        .iter()
+        .fold(0.0_f64, |m, &v| m.max(v));
+    let y_hi = 10.0 * (1.0 - 3.0_f64.cos());
+    let x = range("xaxis");
+    assert!(
+        close(x[0], -0.03 * x_hi) && close(x[1], 1.03 * x_hi),
+        "{x:?}"
+    );
+    let y = range("yaxis");
+    assert!(
+        close(y[0], -0.03 * y_hi) && close(y[1], 1.03 * y_hi),
+        "{y:?}"
+    );
+    assert_eq!(fig["layout"]["xaxis"]["constrain"], "domain");
+    assert_eq!(fig["layout"]["yaxis"]["constrain"], "domain");
     assert_eq!(fig["layout"]["xaxis"]["title"]["text"], "car.x");
     assert!(fig["layout"]["shapes"].as_array().unwrap().is_empty());
     scope.x = Some("car.z".into());
     assert!(drivelink_report::charts::scope_figure(&r, &scope).is_err());
+}
+
+/// The page's markup: script bodies left out (their tags kept: they may have an id).
+fn markup(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find("<script") {
+        let tag_end = rest[open..].find('>').map_or(rest.len(), |e| open + e + 1);
+        out.push_str(&rest[..tag_end]);
+        let end = rest[tag_end..]
+            .find("</script>")
+            .map_or(rest.len(), |e| tag_end + e);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every `id="..."` attribute of `markup`.
+fn element_ids(markup: &str) -> Vec<String> {
+    markup
+        .split(" id=\"")
+        .skip(1)
+        .filter_map(|part| part.find('"').map(|end| part[..end].to_string()))
+        .collect()
+}
+
+#[test]
+fn page_has_no_duplicate_element_ids() {
+    use drivelink_core::block::PortDecl;
+    use drivelink_core::diagram::{BlockSpec, Diagram};
+    use drivelink_report::diagram::{self, BlockInfo};
+    use drivelink_report::{DiagramOptions, Links, PortTable};
+
+    // Two levels, each with a signal line (an arrow marker in each SVG).
+    let spec = |name: &str, ty: &str, inner: Option<Diagram>| BlockSpec {
+        name: name.into(),
+        type_name: ty.into(),
+        params: Default::default(),
+        inner: inner.map(Box::new),
+        file: None,
+    };
+    let mut inner = Diagram::new("sub");
+    inner.blocks.push(spec("k", "Gain", None));
+    inner.blocks.push(spec("m", "Gain", None));
+    inner.connections.push(vec!["k.y".into(), "m.u".into()]);
+    let mut d = Diagram::new("demo");
+    d.blocks.push(spec("src", "Constant", None));
+    d.blocks.push(spec("sub", "Subsystem", Some(inner)));
+    d.connections.push(vec!["src.y".into(), "sub.u".into()]);
+    let mut ports = PortTable::new();
+    let info = |ports: Vec<PortDecl>| BlockInfo {
+        ports,
+        category: "signal".into(),
+        inner: None,
+    };
+    ports.insert("src", info(vec![PortDecl::output("y")]));
+    ports.insert("sub", info(vec![PortDecl::input("u")]));
+    for b in ["sub.k", "sub.m"] {
+        ports.insert(b, info(vec![PortDecl::input("u"), PortDecl::output("y")]));
+    }
+    let opts = DiagramOptions {
+        expand: true,
+        links: Links::Anchors,
+    };
+    let drawing = diagram::render(&d, &ports, &opts).unwrap();
+    assert_eq!(drawing.levels.len(), 2);
+    assert!(drawing.levels.iter().all(|l| l.svg.contains("marker-end")));
+
+    let r = result();
+    let scopes = scopes();
+    let a = audit();
+    let html = render_report(&ReportInput {
+        result: &r,
+        scopes: &scopes,
+        energy: Some(&a),
+        diagram: Some(&drawing.levels),
+    })
+    .unwrap();
+    let page = markup(&html);
+    let ids = element_ids(&page);
+    for want in [
+        "scope-0",
+        "scope-1",
+        "energy-chart",
+        "diagram-top",
+        "diagram-sub",
+        "dl-data",
+    ] {
+        assert!(ids.iter().any(|i| i == want), "{want} in {ids:?}");
+    }
+    let mut seen = std::collections::HashSet::new();
+    let dups: Vec<&String> = ids.iter().filter(|i| !seen.insert(*i)).collect();
+    assert!(dups.is_empty(), "duplicate ids {dups:?}");
+    // Every in-page reference names an element of the page.
+    for part in page
+        .split("url(#")
+        .skip(1)
+        .chain(page.split("href=\"#").skip(1))
+    {
+        let target = &part[..part.find(['"', ')']).unwrap()];
+        assert!(
+            ids.iter().any(|i| i == target),
+            "#{target} refers to no element"
+        );
+    }
 }

@@ -125,6 +125,43 @@ fn file_stem(name: &str) -> String {
         .collect()
 }
 
+/// Block path -> block type of every block box in the drawn `levels` (read back from
+/// their `data-block` / `data-type` attributes; inner levels' blocks as `path.block`).
+pub fn block_types(levels: &[DiagramSvg]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for level in levels {
+        let prefix = if level.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}.", level.path)
+        };
+        for rect in level.svg.split("<rect class=\"block\" ").skip(1) {
+            let (Some(name), Some(ty)) = (attr(rect, "data-block"), attr(rect, "data-type")) else {
+                continue;
+            };
+            out.insert(format!("{prefix}{}", unescape(name)), unescape(ty));
+        }
+    }
+    out
+}
+
+/// The value of attribute `name` at the start of the attribute list `tag` (up to `/>`).
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let tag = &tag[..tag.find("/>")?];
+    let start = tag.find(&format!("{name}=\""))? + name.len() + 2;
+    let len = tag[start..].find('"')?;
+    Some(&tag[start..start + len])
+}
+
+/// `s` with the escapes of [`crate::html::escape`] undone.
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
 /// One drawn level of a diagram.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiagramSvg {

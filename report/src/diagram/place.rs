@@ -488,6 +488,11 @@ fn run_layout(
     wires: &[super::Wire],
     title: &str,
 ) -> Result<(Vec<(f64, f64, f64, f64)>, Vec<Option<Vec<(f64, f64)>>>), ReportError> {
+    // No box or one box: nothing to arrange (and `layout-rs` panics on an empty graph).
+    if nodes.len() <= 1 {
+        let boxes = nodes.iter().map(|n| (0.0, 0.0, n.w, n.h)).collect();
+        return Ok((boxes, vec![None; wires.len()]));
+    }
     let work = || {
         let mut vg = VisualGraph::new(Orientation::LeftToRight);
         // The library's self-check re-verifies the whole graph after every edge: cubic

@@ -1,9 +1,9 @@
 //! SVG text of a placed diagram level.
 //!
-//! Structure (tests read it): every block box is `<rect class="block" data-block="NAME"
-//! x=".." y=".." width=".." height=".."/>` inside `<g class="node">`, terminals use class
-//! `terminal`; lines are `<path class="line KIND">` drawn under the boxes. Text is escaped.
-//! Hovering a box shows its name, type and ports (`<title>`), hovering a line its ends.
+//! Structure (tests and the report read it): every block box is `<rect class="block"
+//! data-block="NAME" data-type="TYPE" x=".." y=".." width=".." height=".."/>` inside
+//! `<g class="node">`, terminals use class `terminal` (no type); lines are `<path
+//! class="line KIND">` drawn under the boxes. Text is escaped. Hovering a box shows its name, type and ports (`<title>`), hovering a line its ends.
 
 use std::fmt::Write;
 
@@ -140,8 +140,13 @@ fn write_node(s: &mut String, pn: &PlacedNode) {
     let rx = if node.terminal { 12 } else { 4 };
     let _ = writeln!(
         s,
-        r#"<rect class="{class}" data-block="{}" x="{}" y="{}" width="{}" height="{}" rx="{rx}" fill="{fill}" stroke="{stroke}" stroke-width="1.4"/>"#,
+        r#"<rect class="{class}" data-block="{}"{} x="{}" y="{}" width="{}" height="{}" rx="{rx}" fill="{fill}" stroke="{stroke}" stroke-width="1.4"/>"#,
         escape(&node.name),
+        if node.terminal {
+            String::new()
+        } else {
+            format!(" data-type=\"{}\"", escape(&node.type_label))
+        },
         n(x),
         n(y),
         n(w),
