@@ -145,6 +145,38 @@ fn full_car_solver_statistics_snapshot() {
 }
 
 #[test]
+fn full_car_at_zero_throttle_completes_without_chattering() {
+    // The natural lower end of a throttle sweep. Before, the run failed at 11.69 s: a
+    // released band brake's slip was still round-off small when the comparison of the
+    // axle speed with 0 (`at_rest`) switched, the event relocked the brake, the projection
+    // put the axle back at exactly 0, and the pair repeated every 1.6 ns until the chatter
+    // limit. The car idles in gear, creeps, and the run stops when the brake comes on at
+    // 44 s with the car at rest.
+    let d = full_car(&FullCarParams {
+        throttle: 0.0,
+        ..FullCarParams::default()
+    });
+    let mut m = compile(&d, &drivelink_blocks::registry()).unwrap_or_else(|e| panic!("{e}"));
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Stopped, "{}", r.message);
+    assert!(
+        (r.end_time - 44.0).abs() < 1e-6,
+        "stopped at {}",
+        r.end_time
+    );
+    // The band brake released at 11.69 s stays released: no relock right after.
+    let d_events: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.block == "gearbox.brake_D" && (11.0..12.0).contains(&e.time))
+        .collect();
+    assert_eq!(d_events.len(), 1, "{d_events:?}");
+    assert_eq!(d_events[0].kind, EventTag::Unlock);
+    let a = m.energy_audit();
+    assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
+}
+
+#[test]
 fn full_car_is_deterministic() {
     let (_, a) = run();
     let (_, b) = run();
