@@ -54,9 +54,14 @@ pub struct SweepArgs {
     /// Also write each run's results.csv, events.csv and summary.json under DIR/runs/NNNNNN/.
     #[arg(long)]
     pub keep_results: bool,
-    /// Output directory (default: out/<model name>_sweep/).
+    /// Output directory (default: out/<model name>_sweep/). One that holds a study
+    /// already is refused (exit 2) unless --force.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace the study in --out (its sweep.csv, sweep.parquet, study.json and runs/ are
+    /// removed first; other files are left).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Print a study error, one line per problem, naming the netlist for model errors.
@@ -119,6 +124,13 @@ pub fn sweep(a: &SweepArgs) -> u8 {
             crate::dir_name(&study.compiled().diagram().name)
         ))
     });
+    if let Err(e) = drivelink_sweep::prepare_out_dir(&dir, a.force) {
+        report(&origin, &e);
+        return match e {
+            SweepError::Io { .. } => 1,
+            _ => 2,
+        };
+    }
     let jobs = a.jobs.unwrap_or(0);
     let bar = progress_bar(runs.len() as u64);
     let tick = |done: usize| {
@@ -229,9 +241,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> u8 {
         return 1;
     }
     console::print(&format!(
-        "merged {} shards: {} runs of study {} -> {}\n",
+        "merged {} shard{}: {} run{} of study {} -> {}\n",
         dirs.len(),
+        if dirs.len() == 1 { "" } else { "s" },
         table.rows().len(),
+        if table.rows().len() == 1 { "" } else { "s" },
         study.get("study_id").and_then(|v| v.as_str()).unwrap_or(""),
         out.display()
     ))

@@ -62,6 +62,42 @@ pub fn write_study(dir: &Path, table: &Table, study: &Value) -> Result<(), Sweep
     std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))
 }
 
+/// What a study writes into its directory (with `runs/` of `--keep-results`).
+const STUDY_FILES: [&str; 4] = ["sweep.csv", "sweep.parquet", "study.json", "runs"];
+
+/// Make `dir` ready for a new study: refused when it already holds one (its table,
+/// `study.json` or `runs/` would be overwritten or, worse, mixed with the new study's);
+/// with `force` those files are removed first (nothing else in `dir` is touched).
+pub fn prepare_out_dir(dir: &Path, force: bool) -> Result<(), SweepError> {
+    let used: Vec<&str> = STUDY_FILES
+        .into_iter()
+        .filter(|f| dir.join(f).symlink_metadata().is_ok())
+        .collect();
+    if used.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        return Err(SweepError::Arg {
+            flag: "--out".into(),
+            text: dir.display().to_string(),
+            message: format!(
+                "the directory holds a study already ({}); give another --out directory, or --force to replace that study",
+                used.join(", ")
+            ),
+        });
+    }
+    for f in used {
+        let p = dir.join(f);
+        let removed = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        removed.map_err(|e| SweepError::io(p.display(), e))?;
+    }
+    Ok(())
+}
+
 /// Mark the `study.json` of a table cut short by Ctrl-C: `"interrupted": true` and the
 /// number of runs it holds (`"finished_runs"`). [`merge_dirs`] refuses such a directory.
 pub fn mark_interrupted(study: &mut Value, finished: usize) {

@@ -50,6 +50,8 @@ pub struct Study {
     origin: String,
     /// Swept parameters (grid axes, then sampled ones) and their column types.
     params: Vec<(String, ColKind)>,
+    /// The SI unit of each swept parameter, when known (see [`Study::units`]).
+    param_units: Vec<Option<String>>,
     axes: Vec<Vec<Swept>>,
     /// Sampled values, one row per sample (empty without `--samples`).
     samples: Vec<Vec<f64>>,
@@ -117,6 +119,23 @@ impl ParamInfo<'_> {
             ScopeVal::Text(_) => ColKind::Text,
             _ => ColKind::Float,
         }
+    }
+    /// The SI unit of the parameter's column: the netlist's dimension, else (a bare
+    /// number in the netlist) that of the values given, else unknown.
+    fn unit(&self, given: &[&drivelink_core::expr::Quantity]) -> Option<String> {
+        let dim = match self.value {
+            ScopeVal::Q(p) => p.dim.or_else(|| given.iter().find_map(|q| q.dim)),
+            _ => None,
+        };
+        dim.map(unit_text)
+    }
+}
+
+/// The SI unit of `d` as the results name units (`N*m`, `1/s`, `1` for dimensionless).
+pub(crate) fn unit_text(d: Dim) -> String {
+    match d.derived_name() {
+        Some(n) => n.replace('·', "*"),
+        None => d.ascii(),
     }
 }
 
@@ -302,7 +321,7 @@ impl<'a> Checks<'a> {
             self.errors.push(SweepError::Arg {
                 flag: "--grid".into(),
                 text: String::new(),
-                message: "a study needs at least one --grid or --samples N with --dist".into(),
+                message: "a study needs at least one --grid NAME=SPEC, or --samples N with a --dist NAME=DIST".into(),
             });
         }
         n_samples
@@ -460,22 +479,30 @@ impl Study {
 
         // Grid axes.
         let mut params = Vec::new();
+        let mut param_units = Vec::new();
         let mut axes = Vec::new();
         let grid = checks.swept("--grid", &args.grid, spec::parse_grid, |p, raw| {
-            Ok((p.kind(), grid_values(p, raw)?))
+            Ok((p.kind(), (grid_values(p, raw)?, p.unit(&raw.quantities()))))
         });
-        for (name, kind, values) in grid {
+        for (name, kind, (values, unit)) in grid {
             params.push((name, kind));
+            param_units.push(unit);
             axes.push(values);
         }
 
         // Sampled parameters.
         let mut dists = Vec::new();
         let sampled = checks.swept("--dist", &args.dist, spec::parse_dist, |p, raw| {
-            Ok((ColKind::Float, dist_of(p, raw)?))
+            // The arguments of a lognormal are of ln(value): only the netlist says the unit.
+            let given = match raw.kind {
+                DistKind::LogNormal => Vec::new(),
+                _ => raw.args.iter().map(|(q, _)| q).collect(),
+            };
+            Ok((ColKind::Float, (dist_of(p, raw)?, p.unit(&given))))
         });
-        for (name, kind, dist) in sampled {
+        for (name, kind, (dist, unit)) in sampled {
             params.push((name, kind));
+            param_units.push(unit);
             dists.push(dist);
         }
         let n_samples = checks.sample_count(&args);
@@ -497,6 +524,7 @@ impl Study {
             args,
             origin: origin.to_string(),
             params,
+            param_units,
             axes,
             samples,
             metrics,
@@ -570,6 +598,31 @@ impl Study {
         }));
         c.push(col("message", ColKind::Text));
         c
+    }
+
+    /// The SI unit of each column of [`Study::columns`], in the same order, `None` where
+    /// there is none or it is unknown: `end_time` and `wall_time` in `s`; a swept
+    /// parameter in its netlist's unit (or, for a bare number in the netlist, in the unit
+    /// its values were given in); a metric of a signal in the signal's unit,
+    /// `event_time` in `s`, `energy` in `J`.
+    pub fn units(&self) -> Vec<Option<String>> {
+        let s = || Some("s".to_string());
+        let mut u = vec![None];
+        u.extend(self.param_units.iter().cloned());
+        u.extend([None, s(), s()]);
+        u.extend(self.metrics.iter().map(|m| {
+            match &m.kind {
+                metric::MetricKind::EndTime | metric::MetricKind::EventTime { .. } => s(),
+                metric::MetricKind::Energy(_) => Some("J".to_string()),
+                metric::MetricKind::Status => None,
+                _ => m
+                    .signal()
+                    .and_then(|sig| self.compiled.plan().variable(sig))
+                    .and_then(|v| v.unit.map(str::to_string)),
+            }
+        }));
+        u.push(None);
+        u
     }
 
     /// The parameter values of run `i` (`i < n_runs`), in column order.
@@ -784,8 +837,20 @@ impl Study {
             "runs": self.n_runs,
             "shard": shard,
             "columns": self.columns(),
+            "units": self.units_json(),
             "args": self.args,
         })
+    }
+
+    /// The known units by column name (`study.json`'s `"units"`).
+    pub fn units_json(&self) -> Value {
+        Value::Object(
+            self.columns()
+                .into_iter()
+                .zip(self.units())
+                .filter_map(|(c, u)| u.map(|u| (c.name, Value::String(u))))
+                .collect(),
+        )
     }
 }
 
