@@ -286,6 +286,10 @@ fn bad_sweeps_exit_2_naming_the_culprit_and_run_nothing() {
             &["--grid", "idleSpeed=[1 N]"],
             "--grid idleSpeed: '1 N' is in N but parameter 'idleSpeed' is",
         ),
+        (
+            &["--grid", "throttle=[0.1]", "--set", "idleSpeed=1 N"],
+            "--set idleSpeed: '1 N' is in N but parameter 'idleSpeed' is",
+        ),
         // No stray space after the option when there is no text to quote.
         (
             &["--metric", "v=max(vehicle.v)"],

@@ -39,8 +39,9 @@ def cli():
     saying why, when it is not built."""
     exe = find_cli()
     if exe is None:
-        where = os.environ.get("DRIVELINK_CLI") or "CARGO_TARGET_DIR or target/ (debug, release) or the PATH"
-        pytest.skip(f"no drivelink CLI to compare with in {where}; build it (cargo build) or set DRIVELINK_CLI")
+        given = os.environ.get("DRIVELINK_CLI")
+        where = f"DRIVELINK_CLI={given} is no file" if given else "no drivelink in $CARGO_TARGET_DIR or target/ (debug, release) nor on the PATH"
+        pytest.skip(f"no drivelink CLI to compare with: {where}; build it (cargo build) or set DRIVELINK_CLI")
 
     def run(*args, check=True):
         p = subprocess.run([exe, *map(str, args)], capture_output=True, text=True)

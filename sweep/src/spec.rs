@@ -154,7 +154,7 @@ fn quantity(text: &str) -> Result<Quantity, String> {
     expr::eval(t, &|_| None).map_err(|e| format!("'{t}': {e}"))
 }
 
-fn raw_value(text: &str) -> Result<RawValue, String> {
+pub(crate) fn raw_value(text: &str) -> Result<RawValue, String> {
     let t = text.trim();
     if let Some(inner) = t.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
         if is_word(inner) {

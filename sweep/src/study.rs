@@ -221,7 +221,24 @@ impl<'a> Checks<'a> {
         for s in &args.set {
             match spec::parse_set(s) {
                 Ok((name, v)) => {
-                    if self.claim("--set", &name).is_some() {
+                    if let Some((name, value, given)) = self.claim("--set", &name) {
+                        let p = ParamInfo {
+                            flag: "--set",
+                            name: &name,
+                            value: &value,
+                            given,
+                        };
+                        // A quantity of another dimension than the netlist's is refused
+                        // here; anything else (a word, an expression of other
+                        // parameters) is the model's to judge.
+                        if let (Value::String(text), ScopeVal::Q(_)) = (&v, &value) {
+                            if let Ok(spec::RawValue::Q(q, t)) = spec::raw_value(text) {
+                                if let Err(e) = p.number(&q, &t) {
+                                    self.errors.push(e);
+                                    continue;
+                                }
+                            }
+                        }
                         d.param(&name, v);
                     }
                 }

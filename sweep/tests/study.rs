@@ -545,3 +545,27 @@ fn a_second_study_into_a_used_directory_is_refused_unless_forced() {
     assert_eq!(left, ["notes.txt"], "only the study's files are removed");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_set_value_in_another_unit_than_the_netlists_is_refused() {
+    let with_set = |v: &str| {
+        study(
+            "mech_brake_stop.json",
+            StudyArgs {
+                grid: strs(&["T=[10, 12]"]),
+                set: strs(&[v]),
+                ..Default::default()
+            },
+        )
+    };
+    let e = with_set("J=3 N").err().unwrap().to_string();
+    assert!(
+        e.starts_with(
+            "--set J: '3 N' is in N but parameter 'J' is in kg·m² (the netlist gives \"2 kg*m^2\")"
+        ),
+        "{e}"
+    );
+    for fits in ["J=3 kg*m^2", "J=3", "J=1.5*2 kg*m^2"] {
+        assert!(with_set(fits).is_ok(), "{fits}");
+    }
+}
