@@ -608,3 +608,72 @@ fn sweep_merge_counts_one_shard_and_one_run_in_the_singular() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `sweep --resume DIR` finishes a study Ctrl-C cut short: the runs its table lacks are
+/// run (with the netlist and arguments study.json records, their results kept as the
+/// study kept them) and the table is written complete. The interrupted directory is made
+/// from a complete one by taking runs out of it, as Ctrl-C leaves it.
+#[test]
+fn resume_finishes_an_interrupted_study_to_the_complete_table() {
+    let dir = temp_dir("sweep_resume");
+    let model = netlist("mech_brake_stop.json");
+    let study = |out: &Path| {
+        ok(&run(&[
+            "sweep",
+            model.to_str().unwrap(),
+            "--grid",
+            "J=1:3:5",
+            "--metric",
+            "stop=event_time(brake, lock, 1)",
+            "--keep-results",
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+    };
+    let whole = dir.join("whole");
+    study(&whole);
+    let cut = dir.join("cut");
+    study(&cut);
+    // What Ctrl-C leaves: runs 1 and 3 missing from the table and from runs/.
+    let csv = std::fs::read_to_string(cut.join("sweep.csv")).unwrap();
+    let kept: Vec<&str> = csv
+        .lines()
+        .filter(|l| !l.starts_with("1,") && !l.starts_with("3,"))
+        .collect();
+    std::fs::write(cut.join("sweep.csv"), kept.join("\n") + "\n").unwrap();
+    for r in ["000001", "000003"] {
+        std::fs::remove_dir_all(cut.join("runs").join(r)).unwrap();
+    }
+    let sp = cut.join("study.json");
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sp).unwrap()).unwrap();
+    s["interrupted"] = true.into();
+    s["finished_runs"] = 3.into();
+    std::fs::write(&sp, s.to_string()).unwrap();
+
+    let text = ok(&run(&["sweep", "--resume", cut.to_str().unwrap()]));
+    assert!(
+        text.contains("5 runs (2 run now, the others before)"),
+        "{text}"
+    );
+    assert_eq!(
+        without_wall_time(&cut.join("sweep.csv")),
+        without_wall_time(&whole.join("sweep.csv"))
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sp).unwrap()).unwrap();
+    assert!(s.get("interrupted").is_none(), "{s}");
+    for r in ["000001", "000003"] {
+        assert_eq!(
+            std::fs::read_to_string(cut.join("runs").join(r).join("results.csv")).unwrap(),
+            std::fs::read_to_string(whole.join("runs").join(r).join("results.csv")).unwrap(),
+            "run {r}"
+        );
+    }
+    // A complete study has nothing to resume.
+    let o = run(&["sweep", "--resume", whole.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("was not interrupted"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -807,6 +807,19 @@ impl Study {
         keep: Option<&Path>,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<(Table, bool), SweepError> {
+        let runs: Vec<usize> = runs.collect();
+        self.run_listed_until_cancelled(&runs, jobs, keep, progress)
+    }
+
+    /// [`Study::run_until_cancelled`] of the runs listed in `runs` (each `< n_runs`; the
+    /// rows come back in the order of the list): what resuming an interrupted study runs.
+    pub fn run_listed_until_cancelled(
+        &self,
+        runs: &[usize],
+        jobs: usize,
+        keep: Option<&Path>,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<(Table, bool), SweepError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(jobs)
             .build()
@@ -820,9 +833,9 @@ impl Study {
         // `drivelink_core::model::INTERRUPTED`), has no row.
         let cut = |row: &[Cell]| matches!(row.last(), Some(Cell::Text(m)) if m.contains(drivelink_core::model::INTERRUPTED));
         let rows: Vec<Option<Vec<Cell>>> = pool.install(|| {
-            runs.into_par_iter()
+            runs.par_iter()
                 .with_max_len(1)
-                .map(|i| {
+                .map(|&i| {
                     if self.cancelled() {
                         return Ok(None);
                     }
