@@ -3,6 +3,7 @@
 //! prints the outcome).
 
 use std::io::IsTerminal;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -14,7 +15,8 @@ use crate::console;
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
     /// The model netlist (JSON).
-    pub model: PathBuf,
+    #[arg(required_unless_present = "resume")]
+    pub model: Option<PathBuf>,
     /// A swept parameter: NAME=START:STOP:COUNT (COUNT equally spaced values, both ends
     /// included; START/STOP may carry units: clutchRise=0.1 s:0.5 s:25) or NAME=[v1,v2,...].
     /// Several grids form the full factorial (the last varies fastest).
@@ -54,9 +56,21 @@ pub struct SweepArgs {
     /// Also write each run's results.csv, events.csv and summary.json under DIR/runs/NNNNNN/.
     #[arg(long)]
     pub keep_results: bool,
-    /// Output directory (default: out/<model name>_sweep/).
+    /// Output directory (default: out/<model name>_sweep/). One that holds a study
+    /// already is refused (exit 2) unless --force.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace the study in --out (its sweep.csv, sweep.parquet, study.json and runs/ are
+    /// removed first; other files are left).
+    #[arg(long)]
+    pub force: bool,
+    /// Finish the study in DIR that Ctrl-C cut short (its study.json says "interrupted":
+    /// true): the runs it lacks are run with the netlist and arguments it records, and
+    /// the table is written again, complete.
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "model", "grid", "dist", "samples", "metrics", "set", "stop_time", "shard", "out", "force",
+    ])]
+    pub resume: Option<PathBuf>,
 }
 
 /// Print a study error, one line per problem, naming the netlist for model errors.
@@ -68,7 +82,15 @@ fn report(origin: &str, e: &SweepError) {
 
 /// `drivelink sweep`.
 pub fn sweep(a: &SweepArgs) -> u8 {
-    let origin = a.model.display().to_string();
+    let model = match (&a.resume, &a.model) {
+        (Some(dir), _) => return resume(dir, a.jobs, a.keep_results),
+        (None, Some(m)) => m,
+        (None, None) => {
+            console::error("a model netlist is required (or --resume DIR)");
+            return 2;
+        }
+    };
+    let origin = model.display().to_string();
     let shard = match a.shard.as_deref().map(drivelink_sweep::parse_shard) {
         Some(Err(e)) => {
             report(&origin, &e);
@@ -81,7 +103,7 @@ pub fn sweep(a: &SweepArgs) -> u8 {
         console::error("--jobs 0: expected a number of worker threads >= 1");
         return 2;
     }
-    let diagram = match crate::load(&a.model, &[]) {
+    let diagram = match crate::load(model, &[]) {
         Ok(d) => d,
         Err(e) => {
             crate::report(&origin, &e);
@@ -119,22 +141,130 @@ pub fn sweep(a: &SweepArgs) -> u8 {
             crate::dir_name(&study.compiled().diagram().name)
         ))
     });
-    let jobs = a.jobs.unwrap_or(0);
-    let bar = progress_bar(runs.len() as u64);
+    if let Err(e) = drivelink_sweep::prepare_out_dir(&dir, a.force) {
+        report(&origin, &e);
+        return match e {
+            SweepError::Io { .. } => 1,
+            _ => 2,
+        };
+    }
+    execute(
+        &study,
+        &origin,
+        Plan {
+            todo: runs.clone().collect(),
+            runs,
+            done: Vec::new(),
+            shard,
+            dir,
+            jobs: a.jobs.unwrap_or(0),
+            keep: a.keep_results,
+        },
+    )
+}
+
+/// `drivelink sweep --resume DIR`.
+fn resume(dir: &Path, jobs: Option<usize>, keep: bool) -> u8 {
+    if jobs == Some(0) {
+        console::error("--jobs 0: expected a number of worker threads >= 1");
+        return 2;
+    }
+    let origin = format!("--resume {}", dir.display());
+    let before = match drivelink_sweep::read_interrupted(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let origin = before.model.display().to_string();
+    let diagram = match crate::load(&before.model, &[]) {
+        Ok(d) => d,
+        Err(e) => {
+            crate::report(&origin, &e);
+            return 2;
+        }
+    };
+    let study = match Study::new(
+        &diagram,
+        drivelink_blocks::registry(),
+        &origin,
+        before.args.clone(),
+    ) {
+        Ok(s) => s.with_cancel(crate::interrupt_flag()),
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let todo = match before.missing(&study) {
+        Ok(t) => t,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    let runs = match before.shard {
+        Some((i, n)) => drivelink_sweep::shard_range(study.n_runs(), i, n),
+        None => 0..study.n_runs(),
+    };
+    execute(
+        &study,
+        &origin,
+        Plan {
+            runs,
+            todo,
+            done: before.table.into_rows(),
+            shard: before.shard,
+            dir: dir.to_path_buf(),
+            jobs: jobs.unwrap_or(0),
+            // A study that kept its runs' results keeps those of the runs added.
+            keep: keep || dir.join("runs").is_dir(),
+        },
+    )
+}
+
+/// What [`execute`] runs and writes.
+struct Plan {
+    /// The study's slice of the runs (all of them without a shard).
+    runs: Range<usize>,
+    /// The runs to run now (the slice, or what an interrupted study lacks).
+    todo: Vec<usize>,
+    /// Rows of runs finished before (resuming).
+    done: Vec<Vec<Cell>>,
+    shard: Option<(usize, usize)>,
+    dir: PathBuf,
+    jobs: usize,
+    keep: bool,
+}
+
+/// Run `plan.todo` with a progress bar, write the table of those and `plan.done` into
+/// `plan.dir` (marked interrupted after Ctrl-C), and print the outcome.
+fn execute(study: &Study, origin: &str, plan: Plan) -> u8 {
+    let Plan {
+        runs,
+        todo,
+        done,
+        shard,
+        dir,
+        jobs,
+        keep,
+    } = plan;
+    let bar = progress_bar(todo.len() as u64);
     let tick = |done: usize| {
         if let Some(b) = &bar {
             b.set_position(done as u64);
         }
     };
     let start = Instant::now();
-    let keep = a.keep_results.then_some(dir.as_path());
-    let (table, interrupted) = match study.run_until_cancelled(runs.clone(), jobs, keep, &tick) {
+    let keep = keep.then_some(dir.as_path());
+    let (new, interrupted) = match study.run_listed_until_cancelled(&todo, jobs, keep, &tick) {
         Ok(t) => t,
         Err(e) => {
             if let Some(b) = &bar {
                 b.abandon();
             }
-            report(&origin, &e);
+            report(origin, &e);
             return 1;
         }
     };
@@ -142,19 +272,27 @@ pub fn sweep(a: &SweepArgs) -> u8 {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let mut rows = done;
+    rows.extend(new.into_rows());
+    rows.sort_by_key(|r| match r.first() {
+        Some(Cell::Int(i)) => *i,
+        _ => 0,
+    });
+    let table = drivelink_sweep::Table::new(study.columns(), rows);
     let mut study_json = study.study_json(shard);
     if interrupted {
         drivelink_sweep::mark_interrupted(&mut study_json, table.rows().len());
     }
     if let Err(e) = drivelink_sweep::write_study(&dir, &table, &study_json) {
-        report(&origin, &e);
+        report(origin, &e);
         return 1;
     }
     if interrupted {
         console::error(format_args!(
-            "{origin}: interrupted (Ctrl-C) after {} of {} runs; the finished runs are in {} (study.json says \"interrupted\": true; sweep-merge refuses it)",
+            "{origin}: interrupted (Ctrl-C) after {} of {} runs; the finished runs are in {} (study.json says \"interrupted\": true; finish it with drivelink sweep --resume {}; sweep-merge refuses it)",
             table.rows().len(),
             runs.len(),
+            dir.display(),
             dir.display()
         ));
         return 130;
@@ -184,8 +322,13 @@ pub fn sweep(a: &SweepArgs) -> u8 {
         format!(" (shard {i}/{n}: runs {}..{})", runs.start, runs.end)
     });
     let n = runs.len();
+    let resumed = if todo.len() == n {
+        String::new()
+    } else {
+        format!(" ({} run now, the others before)", todo.len())
+    };
     console::print(&format!(
-        "{}: {n} run{}{shard_text}, {failed} failed, in {wall:.3} s wall on {threads} thread{} (solver {solver:.3} s in total), study {} -> {}\n",
+        "{}: {n} run{}{shard_text}{resumed}, {failed} failed, in {wall:.3} s wall on {threads} thread{} (solver {solver:.3} s in total), study {} -> {}\n",
         study.compiled().diagram().name,
         if n == 1 { "" } else { "s" },
         if threads == 1 { "" } else { "s" },
@@ -229,9 +372,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> u8 {
         return 1;
     }
     console::print(&format!(
-        "merged {} shards: {} runs of study {} -> {}\n",
+        "merged {} shard{}: {} run{} of study {} -> {}\n",
         dirs.len(),
+        if dirs.len() == 1 { "" } else { "s" },
         table.rows().len(),
+        if table.rows().len() == 1 { "" } else { "s" },
         study.get("study_id").and_then(|v| v.as_str()).unwrap_or(""),
         out.display()
     ))

@@ -3,9 +3,7 @@
 //! bad input refused before any run, tables plotted against any column.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-mod common;
+use std::process::{Command, Output, Stdio};
 
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
@@ -288,6 +286,15 @@ fn bad_sweeps_exit_2_naming_the_culprit_and_run_nothing() {
             &["--grid", "idleSpeed=[1 N]"],
             "--grid idleSpeed: '1 N' is in N but parameter 'idleSpeed' is",
         ),
+        (
+            &["--grid", "throttle=[0.1]", "--set", "idleSpeed=1 N"],
+            "--set idleSpeed: '1 N' is in N but parameter 'idleSpeed' is",
+        ),
+        // No stray space after the option when there is no text to quote.
+        (
+            &["--metric", "v=max(vehicle.v)"],
+            "error: --grid: a study needs at least one --grid NAME=SPEC, or --samples N with a --dist NAME=DIST",
+        ),
     ];
     for (args, expected) in cases {
         let mut a = vec!["sweep", model.to_str().unwrap()];
@@ -416,11 +423,40 @@ fn plot_draws_a_table_against_any_column() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Ctrl-C in `drivelink sweep` (left open by stop 35: the table was lost): the finished
-/// runs are written, marked as an interrupted study that `sweep-merge` refuses, and the
-/// exit code is 130. The fixture's stop time is its parameter `t_end`, so one sweep holds
-/// a run of 1 s and one of minutes; only the short one can be in the table, and (stop 37:
-/// the run cut short left a partial directory) only its results directory is kept.
+/// Start `cmd`, wait until `ready()` (something the process itself has written: the time
+/// it takes does not matter), send it SIGINT as Ctrl-C does, and return its output. A
+/// process that ends before it is ready fails the test with its output.
+fn interrupted_when(cmd: &mut Command, ready: impl Fn() -> bool) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !ready() {
+        if child.try_wait().unwrap().is_some() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "ended (exit {:?}) before it was ready to be interrupted\nstderr: {}",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    child.wait_with_output().unwrap()
+}
+
+/// Ctrl-C in `drivelink sweep`: the finished runs are written, marked as an interrupted
+/// study that `sweep-merge` refuses, and the exit code is 130. The fixture's stop time is
+/// its parameter `t_end`, so one sweep holds a run of 1 s and one of minutes; only the
+/// short one can be in the table, and only its results directory is kept. Ctrl-C comes
+/// once the first run's results are written (so the long run is under way, on one
+/// thread), however long the machine takes to get there.
 #[test]
 fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
     let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/long_run.json");
@@ -438,8 +474,9 @@ fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
         ])
         .args(["--jobs", "1", "--out"])
         .arg(&out);
-    // The second run takes minutes uncancelled; interrupt it once it is under way.
-    let o = common::interrupted(&mut cmd, std::time::Duration::from_millis(1500));
+    // The second run takes minutes uncancelled; interrupt it once the first is written.
+    let first = out.join("runs/000000/summary.json");
+    let o = interrupted_when(&mut cmd, || first.is_file());
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(130), "{stderr}");
     assert!(
@@ -479,8 +516,8 @@ fn ctrl_c_keeps_the_finished_runs_of_a_sweep_and_merge_refuses_them() {
     assert!(err.contains("interrupted study"), "{err}");
 }
 
-/// Regression (stop 36): a swept parameter that the solver section names (`"stop_time":
-/// "t_end"`) set the stop time of every run; before, every run kept the netlist's value.
+/// A swept parameter that the solver section names (`"stop_time": "t_end"`) sets the
+/// stop time of each run (every run kept the netlist's value).
 #[test]
 fn a_swept_parameter_in_the_solver_section_sets_each_runs_stop_time() {
     let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/long_run.json");
@@ -498,4 +535,145 @@ fn a_swept_parameter_in_the_solver_section_sets_each_runs_stop_time() {
     let col = header.iter().position(|h| h == "end_time").unwrap();
     let ends: Vec<&str> = rows.iter().map(|r| r[col].as_str()).collect();
     assert_eq!(ends, ["0.5", "1", "2"]);
+}
+
+/// A second study written into the `--out` of a first one overwrote its table and, with
+/// `--keep-results`, left the first study's runs beside the second's table. It is refused
+/// (exit 2, nothing written) naming the directory; `--force` replaces the study.
+#[test]
+fn a_second_study_into_a_used_out_is_refused_and_force_replaces_it() {
+    let dir = temp_dir("sweep_used_out");
+    let model = netlist("mech_brake_stop.json");
+    let sweep = |grid: &str, extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            model.to_str().unwrap(),
+            "--grid",
+            grid,
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        run(&a)
+    };
+    ok(&sweep("J=1:3:3", &["--keep-results"]));
+    let before = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+    let o = sweep("J=[5]", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--out {}: the directory holds a study already",
+            dir.display()
+        )) && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("sweep.csv")).unwrap(),
+        before
+    );
+    ok(&sweep("J=[5]", &["--force"]));
+    let (_, rows) = read_csv(&dir.join("sweep.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][1], "5");
+    assert!(
+        !dir.join("runs").exists(),
+        "the first study's runs are gone"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sweep_merge_counts_one_shard_and_one_run_in_the_singular() {
+    let dir = temp_dir("sweep_merge_one");
+    let model = netlist("mech_brake_stop.json");
+    let whole = dir.join("whole");
+    ok(&run(&[
+        "sweep",
+        model.to_str().unwrap(),
+        "--grid",
+        "J=[2]",
+        "--out",
+        whole.to_str().unwrap(),
+    ]));
+    let text = ok(&run(&[
+        "sweep-merge",
+        whole.to_str().unwrap(),
+        "--out",
+        dir.join("m").to_str().unwrap(),
+    ]));
+    assert!(
+        text.starts_with("merged 1 shard: 1 run of study "),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `sweep --resume DIR` finishes a study Ctrl-C cut short: the runs its table lacks are
+/// run (with the netlist and arguments study.json records, their results kept as the
+/// study kept them) and the table is written complete. The interrupted directory is made
+/// from a complete one by taking runs out of it, as Ctrl-C leaves it.
+#[test]
+fn resume_finishes_an_interrupted_study_to_the_complete_table() {
+    let dir = temp_dir("sweep_resume");
+    let model = netlist("mech_brake_stop.json");
+    let study = |out: &Path| {
+        ok(&run(&[
+            "sweep",
+            model.to_str().unwrap(),
+            "--grid",
+            "J=1:3:5",
+            "--metric",
+            "stop=event_time(brake, lock, 1)",
+            "--keep-results",
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+    };
+    let whole = dir.join("whole");
+    study(&whole);
+    let cut = dir.join("cut");
+    study(&cut);
+    // What Ctrl-C leaves: runs 1 and 3 missing from the table and from runs/.
+    let csv = std::fs::read_to_string(cut.join("sweep.csv")).unwrap();
+    let kept: Vec<&str> = csv
+        .lines()
+        .filter(|l| !l.starts_with("1,") && !l.starts_with("3,"))
+        .collect();
+    std::fs::write(cut.join("sweep.csv"), kept.join("\n") + "\n").unwrap();
+    for r in ["000001", "000003"] {
+        std::fs::remove_dir_all(cut.join("runs").join(r)).unwrap();
+    }
+    let sp = cut.join("study.json");
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sp).unwrap()).unwrap();
+    s["interrupted"] = true.into();
+    s["finished_runs"] = 3.into();
+    std::fs::write(&sp, s.to_string()).unwrap();
+
+    let text = ok(&run(&["sweep", "--resume", cut.to_str().unwrap()]));
+    assert!(
+        text.contains("5 runs (2 run now, the others before)"),
+        "{text}"
+    );
+    assert_eq!(
+        without_wall_time(&cut.join("sweep.csv")),
+        without_wall_time(&whole.join("sweep.csv"))
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sp).unwrap()).unwrap();
+    assert!(s.get("interrupted").is_none(), "{s}");
+    for r in ["000001", "000003"] {
+        assert_eq!(
+            std::fs::read_to_string(cut.join("runs").join(r).join("results.csv")).unwrap(),
+            std::fs::read_to_string(whole.join("runs").join(r).join("results.csv")).unwrap(),
+            "run {r}"
+        );
+    }
+    // A complete study has nothing to resume.
+    let o = run(&["sweep", "--resume", whole.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("was not interrupted"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -15,17 +15,26 @@ cluster)::
 
 Errors in the model, a parameter value or a study raise :class:`ModelError` with the
 messages of the ``drivelink`` command line (file, JSON path, block, parameter, what was
-expected), one line per problem. A run that fails in the solver does not raise: its
-result has ``status == "failed"`` and the reason in ``message``, as with the CLI.
+expected), one line per problem, naming the Python arguments (``grid``, ``set``,
+``metrics``) where the command line names its options. A run that fails in the solver
+does not raise: its result has ``status == "failed"`` and the reason in ``message``, as
+with the CLI.
+
+Ctrl-C (or an exception raised by a ``progress`` callback) ends a run or a study at its
+next step and raises: the ``KeyboardInterrupt`` carries what was finished, ``e.result``
+(the run so far) for :meth:`Model.run`, ``e.table`` (the finished runs, with
+``attrs["interrupted"] = True``) for :func:`sweep`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings as _warnings
+from concurrent.futures import as_completed
 from concurrent.futures import Executor
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -47,6 +56,44 @@ __version__: str = _drivelink.__version__
 
 Value = Union[float, int, bool, str]
 GridSpec = Union[str, Sequence[Value], Tuple[Value, Value, int]]
+#: ``True`` (a tqdm bar when tqdm is installed, else a line on stderr) or a callable:
+#: ``progress(t, stop_time)`` for :meth:`Model.run`, ``progress(done, total)`` for
+#: :func:`sweep`.
+Progress = Union[bool, Callable[[Any, Any], Any], None]
+
+
+def _progress(progress: Progress, unit: str) -> Tuple[Optional[Callable[[Any, Any], Any]], Callable[[], None]]:
+    """The callback for ``progress`` and a function that closes what it opened."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if callable(progress):
+        return progress, lambda: None
+    if progress is not True:
+        raise TypeError(f"progress: expected True, False, None or a callable, got {type(progress).__name__}")
+    bar: List[Any] = []
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        tqdm = None
+
+    def show(done: Any, total: Any) -> None:
+        if tqdm is not None:
+            if not bar:
+                bar.append(tqdm(total=total, unit=unit))
+            bar[0].n = done
+            bar[0].refresh()
+        else:
+            sys.stderr.write(f"\r{done:g}/{total:g} {unit}")
+            sys.stderr.flush()
+            bar.append(None)
+
+    def close() -> None:
+        if bar and bar[0] is not None:
+            bar[0].close()
+        elif bar:
+            sys.stderr.write("\n")
+
+    return show, close
 
 
 def _f64(b: bytes) -> np.ndarray:
@@ -136,14 +183,22 @@ class Result:
         energy at start and end, impact loss, residual."""
         return self.summary["energy"]
 
+    @property
+    def units(self) -> Dict[str, str]:
+        """The SI unit of each column whose unit is known (``time`` in ``s``)."""
+        return {"time": "s", **self.summary.get("units", {})}
+
     def to_pandas(self) -> "pandas.DataFrame":  # noqa: F821
-        """``results.csv`` as a DataFrame: ``time`` then one column per logged variable."""
+        """``results.csv`` as a DataFrame: ``time`` then one column per logged variable;
+        ``attrs["units"]`` maps each column whose unit is known to its SI unit."""
         import pandas as pd
 
         data = {"time": self.time}
         for n in self.names:
             data[n] = self[n]
-        return pd.DataFrame(data)
+        df = pd.DataFrame(data)
+        df.attrs["units"] = self.units
+        return df
 
     def __repr__(self) -> str:
         return f"<drivelink.Result {self.status} at t = {self.end_time} s, {len(self.names)} signals>"
@@ -192,14 +247,29 @@ class Model:
         self,
         stop_time: Optional[Value] = None,
         set: Optional[Mapping[str, Value]] = None,
+        progress: Progress = None,
     ) -> Result:
         """Run once. ``set`` gives top-level parameter values (numbers in SI units, or text
         with a unit such as ``"250 ms"``, or a word for a choice parameter), as
         ``drivelink run --set``; ``stop_time`` overrides the netlist's (seconds, or a
         text with a unit such as ``"2 min"``, as ``--stop-time``). The same values
         give bit-identical results to the CLI. Raises :class:`ModelError` for an unknown
-        parameter or a value a block refuses."""
-        r = Result(self._n.run(_set_json(set), None if stop_time is None else _fmt(stop_time)))
+        parameter or a value a block refuses.
+
+        ``progress=True`` shows a bar (tqdm when installed); a callable is called as
+        ``progress(t, stop_time)`` (seconds) on this thread as the run reaches its output
+        points. Ctrl-C, or an exception the callable raises, ends the run at its next step
+        and is raised with the run so far as its ``result`` attribute (status
+        ``failed``, ``message`` saying it was interrupted)."""
+        show, close = _progress(progress, "s")
+        try:
+            native, stopped = self._n.run(_set_json(set), None if stop_time is None else _fmt(stop_time), show)
+        finally:
+            close()
+        r = Result(native)
+        if stopped is not None:
+            stopped.result = r
+            raise stopped
         for w in r.warnings:
             _warnings.warn(f"{self.path}: {w}", UserWarning, stacklevel=2)
         return r
@@ -271,14 +341,7 @@ def study_args(
     text (``"0.1 s:0.5 s:25"``); ``dist`` to ``"uniform(a, b)"`` or ``("normal", mu,
     sigma)``; ``metrics`` maps column names to expressions (or is a list of
     ``"NAME=EXPR"``)."""
-    g = []
-    for name, spec in (grid or {}).items():
-        if isinstance(spec, str):
-            g.append(f"{name}={spec}")
-        elif isinstance(spec, tuple) and len(spec) == 3 and _is_count(spec[2]):
-            g.append(f"{name}={_fmt(spec[0])}:{_fmt(spec[1])}:{_plain(spec[2])}")
-        else:
-            g.append(f"{name}=[{','.join(_fmt(v) for v in spec)}]")
+    g = [_grid_arg(name, spec) for name, spec in (grid or {}).items()]
     d = []
     for name, spec in (dist or {}).items():
         if isinstance(spec, str):
@@ -288,6 +351,8 @@ def study_args(
             d.append(f"{name}={kind}({_fmt(a)},{_fmt(b)})")
     if metrics is None:
         m: List[str] = []
+    elif isinstance(metrics, str):
+        m = [metrics]  # one metric, not its characters
     elif isinstance(metrics, Mapping):
         m = [f"{k}={v}" for k, v in metrics.items()]
     else:
@@ -305,6 +370,25 @@ def study_args(
         "set": [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in sets.items()],
         "stop_time": None if stop_time is None else _fmt(stop_time),
     }
+
+
+def _grid_arg(name: str, spec: Any) -> str:
+    """One ``grid`` entry in the CLI's syntax. A 3-tuple is ``(start, stop, count)``: a
+    count that is no int (``3.0``) is refused rather than read as a third value."""
+    if isinstance(spec, str):
+        return f"{name}={spec}"
+    if isinstance(spec, tuple) and len(spec) == 3:
+        if not _is_count(spec[2]):
+            raise TypeError(
+                f"grid['{name}']: (start, stop, count) needs an int count, got {spec[2]!r}; "
+                f"give a list for explicit values, e.g. [{', '.join(map(repr, map(_plain, spec)))}]"
+            )
+        return f"{name}={_fmt(spec[0])}:{_fmt(spec[1])}:{_plain(spec[2])}"
+    if isinstance(_plain(spec), (int, float, bool)) or not hasattr(spec, "__iter__"):
+        raise TypeError(
+            f"grid['{name}']: expected (start, stop, count), a list of values or the CLI's text, got {spec!r}"
+        )
+    return f"{name}=[{','.join(_fmt(v) for v in spec)}]"
 
 
 class WorkItem:
@@ -360,11 +444,50 @@ def _frame(columns: List[Dict[str, str]], rows: List[List[Any]]) -> "pandas.Data
     return pd.DataFrame(data, columns=[c["name"] for c in columns])
 
 
+def _shard(study: Any, shard: Union[None, str, Tuple[int, int]]) -> Tuple[int, int, Optional[Tuple[int, int]]]:
+    """The runs of ``shard`` (``"I/N"`` or ``(I, N)``): first, end, ``(I, N)``."""
+    n = study.n_runs()
+    if shard is None:
+        return 0, n, None
+    if isinstance(shard, tuple) and len(shard) == 2 and all(_is_count(x) for x in shard):
+        shard = f"{_plain(shard[0])}/{_plain(shard[1])}"
+    if not isinstance(shard, str):
+        raise TypeError(f"shard: expected \"I/N\" or (I, N) with 0 <= I < N, got {shard!r}")
+    start, end, i, k = study.shard(shard)
+    return start, end, (i, k)
+
+
+def _run_on_executor(
+    executor: Executor, items: List[WorkItem], show: Optional[Callable[[Any, Any], Any]]
+) -> Tuple[List[List[Any]], Optional[BaseException]]:
+    """Run ``items`` on ``executor``; the rows of the finished runs in run order, and the
+    exception (Ctrl-C, or raised by ``show``) that ended the study early. Then the
+    outstanding futures are cancelled (those already running on a worker end there)."""
+    futures = [executor.submit(run_work_item, item) for item in items]
+    rows: List[Optional[List[Any]]] = [None] * len(futures)
+    where = {f: k for k, f in enumerate(futures)}
+    done = 0
+    try:
+        for f in as_completed(futures):
+            rows[where[f]] = f.result()
+            done += 1
+            if show is not None:
+                show(done, len(futures))
+    except BaseException as e:  # Ctrl-C, or a failed worker: cancel what is left, keep what finished
+        for f in futures:
+            f.cancel()
+        for k, f in enumerate(futures):
+            if rows[k] is None and f.done() and not f.cancelled() and f.exception() is None:
+                rows[k] = f.result()
+        return [r for r in rows if r is not None], e
+    return [r for r in rows if r is not None], None
+
+
 def sweep(
     path: Union[str, os.PathLike],
     grid: Optional[Mapping[str, GridSpec]] = None,
     samples: Optional[int] = None,
-    metrics: Optional[Union[Mapping[str, str], Sequence[str]]] = None,
+    metrics: Optional[Union[Mapping[str, str], Sequence[str], str]] = None,
     executor: Optional[Executor] = None,
     *,
     dist: Optional[Mapping[str, Union[str, Tuple[str, Value, Value]]]] = None,
@@ -373,16 +496,37 @@ def sweep(
     set: Optional[Mapping[str, Value]] = None,
     stop_time: Optional[Value] = None,
     jobs: Optional[int] = None,
+    progress: Progress = None,
+    out: Union[str, os.PathLike, None] = None,
+    shard: Union[None, str, Tuple[int, int]] = None,
+    keep_results: bool = False,
+    force: bool = False,
 ) -> "pandas.DataFrame":  # noqa: F821
     """Run a parameter study; the table of ``drivelink sweep`` (``sweep.csv``) as a
     DataFrame: ``run``, every swept parameter (SI), ``status``, ``end_time``,
     ``wall_time`` (solver seconds), every metric, ``message``; one row per run in run
     order. A failed run is a row with status ``failed`` and its message.
+    ``attrs["study"]`` is ``study.json``; ``attrs["units"]`` maps each column whose unit
+    is known to its SI unit.
 
     Without ``executor`` the runs go on this machine's cores (``jobs`` threads, default
     all). With any :class:`concurrent.futures.Executor` (a ``ProcessPoolExecutor``, or a
     Dask cluster's ``distributed.Client(...).get_executor()``) each run is shipped as a
     picklable :class:`WorkItem`; each worker compiles the study once and reuses it.
+
+    ``metrics`` maps column names to expressions, or is a list of ``"NAME=EXPR"`` (or one
+    such text). ``progress=True`` shows a bar (tqdm when installed); a callable is called
+    as ``progress(done, total)`` on this thread as runs finish. ``out`` writes the study
+    directory as ``drivelink sweep --out`` does (``sweep.csv``, ``sweep.parquet``,
+    ``study.json``; with ``keep_results`` each run's results under ``runs/``, without an
+    executor only); a directory that holds a study already is refused unless ``force``.
+    ``shard="I/N"`` (or ``(I, N)``) runs only slice I of N, as ``--shard``.
+
+    Ctrl-C (or an exception ``progress`` raises) ends the runs going on at their next
+    step, cancels the rest (an executor's outstanding futures are cancelled) and is
+    raised with the finished runs' table as its ``table`` attribute (``attrs
+    ["interrupted"]`` is True; with ``out`` it is written, marked interrupted, as the CLI
+    does).
 
     Example::
 
@@ -391,7 +535,7 @@ def sweep(
                              metrics={"stop": "event_time(stop, stop, 1)"})
         df = drivelink.sweep("full_car.json", samples=50, seed=1,
                              dist={"coeffFric": "normal(0.3, 0.02)"},
-                             metrics=["v_max=max(vehicle.v)"])
+                             metrics=["v_max=max(vehicle.v)"], progress=True)
     """
     path = os.fspath(path)
     args = study_args(grid, samples, dist, metrics, seed, sampling, set, stop_time)
@@ -404,15 +548,33 @@ def sweep(
     base_dir = os.path.dirname(os.path.abspath(path))
     study = _drivelink.NativeStudy(text, path, base_dir, args_json)
     columns = json.loads(study.columns_json())
-    n = study.n_runs()
-    if executor is None:
-        rows = json.loads(study.run(0, n, _count("jobs", jobs or 0, 0, 4096)))
-    else:
-        sid = study.id()
-        futures = [
-            executor.submit(run_work_item, WorkItem(sid, text, path, base_dir, args_json, i)) for i in range(n)
-        ]
-        rows = [f.result() for f in futures]
+    start, end, part = _shard(study, shard)
+    out = None if out is None else os.fspath(out)
+    if keep_results and (out is None or executor is not None):
+        raise ValueError("keep_results: needs out= and runs without an executor (the runs write into out/runs/)")
+    if out is not None:
+        study.prepare_out(out, bool(force))
+    show, close = _progress(progress, "runs")
+    try:
+        if executor is None:
+            rows_json, stopped = study.run(
+                start, end, _count("jobs", jobs or 0, 0, 4096), show, out if keep_results else None
+            )
+            rows = json.loads(rows_json)
+        else:
+            sid = study.id()
+            items = [WorkItem(sid, text, path, base_dir, args_json, i) for i in range(start, end)]
+            rows, stopped = _run_on_executor(executor, items, show)
+    finally:
+        close()
     df = _frame(columns, rows)
-    df.attrs["study"] = json.loads(study.study_json())
+    df.attrs["study"] = json.loads(study.study_json(part))
+    df.attrs["units"] = json.loads(study.units_json())
+    if out is not None:
+        study.write(out, json.dumps(rows), part, stopped is not None)
+    if stopped is not None:
+        df.attrs["interrupted"] = True
+        df.attrs["study"].update(interrupted=True, finished_runs=len(rows))
+        stopped.table = df
+        raise stopped
     return df

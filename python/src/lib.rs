@@ -6,14 +6,20 @@
 //! for `numpy.frombuffer`, events, summary, energy audit) and `NativeStudy` (a
 //! `drivelink-sweep` study: the whole table on a rayon pool, or one run at a time for an
 //! external executor). Runs release the GIL. Errors are `ModelError` (invalid model,
-//! arguments or study; the located messages of the CLI, one per line) and `DrivelinkError`
-//! (its base class).
+//! arguments or study; the located messages of the CLI, one per line, with the Python
+//! argument names instead of the CLI's options) and `DrivelinkError` (its base class).
+//!
+//! A long call (a run, a study) works on a thread of its own while the calling thread
+//! watches for Ctrl-C and reports progress to an optional Python callback; Ctrl-C, or an
+//! exception the callback raises, ends the work at its next step and comes back to the
+//! Python layer together with what was finished (the partial result or table), which
+//! attaches it to the exception.
 
 // Model errors carry every name a user needs; they are built only on the error path.
 #![allow(clippy::result_large_err)]
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +30,7 @@ use serde_json::Value;
 
 use drivelink_core::{Compiled, Diagram, EnergyAudit, Registry, SimResult};
 use drivelink_netlist as netlist;
-use drivelink_sweep::{Study, StudyArgs, SweepError};
+use drivelink_sweep::{Cell, ColKind, Study, StudyArgs, SweepError, Table};
 
 pyo3::create_exception!(
     _drivelink,
@@ -44,8 +50,12 @@ fn model_error(file: &str, e: &drivelink_core::Error) -> PyErr {
 }
 
 fn sweep_error(file: &str, e: &SweepError) -> PyErr {
-    ModelError::new_err(e.lines(file).join("\n"))
+    ModelError::new_err(e.in_python_terms().lines(file).join("\n"))
 }
+
+/// What a call that can be cut short gives back: its output, and the exception that cut
+/// it short (`None` when it ran to its end).
+type Outcome<T> = (T, Option<Py<PyAny>>);
 
 /// Read and load a netlist file; errors located as by the CLI.
 fn load_diagram(path: &str) -> PyResult<Diagram> {
@@ -143,14 +153,18 @@ impl NativeModel {
             .map(|w| w.to_string())
             .collect()
     }
-    /// Run with `set` (a JSON object of parameter values) and an optional stop time (seconds, or a time with a unit).
-    #[pyo3(signature = (set_json, stop_time = None))]
+    /// Run with `set` (a JSON object of parameter values) and an optional stop time
+    /// (seconds, or a time with a unit). `progress(t, stop_time)` is called on this
+    /// thread as the run reaches its output points. Returns the result and the exception
+    /// (Ctrl-C, or raised by `progress`) that ended the run early, if any.
+    #[pyo3(signature = (set_json, stop_time = None, progress = None))]
     fn run(
         &self,
         py: Python<'_>,
         set_json: &str,
         stop_time: Option<String>,
-    ) -> PyResult<NativeResult> {
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Outcome<NativeResult>> {
         let set = overrides(set_json)?;
         // Seconds, or a time with a unit ("2 min"), as the CLI's --stop-time.
         let stop_time = stop_time
@@ -184,8 +198,26 @@ impl NativeModel {
         }
         let cancel = Arc::new(AtomicBool::new(false));
         m.set_cancel(cancel.clone());
+        // The time of the last output point, as f64 bits (NaN: none yet).
+        let reached = Arc::new(AtomicU64::new(f64::NAN.to_bits()));
+        if progress.is_some() {
+            let r = reached.clone();
+            m.set_progress(Box::new(move |t| r.store(t.to_bits(), Ordering::Relaxed)));
+        }
+        let stop = settings.stop_time;
+        let mut told = f64::NAN.to_bits();
+        let poll = |py: Python<'_>| -> PyResult<()> {
+            let t = reached.load(Ordering::Relaxed);
+            match &progress {
+                Some(f) if t != told && !f64::from_bits(t).is_nan() => {
+                    told = t;
+                    f.call1(py, (f64::from_bits(t), stop)).map(drop)
+                }
+                _ => Ok(()),
+            }
+        };
         let warnings = m.start_warnings().to_vec();
-        interruptible(py, &cancel, move || {
+        let (r, e) = interruptible(py, &cancel, poll, move || {
             let result = m.run_with(&settings);
             let audit = m.energy_audit();
             NativeResult {
@@ -193,19 +225,23 @@ impl NativeModel {
                 audit,
                 warnings,
             }
-        })
+        })?;
+        Ok((r, e.map(|e| e.into_value(py).into_any())))
     }
 }
 
 /// Run `work` on a thread of its own while the calling thread, without the GIL, waits for
-/// it and every 50 ms checks for Python signals: on Ctrl-C (KeyboardInterrupt, or any
-/// exception a signal handler raises) it sets `cancel`, waits for the work to end at its
-/// next step, and raises that exception. A panic in `work` is raised as a DrivelinkError.
+/// it and every 50 ms checks for Python signals and calls `poll` (which reports progress
+/// to Python; it is called once more when the work is done). On Ctrl-C
+/// (KeyboardInterrupt, or any exception a signal handler raises) or an exception from
+/// `poll` it sets `cancel`, waits for the work to end at its next step, and returns the
+/// work's output with that exception. A panic in `work` is raised as a DrivelinkError.
 fn interruptible<T: Send>(
     py: Python<'_>,
     cancel: &AtomicBool,
+    mut poll: impl FnMut(Python<'_>) -> PyResult<()>,
     work: impl FnOnce() -> T + Send,
-) -> PyResult<T> {
+) -> PyResult<(T, Option<PyErr>)> {
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         let worker = s.spawn(move || {
@@ -231,12 +267,13 @@ fn interruptible<T: Send>(
             });
             rx = back;
             if done {
-                return join(worker);
+                let out = join(worker)?;
+                return Ok((out, poll(py).err()));
             }
-            if let Err(e) = py.check_signals() {
+            if let Err(e) = py.check_signals().and_then(|()| poll(py)) {
                 cancel.store(true, Ordering::Relaxed);
-                let _ = py.detach(|| worker.join());
-                return Err(e);
+                let out = py.detach(|| join(worker))?;
+                return Ok((out, Some(e)));
             }
         }
     })
@@ -351,22 +388,67 @@ impl NativeStudy {
     fn columns_json(&self) -> String {
         json_value(&self.study.columns())
     }
-    /// `study.json` as JSON text.
-    fn study_json(&self) -> String {
-        json_value(&self.study.study_json(None))
+    /// `study.json` as JSON text (of slice `shard`, `(I, N)`, of the runs).
+    #[pyo3(signature = (shard = None))]
+    fn study_json(&self, shard: Option<(usize, usize)>) -> String {
+        json_value(&self.study.study_json(shard))
     }
-    /// Runs `start..end` on `jobs` threads (0: all cores); the rows as JSON (NaN is null).
-    #[pyo3(signature = (start, end, jobs = 0))]
-    fn run(&self, py: Python<'_>, start: usize, end: usize, jobs: usize) -> PyResult<String> {
+    /// The known SI units by column name, as JSON.
+    fn units_json(&self) -> String {
+        json_value(&self.study.units_json())
+    }
+    /// Slice `shard` ("I/N") of the runs: `(first run, end run, I, N)`.
+    fn shard(&self, shard: &str) -> PyResult<(usize, usize, usize, usize)> {
+        let (i, n) =
+            drivelink_sweep::parse_shard(shard).map_err(|e| sweep_error(&self.origin, &e))?;
+        let r = drivelink_sweep::shard_range(self.study.n_runs(), i, n);
+        Ok((r.start, r.end, i, n))
+    }
+    /// Runs `start..end` on `jobs` threads (0: all cores), each run's results kept under
+    /// `keep/runs/NNNNNN/` when `keep` is given; `progress(done, total)` is called on this
+    /// thread as runs finish. Returns the rows as JSON (NaN is null) and the exception
+    /// (Ctrl-C, or raised by `progress`) that ended the study early, if any: then the rows
+    /// are those of the runs finished before it.
+    #[pyo3(signature = (start, end, jobs = 0, progress = None, keep = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        start: usize,
+        end: usize,
+        jobs: usize,
+        progress: Option<Py<PyAny>>,
+        keep: Option<String>,
+    ) -> PyResult<Outcome<String>> {
         let end = end.min(self.study.n_runs());
+        let runs = start.min(end)..end;
+        let total = runs.len();
         self.cancel.store(false, Ordering::Relaxed);
-        let table = interruptible(py, &self.cancel, || {
-            self.study.run(start.min(end)..end, jobs, None, &|_| {})
-        })?
-        .map_err(|e| sweep_error(&self.origin, &e))?;
-        Ok(json_value(table.rows()))
+        let done = AtomicUsize::new(0);
+        let mut told = 0;
+        let poll = |py: Python<'_>| -> PyResult<()> {
+            let d = done.load(Ordering::Relaxed);
+            match &progress {
+                Some(f) if d != told => {
+                    told = d;
+                    f.call1(py, (d, total)).map(drop)
+                }
+                _ => Ok(()),
+            }
+        };
+        let tick = |_: usize| {
+            done.fetch_add(1, Ordering::Relaxed);
+        };
+        let keep = keep.as_deref().map(Path::new);
+        let (out, e) = interruptible(py, &self.cancel, poll, || {
+            self.study.run_until_cancelled(runs, jobs, keep, &tick)
+        })?;
+        let (table, _) = out.map_err(|e| sweep_error(&self.origin, &e))?;
+        Ok((
+            json_value(table.rows()),
+            e.map(|e| e.into_value(py).into_any()),
+        ))
     }
-    /// Run `i` alone; its row as JSON.
+    /// Run `i` alone; its row as JSON. Ctrl-C ends it at its next step and is raised.
     fn run_one(&self, py: Python<'_>, i: usize) -> PyResult<String> {
         if i >= self.study.n_runs() {
             return Err(ModelError::new_err(format!(
@@ -375,10 +457,71 @@ impl NativeStudy {
             )));
         }
         self.cancel.store(false, Ordering::Relaxed);
-        let row = interruptible(py, &self.cancel, || self.study.run_one(i, None))?
-            .map_err(|e| sweep_error(&self.origin, &e))?;
+        let (row, e) = interruptible(py, &self.cancel, |_| Ok(()), || self.study.run_one(i, None))?;
+        if let Some(e) = e {
+            return Err(e);
+        }
+        let row = row.map_err(|e| sweep_error(&self.origin, &e))?;
         Ok(json_value(&row))
     }
+    /// Make `out` ready for the study: refused (ModelError) when it holds a study
+    /// already, unless `force`, which removes that study's files.
+    fn prepare_out(&self, out: &str, force: bool) -> PyResult<()> {
+        drivelink_sweep::prepare_out_dir(Path::new(out), force)
+            .map_err(|e| sweep_error(&self.origin, &e))
+    }
+    /// Write the study directory `out` as `drivelink sweep --out` does: `sweep.csv`,
+    /// `sweep.parquet` and `study.json` of the rows `rows_json` (as `run` gives them),
+    /// for slice `shard` (`(I, N)`) of the runs, marked interrupted when `interrupted`.
+    #[pyo3(signature = (out, rows_json, shard = None, interrupted = false))]
+    fn write(
+        &self,
+        out: &str,
+        rows_json: &str,
+        shard: Option<(usize, usize)>,
+        interrupted: bool,
+    ) -> PyResult<()> {
+        let columns = self.study.columns();
+        let rows = rows_from_json(rows_json, &columns)?;
+        let mut study = self.study.study_json(shard);
+        if interrupted {
+            drivelink_sweep::mark_interrupted(&mut study, rows.len());
+        }
+        let table = Table::new(columns, rows);
+        drivelink_sweep::write_study(Path::new(out), &table, &study)
+            .map_err(|e| sweep_error(&self.origin, &e))
+    }
+}
+
+/// Table rows from their JSON (as [`NativeStudy::run`] gives them: NaN as null).
+fn rows_from_json(text: &str, columns: &[drivelink_sweep::Column]) -> PyResult<Vec<Vec<Cell>>> {
+    let bad = |what: String| DrivelinkError::new_err(format!("study rows: {what}"));
+    let rows: Vec<Vec<Value>> = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    rows.into_iter()
+        .map(|row| {
+            if row.len() != columns.len() {
+                return Err(bad(format!(
+                    "a row of {} cells for {} columns",
+                    row.len(),
+                    columns.len()
+                )));
+            }
+            row.into_iter()
+                .zip(columns)
+                .map(|(v, c)| match (c.kind, &v) {
+                    (ColKind::Int, Value::Number(n)) if n.as_i64().is_some() => {
+                        Ok(Cell::Int(n.as_i64().unwrap_or_default()))
+                    }
+                    (ColKind::Float, Value::Number(n)) => {
+                        Ok(Cell::Float(n.as_f64().unwrap_or(f64::NAN)))
+                    }
+                    (ColKind::Float, Value::Null) => Ok(Cell::Float(f64::NAN)),
+                    (ColKind::Text, Value::String(s)) => Ok(Cell::Text(s.clone())),
+                    _ => Err(bad(format!("column '{}': unexpected {v}", c.name))),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The native module.

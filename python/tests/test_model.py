@@ -82,8 +82,8 @@ def test_a_failed_run_returns_its_partial_result(tmp_path):
 
 
 def test_absurd_settings_from_set_raise_a_located_error_as_the_cli(netlist):
-    """Left open by stop 34: a sample time giving billions of time events was refused by
-    the CLI (exit 2, naming the block parameter) but was an unlocated failed run here."""
+    """A sample time giving billions of time events is refused as by the CLI (exit 2,
+    naming the block parameter), not an unlocated failed run."""
     m = drivelink.load(netlist("signal_discrete.json"))
     with pytest.raises(drivelink.ModelError) as e:
         m.run(set={"Ts": "1e-9 s"})
@@ -93,8 +93,8 @@ def test_absurd_settings_from_set_raise_a_located_error_as_the_cli(netlist):
 
 
 def test_a_solver_section_over_parameters_follows_set(long_run):
-    """Regression (stop 36): the fixture's stop time is its parameter t_end; run(set=...)
-    kept the netlist's 1e6 s (the settings were read once, at loading)."""
+    """The fixture's stop time is its parameter t_end; run(set=...) kept the netlist's
+    1e6 s (the settings were read once, at loading)."""
     m = drivelink.load(long_run)
     r = m.run(set={"t_end": "1.5 s"})
     assert r.status == "completed" and r.end_time == 1.5
@@ -102,16 +102,44 @@ def test_a_solver_section_over_parameters_follows_set(long_run):
     assert m.run(set={"t_end": "1.5 s"}, stop_time=0.5).end_time == 0.5
 
 
-def test_ctrl_c_interrupts_a_long_run_at_once(long_run, ctrl_c_after):
-    """Model.run could not be interrupted: Ctrl-C waited for the whole run (here about two
-    minutes). The run now ends within a step and KeyboardInterrupt is raised."""
+def test_ctrl_c_interrupts_a_long_run_at_once(long_run, ctrl_c_when):
+    """Ctrl-C ends Model.run at its next step (it waited for the whole run, here minutes)
+    and KeyboardInterrupt carries the run so far. Ctrl-C comes once the run reports
+    t >= 2000 s of its 1e6 s, however loaded the machine is."""
     m = drivelink.load(long_run)
-    with ctrl_c_after(0.3) as elapsed:
-        m.run()
-    assert elapsed() < 5.0, f"the run went on for {elapsed():.1f} s after Ctrl-C"
+    progress = ctrl_c_when(lambda t, stop: t >= 2000.0)
+    with pytest.raises(KeyboardInterrupt) as e:
+        m.run(progress=progress)
+    assert progress.sent and progress.sent[0][1] == 1e6
+    r = e.value.result
+    assert r.status == "failed" and "interrupted" in r.message, r.message
+    # Cut short after the point Ctrl-C came at, long before the stop time.
+    assert progress.sent[0][0] <= r.end_time < 1e6
+    assert r.time[-1] == r.end_time
     # The model is still usable: a short run afterwards completes.
     r = m.run(stop_time=2)
     assert r.status == "completed" and r.end_time == 2.0
+
+
+def test_progress_reports_the_run_time_up_to_the_end(netlist, capsys):
+    m = drivelink.load(netlist("mech_brake_stop.json"))
+    seen = []
+    r = m.run(progress=lambda t, stop: seen.append((t, stop)))
+    assert seen and all(stop == 8.0 for _, stop in seen)
+    times = [t for t, _ in seen]
+    assert times == sorted(times) and times[-1] == r.end_time == 8.0
+    pytest.importorskip("tqdm")
+    m.run(progress=True)
+    assert "100%" in capsys.readouterr().err
+
+
+def test_to_pandas_carries_the_units_of_its_columns(netlist):
+    r = drivelink.load(netlist("mech_brake_stop.json"), log=["flywheel.w"]).run()
+    df = r.to_pandas()
+    assert df.attrs["units"]["time"] == "s"
+    assert df.attrs["units"]["flywheel.w"] == "rad/s"
+    assert df.attrs["units"]["brake.tau"] == "N*m"
+    assert set(df.attrs["units"]) <= set(df.columns)
 
 
 def test_a_car_with_its_wheel_mounts_below_the_ground_warns(netlist, tmp_path):

@@ -10,7 +10,7 @@ use std::fmt;
 #[derive(Clone, PartialEq, thiserror::Error)]
 pub enum SweepError {
     /// A malformed command-line argument (`--grid`, `--dist`, `--samples`, `--shard`, ...).
-    #[error("{flag} {text}: {message}")]
+    #[error("{flag}{}{text}: {message}", if text.is_empty() { "" } else { " " })]
     Arg {
         /// The option (`--grid`).
         flag: String,
@@ -110,10 +110,139 @@ impl SweepError {
         }
     }
 
+    /// The same error in the terms of the Python package: each command-line option is
+    /// named as the argument of `drivelink.sweep` that gives it (`--grid` as `grid`,
+    /// `--metric` as `metrics`, `--stop-time` as `stop_time`, `--samples N` as
+    /// `samples=N`, `--force` as `force=True`), in the names and in the messages.
+    pub fn in_python_terms(&self) -> SweepError {
+        let t = |s: &String| python_terms(s);
+        match self {
+            SweepError::Arg {
+                flag,
+                text,
+                message,
+            } => SweepError::Arg {
+                flag: t(flag),
+                text: text.clone(),
+                message: t(message),
+            },
+            SweepError::UnknownParam {
+                flag,
+                name,
+                hint,
+                known,
+            } => SweepError::UnknownParam {
+                flag: t(flag),
+                name: name.clone(),
+                hint: hint.clone(),
+                known: known.clone(),
+            },
+            SweepError::Value {
+                flag,
+                name,
+                message,
+            } => SweepError::Value {
+                flag: t(flag),
+                name: name.clone(),
+                message: t(message),
+            },
+            // The metric's own name says which one: "--metric v:" becomes "metrics v:".
+            SweepError::Metric { name, message } => SweepError::Arg {
+                flag: "metrics".into(),
+                text: name.clone(),
+                message: t(message),
+            },
+            SweepError::Many(v) => {
+                SweepError::Many(v.iter().map(|e| e.in_python_terms()).collect())
+            }
+            e => e.clone(),
+        }
+    }
+
     pub(crate) fn io(path: impl fmt::Display, e: impl fmt::Display) -> SweepError {
         SweepError::Io {
             path: path.to_string(),
             message: e.to_string(),
         }
+    }
+}
+
+/// `text` with the command-line options of a study named as the arguments of
+/// `drivelink.sweep` (see [`SweepError::in_python_terms`]).
+fn python_terms(text: &str) -> String {
+    // Longest first, so "--samples N" is not read as "--samples".
+    const TERMS: [(&str, &str); 12] = [
+        ("--samples N", "samples=N"),
+        ("--stop-time", "stop_time"),
+        ("--samples", "samples"),
+        ("--metric", "metrics"),
+        ("--sampling", "sampling"),
+        ("--grid", "grid"),
+        ("--dist", "dist"),
+        ("--seed", "seed"),
+        ("--set", "set"),
+        ("--jobs", "jobs"),
+        ("--shard", "shard"),
+        ("--force", "force=True"),
+    ];
+    let mut out = text.to_string();
+    for (cli, py) in TERMS {
+        out = out.replace(cli, py);
+    }
+    out.replace("--out", "out")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SweepError;
+
+    #[test]
+    fn an_argument_error_without_text_has_no_stray_space() {
+        let e = SweepError::Arg {
+            flag: "--grid".into(),
+            text: String::new(),
+            message: "a study needs at least one --grid".into(),
+        };
+        assert_eq!(e.to_string(), "--grid: a study needs at least one --grid");
+    }
+
+    #[test]
+    fn python_errors_name_the_python_arguments_not_the_cli_flags() {
+        let e = SweepError::Many(vec![
+            SweepError::Arg {
+                flag: "--samples".into(),
+                text: "3".into(),
+                message: "sampling needs at least one --dist NAME=uniform(a,b)".into(),
+            },
+            SweepError::Value {
+                flag: "--grid".into(),
+                name: "T".into(),
+                message: "parameter 'T' is already given by --set; give each parameter once".into(),
+            },
+            SweepError::Metric {
+                name: "v".into(),
+                message: "unknown signal 'x'".into(),
+            },
+            SweepError::Arg {
+                flag: "--dist".into(),
+                text: "J=uniform(1,2)".into(),
+                message: "sampled parameters need --samples N".into(),
+            },
+            SweepError::Arg {
+                flag: "--stop-time".into(),
+                text: "x".into(),
+                message: "bad".into(),
+            },
+        ]);
+        assert_eq!(
+            e.in_python_terms().lines("m.json"),
+            [
+                "samples 3: sampling needs at least one dist NAME=uniform(a,b)",
+                "grid T: parameter 'T' is already given by set; give each parameter once",
+                "metrics v: unknown signal 'x'",
+                "dist J=uniform(1,2): sampled parameters need samples=N",
+                "stop_time x: bad",
+            ]
+        );
     }
 }

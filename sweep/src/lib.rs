@@ -62,6 +62,42 @@ pub fn write_study(dir: &Path, table: &Table, study: &Value) -> Result<(), Sweep
     std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))
 }
 
+/// What a study writes into its directory (with `runs/` of `--keep-results`).
+const STUDY_FILES: [&str; 4] = ["sweep.csv", "sweep.parquet", "study.json", "runs"];
+
+/// Make `dir` ready for a new study: refused when it already holds one (its table,
+/// `study.json` or `runs/` would be overwritten or, worse, mixed with the new study's);
+/// with `force` those files are removed first (nothing else in `dir` is touched).
+pub fn prepare_out_dir(dir: &Path, force: bool) -> Result<(), SweepError> {
+    let used: Vec<&str> = STUDY_FILES
+        .into_iter()
+        .filter(|f| dir.join(f).symlink_metadata().is_ok())
+        .collect();
+    if used.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        return Err(SweepError::Arg {
+            flag: "--out".into(),
+            text: dir.display().to_string(),
+            message: format!(
+                "the directory holds a study already ({}); give another --out directory, or --force to replace that study",
+                used.join(", ")
+            ),
+        });
+    }
+    for f in used {
+        let p = dir.join(f);
+        let removed = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        removed.map_err(|e| SweepError::io(p.display(), e))?;
+    }
+    Ok(())
+}
+
 /// Mark the `study.json` of a table cut short by Ctrl-C: `"interrupted": true` and the
 /// number of runs it holds (`"finished_runs"`). [`merge_dirs`] refuses such a directory.
 pub fn mark_interrupted(study: &mut Value, finished: usize) {
@@ -71,8 +107,98 @@ pub fn mark_interrupted(study: &mut Value, finished: usize) {
     }
 }
 
+/// A study directory cut short by Ctrl-C, read back to finish it (`drivelink sweep
+/// --resume DIR`): what its `study.json` records and the finished runs' table.
+pub struct Interrupted {
+    /// The netlist, as the study named it.
+    pub model: PathBuf,
+    /// The study's arguments.
+    pub args: StudyArgs,
+    /// The study id the netlist and arguments must give again.
+    pub study_id: String,
+    /// The slice of the runs the directory is for (`None`: the whole study).
+    pub shard: Option<(usize, usize)>,
+    /// The finished runs.
+    pub table: Table,
+}
+
+/// Read the interrupted study in `dir`; refused (naming `dir`) when it is no study
+/// directory or its study was not interrupted.
+pub fn read_interrupted(dir: &Path) -> Result<Interrupted, SweepError> {
+    let (study, table) = read_study(dir)?;
+    let bad = |message: String| SweepError::Arg {
+        flag: "--resume".into(),
+        text: dir.display().to_string(),
+        message,
+    };
+    if study.get("interrupted") != Some(&Value::Bool(true)) {
+        return Err(bad(
+            "the study there was not interrupted (study.json has no \"interrupted\": true); nothing to resume".into(),
+        ));
+    }
+    let text = |k: &str| study.get(k).and_then(Value::as_str).map(str::to_string);
+    let model = text("model").ok_or_else(|| bad("study.json names no \"model\"".into()))?;
+    let study_id = text("study_id").ok_or_else(|| bad("study.json has no \"study_id\"".into()))?;
+    let args = study
+        .get("args")
+        .cloned()
+        .ok_or_else(|| bad("study.json has no \"args\"".into()))
+        .and_then(|a| {
+            serde_json::from_value(a).map_err(|e| bad(format!("study.json \"args\": {e}")))
+        })?;
+    let shard = match study.get("shard") {
+        Some(Value::Object(m)) => {
+            let n = |k: &str| m.get(k).and_then(Value::as_u64).map(|x| x as usize);
+            match (n("index"), n("count")) {
+                (Some(i), Some(c)) if i < c => Some((i, c)),
+                _ => return Err(bad("study.json \"shard\": expected index < count".into())),
+            }
+        }
+        _ => None,
+    };
+    Ok(Interrupted {
+        model: PathBuf::from(model),
+        args,
+        study_id,
+        shard,
+        table,
+    })
+}
+
+impl Interrupted {
+    /// The runs of `study`'s slice that the table lacks, in order; refused when `study`
+    /// is another study (the netlist, or drivelink, changed since).
+    pub fn missing(&self, study: &Study) -> Result<Vec<usize>, SweepError> {
+        if study.id() != self.study_id {
+            return Err(SweepError::Arg {
+                flag: "--resume".into(),
+                text: self.model.display().to_string(),
+                message: format!(
+                    "the netlist now gives study {} but the directory holds study {}: the netlist (or drivelink) changed since; run the study again",
+                    study.id(),
+                    self.study_id
+                ),
+            });
+        }
+        let range = match self.shard {
+            Some((i, n)) => shard_range(study.n_runs(), i, n),
+            None => 0..study.n_runs(),
+        };
+        let done: std::collections::HashSet<i64> = self
+            .table
+            .rows()
+            .iter()
+            .filter_map(|r| match r.first() {
+                Some(Cell::Int(i)) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        Ok(range.filter(|&i| !done.contains(&(i as i64))).collect())
+    }
+}
+
 /// A study directory read back: its `study.json` and table.
-fn read_study(dir: &Path) -> Result<(Value, Table), SweepError> {
+pub fn read_study(dir: &Path) -> Result<(Value, Table), SweepError> {
     let sp = dir.join("study.json");
     let text = std::fs::read_to_string(&sp).map_err(|e| SweepError::io(sp.display(), e))?;
     let bad = |message: String| SweepError::Table {

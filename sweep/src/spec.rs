@@ -96,6 +96,22 @@ pub(crate) enum RawGrid {
     List(Vec<RawValue>),
 }
 
+impl RawGrid {
+    /// The numbers written (not the words).
+    pub(crate) fn quantities(&self) -> Vec<&Quantity> {
+        match self {
+            RawGrid::Range { start, stop, .. } => vec![&start.0, &stop.0],
+            RawGrid::List(v) => v
+                .iter()
+                .filter_map(|x| match x {
+                    RawValue::Q(q, _) => Some(q),
+                    RawValue::Word(_) => None,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A distribution as written: its kind and its two arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RawDist {
@@ -138,7 +154,7 @@ fn quantity(text: &str) -> Result<Quantity, String> {
     expr::eval(t, &|_| None).map_err(|e| format!("'{t}': {e}"))
 }
 
-fn raw_value(text: &str) -> Result<RawValue, String> {
+pub(crate) fn raw_value(text: &str) -> Result<RawValue, String> {
     let t = text.trim();
     if let Some(inner) = t.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
         if is_word(inner) {

@@ -50,6 +50,8 @@ pub struct Study {
     origin: String,
     /// Swept parameters (grid axes, then sampled ones) and their column types.
     params: Vec<(String, ColKind)>,
+    /// The SI unit of each swept parameter, when known (see [`Study::units`]).
+    param_units: Vec<Option<String>>,
     axes: Vec<Vec<Swept>>,
     /// Sampled values, one row per sample (empty without `--samples`).
     samples: Vec<Vec<f64>>,
@@ -117,6 +119,23 @@ impl ParamInfo<'_> {
             ScopeVal::Text(_) => ColKind::Text,
             _ => ColKind::Float,
         }
+    }
+    /// The SI unit of the parameter's column: the netlist's dimension, else (a bare
+    /// number in the netlist) that of the values given, else unknown.
+    fn unit(&self, given: &[&drivelink_core::expr::Quantity]) -> Option<String> {
+        let dim = match self.value {
+            ScopeVal::Q(p) => p.dim.or_else(|| given.iter().find_map(|q| q.dim)),
+            _ => None,
+        };
+        dim.map(unit_text)
+    }
+}
+
+/// The SI unit of `d` as the results name units (`N*m`, `1/s`, `1` for dimensionless).
+pub(crate) fn unit_text(d: Dim) -> String {
+    match d.derived_name() {
+        Some(n) => n.replace('·', "*"),
+        None => d.ascii(),
     }
 }
 
@@ -202,7 +221,24 @@ impl<'a> Checks<'a> {
         for s in &args.set {
             match spec::parse_set(s) {
                 Ok((name, v)) => {
-                    if self.claim("--set", &name).is_some() {
+                    if let Some((name, value, given)) = self.claim("--set", &name) {
+                        let p = ParamInfo {
+                            flag: "--set",
+                            name: &name,
+                            value: &value,
+                            given,
+                        };
+                        // A quantity of another dimension than the netlist's is refused
+                        // here; anything else (a word, an expression of other
+                        // parameters) is the model's to judge.
+                        if let (Value::String(text), ScopeVal::Q(_)) = (&v, &value) {
+                            if let Ok(spec::RawValue::Q(q, t)) = spec::raw_value(text) {
+                                if let Err(e) = p.number(&q, &t) {
+                                    self.errors.push(e);
+                                    continue;
+                                }
+                            }
+                        }
                         d.param(&name, v);
                     }
                 }
@@ -302,7 +338,7 @@ impl<'a> Checks<'a> {
             self.errors.push(SweepError::Arg {
                 flag: "--grid".into(),
                 text: String::new(),
-                message: "a study needs at least one --grid or --samples N with --dist".into(),
+                message: "a study needs at least one --grid NAME=SPEC, or --samples N with a --dist NAME=DIST".into(),
             });
         }
         n_samples
@@ -460,22 +496,30 @@ impl Study {
 
         // Grid axes.
         let mut params = Vec::new();
+        let mut param_units = Vec::new();
         let mut axes = Vec::new();
         let grid = checks.swept("--grid", &args.grid, spec::parse_grid, |p, raw| {
-            Ok((p.kind(), grid_values(p, raw)?))
+            Ok((p.kind(), (grid_values(p, raw)?, p.unit(&raw.quantities()))))
         });
-        for (name, kind, values) in grid {
+        for (name, kind, (values, unit)) in grid {
             params.push((name, kind));
+            param_units.push(unit);
             axes.push(values);
         }
 
         // Sampled parameters.
         let mut dists = Vec::new();
         let sampled = checks.swept("--dist", &args.dist, spec::parse_dist, |p, raw| {
-            Ok((ColKind::Float, dist_of(p, raw)?))
+            // The arguments of a lognormal are of ln(value): only the netlist says the unit.
+            let given = match raw.kind {
+                DistKind::LogNormal => Vec::new(),
+                _ => raw.args.iter().map(|(q, _)| q).collect(),
+            };
+            Ok((ColKind::Float, (dist_of(p, raw)?, p.unit(&given))))
         });
-        for (name, kind, dist) in sampled {
+        for (name, kind, (dist, unit)) in sampled {
             params.push((name, kind));
+            param_units.push(unit);
             dists.push(dist);
         }
         let n_samples = checks.sample_count(&args);
@@ -497,6 +541,7 @@ impl Study {
             args,
             origin: origin.to_string(),
             params,
+            param_units,
             axes,
             samples,
             metrics,
@@ -570,6 +615,31 @@ impl Study {
         }));
         c.push(col("message", ColKind::Text));
         c
+    }
+
+    /// The SI unit of each column of [`Study::columns`], in the same order, `None` where
+    /// there is none or it is unknown: `end_time` and `wall_time` in `s`; a swept
+    /// parameter in its netlist's unit (or, for a bare number in the netlist, in the unit
+    /// its values were given in); a metric of a signal in the signal's unit,
+    /// `event_time` in `s`, `energy` in `J`.
+    pub fn units(&self) -> Vec<Option<String>> {
+        let s = || Some("s".to_string());
+        let mut u = vec![None];
+        u.extend(self.param_units.iter().cloned());
+        u.extend([None, s(), s()]);
+        u.extend(self.metrics.iter().map(|m| {
+            match &m.kind {
+                metric::MetricKind::EndTime | metric::MetricKind::EventTime { .. } => s(),
+                metric::MetricKind::Energy(_) => Some("J".to_string()),
+                metric::MetricKind::Status => None,
+                _ => m
+                    .signal()
+                    .and_then(|sig| self.compiled.plan().variable(sig))
+                    .and_then(|v| v.unit.map(str::to_string)),
+            }
+        }));
+        u.push(None);
+        u
     }
 
     /// The parameter values of run `i` (`i < n_runs`), in column order.
@@ -737,6 +807,19 @@ impl Study {
         keep: Option<&Path>,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<(Table, bool), SweepError> {
+        let runs: Vec<usize> = runs.collect();
+        self.run_listed_until_cancelled(&runs, jobs, keep, progress)
+    }
+
+    /// [`Study::run_until_cancelled`] of the runs listed in `runs` (each `< n_runs`; the
+    /// rows come back in the order of the list): what resuming an interrupted study runs.
+    pub fn run_listed_until_cancelled(
+        &self,
+        runs: &[usize],
+        jobs: usize,
+        keep: Option<&Path>,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<(Table, bool), SweepError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(jobs)
             .build()
@@ -750,9 +833,9 @@ impl Study {
         // `drivelink_core::model::INTERRUPTED`), has no row.
         let cut = |row: &[Cell]| matches!(row.last(), Some(Cell::Text(m)) if m.contains(drivelink_core::model::INTERRUPTED));
         let rows: Vec<Option<Vec<Cell>>> = pool.install(|| {
-            runs.into_par_iter()
+            runs.par_iter()
                 .with_max_len(1)
-                .map(|i| {
+                .map(|&i| {
                     if self.cancelled() {
                         return Ok(None);
                     }
@@ -784,8 +867,20 @@ impl Study {
             "runs": self.n_runs,
             "shard": shard,
             "columns": self.columns(),
+            "units": self.units_json(),
             "args": self.args,
         })
+    }
+
+    /// The known units by column name (`study.json`'s `"units"`).
+    pub fn units_json(&self) -> Value {
+        Value::Object(
+            self.columns()
+                .into_iter()
+                .zip(self.units())
+                .filter_map(|(c, u)| u.map(|u| (c.name, Value::String(u))))
+                .collect(),
+        )
     }
 }
 

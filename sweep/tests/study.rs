@@ -469,3 +469,103 @@ fn a_cancelled_study_makes_no_table() {
         .iter()
         .all(|c| **c == Cell::Text("completed".into())));
 }
+
+#[test]
+fn the_table_knows_the_si_unit_of_each_column_it_can() {
+    let s = study(
+        "full_car.json",
+        StudyArgs {
+            // idleSpeed is "800 rpm" in the netlist; clutchRise a bare 0.2 given here in s;
+            // throttle a bare number given bare: unknown.
+            grid: strs(&[
+                "idleSpeed=[700 rpm, 900 rpm]",
+                "clutchRise=[0.1 s, 0.3 s]",
+                "throttle=[0.2]",
+            ]),
+            metrics: strs(&[
+                "v=max(vehicle.v)",
+                "stop=event_time(stop, stop, 1)",
+                "s=status",
+            ]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let named: Vec<(String, Option<String>)> = s
+        .columns()
+        .into_iter()
+        .map(|c| c.name)
+        .zip(s.units())
+        .collect();
+    let unit = |n: &str| named.iter().find(|(c, _)| c == n).unwrap().1.as_deref();
+    assert_eq!(unit("idleSpeed"), Some("1/s"));
+    assert_eq!(unit("clutchRise"), Some("s"));
+    assert_eq!(unit("throttle"), None);
+    assert_eq!(unit("end_time"), Some("s"));
+    assert_eq!(unit("wall_time"), Some("s"));
+    assert_eq!(unit("v"), Some("m/s"));
+    assert_eq!(unit("stop"), Some("s"));
+    assert_eq!(unit("s"), None);
+    assert_eq!(unit("run"), None);
+    let json = s.study_json(None);
+    assert_eq!(json["units"]["v"], "m/s");
+    assert!(json["units"].get("throttle").is_none());
+}
+
+#[test]
+fn a_second_study_into_a_used_directory_is_refused_unless_forced() {
+    let dir = std::env::temp_dir().join(format!("drivelink_used_out_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let s = study(
+        "mech_brake_stop.json",
+        StudyArgs {
+            grid: strs(&["J=[1, 2]"]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    drivelink_sweep::prepare_out_dir(&dir, false).unwrap();
+    let t = s.run(0..2, 1, Some(&dir), &|_| {}).unwrap();
+    drivelink_sweep::write_study(&dir, &t, &s.study_json(None)).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let e = drivelink_sweep::prepare_out_dir(&dir, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("--out {}: the directory holds a study already (sweep.csv, sweep.parquet, study.json, runs)", dir.display())),
+        "{e}"
+    );
+    assert!(e.contains("--force"), "{e}");
+    assert!(dir.join("runs/000001").is_dir());
+    drivelink_sweep::prepare_out_dir(&dir, true).unwrap();
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["notes.txt"], "only the study's files are removed");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_set_value_in_another_unit_than_the_netlists_is_refused() {
+    let with_set = |v: &str| {
+        study(
+            "mech_brake_stop.json",
+            StudyArgs {
+                grid: strs(&["T=[10, 12]"]),
+                set: strs(&[v]),
+                ..Default::default()
+            },
+        )
+    };
+    let e = with_set("J=3 N").err().unwrap().to_string();
+    assert!(
+        e.starts_with(
+            "--set J: '3 N' is in N but parameter 'J' is in kg·m² (the netlist gives \"2 kg*m^2\")"
+        ),
+        "{e}"
+    );
+    for fits in ["J=3 kg*m^2", "J=3", "J=1.5*2 kg*m^2"] {
+        assert!(with_set(fits).is_ok(), "{fits}");
+    }
+}
