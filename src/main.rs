@@ -321,6 +321,10 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str, notes: bool) -> Resul
         match params {
             Some(p) if p.contains_key(name) => {
                 if let Some(old) = p.get(name) {
+                    if let Some(m) = drivelink_core::compile::unit_mismatch(name, old, &parsed) {
+                        errors.push(bad(m));
+                        continue;
+                    }
                     if notes {
                         bare_number_note(s, name, old, &parsed);
                     }

@@ -653,3 +653,36 @@ fn linearize_past_the_stop_time_notes_it_and_a_stopped_run_is_an_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn set_value_in_a_unit_of_another_kind_is_refused() {
+    // clutchRise is "0.2 s" in the netlist: "0.4 kg" used to run (rc 0) with the number
+    // taken as seconds; a time in another unit still runs.
+    let dir = std::env::temp_dir().join(format!("drivelink_set_unit_{}", std::process::id()));
+    let out = drivelink()
+        .arg("run")
+        .arg(netlist("full_car.json"))
+        .args(["--set", "clutchRise=0.4 kg", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("\"0.4 kg\" is in kg but parameter 'clutchRise' is in s"),
+        "{e}"
+    );
+    assert!(!dir.exists(), "nothing is written for a refused value");
+    let ok = drivelink()
+        .args(["validate"])
+        .arg(netlist("full_car.json"))
+        .args(["--set", "clutchRise=400 ms"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}

@@ -334,6 +334,15 @@ impl Compiled {
                 });
                 continue;
             }
+            let given = d.parameters.iter().find(|p| p.0 == *name).map(|p| &p.1);
+            if let Some(m) = given.and_then(|old| unit_mismatch(name, old, value)) {
+                errors.push(Error::Netlist {
+                    file: d.name.clone(),
+                    path: format!("parameters.{name}"),
+                    message: m,
+                });
+                continue;
+            }
             d.param(name, value.clone());
         }
         Error::from_list(errors)?;
@@ -360,4 +369,32 @@ impl Compiled {
             compile(&d, reg)
         }
     }
+}
+
+/// A parameter override whose unit is of another kind than the netlist's literal value
+/// of the parameter (`clutchRise = "0.4 kg"` for `"0.2 s"`): the message, or `None` when
+/// they fit or either side is not a plain quantity with a unit (a bare number is taken in
+/// SI units; an expression of other parameters is checked where it is used).
+pub fn unit_mismatch(
+    name: &str,
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+) -> Option<String> {
+    use serde_json::Value;
+    let (Value::String(old), Value::String(new)) = (old, new) else {
+        return None;
+    };
+    let was = crate::expr::eval(old, &|_| None).ok()?.dim?;
+    let now = crate::expr::eval(new, &|_| None).ok()?.dim?;
+    let text = |d: crate::units::Dim| {
+        d.derived_name()
+            .map_or_else(|| d.to_string(), str::to_string)
+    };
+    (was != now).then(|| {
+        format!(
+            "\"{new}\" is in {} but parameter '{name}' is in {} (the netlist gives \"{old}\")",
+            text(now),
+            text(was)
+        )
+    })
 }
