@@ -24,6 +24,7 @@ use crate::decimate::{decimate, linear, staircase};
 use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
 use crate::signals::{finite_range, resolve, Dash, Panel, PanelSignal};
+use crate::text::text_width;
 use crate::View;
 
 /// Signal colours, in order of appearance in a scope (Tableau-like, well contrasted on
@@ -343,14 +344,6 @@ fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
         out.push(cur);
     }
     out
-}
-
-fn text_width(text: &str, size: f64) -> Result<i32, String> {
-    let (w, _) = (FAMILY, size)
-        .into_font()
-        .box_size(text)
-        .map_err(|e| e.to_string())?;
-    Ok(w as i32)
 }
 
 /// Event kinds drawn as markers: every mode change, not the (possibly numerous) time events.
