@@ -10,7 +10,7 @@
 //! value, however large, turns into an enormous pixel coordinate.
 
 use drivelink_core::result::{EventTag, SimResult};
-use drivelink_core::scope::ScopeSpec;
+use drivelink_core::scope::{DisplayUnit, ScopeSpec};
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
@@ -23,7 +23,7 @@ use crate::clip::clip_polyline;
 use crate::decimate::{decimate, linear, staircase};
 use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
-use crate::signals::{finite_range, resolve, Dash, Panel, PanelSignal};
+use crate::signals::{axis_title, finite_range, resolve, Dash, Panel, PanelSignal};
 use crate::text::text_width;
 use crate::View;
 
@@ -65,6 +65,8 @@ struct Metrics {
     x_area: i32,
     right: i32,
     bottom: i32,
+    /// Margin between an axis title and the image edge.
+    edge: i32,
     line_w: u32,
 }
 
@@ -84,6 +86,7 @@ impl Metrics {
             x_area: px(58.0),
             right: px(28.0),
             bottom: px(6.0),
+            edge: px(8.0),
             line_w: (2.0 * s).round().max(1.0) as u32,
         }
     }
@@ -95,6 +98,8 @@ struct PanelPlan<'a> {
     axes: Vec<Axis>,
     /// Legend text per signal (with the unit when the panel has two axes).
     texts: Vec<String>,
+    /// Title of each y axis (`engine.w [rpm]`, with the power-of-ten factor).
+    titles: Vec<String>,
     /// Legend items: (signal index, row, x offset from the legend start).
     legend: Vec<(usize, i32, i32)>,
     legend_h: i32,
@@ -135,6 +140,7 @@ impl<'a> PanelPlan<'a> {
             panel,
             axes: Vec::new(),
             texts,
+            titles: Vec::new(),
             legend,
             legend_h,
         })
@@ -346,6 +352,30 @@ fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
     out
 }
 
+/// `text` at `size` if it fits in `room` pixels; else at a smaller size (down to 3/4),
+/// shortened with "…" if even that is too long.
+fn fit_text(text: &str, size: f64, room: i32, scope: &str) -> Result<(String, f64), PlotError> {
+    let width = |t: &str, size: f64| text_width(t, size).map_err(|e| drawing_err(scope, e));
+    let w = width(text, size)?;
+    if w <= room {
+        return Ok((text.to_string(), size));
+    }
+    let small = 0.75 * size;
+    let shrunk = (size * room as f64 / w as f64).max(small);
+    if width(text, shrunk)? <= room {
+        return Ok((text.to_string(), shrunk));
+    }
+    let mut chars: Vec<char> = text.chars().collect();
+    while !chars.is_empty() {
+        chars.pop();
+        let t: String = chars.iter().chain(std::iter::once(&'…')).collect();
+        if width(&t, small)? <= room {
+            return Ok((t, small));
+        }
+    }
+    Ok((String::new(), small))
+}
+
 /// Event kinds drawn as markers: every mode change, not the (possibly numerous) time events.
 fn marked(kind: EventTag) -> bool {
     !matches!(kind, EventTag::TimeEvent)
@@ -397,6 +427,25 @@ fn abscissa<'r>(
         }
     };
     Ok((time, x_data))
+}
+
+/// Title of the abscissa: `time [s]`, or an XY scope's x signal with its SI unit
+/// (`car.x [m]`).
+fn abscissa_title(result: &SimResult, scope: &ScopeSpec) -> String {
+    let Some(x) = scope.x.as_deref() else {
+        return "time [s]".into();
+    };
+    let unit = result
+        .names
+        .iter()
+        .position(|n| n == x)
+        .and_then(|k| result.units.get(k)?.as_deref())
+        .map(|si| DisplayUnit::parse(si).map_or(si.to_string(), |u| u.label))
+        .filter(|u| !u.is_empty());
+    match unit {
+        Some(u) => format!("{x} [{u}]"),
+        None => x.to_string(),
+    }
 }
 
 /// The x axis over `data` (or the `fixed` range), with ticks for a plot `plot_w` pixels wide.
@@ -546,6 +595,9 @@ impl<'a> Plan<'a> {
         }
         for p in &mut plans {
             p.axes = y_axes(&p.panel, inside.clone(), y_fixed, n_y);
+            p.titles = (0..p.axes.len())
+                .map(|k| p.axes[k].title(&axis_title(&p.panel, k)))
+                .collect();
         }
 
         let markers = if scope.event_markers && !xy {
@@ -566,8 +618,7 @@ impl<'a> Plan<'a> {
             x_title: view
                 .x_title
                 .clone()
-                .or_else(|| scope.x.clone())
-                .unwrap_or_else(|| "time [s]".into()),
+                .unwrap_or_else(|| abscissa_title(result, scope)),
             plot_h,
             right_w,
             m,
@@ -676,15 +727,6 @@ impl<'a> Plan<'a> {
             area.draw_text(&right.label(t), &labels, (x + tick + 3, y))
                 .map_err(err)?;
         }
-        let title = right.title(&p.panel.units[1]);
-        if !title.is_empty() {
-            let style = text_style(m.desc_font)
-                .transform(FontTransform::Rotate90)
-                .pos(Pos::new(HPos::Center, VPos::Center));
-            let x = top.0 + self.right_w - (m.desc_font * 0.8).round() as i32;
-            area.draw_text(&title, &style, (x, (top.1 + bottom.1) / 2))
-                .map_err(err)?;
-        }
         Ok(())
     }
 
@@ -713,7 +755,7 @@ impl<'a> Plan<'a> {
         let mut chart = builder
             .build_cartesian_2d(Ticked::new(&self.x_axis), Ticked::new(&p.axes[0]))
             .map_err(err)?;
-        self.draw_mesh(&mut chart, p, last)?;
+        self.draw_mesh(&mut chart, p)?;
         self.draw_markers(&mut chart, p.axes[0].range())?;
         for s in &p.panel.signals {
             self.draw_signal(&mut chart, p, s, pixel_lines)?;
@@ -721,16 +763,15 @@ impl<'a> Plan<'a> {
         if p.axes.len() > 1 {
             self.draw_right_axis(area, p, &chart)?;
         }
-        Ok(())
+        self.draw_axis_titles(area, p, &chart, last)
     }
 
-    /// Grid, left axis with its labels and title, and (when `last`) the x axis labels and
-    /// title of panel `p`.
+    /// Grid, left axis with its labels and (on the bottom panel) the x axis labels of
+    /// panel `p`.
     fn draw_mesh<DB: DrawingBackend>(
         &self,
         chart: &mut Chart<'_, DB>,
         p: &PanelPlan<'_>,
-        last: bool,
     ) -> Result<(), PlotError>
     where
         DB::ErrorType: 'static,
@@ -740,25 +781,56 @@ impl<'a> Plan<'a> {
         let left = &p.axes[0];
         let xf = |v: &f64| self.x_axis.label(*v);
         let yf = |v: &f64| left.label(*v);
-        let label_style = text_style(m.label_font);
-        let desc_style = text_style(m.desc_font);
-        let y_desc = left.title(&p.panel.units[0]);
-        let x_desc = self.x_axis.title(&self.x_title);
         let mut mesh = chart.configure_mesh();
         mesh.bold_line_style(GRID_MAJOR)
             .light_line_style(GRID_MINOR)
             .axis_style(AXIS)
             .x_label_formatter(&xf)
             .y_label_formatter(&yf)
-            .label_style(label_style.clone())
-            .axis_desc_style(desc_style.clone());
-        if !y_desc.is_empty() {
-            mesh.y_desc(y_desc.as_str());
+            .label_style(text_style(m.label_font));
+        mesh.draw().map_err(err)
+    }
+
+    /// The axis titles of panel `p` in `area`: each y title along its axis, `m.edge` from
+    /// the image edge, shrunk (to 3/4) or shortened with "…" to fit the plot height; the
+    /// x title (when `last`) centred under the plot, `m.edge` above the image bottom.
+    fn draw_axis_titles<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        p: &PanelPlan<'_>,
+        chart: &Chart<'_, DB>,
+        last: bool,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = self.err::<DB>();
+        let m = &self.m;
+        let base = area.get_base_pixel();
+        let ((x0, x1), (y0, y1)) = (self.x_axis.range(), p.axes[0].range());
+        let (left, bottom) = local_px(chart, &(x0, y0), base);
+        let (right, top) = local_px(chart, &(x1, y1), base);
+        let (area_w, area_h) = area.dim_in_pixel();
+        let mid_y = (top + bottom) / 2;
+        let sides = [
+            (m.edge, FontTransform::Rotate270),
+            (area_w as i32 - m.edge, FontTransform::Rotate90),
+        ];
+        for (title, (x, turn)) in p.titles.iter().zip(sides) {
+            let (text, size) = fit_text(title, m.desc_font, bottom - top, self.scope)?;
+            let style = text_style(size)
+                .transform(turn)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw_text(&text, &style, (x, mid_y)).map_err(err)?;
         }
         if last {
-            mesh.x_desc(x_desc.as_str());
+            let title = self.x_axis.title(&self.x_title);
+            let (text, size) = fit_text(&title, m.desc_font, right - left, self.scope)?;
+            let style = text_style(size).pos(Pos::new(HPos::Center, VPos::Bottom));
+            let at = ((left + right) / 2, area_h as i32 - m.edge);
+            area.draw_text(&text, &style, at).map_err(err)?;
         }
-        mesh.draw().map_err(err)
+        Ok(())
     }
 
     /// The event markers across the left axis range `(y0, y1)`, dashed.

@@ -78,6 +78,8 @@ pub struct PanelSignal<'a> {
     pub factor: f64,
     /// Logged samples (as many as the result's time vector, or fewer).
     pub values: &'a [f64],
+    /// SI unit the signal is logged in (`"rad/s"`), when the result knows it.
+    pub si_unit: Option<&'a str>,
     /// Draw as a staircase (modes, gears).
     pub step: bool,
     /// Y axis: 0 left, 1 right.
@@ -121,6 +123,65 @@ impl Panel<'_> {
             }
         }
         r
+    }
+}
+
+/// The quantity a display unit measures, for naming an axis of several different signals.
+fn quantity_of(unit: &str) -> Option<&'static str> {
+    Some(match unit {
+        "rpm" | "rad/s" => "angular speed",
+        "km/h" | "mph" | "m/s" => "speed",
+        "hp" | "kW" | "W" => "power",
+        "N·m" | "kN·m" => "torque",
+        "N" | "kN" => "force",
+        "J" | "kJ" => "energy",
+        "deg" | "rad" => "angle",
+        "m/s²" | "g" => "acceleration",
+        "m" | "km" => "distance",
+        "s" => "time",
+        _ => return None,
+    })
+}
+
+/// The variable part of a logged name (`fl.forward_slip` -> `forward_slip`).
+fn variable(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// The title of y axis `axis` of `panel`: what is plotted and its unit.
+///
+/// One signal on the axis: its logged name (`engine.w [rpm]`). Several: their common
+/// variable (`forward_slip [m/s]` for `fl.forward_slip`, `fr.forward_slip`, ...), else the
+/// quantity their unit measures (`power [hp]`), else the unit alone. The unit is the display
+/// unit, else the SI unit the signals share (`gearbox.ratio` has none: no brackets).
+pub fn axis_title(panel: &Panel<'_>, axis: usize) -> String {
+    let on_axis: Vec<&PanelSignal<'_>> = panel.signals.iter().filter(|s| s.axis == axis).collect();
+    let Some(first) = on_axis.first() else {
+        return String::new();
+    };
+    let unit = if !first.unit.is_empty() {
+        first.unit.clone()
+    } else if on_axis.iter().all(|s| s.si_unit == first.si_unit) {
+        first.si_unit.map_or(String::new(), |si| {
+            DisplayUnit::parse(si).map_or(si.to_string(), |u| u.label)
+        })
+    } else {
+        String::new()
+    };
+    let name = if on_axis.iter().all(|s| s.signal == first.signal) {
+        first.signal.to_string()
+    } else if on_axis
+        .iter()
+        .all(|s| variable(s.signal) == variable(first.signal))
+    {
+        variable(first.signal).to_string()
+    } else {
+        quantity_of(&unit).unwrap_or_default().to_string()
+    };
+    match (name.is_empty(), unit.is_empty()) {
+        (_, true) => name,
+        (true, false) => unit,
+        (false, false) => format!("{name} [{unit}]"),
     }
 }
 
@@ -216,6 +277,11 @@ pub fn resolve<'a>(
                 .get(&s.signal)
                 .ok_or_else(|| unknown_signal(&scope.name, &s.signal, &result.names))?;
             let values = &values[..values.len().min(n_time)];
+            let si_unit = result
+                .names
+                .iter()
+                .position(|n| *n == s.signal)
+                .and_then(|k| result.units.get(k)?.as_deref());
             let unit = display_unit(scope, s)?;
             let unit_label = unit.as_ref().map_or(String::new(), |u| u.label.clone());
             let axis = units.iter().position(|u| *u == unit_label).unwrap_or(0);
@@ -225,6 +291,7 @@ pub fn resolve<'a>(
                 unit: unit_label,
                 factor: unit.as_ref().map_or(1.0, |u| u.factor),
                 values,
+                si_unit,
                 step: is_step_like(&s.signal, values),
                 axis,
                 dash: Dash::Solid,

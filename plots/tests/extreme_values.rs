@@ -256,7 +256,11 @@ fn two_units_in_one_panel_get_left_and_right_axis_titles() {
                 .trim()
         })
         .collect();
-    assert_eq!(rotated, ["rpm", "N·m"], "left and right axis titles");
+    assert_eq!(
+        rotated,
+        ["e.w [rpm]", "e.tau [N·m]"],
+        "left and right axis titles"
+    );
     assert!(
         svg.contains("e.w [rpm]") && svg.contains("e.tau [N·m]"),
         "legend names units"

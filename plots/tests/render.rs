@@ -291,3 +291,81 @@ fn quick_scope_is_one_panel_with_unit() {
     assert_eq!(s.unit.as_deref(), Some("rpm"));
     assert_eq!((s.width, s.height), (1200, 800));
 }
+
+/// The texts of the rotated (axis title) `<text>` elements of an SVG, in order.
+fn rotated_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| t.contains("rotate("))
+        .map(|t| {
+            let body = t.split('>').nth(1).unwrap_or("");
+            body.trim_end_matches("</text").trim().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn y_axis_titles_name_the_signal_or_quantity_and_the_unit() {
+    let mut r = SimResult::new(
+        "m",
+        [
+            "engine.w",
+            "a.w_rel",
+            "b.w_rel",
+            "drive.y",
+            "brake.power",
+            "g.ratio",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    r.units = ["rad/s", "rad/s", "rad/s", "W", "W", ""]
+        .map(|u| (!u.is_empty()).then(|| u.to_string()))
+        .to_vec();
+    for i in 0..50 {
+        let v = i as f64;
+        r.push_row(v * 0.1, &[v, v, 2.0 * v, v, -v, 3.0]);
+    }
+    let mut s = ScopeSpec::new("t", vec![ScopeSignal::new("engine.w").with_unit("rpm")]);
+    s.panels.push(vec![
+        ScopeSignal::new("a.w_rel").with_unit("rpm"),
+        ScopeSignal::new("b.w_rel").with_unit("rpm"),
+    ]);
+    s.panels.push(vec![
+        ScopeSignal::new("drive.y").with_unit("hp"),
+        ScopeSignal::new("brake.power").with_unit("hp"),
+    ]);
+    // No display unit: the SI unit the result knows; none at all: the name alone.
+    s.panels.push(vec![ScopeSignal::new("engine.w")]);
+    s.panels.push(vec![ScopeSignal::new("g.ratio")]);
+    let titles = rotated_texts(&render_scope_svg(&r, &s).unwrap());
+    assert_eq!(
+        titles,
+        [
+            "engine.w [rpm]",
+            "w_rel [rpm]",
+            "power [hp]",
+            "engine.w [rad/s]",
+            "g.ratio"
+        ]
+    );
+}
+
+#[test]
+fn y_axis_title_keeps_a_margin_from_the_image_edge() {
+    let r = sample_result();
+    let s = quick_scope("q", &["engine.w"], Some("rpm"));
+    let img = decode(&render_scope_png(&r, &s).unwrap());
+    // Dark grey text ink (the title) in the plot band, by column.
+    let inked = |x: usize| {
+        (100..700).any(|y| {
+            let (r, g, b) = img.px(x, y);
+            r < 140 && r == g && g == b
+        })
+    };
+    let first = (0..img.w).find(|&x| inked(x)).unwrap();
+    assert!(
+        (8..=10).contains(&first),
+        "title ink starts {first} px from the edge"
+    );
+}
