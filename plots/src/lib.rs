@@ -23,6 +23,7 @@ pub mod decimate;
 mod error;
 mod font;
 mod render;
+mod scale;
 pub mod signals;
 mod text;
 

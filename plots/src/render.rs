@@ -18,11 +18,12 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
-use crate::axis::Axis;
+use crate::axis::{Axis, MAX_TICKS};
 use crate::clip::clip_polyline;
 use crate::decimate::{decimate, linear, staircase};
 use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
+use crate::scale::bulk_range;
 use crate::signals::{axis_title, finite_range, resolve, Dash, Panel, PanelSignal};
 use crate::text::text_width;
 use crate::View;
@@ -100,6 +101,8 @@ struct PanelPlan<'a> {
     texts: Vec<String>,
     /// Title of each y axis (`engine.w [rpm]`, with the power-of-ten factor).
     titles: Vec<String>,
+    /// Extremes left off-scale by the robust autoscale, marked at the plot edge.
+    offscale: Vec<OffScale>,
     /// Legend items: (signal index, row, x offset from the legend start).
     legend: Vec<(usize, i32, i32)>,
     legend_h: i32,
@@ -141,6 +144,7 @@ impl<'a> PanelPlan<'a> {
             axes: Vec::new(),
             texts,
             titles: Vec::new(),
+            offscale: Vec::new(),
             legend,
             legend_h,
         })
@@ -376,6 +380,15 @@ fn fit_text(text: &str, size: f64, room: i32, scope: &str) -> Result<(String, f6
     Ok((String::new(), small))
 }
 
+/// `v` with `digits` significant digits (no exponent for ordinary magnitudes).
+fn significant(v: f64, digits: i32) -> String {
+    let mag = v.abs().log10().floor() as i32;
+    if v == 0.0 || !(-4..=9).contains(&mag) {
+        return format!("{v:.*e}", (digits - 1) as usize);
+    }
+    format!("{v:.*}", (digits - 1 - mag).max(0) as usize)
+}
+
 /// Event kinds drawn as markers: every mode change, not the (possibly numerous) time events.
 fn marked(kind: EventTag) -> bool {
     !matches!(kind, EventTag::TimeEvent)
@@ -483,32 +496,125 @@ fn equal_scaling(
     (xr.1 > xr.0 && yr.1 > yr.0 && xr.0.is_finite() && yr.1.is_finite()).then_some((xr, yr))
 }
 
-/// The y axes of `panel` (left, and right for a second unit) over the samples `inside`, with
-/// about `n_y` ticks; `y_fixed` is the range of the left axis when given.
-fn y_axes(
-    panel: &Panel<'_>,
-    inside: Range<usize>,
-    y_fixed: Option<(f64, f64)>,
-    n_y: usize,
-) -> Vec<Axis> {
+/// How the y axes of a panel are fitted.
+struct YFit<'t> {
+    /// Range of the left axis when fixed (`ylim`, or the equal scaling of a trajectory).
+    fixed: Option<(f64, f64)>,
+    /// Wanted number of ticks.
+    n: usize,
+    /// Most integer ticks a mode panel can label without overlap.
+    max_int_ticks: usize,
+    /// Sample times, for the robust autoscale of time scopes (`None`: XY scope).
+    time: Option<&'t [f64]>,
+}
+
+/// The integer tick step (1, 2, 5, 10, ...) that labels `lo..=hi` with at most `max` ticks.
+fn integer_step(lo: f64, hi: f64, max: usize) -> f64 {
+    let mut step = 1.0;
+    for k in 0.. {
+        step = [1.0, 2.0, 5.0][k % 3] * 10f64.powi((k / 3) as i32);
+        if (hi - lo) / step + 1.0 <= max.max(2) as f64 {
+            break;
+        }
+    }
+    step
+}
+
+/// The y axes of `panel` (left, and right for a second unit) over the samples `inside`,
+/// each with whether a start-up spike was left off-scale ([`crate::scale`]).
+///
+/// An axis of integer step signals (modes, gears) spanning at most 12 gets half a unit of
+/// padding above and below and a tick on every integer (every 2nd or 5th when the panel is
+/// too low for all labels).
+fn y_axes(panel: &Panel<'_>, inside: Range<usize>, fit: &YFit<'_>) -> Vec<(Axis, bool)> {
     (0..panel.units.len())
         .map(|k| {
             let data = panel.data_range_in(k, inside.clone());
-            let fixed = if k == 0 { y_fixed } else { None };
-            let axis = Axis::new(data, fixed, true, n_y);
+            let fixed = if k == 0 { fit.fixed } else { None };
             let on_axis = panel.signals.iter().filter(|s| s.axis == k);
             let integral = on_axis.clone().all(|s| s.step && s.factor == 1.0);
-            match (integral, data) {
-                (true, Some((lo, hi)))
-                    if hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 =>
-                {
-                    // One tick per integer value, so mode panels read 0, 1, 2, ...
-                    axis.with_min_step(1.0, n_y)
+            let int_range = data.filter(|(lo, hi)| {
+                integral && hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0
+            });
+            match (fixed, int_range) {
+                (Some(_), Some(_)) => (
+                    Axis::new(data, fixed, true, fit.n).with_min_step(1.0, fit.n),
+                    false,
+                ),
+                (None, Some((lo, hi))) => {
+                    let step = integer_step(lo, hi, fit.max_int_ticks);
+                    let axis = Axis::new(Some((lo - 0.5, hi + 0.5)), None, false, fit.n);
+                    (axis.with_min_step(step, MAX_TICKS), false)
                 }
-                _ => axis,
+                (Some(_), None) => (Axis::new(data, fixed, true, fit.n), false),
+                (None, None) => {
+                    let bulk = fit
+                        .time
+                        .filter(|_| !integral)
+                        .and_then(|t| bulk_range(panel, k, inside.clone(), t));
+                    match bulk {
+                        Some(b) => (Axis::new(Some(b), None, true, fit.n), true),
+                        None => (Axis::new(data, None, true, fit.n), false),
+                    }
+                }
             }
         })
         .collect()
+}
+
+/// Where a signal leaves a clipped axis: its extreme beyond the axis.
+struct OffScale {
+    /// Signal index in the panel.
+    signal: usize,
+    /// Abscissa (axis units) and display value of the extreme sample.
+    x: f64,
+    value: f64,
+    /// Above the axis (else below).
+    above: bool,
+}
+
+/// The extremes beyond the axes of `p` of every signal on an axis flagged in `clipped`.
+fn off_scale(
+    p: &PanelPlan<'_>,
+    clipped: &[bool],
+    time: &[f64],
+    inside: Range<usize>,
+    x_axis: &Axis,
+) -> Vec<OffScale> {
+    let mut out = Vec::new();
+    for (i, s) in p.panel.signals.iter().enumerate() {
+        if !clipped.get(s.axis).copied().unwrap_or(false) {
+            continue;
+        }
+        let axis = &p.axes[s.axis];
+        let (lo, hi) = axis.range();
+        let end = inside.end.min(s.values.len()).min(time.len());
+        // (sample index, value) of the largest value above and the smallest below the axis.
+        let (mut max, mut min) = (None::<(usize, f64)>, None::<(usize, f64)>);
+        for k in inside.start.min(end)..end {
+            let v = s.values[k] * s.factor;
+            if !v.is_finite() {
+                continue;
+            }
+            if axis.to_axis(v) > hi && !matches!(max, Some((_, m)) if m >= v) {
+                max = Some((k, v));
+            }
+            if axis.to_axis(v) < lo && !matches!(min, Some((_, m)) if m <= v) {
+                min = Some((k, v));
+            }
+        }
+        for (e, above) in [(max, true), (min, false)] {
+            if let Some((k, value)) = e {
+                out.push(OffScale {
+                    signal: i,
+                    x: x_axis.to_axis(time[k]),
+                    value,
+                    above,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Axis positions (on `x_axis`) of the marked events from `lo` to `hi`: sorted, without
@@ -594,7 +700,16 @@ impl<'a> Plan<'a> {
             }
         }
         for p in &mut plans {
-            p.axes = y_axes(&p.panel, inside.clone(), y_fixed, n_y);
+            let fit = YFit {
+                fixed: y_fixed,
+                n: n_y,
+                max_int_ticks: (plot_h as f64 / (1.4 * m.label_font)) as usize,
+                time: (!xy).then_some(time),
+            };
+            let (axes, clipped): (Vec<Axis>, Vec<bool>) =
+                y_axes(&p.panel, inside.clone(), &fit).into_iter().unzip();
+            p.axes = axes;
+            p.offscale = off_scale(p, &clipped, time, inside.clone(), &x_axis);
             p.titles = (0..p.axes.len())
                 .map(|k| p.axes[k].title(&axis_title(&p.panel, k)))
                 .collect();
@@ -760,10 +875,55 @@ impl<'a> Plan<'a> {
         for s in &p.panel.signals {
             self.draw_signal(&mut chart, p, s, pixel_lines)?;
         }
+        self.draw_off_scale(area, p, &chart)?;
         if p.axes.len() > 1 {
             self.draw_right_axis(area, p, &chart)?;
         }
         self.draw_axis_titles(area, p, &chart, last)
+    }
+
+    /// Marks where the data of panel `p` leave an axis clipped by the robust autoscale: a
+    /// triangle in the signal's colour at the plot edge, pointing out, and the extreme value.
+    fn draw_off_scale<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        p: &PanelPlan<'_>,
+        chart: &Chart<'_, DB>,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = self.err::<DB>();
+        let m = &self.m;
+        let base = area.get_base_pixel();
+        let (y0, y1) = p.axes[0].range();
+        let right = local_px(chart, &(self.x_axis.range().1, y0), base).0;
+        let h = (m.label_font * 0.6).round() as i32;
+        for o in &p.offscale {
+            let s = &p.panel.signals[o.signal];
+            let (x, edge) = local_px(chart, &(o.x, if o.above { y1 } else { y0 }), base);
+            let dir = if o.above { 1 } else { -1 };
+            let (tip, foot) = (edge + dir * 2, edge + dir * (2 + h));
+            let corners = vec![(x, tip), (x - h / 2 - 1, foot), (x + h / 2 + 1, foot)];
+            let color = PALETTE[s.color % PALETTE.len()];
+            area.draw(&Polygon::new(corners, color.filled()))
+                .map_err(err)?;
+            let word = if o.above { "max" } else { "min" };
+            let text = match s.unit.as_str() {
+                "" => format!("{word} {}", significant(o.value, 4)),
+                u => format!("{word} {} {u}", significant(o.value, 4)),
+            };
+            let left_of = x + 160 > right;
+            let (hpos, tx) = if left_of {
+                (HPos::Right, x - h)
+            } else {
+                (HPos::Left, x + h)
+            };
+            let style = text_style(m.label_font).pos(Pos::new(hpos, VPos::Center));
+            area.draw_text(&text, &style, (tx, (tip + foot) / 2))
+                .map_err(err)?;
+        }
+        Ok(())
     }
 
     /// Grid, left axis with its labels and (on the bottom panel) the x axis labels of
@@ -974,6 +1134,47 @@ impl<'a> Plan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::signals::PanelSignal;
+
+    fn panel<'a>(name: &'a str, values: &'a [f64], step: bool) -> Panel<'a> {
+        Panel {
+            signals: vec![PanelSignal {
+                signal: name,
+                label: name,
+                unit: String::new(),
+                factor: 1.0,
+                values,
+                si_unit: None,
+                step,
+                axis: 0,
+                dash: Dash::Solid,
+                color: 0,
+            }],
+            units: vec![String::new()],
+        }
+    }
+
+    #[test]
+    fn mode_axis_has_a_tick_per_integer_and_half_a_unit_of_padding() {
+        let modes = [2.0, -1.0, 0.0, 1.0, 0.0, 2.0];
+        let p = panel("c.mode", &modes, true);
+        let fit = YFit {
+            fixed: None,
+            n: 3,
+            max_int_ticks: 8,
+            time: None,
+        };
+        let (axis, clipped) = y_axes(&p, 0..6, &fit).remove(0);
+        assert_eq!(axis.ticks(), &[-1.0, 0.0, 1.0, 2.0]);
+        assert_eq!(axis.range(), (-1.5, 2.5));
+        assert!(!clipped);
+        // A panel too low for four labels labels every other integer.
+        let fit = YFit {
+            max_int_ticks: 3,
+            ..fit
+        };
+        assert_eq!(y_axes(&p, 0..6, &fit)[0].0.ticks(), &[0.0, 2.0]);
+    }
 
     #[test]
     fn dash_pattern_splits_a_line_into_on_pieces() {

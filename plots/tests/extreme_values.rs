@@ -266,3 +266,39 @@ fn two_units_in_one_panel_get_left_and_right_axis_titles() {
         "legend names units"
     );
 }
+
+#[test]
+fn start_up_spike_does_not_crush_a_ratio_panel() {
+    // A gear ratio of 2.9, then 1.5 after a shift at 8 s, with a start-up spike to 13.6.
+    let mut r = SimResult::new("m", vec!["g.ratio".into()]);
+    for i in 0..1000 {
+        let t = i as f64 * 0.02;
+        let v = match i {
+            1 => 12.6,
+            2 => 13.6,
+            _ if t < 8.0 => 2.9,
+            _ => 1.5,
+        };
+        r.push_row(t, &[v]);
+    }
+    let s = ScopeSpec::new("ratio", vec![ScopeSignal::new("g.ratio")]);
+    let img = decode(&render_scope_png(&r, &s).unwrap());
+    // Rows of the two plateaus (the long horizontal runs of the line colour): the bulk
+    // spans most of the plot (about 600 px high), not a tenth of it.
+    let mut rows = img.line_rows(0, 200);
+    rows.dedup_by(|b, a| *b == *a + 1);
+    assert_eq!(rows.len(), 2, "two plateaus: {rows:?}");
+    let gap = rows[1] - rows[0];
+    assert!(gap > 400, "plateaus only {gap} px apart");
+    // The spike is marked off-scale at the top: a triangle of the line colour in the few
+    // rows under the plot's top edge, at the start of the time axis.
+    let c = PALETTE[0];
+    let top_marks = (0..img.w)
+        .flat_map(|x| (0..rows[0].saturating_sub(30)).map(move |y| (x, y)))
+        .filter(|&(x, y)| {
+            let i = (y * img.w + x) * 3;
+            x < 140 && img.rgb[i..i + 3] == [c.0, c.1, c.2]
+        })
+        .count();
+    assert!(top_marks > 10, "off-scale marker pixels: {top_marks}");
+}
