@@ -24,7 +24,7 @@ use crate::decimate::{decimate, linear, staircase};
 use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
 use crate::scale::bulk_range;
-use crate::signals::{axis_title, finite_range, resolve, Dash, Panel, PanelSignal};
+use crate::signals::{axis_title, finite_range, panel_title, resolve, Dash, Panel, PanelSignal};
 use crate::text::text_width;
 use crate::View;
 
@@ -99,6 +99,10 @@ struct PanelPlan<'a> {
     axes: Vec<Axis>,
     /// Legend text per signal (with the unit when the panel has two axes).
     texts: Vec<String>,
+    /// Panel title drawn in bold before the legend (multi-panel scopes, several signals).
+    title: Option<String>,
+    /// The legend text is the panel's title (multi-panel scopes, one signal): bold.
+    bold_legend: bool,
     /// Title of each y axis (`engine.w [rpm]`, with the power-of-ten factor).
     titles: Vec<String>,
     /// Extremes left off-scale by the robust autoscale, marked at the plot edge.
@@ -110,12 +114,15 @@ struct PanelPlan<'a> {
 
 impl<'a> PanelPlan<'a> {
     /// A panel with its legend laid out in rows at most `max_w` pixels wide (the legend
-    /// text names the unit when the panel has two); its axes are set later.
+    /// text names the unit when the panel has two); its axes are set later. A `titled`
+    /// panel (of a multi-panel scope) starts its legend with its title in bold; a panel of
+    /// one signal shows the signal's legend text in bold as its title.
     fn with_legend(
         panel: Panel<'a>,
         m: &Metrics,
         max_w: i32,
         scope: &str,
+        titled: bool,
     ) -> Result<Self, PlotError> {
         let two = panel.units.len() > 1;
         let texts: Vec<String> = panel
@@ -126,10 +133,21 @@ impl<'a> PanelPlan<'a> {
                 _ => s.label.to_string(),
             })
             .collect();
+        let width =
+            |t: &str, bold| text_width(t, m.legend_font, bold).map_err(|e| drawing_err(scope, e));
+        let title = if titled && texts.len() > 1 {
+            Some(panel_title(&panel)).filter(|t| !t.is_empty())
+        } else {
+            None
+        };
+        let bold_legend = titled && texts.len() == 1;
         let (mut row, mut x) = (0, 0);
+        if let Some(t) = &title {
+            x = width(t, true)? + m.swatch;
+        }
         let mut legend = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
-            let tw = text_width(t, m.legend_font).map_err(|e| drawing_err(scope, e))?;
+            let tw = width(t, bold_legend)?;
             let item_w = m.swatch + m.swatch / 3 + tw;
             if x > 0 && x + item_w > max_w {
                 row += 1;
@@ -143,6 +161,8 @@ impl<'a> PanelPlan<'a> {
             panel,
             axes: Vec::new(),
             texts,
+            title,
+            bold_legend,
             titles: Vec::new(),
             offscale: Vec::new(),
             legend,
@@ -177,6 +197,8 @@ pub struct Plan<'a> {
     panels: Vec<PanelPlan<'a>>,
     /// Event marker times (axis units).
     markers: Vec<f64>,
+    /// An XY scope (the abscissa is a signal, not time).
+    xy: bool,
     /// Title of the x axis (without its power-of-ten factor): the view's, else the XY
     /// scope's abscissa signal, else `time [s]`.
     x_title: String,
@@ -308,9 +330,52 @@ fn pen_offsets(w: u32) -> Vec<(i32, i32)> {
     v
 }
 
+/// How a dash pattern advances along a polyline.
+#[derive(Clone, Copy, PartialEq)]
+enum DashAlong {
+    /// Along the path length (XY scopes, legend swatches).
+    Path,
+    /// Along the path length, except where the trace is dense (a time trace that turns
+    /// up and down at least [`DENSE_TURNS`] times within one dash period either side):
+    /// there along the x axis only, so the vertical strokes of an oscillation are drawn
+    /// whole in alternating bands of columns instead of as a tangle of dash pieces. A lone
+    /// steep excursion stays dashed along its length, so it never vanishes in a gap.
+    Time,
+}
+
+/// Turns (changes of vertical direction) within one dash period either side that make a
+/// stretch of a time trace dense.
+const DENSE_TURNS: usize = 4;
+
+/// Whether each segment of the pixel polyline `px` lies in a dense stretch (see
+/// [`DashAlong::Time`]) for a dash pattern of `period` pixels.
+fn dense_segments(px: &[(i32, i32)], period: f64) -> Vec<bool> {
+    let mut turns: Vec<i32> = Vec::new();
+    let mut last_dir = 0;
+    for w in px.windows(2) {
+        let dir = (w[1].1 - w[0].1).signum();
+        if dir != 0 {
+            if last_dir != 0 && dir != last_dir {
+                turns.push(w[0].0);
+            }
+            last_dir = dir;
+        }
+    }
+    turns.sort_unstable();
+    let reach = period.ceil() as i32;
+    px.windows(2)
+        .map(|w| {
+            let (lo, hi) = (w[0].0.min(w[1].0) - reach, w[0].0.max(w[1].0) + reach);
+            let n = turns.partition_point(|&x| x <= hi) - turns.partition_point(|&x| x < lo);
+            n >= DENSE_TURNS
+        })
+        .collect()
+}
+
 /// Splits a pixel polyline into the "on" pieces of a dash `pattern` (lengths in pixels,
-/// alternating on/off). An empty pattern returns the polyline unchanged.
-fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
+/// alternating on/off) measured `along` the path or the x axis. An empty pattern returns
+/// the polyline unchanged.
+fn dash_polyline(px: &[(i32, i32)], pattern: &[f64], along: DashAlong) -> Vec<Vec<(i32, i32)>> {
     if pattern.is_empty() || pattern.iter().any(|l| *l <= 0.0) {
         return vec![px.to_vec()];
     }
@@ -326,9 +391,14 @@ fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
     if let Some(&p) = px.first() {
         cur.push(p);
     }
-    for w in px.windows(2) {
+    let dense = match along {
+        DashAlong::Path => vec![false; px.len().saturating_sub(1)],
+        DashAlong::Time => dense_segments(px, pattern.iter().sum()),
+    };
+    for (w, dense) in px.windows(2).zip(dense) {
         let (a, b) = (w[0], w[1]);
-        let len = (((b.0 - a.0) as f64).powi(2) + ((b.1 - a.1) as f64).powi(2)).sqrt();
+        let (dx, dy) = ((b.0 - a.0) as f64, (b.1 - a.1) as f64);
+        let len = if dense { dx.abs() } else { dx.hypot(dy) };
         let mut pos = 0.0;
         while len - pos > left {
             pos += left;
@@ -359,7 +429,7 @@ fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
 /// `text` at `size` if it fits in `room` pixels; else at a smaller size (down to 3/4),
 /// shortened with "…" if even that is too long.
 fn fit_text(text: &str, size: f64, room: i32, scope: &str) -> Result<(String, f64), PlotError> {
-    let width = |t: &str, size: f64| text_width(t, size).map_err(|e| drawing_err(scope, e));
+    let width = |t: &str, size: f64| text_width(t, size, false).map_err(|e| drawing_err(scope, e));
     let w = width(text, size)?;
     if w <= room {
         return Ok((text.to_string(), size));
@@ -670,10 +740,11 @@ impl<'a> Plan<'a> {
         );
 
         // Legend layout first: it decides the height left for the plots.
+        let titled = panels.len() > 1;
         let legend_max_w = w as i32 - m.y_area - right_w;
         let mut plans = panels
             .into_iter()
-            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name))
+            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name, titled))
             .collect::<Result<Vec<_>, _>>()?;
         let n = plans.len().max(1) as i32;
         let legends: i32 = plans.iter().map(|p| p.legend_h).sum();
@@ -730,6 +801,7 @@ impl<'a> Plan<'a> {
             x_axis,
             panels: plans,
             markers,
+            xy,
             x_title: view
                 .x_title
                 .clone()
@@ -795,14 +867,28 @@ impl<'a> Plan<'a> {
     {
         let err = self.err::<DB>();
         let m = &self.m;
-        let legend_text = text_style(m.legend_font).pos(Pos::new(HPos::Left, VPos::Center));
+        let anchor = Pos::new(HPos::Left, VPos::Center);
+        let bold = (FAMILY, m.legend_font, FontStyle::Bold)
+            .into_font()
+            .color(&TEXT)
+            .pos(anchor);
+        let legend_text = if p.bold_legend {
+            bold.clone()
+        } else {
+            text_style(m.legend_font).pos(anchor)
+        };
+        let row_y = |row: i32| row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
+        if let Some(title) = &p.title {
+            area.draw_text(title, &bold, (m.y_area, row_y(0)))
+                .map_err(err)?;
+        }
         for &(k, row, x) in &p.legend {
             let s = &p.panel.signals[k];
-            let y = row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
+            let y = row_y(row);
             let x = m.y_area + x;
             let style = line_style(s.color, m.line_w + 1);
             let pattern = dash_pattern(s.dash, m.line_w + 1);
-            for piece in dash_polyline(&[(x, y), (x + m.swatch, y)], &pattern) {
+            for piece in dash_polyline(&[(x, y), (x + m.swatch, y)], &pattern, DashAlong::Path) {
                 area.draw(&PathElement::new(piece, style)).map_err(err)?;
             }
             area.draw_text(&p.texts[k], &legend_text, (x + m.swatch + m.swatch / 3, y))
@@ -1120,7 +1206,12 @@ impl<'a> Plan<'a> {
         } else {
             (vec![(0, 0)], style)
         };
-        for piece in dash_polyline(px, pattern) {
+        let along = if self.xy {
+            DashAlong::Path
+        } else {
+            DashAlong::Time
+        };
+        for piece in dash_polyline(px, pattern, along) {
             for &(dx, dy) in &offsets {
                 let shifted: Vec<(i32, i32)> =
                     piece.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
@@ -1177,8 +1268,31 @@ mod tests {
     }
 
     #[test]
+    fn dense_trace_is_dashed_in_bands_of_columns_a_lone_spike_along_its_length() {
+        // An oscillation of 100 px strokes, one per pixel column, over 64 columns.
+        let zigzag: Vec<(i32, i32)> = (0..64)
+            .map(|x| (x, if x % 2 == 0 { 0 } else { 100 }))
+            .collect();
+        let pieces = dash_polyline(&zigzag, &[4.0, 4.0], DashAlong::Time);
+        // Every stroke is drawn whole or not at all: bands of 4 columns on, 4 off.
+        let mut cols: Vec<i32> = pieces.iter().flatten().map(|p| p.0).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        assert!(cols.iter().all(|x| x % 8 <= 4), "{cols:?}");
+        assert!(cols.len() >= 30, "{cols:?}");
+        // Along the path the same trace is cut into pieces in every column (the tangle).
+        let path = dash_polyline(&zigzag, &[4.0, 4.0], DashAlong::Path);
+        assert!(path.len() > 500);
+        // A lone spike, 200 px deep over two columns: dashed along its length, so it shows.
+        let spike = [(0, 0), (40, 0), (41, 200), (42, 0), (80, 0)];
+        let pieces = dash_polyline(&spike, &[4.0, 4.0], DashAlong::Time);
+        let deep = pieces.iter().flatten().filter(|p| p.1 > 50).count();
+        assert!(deep >= 10, "spike drawn in {deep} dash ends");
+    }
+
+    #[test]
     fn dash_pattern_splits_a_line_into_on_pieces() {
-        let pieces = dash_polyline(&[(0, 0), (20, 0)], &[5.0, 3.0]);
+        let pieces = dash_polyline(&[(0, 0), (20, 0)], &[5.0, 3.0], DashAlong::Path);
         assert_eq!(
             pieces,
             vec![
@@ -1189,7 +1303,7 @@ mod tests {
         );
         // Solid: unchanged.
         assert_eq!(
-            dash_polyline(&[(0, 0), (3, 4)], &[]),
+            dash_polyline(&[(0, 0), (3, 4)], &[], DashAlong::Path),
             vec![vec![(0, 0), (3, 4)]]
         );
     }

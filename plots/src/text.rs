@@ -137,9 +137,9 @@ impl Line {
     }
 }
 
-/// Width in whole pixels (rounded up) of `text` at `size` (regular face).
-pub fn text_width(text: &str, size: f64) -> Result<i32, NoFont> {
-    Ok(Line::new(text, size, false)?.width.ceil() as i32)
+/// Width in whole pixels (rounded up) of `text` at `size` (regular or `bold` face).
+pub fn text_width(text: &str, size: f64, bold: bool) -> Result<i32, NoFont> {
+    Ok(Line::new(text, size, bold)?.width.ceil() as i32)
 }
 
 /// A plotters backend whose text is laid out and rasterised by [`Line`]; every other
@@ -310,6 +310,6 @@ mod tests {
         let one = Line::new("m", 20.0, false).unwrap().width;
         let three = Line::new("mmm", 20.0, false).unwrap().width;
         assert!((three - 3.0 * one).abs() < 1e-4, "{one} {three}");
-        assert_eq!(text_width("", 20.0).unwrap(), 0);
+        assert_eq!(text_width("", 20.0, false).unwrap(), 0);
     }
 }

@@ -369,3 +369,57 @@ fn y_axis_title_keeps_a_margin_from_the_image_edge() {
         "title ink starts {first} px from the edge"
     );
 }
+
+/// The texts of the bold `<text>` elements of an SVG, in order.
+fn bold_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| t.split('>').next().unwrap_or("").contains("bold"))
+        .map(|t| {
+            let body = t.split('>').nth(1).unwrap_or("");
+            body.trim_end_matches("</text").trim().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_panel_of_a_multi_panel_scope_is_titled() {
+    let mut r = SimResult::new(
+        "m",
+        [
+            "fl.forward_slip",
+            "fr.forward_slip",
+            "fl.sideways_slip",
+            "fr.sideways_slip",
+            "e.w",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for i in 0..20 {
+        let v = i as f64;
+        r.push_row(v, &[v, -v, 2.0 * v, -2.0 * v, 3.0]);
+    }
+    let mut s = ScopeSpec::new(
+        "slips",
+        vec![
+            ScopeSignal::new("fl.forward_slip").with_label("fl"),
+            ScopeSignal::new("fr.forward_slip").with_label("fr"),
+        ],
+    );
+    s.panels.push(vec![
+        ScopeSignal::new("fl.sideways_slip").with_label("fl"),
+        ScopeSignal::new("fr.sideways_slip").with_label("fr"),
+    ]);
+    s.panels
+        .push(vec![ScopeSignal::new("e.w").with_label("engine speed")]);
+    let svg = render_scope_svg(&r, &s).unwrap();
+    // The scope title, then each panel's: the common variable, or the one signal's label.
+    assert_eq!(
+        bold_texts(&svg),
+        ["slips", "forward_slip", "sideways_slip", "engine speed"]
+    );
+    // A one-panel scope has the scope title only.
+    let one = quick_scope("one", &["e.w", "fl.forward_slip"], None);
+    assert_eq!(bold_texts(&render_scope_svg(&r, &one).unwrap()), ["one"]);
+}
