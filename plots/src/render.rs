@@ -47,8 +47,9 @@ const GRID_MAJOR: RGBColor = RGBColor(220, 220, 220);
 const GRID_MINOR: RGBColor = RGBColor(240, 240, 240);
 const MARKER: RGBColor = RGBColor(160, 160, 160);
 
-/// At most this many event markers are drawn (evenly thinned beyond).
-pub const MAX_MARKERS: usize = 200;
+/// Event markers are drawn only when the time window holds at most this many marked event
+/// instants; more would hide the data (a note on the plot says so instead).
+pub const MAX_MARKERS: usize = 50;
 /// Accepted image sizes (each side), in pixels.
 pub const MIN_SIZE: (u32, u32) = (160, 120);
 pub const MAX_SIDE: u32 = 16384;
@@ -197,6 +198,8 @@ pub struct Plan<'a> {
     panels: Vec<PanelPlan<'a>>,
     /// Event marker times (axis units).
     markers: Vec<f64>,
+    /// Number of marked event instants in view when there are too many to draw (else 0).
+    markers_off: usize,
     /// An XY scope (the abscissa is a signal, not time).
     xy: bool,
     /// Title of the x axis (without its power-of-ten factor): the view's, else the XY
@@ -688,8 +691,12 @@ fn off_scale(
 }
 
 /// Axis positions (on `x_axis`) of the marked events from `lo` to `hi`: sorted, without
-/// duplicates, evenly thinned to at most [`MAX_MARKERS`].
-fn event_markers(result: &SimResult, (lo, hi): (f64, f64), x_axis: &Axis) -> Vec<f64> {
+/// duplicates; `Err(count)` when there are more than [`MAX_MARKERS`].
+fn event_markers(
+    result: &SimResult,
+    (lo, hi): (f64, f64),
+    x_axis: &Axis,
+) -> Result<Vec<f64>, usize> {
     let mut ts: Vec<f64> = result
         .events
         .iter()
@@ -700,10 +707,9 @@ fn event_markers(result: &SimResult, (lo, hi): (f64, f64), x_axis: &Axis) -> Vec
     ts.sort_by(f64::total_cmp);
     ts.dedup();
     if ts.len() > MAX_MARKERS {
-        let n = ts.len();
-        ts = (0..MAX_MARKERS).map(|k| ts[k * n / MAX_MARKERS]).collect();
+        return Err(ts.len());
     }
-    ts
+    Ok(ts)
 }
 
 impl<'a> Plan<'a> {
@@ -786,10 +792,13 @@ impl<'a> Plan<'a> {
                 .collect();
         }
 
-        let markers = if scope.event_markers && !xy {
-            event_markers(result, (x0, x1), &x_axis)
+        let (markers, markers_off) = if scope.event_markers && !xy {
+            match event_markers(result, (x0, x1), &x_axis) {
+                Ok(ts) => (ts, 0),
+                Err(n) => (Vec::new(), n),
+            }
         } else {
-            Vec::new()
+            (Vec::new(), 0)
         };
 
         Ok(Plan {
@@ -801,6 +810,7 @@ impl<'a> Plan<'a> {
             x_axis,
             panels: plans,
             markers,
+            markers_off,
             xy,
             x_title: view
                 .x_title
@@ -853,6 +863,19 @@ impl<'a> Plan<'a> {
             let (area, below) = rest.split_vertically(area_h);
             rest = below;
             self.draw_panel(&area, p, last, pixel_lines)?;
+        }
+        if self.markers_off > 0 {
+            let note = format!(
+                "event markers off: {} events in view (more than {MAX_MARKERS})",
+                self.markers_off
+            );
+            let style = (FAMILY, m.label_font)
+                .into_font()
+                .color(&AXIS)
+                .pos(Pos::new(HPos::Right, VPos::Top));
+            let top = m.title_h + self.panels.first().map_or(0, |p| p.legend_h);
+            root.draw_text(&note, &style, (w - self.right_w - 6, top + 6))
+                .map_err(err)?;
         }
         Ok(())
     }

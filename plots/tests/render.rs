@@ -423,3 +423,36 @@ fn every_panel_of_a_multi_panel_scope_is_titled() {
     let one = quick_scope("one", &["e.w", "fl.forward_slip"], None);
     assert_eq!(bold_texts(&render_scope_svg(&r, &one).unwrap()), ["one"]);
 }
+
+#[test]
+fn too_many_event_markers_are_left_off_with_a_note() {
+    let mut r = sample_result();
+    let mut s = quick_scope("m", &["flat"], None);
+    s.event_markers = true;
+    // Marker grey in the plot, below the band where the note is written.
+    let marker_px = |img: Image| {
+        let v = img.find((160, 160, 160));
+        v.iter().filter(|p| p.1 > 150).count()
+    };
+    let grey = |r: &SimResult| marker_px(decode(&render_scope_png(r, &s).unwrap()));
+    let one = grey(&r);
+    // 60 more marked instants (plus the lock at 1.5 s): more than MAX_MARKERS = 50.
+    for k in 0..60 {
+        r.events.push(EventRecord {
+            time: 0.01 + k as f64 * 0.02,
+            block: "clutch".into(),
+            kind: EventTag::Unlock,
+            detail: String::new(),
+        });
+    }
+    let mut plain = s.clone();
+    plain.event_markers = false;
+    let none = marker_px(decode(&render_scope_png(&r, &plain).unwrap()));
+    assert!(one > none + 100, "one marker drawn: {none} -> {one} px");
+    assert_eq!(grey(&r), none, "61 markers are not drawn");
+    let svg = render_scope_svg(&r, &s).unwrap();
+    assert!(
+        svg.contains("event markers off: 61 events in view (more than 50)"),
+        "note missing"
+    );
+}
