@@ -117,21 +117,29 @@ impl<'a> PanelPlan<'a> {
     /// A panel with its legend laid out in rows at most `max_w` pixels wide (the legend
     /// text names the unit when the panel has two); its axes are set later. A `titled`
     /// panel (of a multi-panel scope) starts its legend with its title in bold; a panel of
-    /// one signal shows the signal's legend text in bold as its title.
+    /// one signal shows the signal's legend text in bold as its title. In an `xy` scope
+    /// the legend names the plotted signal next to its label (`y (car.y)`).
     fn with_legend(
         panel: Panel<'a>,
         m: &Metrics,
         max_w: i32,
         scope: &str,
-        titled: bool,
+        (titled, xy): (bool, bool),
     ) -> Result<Self, PlotError> {
         let two = panel.units.len() > 1;
         let texts: Vec<String> = panel
             .signals
             .iter()
-            .map(|s| match (two, s.unit.is_empty()) {
-                (true, false) => format!("{} [{}]", s.label, s.unit),
-                _ => s.label.to_string(),
+            .map(|s| {
+                let name = if xy && s.label != s.signal {
+                    format!("{} ({})", s.label, s.signal)
+                } else {
+                    s.label.to_string()
+                };
+                match (two, s.unit.is_empty()) {
+                    (true, false) => format!("{name} [{}]", s.unit),
+                    _ => name,
+                }
             })
             .collect();
         let width =
@@ -750,7 +758,7 @@ impl<'a> Plan<'a> {
         let legend_max_w = w as i32 - m.y_area - right_w;
         let mut plans = panels
             .into_iter()
-            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name, titled))
+            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name, (titled, xy)))
             .collect::<Result<Vec<_>, _>>()?;
         let n = plans.len().max(1) as i32;
         let legends: i32 = plans.iter().map(|p| p.legend_h).sum();

@@ -302,3 +302,51 @@ fn start_up_spike_does_not_crush_a_ratio_panel() {
         .count();
     assert!(top_marks > 10, "off-scale marker pixels: {top_marks}");
 }
+
+/// The widest run of pixel columns without colour `k` between columns that have it,
+/// below row `y0` (under the legend strip).
+fn widest_gap(img: &Image, k: usize, y0: usize) -> usize {
+    let c = PALETTE[k];
+    let inked: Vec<usize> = (0..img.w)
+        .filter(|&x| {
+            (y0..img.h).any(|y| {
+                let i = (y * img.w + x) * 3;
+                img.rgb[i..i + 3] == [c.0, c.1, c.2]
+            })
+        })
+        .collect();
+    inked.windows(2).map(|w| w[1] - w[0] - 1).max().unwrap_or(0)
+}
+
+#[test]
+fn nan_samples_leave_a_gap_in_time_and_xy_scopes() {
+    // A ramp 1..100 over t = 0..99 s, undefined (NaN) from 40 to 59 s: a gap of about a
+    // fifth of the ~1080 px plot, not a line down to 0.
+    let mut r = SimResult::new("m", vec!["car.x".into(), "car.beta".into()]);
+    for i in 0..100 {
+        let t = i as f64;
+        let beta = if (40..60).contains(&i) {
+            f64::NAN
+        } else {
+            t + 1.0
+        };
+        r.push_row(t, &[t, beta]);
+    }
+    let time_scope = quick_scope("beta", &["car.beta"], None);
+    let img = decode(&render_scope_png(&r, &time_scope).unwrap());
+    let gap = widest_gap(&img, 0, 100);
+    // 20 missing samples of 99 intervals: (21 / 99) * 1080 px between the drawn ends.
+    assert!((200..=240).contains(&gap), "time scope gap {gap} px");
+
+    let mut xy = quick_scope("path", &["car.beta"], None);
+    xy.x = Some("car.x".into());
+    let img = decode(&render_scope_png(&r, &xy).unwrap());
+    let gap = widest_gap(&img, 0, 100);
+    assert!(gap > 100, "XY scope gap {gap} px");
+    // A NaN abscissa breaks the line too.
+    r.columns[0][70..75].fill(f64::NAN);
+    r.columns[1][40..60].fill(50.0);
+    let img = decode(&render_scope_png(&r, &xy).unwrap());
+    let gap = widest_gap(&img, 0, 100);
+    assert!(gap > 20, "XY scope gap at NaN x: {gap} px");
+}

@@ -456,3 +456,34 @@ fn too_many_event_markers_are_left_off_with_a_note() {
         "note missing"
     );
 }
+
+#[test]
+fn trajectory_axes_carry_units_and_the_legend_names_the_signal() {
+    let mut r = SimResult::new("m", vec!["car.x".into(), "car.y".into()]);
+    r.units = vec![Some("m".into()), Some("m".into())];
+    for i in 0..50 {
+        let t = i as f64;
+        r.push_row(t, &[2.0 * t, 0.05 * t * t]);
+    }
+    let mut s = ScopeSpec::new(
+        "trajectory",
+        vec![ScopeSignal::new("car.y").with_label("y")],
+    );
+    s.x = Some("car.x".into());
+    let svg = render_scope_svg(&r, &s).unwrap();
+    assert_eq!(rotated_texts(&svg), ["car.y [m]"]);
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .map(|t| {
+            t.split('>')
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches("</text")
+                .trim()
+        })
+        .collect();
+    for text in ["car.x [m]", "y (car.y)"] {
+        assert!(texts.contains(&text), "{text} missing in {texts:?}");
+    }
+}
