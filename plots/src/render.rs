@@ -214,6 +214,8 @@ pub struct Plan<'a> {
     /// scope's abscissa signal, else `time [s]`.
     x_title: String,
     plot_h: i32,
+    /// Font size of every y axis title: the largest (up to `m.desc_font`) at which all fit.
+    y_title_font: f64,
     right_w: i32,
     m: Metrics,
 }
@@ -800,6 +802,10 @@ impl<'a> Plan<'a> {
                 .collect();
         }
 
+        let mut y_title_font = m.desc_font;
+        for t in plans.iter().flat_map(|p| &p.titles) {
+            y_title_font = y_title_font.min(fit_text(t, m.desc_font, plot_h, name)?.1);
+        }
         let (markers, markers_off) = if scope.event_markers && !xy {
             match event_markers(result, (x0, x1), &x_axis) {
                 Ok(ts) => (ts, 0),
@@ -825,6 +831,7 @@ impl<'a> Plan<'a> {
                 .clone()
                 .unwrap_or_else(|| abscissa_title(result, scope)),
             plot_h,
+            y_title_font,
             right_w,
             m,
         })
@@ -1069,7 +1076,7 @@ impl<'a> Plan<'a> {
     }
 
     /// The axis titles of panel `p` in `area`: each y title along its axis, `m.edge` from
-    /// the image edge, shrunk (to 3/4) or shortened with "…" to fit the plot height; the
+    /// the image edge, at the scope's y title size (shortened with "…" if need be); the
     /// x title (when `last`) centred under the plot, `m.edge` above the image bottom.
     fn draw_axis_titles<DB: DrawingBackend>(
         &self,
@@ -1094,7 +1101,7 @@ impl<'a> Plan<'a> {
             (area_w as i32 - m.edge, FontTransform::Rotate90),
         ];
         for (title, (x, turn)) in p.titles.iter().zip(sides) {
-            let (text, size) = fit_text(title, m.desc_font, bottom - top, self.scope)?;
+            let (text, size) = fit_text(title, self.y_title_font, bottom - top, self.scope)?;
             let style = text_style(size)
                 .transform(turn)
                 .pos(Pos::new(HPos::Center, VPos::Top));
