@@ -6,8 +6,9 @@
 //! [`write_scopes`] writes a set of scopes to a directory, and [`quick_scope`] builds a
 //! single-panel scope for the command line (`drivelink plot results.csv --signals a,b`).
 //!
-//! Rendering needs no system library: text uses the embedded DejaVu Sans font, registered
-//! once with plotters' `ab_glyph` support. Large results are decimated per pixel column
+//! Rendering needs no system library: text uses the embedded DejaVu Sans font. PNG text is
+//! laid out from the font's advance widths, kerning and side bearings by the crate's own
+//! glyph layout (plotters' raster text drops side bearings); SVG text is left to the viewer. Large results are decimated per pixel column
 //! (min/max/first/last), so 10^6 samples plot quickly and no peak disappears. Output is
 //! deterministic: the same input gives byte-identical files.
 //!
@@ -22,7 +23,9 @@ pub mod decimate;
 mod error;
 mod font;
 mod render;
+mod scale;
 pub mod signals;
+mod text;
 
 use std::path::{Path, PathBuf};
 
@@ -60,7 +63,8 @@ pub fn render_scope_png_view(
     let (w, h) = plan.size();
     let mut rgb = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        let bitmap = BitMapBackend::with_buffer(&mut rgb, (w, h));
+        let root = text::GlyphBackend::new(bitmap).into_drawing_area();
         plan.draw(&root, true)?;
         root.present().map_err(|e| drawing(scope, e))?;
     }

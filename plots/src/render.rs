@@ -10,7 +10,7 @@
 //! value, however large, turns into an enormous pixel coordinate.
 
 use drivelink_core::result::{EventTag, SimResult};
-use drivelink_core::scope::ScopeSpec;
+use drivelink_core::scope::{DisplayUnit, ScopeSpec};
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
@@ -18,12 +18,14 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
-use crate::axis::Axis;
+use crate::axis::{Axis, MAX_TICKS};
 use crate::clip::clip_polyline;
 use crate::decimate::{decimate, linear, staircase};
 use crate::error::PlotError;
 use crate::font::{ensure_registered, FAMILY};
-use crate::signals::{finite_range, resolve, Dash, Panel, PanelSignal};
+use crate::scale::bulk_range;
+use crate::signals::{axis_title, finite_range, panel_title, resolve, Dash, Panel, PanelSignal};
+use crate::text::text_width;
 use crate::View;
 
 /// Signal colours, in order of appearance in a scope (Tableau-like, well contrasted on
@@ -45,8 +47,9 @@ const GRID_MAJOR: RGBColor = RGBColor(220, 220, 220);
 const GRID_MINOR: RGBColor = RGBColor(240, 240, 240);
 const MARKER: RGBColor = RGBColor(160, 160, 160);
 
-/// At most this many event markers are drawn (evenly thinned beyond).
-pub const MAX_MARKERS: usize = 200;
+/// Event markers are drawn only when the time window holds at most this many marked event
+/// instants; more would hide the data (a note on the plot says so instead).
+pub const MAX_MARKERS: usize = 50;
 /// Accepted image sizes (each side), in pixels.
 pub const MIN_SIZE: (u32, u32) = (160, 120);
 pub const MAX_SIDE: u32 = 16384;
@@ -64,6 +67,8 @@ struct Metrics {
     x_area: i32,
     right: i32,
     bottom: i32,
+    /// Margin between an axis title and the image edge.
+    edge: i32,
     line_w: u32,
 }
 
@@ -83,6 +88,7 @@ impl Metrics {
             x_area: px(58.0),
             right: px(28.0),
             bottom: px(6.0),
+            edge: px(8.0),
             line_w: (2.0 * s).round().max(1.0) as u32,
         }
     }
@@ -94,6 +100,14 @@ struct PanelPlan<'a> {
     axes: Vec<Axis>,
     /// Legend text per signal (with the unit when the panel has two axes).
     texts: Vec<String>,
+    /// Panel title drawn in bold before the legend (multi-panel scopes, several signals).
+    title: Option<String>,
+    /// The legend text is the panel's title (multi-panel scopes, one signal): bold.
+    bold_legend: bool,
+    /// Title of each y axis (`engine.w [rpm]`, with the power-of-ten factor).
+    titles: Vec<String>,
+    /// Extremes left off-scale by the robust autoscale, marked at the plot edge.
+    offscale: Vec<OffScale>,
     /// Legend items: (signal index, row, x offset from the legend start).
     legend: Vec<(usize, i32, i32)>,
     legend_h: i32,
@@ -101,26 +115,48 @@ struct PanelPlan<'a> {
 
 impl<'a> PanelPlan<'a> {
     /// A panel with its legend laid out in rows at most `max_w` pixels wide (the legend
-    /// text names the unit when the panel has two); its axes are set later.
+    /// text names the unit when the panel has two); its axes are set later. A `titled`
+    /// panel (of a multi-panel scope) starts its legend with its title in bold; a panel of
+    /// one signal shows the signal's legend text in bold as its title. In an `xy` scope
+    /// the legend names the plotted signal next to its label (`y (car.y)`).
     fn with_legend(
         panel: Panel<'a>,
         m: &Metrics,
         max_w: i32,
         scope: &str,
+        (titled, xy): (bool, bool),
     ) -> Result<Self, PlotError> {
         let two = panel.units.len() > 1;
         let texts: Vec<String> = panel
             .signals
             .iter()
-            .map(|s| match (two, s.unit.is_empty()) {
-                (true, false) => format!("{} [{}]", s.label, s.unit),
-                _ => s.label.to_string(),
+            .map(|s| {
+                let name = if xy && s.label != s.signal {
+                    format!("{} ({})", s.label, s.signal)
+                } else {
+                    s.label.to_string()
+                };
+                match (two, s.unit.is_empty()) {
+                    (true, false) => format!("{name} [{}]", s.unit),
+                    _ => name,
+                }
             })
             .collect();
+        let width =
+            |t: &str, bold| text_width(t, m.legend_font, bold).map_err(|e| drawing_err(scope, e));
+        let title = if titled && texts.len() > 1 {
+            Some(panel_title(&panel)).filter(|t| !t.is_empty())
+        } else {
+            None
+        };
+        let bold_legend = titled && texts.len() == 1;
         let (mut row, mut x) = (0, 0);
+        if let Some(t) = &title {
+            x = width(t, true)? + m.swatch;
+        }
         let mut legend = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
-            let tw = text_width(t, m.legend_font).map_err(|e| drawing_err(scope, e))?;
+            let tw = width(t, bold_legend)?;
             let item_w = m.swatch + m.swatch / 3 + tw;
             if x > 0 && x + item_w > max_w {
                 row += 1;
@@ -134,6 +170,10 @@ impl<'a> PanelPlan<'a> {
             panel,
             axes: Vec::new(),
             texts,
+            title,
+            bold_legend,
+            titles: Vec::new(),
+            offscale: Vec::new(),
             legend,
             legend_h,
         })
@@ -166,10 +206,16 @@ pub struct Plan<'a> {
     panels: Vec<PanelPlan<'a>>,
     /// Event marker times (axis units).
     markers: Vec<f64>,
+    /// Number of marked event instants in view when there are too many to draw (else 0).
+    markers_off: usize,
+    /// An XY scope (the abscissa is a signal, not time).
+    xy: bool,
     /// Title of the x axis (without its power-of-ten factor): the view's, else the XY
     /// scope's abscissa signal, else `time [s]`.
     x_title: String,
     plot_h: i32,
+    /// Font size of every y axis title: the largest (up to `m.desc_font`) at which all fit.
+    y_title_font: f64,
     right_w: i32,
     m: Metrics,
 }
@@ -297,9 +343,52 @@ fn pen_offsets(w: u32) -> Vec<(i32, i32)> {
     v
 }
 
+/// How a dash pattern advances along a polyline.
+#[derive(Clone, Copy, PartialEq)]
+enum DashAlong {
+    /// Along the path length (XY scopes, legend swatches).
+    Path,
+    /// Along the path length, except where the trace is dense (a time trace that turns
+    /// up and down at least [`DENSE_TURNS`] times within one dash period either side):
+    /// there along the x axis only, so the vertical strokes of an oscillation are drawn
+    /// whole in alternating bands of columns instead of as a tangle of dash pieces. A lone
+    /// steep excursion stays dashed along its length, so it never vanishes in a gap.
+    Time,
+}
+
+/// Turns (changes of vertical direction) within one dash period either side that make a
+/// stretch of a time trace dense.
+const DENSE_TURNS: usize = 4;
+
+/// Whether each segment of the pixel polyline `px` lies in a dense stretch (see
+/// [`DashAlong::Time`]) for a dash pattern of `period` pixels.
+fn dense_segments(px: &[(i32, i32)], period: f64) -> Vec<bool> {
+    let mut turns: Vec<i32> = Vec::new();
+    let mut last_dir = 0;
+    for w in px.windows(2) {
+        let dir = (w[1].1 - w[0].1).signum();
+        if dir != 0 {
+            if last_dir != 0 && dir != last_dir {
+                turns.push(w[0].0);
+            }
+            last_dir = dir;
+        }
+    }
+    turns.sort_unstable();
+    let reach = period.ceil() as i32;
+    px.windows(2)
+        .map(|w| {
+            let (lo, hi) = (w[0].0.min(w[1].0) - reach, w[0].0.max(w[1].0) + reach);
+            let n = turns.partition_point(|&x| x <= hi) - turns.partition_point(|&x| x < lo);
+            n >= DENSE_TURNS
+        })
+        .collect()
+}
+
 /// Splits a pixel polyline into the "on" pieces of a dash `pattern` (lengths in pixels,
-/// alternating on/off). An empty pattern returns the polyline unchanged.
-fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
+/// alternating on/off) measured `along` the path or the x axis. An empty pattern returns
+/// the polyline unchanged.
+fn dash_polyline(px: &[(i32, i32)], pattern: &[f64], along: DashAlong) -> Vec<Vec<(i32, i32)>> {
     if pattern.is_empty() || pattern.iter().any(|l| *l <= 0.0) {
         return vec![px.to_vec()];
     }
@@ -315,9 +404,14 @@ fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
     if let Some(&p) = px.first() {
         cur.push(p);
     }
-    for w in px.windows(2) {
+    let dense = match along {
+        DashAlong::Path => vec![false; px.len().saturating_sub(1)],
+        DashAlong::Time => dense_segments(px, pattern.iter().sum()),
+    };
+    for (w, dense) in px.windows(2).zip(dense) {
         let (a, b) = (w[0], w[1]);
-        let len = (((b.0 - a.0) as f64).powi(2) + ((b.1 - a.1) as f64).powi(2)).sqrt();
+        let (dx, dy) = ((b.0 - a.0) as f64, (b.1 - a.1) as f64);
+        let len = if dense { dx.abs() } else { dx.hypot(dy) };
         let mut pos = 0.0;
         while len - pos > left {
             pos += left;
@@ -345,12 +439,37 @@ fn dash_polyline(px: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
     out
 }
 
-fn text_width(text: &str, size: f64) -> Result<i32, String> {
-    let (w, _) = (FAMILY, size)
-        .into_font()
-        .box_size(text)
-        .map_err(|e| e.to_string())?;
-    Ok(w as i32)
+/// `text` at `size` if it fits in `room` pixels; else at a smaller size (down to 3/4),
+/// shortened with "…" if even that is too long.
+fn fit_text(text: &str, size: f64, room: i32, scope: &str) -> Result<(String, f64), PlotError> {
+    let width = |t: &str, size: f64| text_width(t, size, false).map_err(|e| drawing_err(scope, e));
+    let w = width(text, size)?;
+    if w <= room {
+        return Ok((text.to_string(), size));
+    }
+    let small = 0.75 * size;
+    let shrunk = (size * room as f64 / w as f64).max(small);
+    if width(text, shrunk)? <= room {
+        return Ok((text.to_string(), shrunk));
+    }
+    let mut chars: Vec<char> = text.chars().collect();
+    while !chars.is_empty() {
+        chars.pop();
+        let t: String = chars.iter().chain(std::iter::once(&'…')).collect();
+        if width(&t, small)? <= room {
+            return Ok((t, small));
+        }
+    }
+    Ok((String::new(), small))
+}
+
+/// `v` with `digits` significant digits (no exponent for ordinary magnitudes).
+fn significant(v: f64, digits: i32) -> String {
+    let mag = v.abs().log10().floor() as i32;
+    if v == 0.0 || !(-4..=9).contains(&mag) {
+        return format!("{v:.*e}", (digits - 1) as usize);
+    }
+    format!("{v:.*}", (digits - 1 - mag).max(0) as usize)
 }
 
 /// Event kinds drawn as markers: every mode change, not the (possibly numerous) time events.
@@ -406,6 +525,25 @@ fn abscissa<'r>(
     Ok((time, x_data))
 }
 
+/// Title of the abscissa: `time [s]`, or an XY scope's x signal with its SI unit
+/// (`car.x [m]`).
+fn abscissa_title(result: &SimResult, scope: &ScopeSpec) -> String {
+    let Some(x) = scope.x.as_deref() else {
+        return "time [s]".into();
+    };
+    let unit = result
+        .names
+        .iter()
+        .position(|n| n == x)
+        .and_then(|k| result.units.get(k)?.as_deref())
+        .map(|si| DisplayUnit::parse(si).map_or(si.to_string(), |u| u.label))
+        .filter(|u| !u.is_empty());
+    match unit {
+        Some(u) => format!("{x} [{u}]"),
+        None => x.to_string(),
+    }
+}
+
 /// The x axis over `data` (or the `fixed` range), with ticks for a plot `plot_w` pixels wide.
 fn x_axis_over(data: (f64, f64), fixed: Option<(f64, f64)>, plot_w: i32) -> Axis {
     Axis::new(
@@ -441,37 +579,134 @@ fn equal_scaling(
     (xr.1 > xr.0 && yr.1 > yr.0 && xr.0.is_finite() && yr.1.is_finite()).then_some((xr, yr))
 }
 
-/// The y axes of `panel` (left, and right for a second unit) over the samples `inside`, with
-/// about `n_y` ticks; `y_fixed` is the range of the left axis when given.
-fn y_axes(
-    panel: &Panel<'_>,
-    inside: Range<usize>,
-    y_fixed: Option<(f64, f64)>,
-    n_y: usize,
-) -> Vec<Axis> {
+/// How the y axes of a panel are fitted.
+struct YFit<'t> {
+    /// Range of the left axis when fixed (`ylim`, or the equal scaling of a trajectory).
+    fixed: Option<(f64, f64)>,
+    /// Wanted number of ticks.
+    n: usize,
+    /// Most integer ticks a mode panel can label without overlap.
+    max_int_ticks: usize,
+    /// Sample times, for the robust autoscale of time scopes (`None`: XY scope).
+    time: Option<&'t [f64]>,
+}
+
+/// The integer tick step (1, 2, 5, 10, ...) that labels `lo..=hi` with at most `max` ticks.
+fn integer_step(lo: f64, hi: f64, max: usize) -> f64 {
+    let mut step = 1.0;
+    for k in 0.. {
+        step = [1.0, 2.0, 5.0][k % 3] * 10f64.powi((k / 3) as i32);
+        if (hi - lo) / step + 1.0 <= max.max(2) as f64 {
+            break;
+        }
+    }
+    step
+}
+
+/// The y axes of `panel` (left, and right for a second unit) over the samples `inside`,
+/// each with whether a start-up spike was left off-scale ([`crate::scale`]).
+///
+/// An axis of integer step signals (modes, gears) spanning at most 12 gets half a unit of
+/// padding above and below and a tick on every integer (every 2nd or 5th when the panel is
+/// too low for all labels).
+fn y_axes(panel: &Panel<'_>, inside: Range<usize>, fit: &YFit<'_>) -> Vec<(Axis, bool)> {
     (0..panel.units.len())
         .map(|k| {
             let data = panel.data_range_in(k, inside.clone());
-            let fixed = if k == 0 { y_fixed } else { None };
-            let axis = Axis::new(data, fixed, true, n_y);
+            let fixed = if k == 0 { fit.fixed } else { None };
             let on_axis = panel.signals.iter().filter(|s| s.axis == k);
             let integral = on_axis.clone().all(|s| s.step && s.factor == 1.0);
-            match (integral, data) {
-                (true, Some((lo, hi)))
-                    if hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0 =>
-                {
-                    // One tick per integer value, so mode panels read 0, 1, 2, ...
-                    axis.with_min_step(1.0, n_y)
+            let int_range = data.filter(|(lo, hi)| {
+                integral && hi - lo <= 12.0 && lo.fract() == 0.0 && hi.fract() == 0.0
+            });
+            match (fixed, int_range) {
+                (Some(_), Some(_)) => (
+                    Axis::new(data, fixed, true, fit.n).with_min_step(1.0, fit.n),
+                    false,
+                ),
+                (None, Some((lo, hi))) => {
+                    let step = integer_step(lo, hi, fit.max_int_ticks);
+                    let axis = Axis::new(Some((lo - 0.5, hi + 0.5)), None, false, fit.n);
+                    (axis.with_min_step(step, MAX_TICKS), false)
                 }
-                _ => axis,
+                (Some(_), None) => (Axis::new(data, fixed, true, fit.n), false),
+                (None, None) => {
+                    let bulk = fit
+                        .time
+                        .filter(|_| !integral)
+                        .and_then(|t| bulk_range(panel, k, inside.clone(), t));
+                    match bulk {
+                        Some(b) => (Axis::new(Some(b), None, true, fit.n), true),
+                        None => (Axis::new(data, None, true, fit.n), false),
+                    }
+                }
             }
         })
         .collect()
 }
 
+/// Where a signal leaves a clipped axis: its extreme beyond the axis.
+struct OffScale {
+    /// Signal index in the panel.
+    signal: usize,
+    /// Abscissa (axis units) and display value of the extreme sample.
+    x: f64,
+    value: f64,
+    /// Above the axis (else below).
+    above: bool,
+}
+
+/// The extremes beyond the axes of `p` of every signal on an axis flagged in `clipped`.
+fn off_scale(
+    p: &PanelPlan<'_>,
+    clipped: &[bool],
+    time: &[f64],
+    inside: Range<usize>,
+    x_axis: &Axis,
+) -> Vec<OffScale> {
+    let mut out = Vec::new();
+    for (i, s) in p.panel.signals.iter().enumerate() {
+        if !clipped.get(s.axis).copied().unwrap_or(false) {
+            continue;
+        }
+        let axis = &p.axes[s.axis];
+        let (lo, hi) = axis.range();
+        let end = inside.end.min(s.values.len()).min(time.len());
+        // (sample index, value) of the largest value above and the smallest below the axis.
+        let (mut max, mut min) = (None::<(usize, f64)>, None::<(usize, f64)>);
+        for k in inside.start.min(end)..end {
+            let v = s.values[k] * s.factor;
+            if !v.is_finite() {
+                continue;
+            }
+            if axis.to_axis(v) > hi && !matches!(max, Some((_, m)) if m >= v) {
+                max = Some((k, v));
+            }
+            if axis.to_axis(v) < lo && !matches!(min, Some((_, m)) if m <= v) {
+                min = Some((k, v));
+            }
+        }
+        for (e, above) in [(max, true), (min, false)] {
+            if let Some((k, value)) = e {
+                out.push(OffScale {
+                    signal: i,
+                    x: x_axis.to_axis(time[k]),
+                    value,
+                    above,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Axis positions (on `x_axis`) of the marked events from `lo` to `hi`: sorted, without
-/// duplicates, evenly thinned to at most [`MAX_MARKERS`].
-fn event_markers(result: &SimResult, (lo, hi): (f64, f64), x_axis: &Axis) -> Vec<f64> {
+/// duplicates; `Err(count)` when there are more than [`MAX_MARKERS`].
+fn event_markers(
+    result: &SimResult,
+    (lo, hi): (f64, f64),
+    x_axis: &Axis,
+) -> Result<Vec<f64>, usize> {
     let mut ts: Vec<f64> = result
         .events
         .iter()
@@ -482,10 +717,9 @@ fn event_markers(result: &SimResult, (lo, hi): (f64, f64), x_axis: &Axis) -> Vec
     ts.sort_by(f64::total_cmp);
     ts.dedup();
     if ts.len() > MAX_MARKERS {
-        let n = ts.len();
-        ts = (0..MAX_MARKERS).map(|k| ts[k * n / MAX_MARKERS]).collect();
+        return Err(ts.len());
     }
-    ts
+    Ok(ts)
 }
 
 impl<'a> Plan<'a> {
@@ -522,10 +756,11 @@ impl<'a> Plan<'a> {
         );
 
         // Legend layout first: it decides the height left for the plots.
+        let titled = panels.len() > 1;
         let legend_max_w = w as i32 - m.y_area - right_w;
         let mut plans = panels
             .into_iter()
-            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name))
+            .map(|panel| PanelPlan::with_legend(panel, &m, legend_max_w, name, (titled, xy)))
             .collect::<Result<Vec<_>, _>>()?;
         let n = plans.len().max(1) as i32;
         let legends: i32 = plans.iter().map(|p| p.legend_h).sum();
@@ -552,13 +787,32 @@ impl<'a> Plan<'a> {
             }
         }
         for p in &mut plans {
-            p.axes = y_axes(&p.panel, inside.clone(), y_fixed, n_y);
+            let fit = YFit {
+                fixed: y_fixed,
+                n: n_y,
+                max_int_ticks: (plot_h as f64 / (1.4 * m.label_font)) as usize,
+                time: (!xy).then_some(time),
+            };
+            let (axes, clipped): (Vec<Axis>, Vec<bool>) =
+                y_axes(&p.panel, inside.clone(), &fit).into_iter().unzip();
+            p.axes = axes;
+            p.offscale = off_scale(p, &clipped, time, inside.clone(), &x_axis);
+            p.titles = (0..p.axes.len())
+                .map(|k| p.axes[k].title(&axis_title(&p.panel, k)))
+                .collect();
         }
 
-        let markers = if scope.event_markers && !xy {
-            event_markers(result, (x0, x1), &x_axis)
+        let mut y_title_font = m.desc_font;
+        for t in plans.iter().flat_map(|p| &p.titles) {
+            y_title_font = y_title_font.min(fit_text(t, m.desc_font, plot_h, name)?.1);
+        }
+        let (markers, markers_off) = if scope.event_markers && !xy {
+            match event_markers(result, (x0, x1), &x_axis) {
+                Ok(ts) => (ts, 0),
+                Err(n) => (Vec::new(), n),
+            }
         } else {
-            Vec::new()
+            (Vec::new(), 0)
         };
 
         Ok(Plan {
@@ -570,12 +824,14 @@ impl<'a> Plan<'a> {
             x_axis,
             panels: plans,
             markers,
+            markers_off,
+            xy,
             x_title: view
                 .x_title
                 .clone()
-                .or_else(|| scope.x.clone())
-                .unwrap_or_else(|| "time [s]".into()),
+                .unwrap_or_else(|| abscissa_title(result, scope)),
             plot_h,
+            y_title_font,
             right_w,
             m,
         })
@@ -623,6 +879,19 @@ impl<'a> Plan<'a> {
             rest = below;
             self.draw_panel(&area, p, last, pixel_lines)?;
         }
+        if self.markers_off > 0 {
+            let note = format!(
+                "event markers off: {} events in view (more than {MAX_MARKERS})",
+                self.markers_off
+            );
+            let style = (FAMILY, m.label_font)
+                .into_font()
+                .color(&AXIS)
+                .pos(Pos::new(HPos::Right, VPos::Top));
+            let top = m.title_h + self.panels.first().map_or(0, |p| p.legend_h);
+            root.draw_text(&note, &style, (w - self.right_w - 6, top + 6))
+                .map_err(err)?;
+        }
         Ok(())
     }
 
@@ -636,14 +905,28 @@ impl<'a> Plan<'a> {
     {
         let err = self.err::<DB>();
         let m = &self.m;
-        let legend_text = text_style(m.legend_font).pos(Pos::new(HPos::Left, VPos::Center));
+        let anchor = Pos::new(HPos::Left, VPos::Center);
+        let bold = (FAMILY, m.legend_font, FontStyle::Bold)
+            .into_font()
+            .color(&TEXT)
+            .pos(anchor);
+        let legend_text = if p.bold_legend {
+            bold.clone()
+        } else {
+            text_style(m.legend_font).pos(anchor)
+        };
+        let row_y = |row: i32| row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
+        if let Some(title) = &p.title {
+            area.draw_text(title, &bold, (m.y_area, row_y(0)))
+                .map_err(err)?;
+        }
         for &(k, row, x) in &p.legend {
             let s = &p.panel.signals[k];
-            let y = row * m.legend_row_h + m.legend_row_h / 2 + m.legend_row_h / 4;
+            let y = row_y(row);
             let x = m.y_area + x;
             let style = line_style(s.color, m.line_w + 1);
             let pattern = dash_pattern(s.dash, m.line_w + 1);
-            for piece in dash_polyline(&[(x, y), (x + m.swatch, y)], &pattern) {
+            for piece in dash_polyline(&[(x, y), (x + m.swatch, y)], &pattern, DashAlong::Path) {
                 area.draw(&PathElement::new(piece, style)).map_err(err)?;
             }
             area.draw_text(&p.texts[k], &legend_text, (x + m.swatch + m.swatch / 3, y))
@@ -683,15 +966,6 @@ impl<'a> Plan<'a> {
             area.draw_text(&right.label(t), &labels, (x + tick + 3, y))
                 .map_err(err)?;
         }
-        let title = right.title(&p.panel.units[1]);
-        if !title.is_empty() {
-            let style = text_style(m.desc_font)
-                .transform(FontTransform::Rotate90)
-                .pos(Pos::new(HPos::Center, VPos::Center));
-            let x = top.0 + self.right_w - (m.desc_font * 0.8).round() as i32;
-            area.draw_text(&title, &style, (x, (top.1 + bottom.1) / 2))
-                .map_err(err)?;
-        }
         Ok(())
     }
 
@@ -720,24 +994,68 @@ impl<'a> Plan<'a> {
         let mut chart = builder
             .build_cartesian_2d(Ticked::new(&self.x_axis), Ticked::new(&p.axes[0]))
             .map_err(err)?;
-        self.draw_mesh(&mut chart, p, last)?;
+        self.draw_mesh(&mut chart, p)?;
         self.draw_markers(&mut chart, p.axes[0].range())?;
         for s in &p.panel.signals {
             self.draw_signal(&mut chart, p, s, pixel_lines)?;
         }
+        self.draw_off_scale(area, p, &chart)?;
         if p.axes.len() > 1 {
             self.draw_right_axis(area, p, &chart)?;
+        }
+        self.draw_axis_titles(area, p, &chart, last)
+    }
+
+    /// Marks where the data of panel `p` leave an axis clipped by the robust autoscale: a
+    /// triangle in the signal's colour at the plot edge, pointing out, and the extreme value.
+    fn draw_off_scale<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        p: &PanelPlan<'_>,
+        chart: &Chart<'_, DB>,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = self.err::<DB>();
+        let m = &self.m;
+        let base = area.get_base_pixel();
+        let (y0, y1) = p.axes[0].range();
+        let right = local_px(chart, &(self.x_axis.range().1, y0), base).0;
+        let h = (m.label_font * 0.6).round() as i32;
+        for o in &p.offscale {
+            let s = &p.panel.signals[o.signal];
+            let (x, edge) = local_px(chart, &(o.x, if o.above { y1 } else { y0 }), base);
+            let dir = if o.above { 1 } else { -1 };
+            let (tip, foot) = (edge + dir * 2, edge + dir * (2 + h));
+            let corners = vec![(x, tip), (x - h / 2 - 1, foot), (x + h / 2 + 1, foot)];
+            let color = PALETTE[s.color % PALETTE.len()];
+            area.draw(&Polygon::new(corners, color.filled()))
+                .map_err(err)?;
+            let word = if o.above { "max" } else { "min" };
+            let text = match s.unit.as_str() {
+                "" => format!("{word} {}", significant(o.value, 4)),
+                u => format!("{word} {} {u}", significant(o.value, 4)),
+            };
+            let left_of = x + 160 > right;
+            let (hpos, tx) = if left_of {
+                (HPos::Right, x - h)
+            } else {
+                (HPos::Left, x + h)
+            };
+            let style = text_style(m.label_font).pos(Pos::new(hpos, VPos::Center));
+            area.draw_text(&text, &style, (tx, (tip + foot) / 2))
+                .map_err(err)?;
         }
         Ok(())
     }
 
-    /// Grid, left axis with its labels and title, and (when `last`) the x axis labels and
-    /// title of panel `p`.
+    /// Grid, left axis with its labels and (on the bottom panel) the x axis labels of
+    /// panel `p`.
     fn draw_mesh<DB: DrawingBackend>(
         &self,
         chart: &mut Chart<'_, DB>,
         p: &PanelPlan<'_>,
-        last: bool,
     ) -> Result<(), PlotError>
     where
         DB::ErrorType: 'static,
@@ -747,25 +1065,56 @@ impl<'a> Plan<'a> {
         let left = &p.axes[0];
         let xf = |v: &f64| self.x_axis.label(*v);
         let yf = |v: &f64| left.label(*v);
-        let label_style = text_style(m.label_font);
-        let desc_style = text_style(m.desc_font);
-        let y_desc = left.title(&p.panel.units[0]);
-        let x_desc = self.x_axis.title(&self.x_title);
         let mut mesh = chart.configure_mesh();
         mesh.bold_line_style(GRID_MAJOR)
             .light_line_style(GRID_MINOR)
             .axis_style(AXIS)
             .x_label_formatter(&xf)
             .y_label_formatter(&yf)
-            .label_style(label_style.clone())
-            .axis_desc_style(desc_style.clone());
-        if !y_desc.is_empty() {
-            mesh.y_desc(y_desc.as_str());
+            .label_style(text_style(m.label_font));
+        mesh.draw().map_err(err)
+    }
+
+    /// The axis titles of panel `p` in `area`: each y title along its axis, `m.edge` from
+    /// the image edge, at the scope's y title size (shortened with "…" if need be); the
+    /// x title (when `last`) centred under the plot, `m.edge` above the image bottom.
+    fn draw_axis_titles<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        p: &PanelPlan<'_>,
+        chart: &Chart<'_, DB>,
+        last: bool,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = self.err::<DB>();
+        let m = &self.m;
+        let base = area.get_base_pixel();
+        let ((x0, x1), (y0, y1)) = (self.x_axis.range(), p.axes[0].range());
+        let (left, bottom) = local_px(chart, &(x0, y0), base);
+        let (right, top) = local_px(chart, &(x1, y1), base);
+        let (area_w, area_h) = area.dim_in_pixel();
+        let mid_y = (top + bottom) / 2;
+        let sides = [
+            (m.edge, FontTransform::Rotate270),
+            (area_w as i32 - m.edge, FontTransform::Rotate90),
+        ];
+        for (title, (x, turn)) in p.titles.iter().zip(sides) {
+            let (text, size) = fit_text(title, self.y_title_font, bottom - top, self.scope)?;
+            let style = text_style(size)
+                .transform(turn)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw_text(&text, &style, (x, mid_y)).map_err(err)?;
         }
         if last {
-            mesh.x_desc(x_desc.as_str());
+            let title = self.x_axis.title(&self.x_title);
+            let (text, size) = fit_text(&title, m.desc_font, right - left, self.scope)?;
+            let style = text_style(size).pos(Pos::new(HPos::Center, VPos::Bottom));
+            let at = ((left + right) / 2, area_h as i32 - m.edge);
+            area.draw_text(&text, &style, at).map_err(err)?;
         }
-        mesh.draw().map_err(err)
+        Ok(())
     }
 
     /// The event markers across the left axis range `(y0, y1)`, dashed.
@@ -895,7 +1244,12 @@ impl<'a> Plan<'a> {
         } else {
             (vec![(0, 0)], style)
         };
-        for piece in dash_polyline(px, pattern) {
+        let along = if self.xy {
+            DashAlong::Path
+        } else {
+            DashAlong::Time
+        };
+        for piece in dash_polyline(px, pattern, along) {
             for &(dx, dy) in &offsets {
                 let shifted: Vec<(i32, i32)> =
                     piece.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
@@ -909,10 +1263,74 @@ impl<'a> Plan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::signals::PanelSignal;
+
+    fn panel<'a>(name: &'a str, values: &'a [f64], step: bool) -> Panel<'a> {
+        Panel {
+            signals: vec![PanelSignal {
+                signal: name,
+                label: name,
+                unit: String::new(),
+                factor: 1.0,
+                values,
+                si_unit: None,
+                step,
+                axis: 0,
+                dash: Dash::Solid,
+                color: 0,
+            }],
+            units: vec![String::new()],
+        }
+    }
+
+    #[test]
+    fn mode_axis_has_a_tick_per_integer_and_half_a_unit_of_padding() {
+        let modes = [2.0, -1.0, 0.0, 1.0, 0.0, 2.0];
+        let p = panel("c.mode", &modes, true);
+        let fit = YFit {
+            fixed: None,
+            n: 3,
+            max_int_ticks: 8,
+            time: None,
+        };
+        let (axis, clipped) = y_axes(&p, 0..6, &fit).remove(0);
+        assert_eq!(axis.ticks(), &[-1.0, 0.0, 1.0, 2.0]);
+        assert_eq!(axis.range(), (-1.5, 2.5));
+        assert!(!clipped);
+        // A panel too low for four labels labels every other integer.
+        let fit = YFit {
+            max_int_ticks: 3,
+            ..fit
+        };
+        assert_eq!(y_axes(&p, 0..6, &fit)[0].0.ticks(), &[0.0, 2.0]);
+    }
+
+    #[test]
+    fn dense_trace_is_dashed_in_bands_of_columns_a_lone_spike_along_its_length() {
+        // An oscillation of 100 px strokes, one per pixel column, over 64 columns.
+        let zigzag: Vec<(i32, i32)> = (0..64)
+            .map(|x| (x, if x % 2 == 0 { 0 } else { 100 }))
+            .collect();
+        let pieces = dash_polyline(&zigzag, &[4.0, 4.0], DashAlong::Time);
+        // Every stroke is drawn whole or not at all: bands of 4 columns on, 4 off.
+        let mut cols: Vec<i32> = pieces.iter().flatten().map(|p| p.0).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        assert!(cols.iter().all(|x| x % 8 <= 4), "{cols:?}");
+        assert!(cols.len() >= 30, "{cols:?}");
+        // Along the path the same trace is cut into pieces in every column (the tangle).
+        let path = dash_polyline(&zigzag, &[4.0, 4.0], DashAlong::Path);
+        assert!(path.len() > 500);
+        // A lone spike, 200 px deep over two columns: dashed along its length, so it shows.
+        let spike = [(0, 0), (40, 0), (41, 200), (42, 0), (80, 0)];
+        let pieces = dash_polyline(&spike, &[4.0, 4.0], DashAlong::Time);
+        let deep = pieces.iter().flatten().filter(|p| p.1 > 50).count();
+        assert!(deep >= 10, "spike drawn in {deep} dash ends");
+    }
 
     #[test]
     fn dash_pattern_splits_a_line_into_on_pieces() {
-        let pieces = dash_polyline(&[(0, 0), (20, 0)], &[5.0, 3.0]);
+        let pieces = dash_polyline(&[(0, 0), (20, 0)], &[5.0, 3.0], DashAlong::Path);
         assert_eq!(
             pieces,
             vec![
@@ -923,7 +1341,7 @@ mod tests {
         );
         // Solid: unchanged.
         assert_eq!(
-            dash_polyline(&[(0, 0), (3, 4)], &[]),
+            dash_polyline(&[(0, 0), (3, 4)], &[], DashAlong::Path),
             vec![vec![(0, 0), (3, 4)]]
         );
     }

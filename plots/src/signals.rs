@@ -17,6 +17,9 @@ use drivelink_core::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
 use crate::decimate::is_step_like;
 use crate::error::{unknown_signal, PlotError};
 
+/// Number of signal colours ([`crate::PALETTE`]); colour indices wrap around.
+const PALETTE_LEN: usize = crate::PALETTE.len();
+
 /// At most this many y axes (units) per panel: left and right.
 pub const MAX_AXES: usize = 2;
 /// Two samples coincide when they differ by at most this fraction of the axis data span.
@@ -78,6 +81,8 @@ pub struct PanelSignal<'a> {
     pub factor: f64,
     /// Logged samples (as many as the result's time vector, or fewer).
     pub values: &'a [f64],
+    /// SI unit the signal is logged in (`"rad/s"`), when the result knows it.
+    pub si_unit: Option<&'a str>,
     /// Draw as a staircase (modes, gears).
     pub step: bool,
     /// Y axis: 0 left, 1 right.
@@ -122,6 +127,100 @@ impl Panel<'_> {
         }
         r
     }
+}
+
+/// The quantity a display unit measures, for naming an axis of several different signals.
+fn quantity_of(unit: &str) -> Option<&'static str> {
+    Some(match unit {
+        "rpm" | "rad/s" => "angular speed",
+        "km/h" | "mph" | "m/s" => "speed",
+        "hp" | "kW" | "W" => "power",
+        "N·m" | "kN·m" => "torque",
+        "N" | "kN" => "force",
+        "J" | "kJ" => "energy",
+        "deg" | "rad" => "angle",
+        "m/s²" | "g" => "acceleration",
+        "m" | "km" => "distance",
+        "s" => "time",
+        _ => return None,
+    })
+}
+
+/// The variable part of a logged name (`fl.forward_slip` -> `forward_slip`).
+fn variable(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// The unit shown on axis `axis`: the display unit, else the SI unit its signals share.
+fn axis_unit(on_axis: &[&PanelSignal<'_>]) -> String {
+    let Some(first) = on_axis.first() else {
+        return String::new();
+    };
+    if !first.unit.is_empty() {
+        first.unit.clone()
+    } else if on_axis.iter().all(|s| s.si_unit == first.si_unit) {
+        first.si_unit.map_or(String::new(), |si| {
+            DisplayUnit::parse(si).map_or(si.to_string(), |u| u.label)
+        })
+    } else {
+        String::new()
+    }
+}
+
+/// What axis `axis` of `panel` shows (without unit): one signal's logged name, else the
+/// signals' common variable, else the quantity of `unit`, else nothing.
+fn axis_name(on_axis: &[&PanelSignal<'_>], unit: &str) -> String {
+    let Some(first) = on_axis.first() else {
+        return String::new();
+    };
+    if on_axis.iter().all(|s| s.signal == first.signal) {
+        first.signal.to_string()
+    } else if on_axis
+        .iter()
+        .all(|s| variable(s.signal) == variable(first.signal))
+    {
+        variable(first.signal).to_string()
+    } else {
+        quantity_of(unit).unwrap_or_default().to_string()
+    }
+}
+
+fn on_axis<'p, 'a>(panel: &'p Panel<'a>, axis: usize) -> Vec<&'p PanelSignal<'a>> {
+    panel.signals.iter().filter(|s| s.axis == axis).collect()
+}
+
+/// The title of y axis `axis` of `panel`: what is plotted and its unit.
+///
+/// One signal on the axis: its logged name (`engine.w [rpm]`). Several: their common
+/// variable (`forward_slip [m/s]` for `fl.forward_slip`, `fr.forward_slip`, ...), else the
+/// quantity their unit measures (`power [hp]`), else the unit alone. The unit is the display
+/// unit, else the SI unit the signals share (`gearbox.ratio` has none: no brackets).
+pub fn axis_title(panel: &Panel<'_>, axis: usize) -> String {
+    let signals = on_axis(panel, axis);
+    let unit = axis_unit(&signals);
+    let name = axis_name(&signals, &unit);
+    match (name.is_empty(), unit.is_empty()) {
+        (_, true) => name,
+        (true, false) => unit,
+        (false, false) => format!("{name} [{unit}]"),
+    }
+}
+
+/// The title of a panel of a multi-panel scope: the legend label its signals share, else
+/// what each axis shows (`forward_slip`; `engine.w and engine.tau` for two axes).
+pub fn panel_title(panel: &Panel<'_>) -> String {
+    let first = panel.signals.first().map_or("", |s| s.label);
+    if panel.signals.iter().all(|s| s.label == first) {
+        return first.to_string();
+    }
+    let names: Vec<String> = (0..panel.units.len())
+        .map(|k| {
+            let signals = on_axis(panel, k);
+            axis_name(&signals, &axis_unit(&signals))
+        })
+        .filter(|n| !n.is_empty())
+        .collect();
+    names.join(" and ")
 }
 
 /// Finite min and max of `values * factor` (non-finite products are skipped).
@@ -203,7 +302,6 @@ pub fn resolve<'a>(
 ) -> Result<Vec<Panel<'a>>, PlotError> {
     check_scope(scope)?;
     let n_time = result.time.len();
-    let mut color = 0;
     let mut panels = Vec::new();
     for panel in &scope.panels {
         let units: Vec<String> = unit_groups(scope, panel)?
@@ -216,6 +314,11 @@ pub fn resolve<'a>(
                 .get(&s.signal)
                 .ok_or_else(|| unknown_signal(&scope.name, &s.signal, &result.names))?;
             let values = &values[..values.len().min(n_time)];
+            let si_unit = result
+                .names
+                .iter()
+                .position(|n| *n == s.signal)
+                .and_then(|k| result.units.get(k)?.as_deref());
             let unit = display_unit(scope, s)?;
             let unit_label = unit.as_ref().map_or(String::new(), |u| u.label.clone());
             let axis = units.iter().position(|u| *u == unit_label).unwrap_or(0);
@@ -225,12 +328,12 @@ pub fn resolve<'a>(
                 unit: unit_label,
                 factor: unit.as_ref().map_or(1.0, |u| u.factor),
                 values,
+                si_unit,
                 step: is_step_like(&s.signal, values),
                 axis,
                 dash: Dash::Solid,
-                color,
+                color: 0,
             });
-            color += 1;
         }
         if signals.is_empty() {
             continue;
@@ -239,7 +342,87 @@ pub fn resolve<'a>(
         assign_dashes(&mut p);
         panels.push(p);
     }
+    assign_colors(&mut panels);
     Ok(panels)
+}
+
+/// Whether `c` separates the parts of a logged name (`fl.forward_slip`, `slip_fl`).
+fn is_separator(c: char) -> bool {
+    c == '.' || c == '_'
+}
+
+/// What tells the signals of a panel apart: each name without the parts all of them share
+/// (`fl` of `fl.forward_slip` next to `fr.forward_slip`; `fl` of `slip_fl` next to
+/// `slip_fr`). `None` for a panel of one signal, or when a name would be left empty.
+fn distinct_parts(names: &[&str]) -> Option<Vec<String>> {
+    if names.len() < 2 {
+        return None;
+    }
+    let chars: Vec<Vec<char>> = names.iter().map(|n| n.chars().collect()).collect();
+    let shortest = chars.iter().map(Vec::len).min().unwrap_or(0);
+    let same = |f: &dyn Fn(&Vec<char>) -> char| chars.iter().all(|c| f(c) == f(&chars[0]));
+    // A cut at `k` in `c` is on a part boundary when a separator is next to it.
+    let boundary = |c: &Vec<char>, k: usize| {
+        k == 0 || k == c.len() || is_separator(c[k - 1]) || is_separator(c[k])
+    };
+    // Longest common prefix and suffix, cut back to part boundaries in every name.
+    let mut pre = (0..shortest).take_while(|&i| same(&|c| c[i])).count();
+    while pre > 0 && !chars.iter().all(|c| boundary(c, pre)) {
+        pre -= 1;
+    }
+    let mut suf = (0..shortest - pre)
+        .take_while(|&i| same(&|c| c[c.len() - 1 - i]))
+        .count();
+    while suf > 0 && !chars.iter().all(|c| boundary(c, c.len() - suf)) {
+        suf -= 1;
+    }
+    let parts: Vec<String> = chars
+        .iter()
+        .map(|c| {
+            let part: String = c[pre..c.len() - suf].iter().collect();
+            part.trim_matches(is_separator).to_string()
+        })
+        .collect();
+    parts.iter().all(|p| !p.is_empty()).then_some(parts)
+}
+
+/// Colours in order of appearance, except that a signal with the same legend label, or the
+/// same distinct part of its name ([`distinct_parts`]: the wheel `fl` of `fl.forward_slip`
+/// and `fl.sideways_slip`), as a signal of an earlier panel keeps that signal's colour
+/// (unless another signal of its own panel has it already). Within a panel colours differ.
+fn assign_colors(panels: &mut [Panel<'_>]) {
+    let mut known: Vec<(String, usize)> = Vec::new();
+    let mut next = 0;
+    for p in panels.iter_mut() {
+        let names: Vec<&str> = p.signals.iter().map(|s| s.signal).collect();
+        let parts = distinct_parts(&names);
+        let mut used: Vec<usize> = Vec::new();
+        for (i, s) in p.signals.iter_mut().enumerate() {
+            let keys: Vec<String> = std::iter::once(format!("label:{}", s.label))
+                .chain(parts.as_ref().map(|v| format!("part:{}", v[i])))
+                .collect();
+            let earlier = keys.iter().find_map(|k| {
+                known
+                    .iter()
+                    .find(|(n, c)| n == k && !used.contains(c))
+                    .map(|(_, c)| *c)
+            });
+            let color = earlier.unwrap_or_else(|| {
+                while used.iter().any(|u| u % PALETTE_LEN == next % PALETTE_LEN) {
+                    next += 1;
+                }
+                next += 1;
+                next - 1
+            });
+            s.color = color;
+            used.push(color);
+            for k in keys {
+                if !known.iter().any(|(n, _)| *n == k) {
+                    known.push((k, color));
+                }
+            }
+        }
+    }
 }
 
 /// Gives each signal the first dash style that no earlier, overlapping signal of its axis has.
@@ -315,6 +498,61 @@ mod tests {
         let dashes: Vec<Dash> = panels[0].signals.iter().map(|s| s.dash).collect();
         // b equals a; c is elsewhere; d equals a and b.
         assert_eq!(dashes, [Dash::Solid, Dash::Dash, Dash::Solid, Dash::Dot]);
+    }
+
+    #[test]
+    fn one_wheel_keeps_one_colour_across_panels() {
+        let v: Vec<f64> = (0..10).map(f64::from).collect();
+        let wheels = ["fl", "fr", "rl", "rr"];
+        let names: Vec<String> = ["forward_slip", "sideways_slip"]
+            .iter()
+            .flat_map(|q| wheels.iter().map(move |w| format!("{w}.{q}")))
+            .collect();
+        let cols: Vec<(&str, Vec<f64>)> = names.iter().map(|n| (n.as_str(), v.clone())).collect();
+        let r = result(&cols);
+        let mut scope = ScopeSpec::new("slips", names[..4].iter().map(ScopeSignal::new).collect());
+        // Unlabelled: the wheel is the part of the name that differs.
+        scope
+            .panels
+            .push(names[4..].iter().map(ScopeSignal::new).collect());
+        let colours = |scope: &ScopeSpec| -> Vec<Vec<usize>> {
+            resolve(&r, scope)
+                .unwrap()
+                .iter()
+                .map(|p| p.signals.iter().map(|s| s.color).collect())
+                .collect()
+        };
+        assert_eq!(colours(&scope), [[0, 1, 2, 3], [0, 1, 2, 3]]);
+        // Labelled "fl", ... in both panels, the second panel in another order.
+        let mut labelled = scope.clone();
+        labelled.panels[1].reverse();
+        for p in &mut labelled.panels {
+            for s in p.iter_mut() {
+                s.label = Some(s.signal[..2].to_string());
+            }
+        }
+        assert_eq!(colours(&labelled), [[0, 1, 2, 3], [3, 2, 1, 0]]);
+        // A new signal in a later panel gets the next unused colour; one panel never
+        // repeats a colour even when two of its signals share a label.
+        let mut more = scope.clone();
+        more.panels.push(vec![
+            ScopeSignal::new("fl.forward_slip").with_label("x"),
+            ScopeSignal::new("fl.sideways_slip").with_label("x"),
+        ]);
+        assert_eq!(colours(&more)[2], [4, 5]);
+    }
+
+    #[test]
+    fn distinct_parts_strip_shared_name_parts_at_separators() {
+        let parts = |n: &[&str]| distinct_parts(n);
+        assert_eq!(parts(&["slip_fl", "slip_fr"]).unwrap(), ["fl", "fr"]);
+        assert_eq!(
+            parts(&["gearbox.A_w_rel", "lockup.w_rel"]).unwrap(),
+            ["gearbox.A", "lockup"]
+        );
+        assert_eq!(parts(&["car.ax", "car.ay"]).unwrap(), ["ax", "ay"]);
+        assert_eq!(parts(&["a.y"]), None);
+        assert_eq!(parts(&["a.y", "a.y"]), None);
     }
 
     #[test]

@@ -256,9 +256,97 @@ fn two_units_in_one_panel_get_left_and_right_axis_titles() {
                 .trim()
         })
         .collect();
-    assert_eq!(rotated, ["rpm", "N·m"], "left and right axis titles");
+    assert_eq!(
+        rotated,
+        ["e.w [rpm]", "e.tau [N·m]"],
+        "left and right axis titles"
+    );
     assert!(
         svg.contains("e.w [rpm]") && svg.contains("e.tau [N·m]"),
         "legend names units"
     );
+}
+
+#[test]
+fn start_up_spike_does_not_crush_a_ratio_panel() {
+    // A gear ratio of 2.9, then 1.5 after a shift at 8 s, with a start-up spike to 13.6.
+    let mut r = SimResult::new("m", vec!["g.ratio".into()]);
+    for i in 0..1000 {
+        let t = i as f64 * 0.02;
+        let v = match i {
+            1 => 12.6,
+            2 => 13.6,
+            _ if t < 8.0 => 2.9,
+            _ => 1.5,
+        };
+        r.push_row(t, &[v]);
+    }
+    let s = ScopeSpec::new("ratio", vec![ScopeSignal::new("g.ratio")]);
+    let img = decode(&render_scope_png(&r, &s).unwrap());
+    // Rows of the two plateaus (the long horizontal runs of the line colour): the bulk
+    // spans most of the plot (about 600 px high), not a tenth of it.
+    let mut rows = img.line_rows(0, 200);
+    rows.dedup_by(|b, a| *b == *a + 1);
+    assert_eq!(rows.len(), 2, "two plateaus: {rows:?}");
+    let gap = rows[1] - rows[0];
+    assert!(gap > 400, "plateaus only {gap} px apart");
+    // The spike is marked off-scale at the top: a triangle of the line colour in the few
+    // rows under the plot's top edge, at the start of the time axis.
+    let c = PALETTE[0];
+    let top_marks = (0..img.w)
+        .flat_map(|x| (0..rows[0].saturating_sub(30)).map(move |y| (x, y)))
+        .filter(|&(x, y)| {
+            let i = (y * img.w + x) * 3;
+            x < 140 && img.rgb[i..i + 3] == [c.0, c.1, c.2]
+        })
+        .count();
+    assert!(top_marks > 10, "off-scale marker pixels: {top_marks}");
+}
+
+/// The widest run of pixel columns without colour `k` between columns that have it,
+/// below row `y0` (under the legend strip).
+fn widest_gap(img: &Image, k: usize, y0: usize) -> usize {
+    let c = PALETTE[k];
+    let inked: Vec<usize> = (0..img.w)
+        .filter(|&x| {
+            (y0..img.h).any(|y| {
+                let i = (y * img.w + x) * 3;
+                img.rgb[i..i + 3] == [c.0, c.1, c.2]
+            })
+        })
+        .collect();
+    inked.windows(2).map(|w| w[1] - w[0] - 1).max().unwrap_or(0)
+}
+
+#[test]
+fn nan_samples_leave_a_gap_in_time_and_xy_scopes() {
+    // A ramp 1..100 over t = 0..99 s, undefined (NaN) from 40 to 59 s: a gap of about a
+    // fifth of the ~1080 px plot, not a line down to 0.
+    let mut r = SimResult::new("m", vec!["car.x".into(), "car.beta".into()]);
+    for i in 0..100 {
+        let t = i as f64;
+        let beta = if (40..60).contains(&i) {
+            f64::NAN
+        } else {
+            t + 1.0
+        };
+        r.push_row(t, &[t, beta]);
+    }
+    let time_scope = quick_scope("beta", &["car.beta"], None);
+    let img = decode(&render_scope_png(&r, &time_scope).unwrap());
+    let gap = widest_gap(&img, 0, 100);
+    // 20 missing samples of 99 intervals: (21 / 99) * 1080 px between the drawn ends.
+    assert!((200..=240).contains(&gap), "time scope gap {gap} px");
+
+    let mut xy = quick_scope("path", &["car.beta"], None);
+    xy.x = Some("car.x".into());
+    let img = decode(&render_scope_png(&r, &xy).unwrap());
+    let gap = widest_gap(&img, 0, 100);
+    assert!(gap > 100, "XY scope gap {gap} px");
+    // A NaN abscissa breaks the line too.
+    r.columns[0][70..75].fill(f64::NAN);
+    r.columns[1][40..60].fill(50.0);
+    let img = decode(&render_scope_png(&r, &xy).unwrap());
+    let gap = widest_gap(&img, 0, 100);
+    assert!(gap > 20, "XY scope gap at NaN x: {gap} px");
 }

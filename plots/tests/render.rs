@@ -291,3 +291,199 @@ fn quick_scope_is_one_panel_with_unit() {
     assert_eq!(s.unit.as_deref(), Some("rpm"));
     assert_eq!((s.width, s.height), (1200, 800));
 }
+
+/// The texts of the rotated (axis title) `<text>` elements of an SVG, in order.
+fn rotated_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| t.contains("rotate("))
+        .map(|t| {
+            let body = t.split('>').nth(1).unwrap_or("");
+            body.trim_end_matches("</text").trim().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn y_axis_titles_name_the_signal_or_quantity_and_the_unit() {
+    let mut r = SimResult::new(
+        "m",
+        [
+            "engine.w",
+            "a.w_rel",
+            "b.w_rel",
+            "drive.y",
+            "brake.power",
+            "g.ratio",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    r.units = ["rad/s", "rad/s", "rad/s", "W", "W", ""]
+        .map(|u| (!u.is_empty()).then(|| u.to_string()))
+        .to_vec();
+    for i in 0..50 {
+        let v = i as f64;
+        r.push_row(v * 0.1, &[v, v, 2.0 * v, v, -v, 3.0]);
+    }
+    let mut s = ScopeSpec::new("t", vec![ScopeSignal::new("engine.w").with_unit("rpm")]);
+    s.panels.push(vec![
+        ScopeSignal::new("a.w_rel").with_unit("rpm"),
+        ScopeSignal::new("b.w_rel").with_unit("rpm"),
+    ]);
+    s.panels.push(vec![
+        ScopeSignal::new("drive.y").with_unit("hp"),
+        ScopeSignal::new("brake.power").with_unit("hp"),
+    ]);
+    // No display unit: the SI unit the result knows; none at all: the name alone.
+    s.panels.push(vec![ScopeSignal::new("engine.w")]);
+    s.panels.push(vec![ScopeSignal::new("g.ratio")]);
+    let titles = rotated_texts(&render_scope_svg(&r, &s).unwrap());
+    assert_eq!(
+        titles,
+        [
+            "engine.w [rpm]",
+            "w_rel [rpm]",
+            "power [hp]",
+            "engine.w [rad/s]",
+            "g.ratio"
+        ]
+    );
+}
+
+#[test]
+fn y_axis_title_keeps_a_margin_from_the_image_edge() {
+    let r = sample_result();
+    let s = quick_scope("q", &["engine.w"], Some("rpm"));
+    let img = decode(&render_scope_png(&r, &s).unwrap());
+    // Dark grey text ink (the title) in the plot band, by column.
+    let inked = |x: usize| {
+        (100..700).any(|y| {
+            let (r, g, b) = img.px(x, y);
+            r < 140 && r == g && g == b
+        })
+    };
+    let first = (0..img.w).find(|&x| inked(x)).unwrap();
+    assert!(
+        (8..=10).contains(&first),
+        "title ink starts {first} px from the edge"
+    );
+}
+
+/// The texts of the bold `<text>` elements of an SVG, in order.
+fn bold_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| t.split('>').next().unwrap_or("").contains("bold"))
+        .map(|t| {
+            let body = t.split('>').nth(1).unwrap_or("");
+            body.trim_end_matches("</text").trim().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_panel_of_a_multi_panel_scope_is_titled() {
+    let mut r = SimResult::new(
+        "m",
+        [
+            "fl.forward_slip",
+            "fr.forward_slip",
+            "fl.sideways_slip",
+            "fr.sideways_slip",
+            "e.w",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for i in 0..20 {
+        let v = i as f64;
+        r.push_row(v, &[v, -v, 2.0 * v, -2.0 * v, 3.0]);
+    }
+    let mut s = ScopeSpec::new(
+        "slips",
+        vec![
+            ScopeSignal::new("fl.forward_slip").with_label("fl"),
+            ScopeSignal::new("fr.forward_slip").with_label("fr"),
+        ],
+    );
+    s.panels.push(vec![
+        ScopeSignal::new("fl.sideways_slip").with_label("fl"),
+        ScopeSignal::new("fr.sideways_slip").with_label("fr"),
+    ]);
+    s.panels
+        .push(vec![ScopeSignal::new("e.w").with_label("engine speed")]);
+    let svg = render_scope_svg(&r, &s).unwrap();
+    // The scope title, then each panel's: the common variable, or the one signal's label.
+    assert_eq!(
+        bold_texts(&svg),
+        ["slips", "forward_slip", "sideways_slip", "engine speed"]
+    );
+    // A one-panel scope has the scope title only.
+    let one = quick_scope("one", &["e.w", "fl.forward_slip"], None);
+    assert_eq!(bold_texts(&render_scope_svg(&r, &one).unwrap()), ["one"]);
+}
+
+#[test]
+fn too_many_event_markers_are_left_off_with_a_note() {
+    let mut r = sample_result();
+    let mut s = quick_scope("m", &["flat"], None);
+    s.event_markers = true;
+    // Marker grey in the plot, below the band where the note is written.
+    let marker_px = |img: Image| {
+        let v = img.find((160, 160, 160));
+        v.iter().filter(|p| p.1 > 150).count()
+    };
+    let grey = |r: &SimResult| marker_px(decode(&render_scope_png(r, &s).unwrap()));
+    let one = grey(&r);
+    // 60 more marked instants (plus the lock at 1.5 s): more than MAX_MARKERS = 50.
+    for k in 0..60 {
+        r.events.push(EventRecord {
+            time: 0.01 + k as f64 * 0.02,
+            block: "clutch".into(),
+            kind: EventTag::Unlock,
+            detail: String::new(),
+        });
+    }
+    let mut plain = s.clone();
+    plain.event_markers = false;
+    let none = marker_px(decode(&render_scope_png(&r, &plain).unwrap()));
+    assert!(one > none + 100, "one marker drawn: {none} -> {one} px");
+    assert_eq!(grey(&r), none, "61 markers are not drawn");
+    let svg = render_scope_svg(&r, &s).unwrap();
+    assert!(
+        svg.contains("event markers off: 61 events in view (more than 50)"),
+        "note missing"
+    );
+}
+
+#[test]
+fn trajectory_axes_carry_units_and_the_legend_names_the_signal() {
+    let mut r = SimResult::new("m", vec!["car.x".into(), "car.y".into()]);
+    r.units = vec![Some("m".into()), Some("m".into())];
+    for i in 0..50 {
+        let t = i as f64;
+        r.push_row(t, &[2.0 * t, 0.05 * t * t]);
+    }
+    let mut s = ScopeSpec::new(
+        "trajectory",
+        vec![ScopeSignal::new("car.y").with_label("y")],
+    );
+    s.x = Some("car.x".into());
+    let svg = render_scope_svg(&r, &s).unwrap();
+    assert_eq!(rotated_texts(&svg), ["car.y [m]"]);
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .map(|t| {
+            t.split('>')
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches("</text")
+                .trim()
+        })
+        .collect();
+    for text in ["car.x [m]", "y (car.y)"] {
+        assert!(texts.contains(&text), "{text} missing in {texts:?}");
+    }
+}
