@@ -686,3 +686,35 @@ fn set_value_in_a_unit_of_another_kind_is_refused() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+#[test]
+fn abs_given_settings_but_not_enabled_is_warned_about() {
+    // An Abs tuned but without "enabled": true silently did nothing.
+    let text = std::fs::read_to_string(netlist("vehicle_emergency_stop_abs.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for b in v["blocks"].as_array_mut().unwrap() {
+        if b["type"] == "Abs" {
+            b["params"].as_object_mut().unwrap().remove("enabled");
+        }
+    }
+    let dir = temp_dir("abs_enabled");
+    let path = dir.join("abs.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let out = drivelink().arg("validate").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("warning:")
+            && e.contains("block 'abs' is given")
+            && e.contains("min_pressure_ratio")
+            && e.contains("not \"enabled\""),
+        "{e}"
+    );
+    // The shipped netlist says "enabled": true: no such warning.
+    let out = drivelink()
+        .arg("validate")
+        .arg(netlist("vehicle_emergency_stop_abs.json"))
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("enabled"));
+}

@@ -46,6 +46,34 @@ pub enum CompileWarning {
         "heat port '{block}.{port}' is not connected to anything; it is a thermal node of its own"
     )]
     UnconnectedHeatPort { block: String, port: String },
+    /// A block that is off unless `"enabled": true` is given, given other parameters but
+    /// not `enabled`: it does nothing (an `Abs` tuned but left disabled).
+    #[error(
+        "block '{block}' is given {} but not \"enabled\": it is disabled and does nothing; add \"enabled\": true (or write \"enabled\": false to keep it off)",
+        given.join(", ")
+    )]
+    DisabledWithSettings { block: String, given: Vec<String> },
+}
+
+/// Blocks given settings but not the `enabled` switch that is off by default.
+fn disabled_with_settings(flat: &flatten::Flat, reg: &Registry) -> Vec<CompileWarning> {
+    flat.blocks
+        .iter()
+        .filter_map(|b| {
+            let spec = reg.get(&b.type_name)?;
+            // Every block's `enabled` switch is off unless given (the ABS of the Vehicle
+            // Physics seed).
+            let switch = spec.params.iter().find(|p| p.name == "enabled")?;
+            let off = matches!(switch.kind, crate::params::ParamKind::Bool);
+            if !off || b.params.contains_key("enabled") || b.params.is_empty() {
+                return None;
+            }
+            Some(CompileWarning::DisabledWithSettings {
+                block: b.name.clone(),
+                given: b.params.keys().cloned().collect(),
+            })
+        })
+        .collect()
 }
 
 /// Inner ports a subsystem or composite block exports, by flat name ("gb.selector.gear"),
@@ -101,11 +129,15 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     .map_err(|e| name_outer_ports(e, &outer))?;
     for w in &mut warnings {
         let (CompileWarning::UnconnectedFlange { block, port }
-        | CompileWarning::UnconnectedHeatPort { block, port }) = w;
+        | CompileWarning::UnconnectedHeatPort { block, port }) = w
+        else {
+            continue;
+        };
         if let Some((b, p)) = outer.get(&format!("{block}.{port}")) {
             (*block, *port) = (b.clone(), p.clone());
         }
     }
+    warnings.extend(disabled_with_settings(&flat, reg));
     let mut lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
     let held = held::hold(&built.blocks, &mut lay);
     let held_guard_blocks = held::held_guards(&built.blocks, &lay);
