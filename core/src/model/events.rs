@@ -359,13 +359,14 @@ impl Model {
             .collect()
     }
 
-    /// Whether joint `j`, released from a lock (at `t` or earlier in the run) and sliding in
-    /// direction `s` with its slip still within `SLIP_EPS` of zero, is starting to slide
-    /// rather than stopping: its slip accelerates in the sliding direction (after `eval`).
-    /// At its release instant, and at any event soon after it (another block's event while
-    /// the slip is still round-off small): relocking it there would undo the release, and
-    /// the next event would release it again (the full car at throttle 0 failed this way:
-    /// a comparison of the released shaft's speed with 0 switched every 1.6 ns).
+    /// Whether joint `j`, released from a lock (at `t`, or earlier with its slip not seen
+    /// outside the round-off band since) and sliding in direction `s` with its slip still
+    /// within `SLIP_EPS` of zero, is starting to slide rather than stopping: its slip
+    /// accelerates in the sliding direction (after `eval`). At its release instant, and at
+    /// any event soon after it (another block's event while the slip is still round-off
+    /// small): relocking it there would undo the release with a projection, and the next
+    /// event would release it again (the full car at throttle 0 failed this way: a
+    /// comparison of the released shaft's speed with 0 switched every 1.6 ns).
     fn starts_sliding(&self, j: usize, t: f64, s: f64) -> bool {
         s != 0.0
             && self.ev.released_at[j] <= t
@@ -442,6 +443,13 @@ impl Model {
         let old = self.net.modes.clone();
         if !self.cache.current {
             self.eval(t, x);
+        }
+        // A released joint whose slip has left the round-off band since is an ordinary
+        // sliding joint again (see `starts_sliding`).
+        for (j, m) in old.iter().enumerate() {
+            if m.sliding_sign() * self.ev.joint_wrel[j] > SLIP_EPS {
+                self.ev.released_at[j] = f64::NEG_INFINITY;
+            }
         }
         let mut cand = self.candidate_modes(t, x, &old);
         for _iter in 0..(2 * nf + 2) {
