@@ -25,6 +25,7 @@ pub mod aero;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod magic_formula;
 pub mod rigid_body;
 pub mod steering;
 pub mod tire;
