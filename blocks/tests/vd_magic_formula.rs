@@ -377,6 +377,14 @@ fn magic_formula_car_on_locked_wheels_decelerates_by_the_formula_at_kappa_minus_
     assert!(checked > 50, "only {checked} samples in the slide");
     // The locked tire slides at about 0.8 g: μ(κ = −1) of this tire is 0.79..0.82.
     let mean = decel.iter().sum::<f64>() / decel.len() as f64;
+    let stop = r.time[col(&r, "car.speed")
+        .iter()
+        .position(|&v| v < 1e-3)
+        .unwrap_or(0)];
+    println!(
+        "{checked} samples in the slide, mean deceleration {mean:.4} m/s² ({:.4} g), speed under 1 mm/s at {stop:.3} s",
+        mean / 9.80665
+    );
     assert!((7.5..8.3).contains(&mean), "mean deceleration {mean}");
     // The brake holds the stopped wheels and the car comes to rest.
     assert!(col(&r, "car.speed").last().unwrap().abs() < 1e-3);

@@ -47,6 +47,12 @@
 //!   sliding forward (`|sx/Sx| ≫ |sy/Sy|`) has almost no side force;
 //! - `"independent"`: `Fx = fx(sx)·fz`, `Fy = −fy(sy)·fz`, as Unity.
 //!
+//! With `tire = "magic_formula"` the forces are Pacejka's Magic Formula
+//! ([`super::magic_formula`], coefficients in `mf`) at the slip ratio and slip angle
+//! `κ = sx/max(|vx|, v_low)`, `α = atan(sy/max(|vx|, v_low))` with `vx = v_G·h`, `Fx`
+//! along `h` and `Fy` along `l` as the formula gives them; `peak_slip` is then
+//! `|κ_peak|·max(|vx|, v_low)` and `static_friction` is refused.
+//!
 //! The ground force `Fx·h + Fy·l + fz·ẑ` acts on the body at the point of the suspension
 //! axis `force_app_point_distance` above the contact; the hub receives
 //! `−Fx·radius − wheel_damping_rate·w`. The normal load `fz` is the vertical ground force
