@@ -1,5 +1,5 @@
 //! The `drivelink` command line: run, validate, blocks, schema, plot, diagram, sweep,
-//! sweep-merge.
+//! sweep-merge, tire.
 //!
 //! Exit codes: 0 success (run completed or stopped), 1 the simulation failed (partial
 //! results are still written) or an output could not be written, 2 invalid input (model,
@@ -12,6 +12,7 @@ mod catalogue;
 mod console;
 mod study;
 mod table_plot;
+mod tire;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,10 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
+    /// Evaluate a WheelCollider's tire law (friction curves or Magic Formula) over slip
+    /// ratio and slip angle lists at one load: a CSV table or the Fx(κ), Fy(α) curves.
+    #[command(long_about = tire::LONG_ABOUT)]
+    Tire(tire::TireArgs),
     /// Run a parameter study: grids and/or sampled parameters, metrics per run, in parallel;
     /// writes sweep.csv, sweep.parquet and study.json.
     Sweep(study::SweepArgs),
@@ -163,6 +168,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Sweep(args) => study::sweep(&args),
+        Command::Tire(args) => tire::tire(&args),
         Command::SweepMerge { dirs, out } => study::merge(&dirs, &out),
         Command::Plot {
             results,

@@ -3,7 +3,8 @@
 //! lagged load transfer), `Differential` (open, locked, viscous, clutch pack, torque bias),
 //! `BrakeSystem` (pedal/handbrake to per-wheel torques with bias) and `Abs` (discrete-time
 //! anti-lock modulator); and the vehicle-dynamics blocks on a 6-DOF `frame` body:
-//! `RigidBody`, `WheelCollider` (Unity semantics), `Aero`, `Steering`.
+//! `RigidBody`, `WheelCollider` (Unity semantics; friction curves or Pacejka's Magic
+//! Formula, [`magic_formula`]), `Aero`, `Steering`.
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -25,6 +26,7 @@ pub mod aero;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod magic_formula;
 pub mod rigid_body;
 pub mod steering;
 pub mod tire;

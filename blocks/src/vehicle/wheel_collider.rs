@@ -47,6 +47,12 @@
 //!   sliding forward (`|sx/Sx| ≫ |sy/Sy|`) has almost no side force;
 //! - `"independent"`: `Fx = fx(sx)·fz`, `Fy = −fy(sy)·fz`, as Unity.
 //!
+//! With `tire = "magic_formula"` the forces are Pacejka's Magic Formula
+//! ([`super::magic_formula`], coefficients in `mf`) at the slip ratio and slip angle
+//! `κ = sx/max(|vx|, v_low)`, `α = atan(sy/max(|vx|, v_low))` with `vx = v_G·h`, `Fx`
+//! along `h` and `Fy` along `l` as the formula gives them; `peak_slip` is then
+//! `|κ_peak|·max(|vx|, v_low)` and `static_friction` is refused.
+//!
 //! The ground force `Fx·h + Fy·l + fz·ẑ` acts on the body at the point of the suspension
 //! axis `force_app_point_distance` above the contact; the hub receives
 //! `−Fx·radius − wheel_damping_rate·w`. The normal load `fz` is the vertical ground force
@@ -107,6 +113,7 @@ use drivelink_core::{
     VarSource,
 };
 
+use super::magic_formula::{self, MagicFormula};
 use super::{finite, friction_curve, in_range, reg};
 use drivelink_core::{EventCx, EventTag, G};
 
@@ -193,6 +200,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::with("forward_friction", ParamKind::Record(FORWARD), ParamDefault::Value(ParamKind::record_default(FORWARD)), "forward friction curve: slips in m/s, values per unit normal load, stiffness multiplies the values; extremum_slip is output as peak_slip"),
             ParamSpec::with("sideways_friction", ParamKind::Record(SIDEWAYS), ParamDefault::Value(ParamKind::record_default(SIDEWAYS)), "sideways friction curve (as forward_friction)"),
             ParamSpec::with("combined", ParamKind::Choice(&["circle", "independent"]), ParamDefault::Value(serde_json::json!("circle")), "combined slip: friction circle on the normalized slip, or Unity's independent curves"),
+            ParamSpec::with("tire", ParamKind::Choice(&["curve", "magic_formula"]), ParamDefault::Value(serde_json::json!("curve")), "tire law: the friction curves on slip velocity (forward_friction, sideways_friction, combined), or Pacejka's Magic Formula on the slip ratio and slip angle (mf)"),
+            ParamSpec::optional("mf", ParamKind::Record(magic_formula::FIELDS), "with tire = magic_formula: the Magic Formula coefficients (MF 5.2 names in lower case, no camber or turn slip, every λ scaling 1); fz0 (N) is required, pcx1, pdx1, pcy1, pdy1 default to 1, v_low to 0.5 m/s, every other key to 0"),
             ParamSpec::optional("w0", ParamKind::Number { unit: "rad/s" }, "initial spin; default: rolling without slip at the body's initial velocity at the contact"),
             ParamSpec::with("static_friction", ParamKind::Bool, ParamDefault::Value(serde_json::json!(false)), "static friction at the contact patch: at rest the patch sticks (a critically damped spring-damper deflection, 2 states) until the force reaches the curve's extremum (breakaway), so a braked car on a grade stays put; off: the patch always follows the curve (a braked car creeps on a grade)"),
             ParamSpec::optional("stick_speed", ParamKind::Number { unit: "m/s" }, "with static_friction: the patch sticks when its slip speed and the rim speed are both below this (> 0); default half the smaller extremum_slip of the two curves"),
@@ -288,6 +297,97 @@ impl Curve {
     }
 }
 
+/// The combined-slip curve law `(Fx, Fy)` at slip velocities `(sx, sy)`, friction
+/// multiplier `mu` (≥ 0) and normal load `fz`: the friction circle (`circle`) or the
+/// independent curves.
+#[inline]
+fn curve_forces(
+    fwd: &Curve,
+    side: &Curve,
+    circle: bool,
+    sx: f64,
+    sy: f64,
+    mu: f64,
+    fz: f64,
+) -> (f64, f64) {
+    if circle {
+        let (nx, ny) = (sx * fwd.inv_xe, sy * side.inv_xe);
+        // Plain sqrt, not `hypot` (libm's overflow-safe hypot costs 4 % of a car's
+        // run): normalized slips are far from overflow.
+        let rho = (nx * nx + ny * ny).sqrt();
+        (
+            nx * fwd.per_rho(rho) * mu * fz,
+            -ny * side.per_rho(rho) * mu * fz,
+        )
+    } else {
+        (fwd.at(sx) * mu * fz, -side.at(sy) * mu * fz)
+    }
+}
+
+/// A wheel's tire law on its own (`tire`: the friction curves or the Magic Formula), as
+/// the block builds it: for evaluating the law outside a simulation (`drivelink tire`).
+#[derive(Debug, Clone)]
+pub struct TireLaw {
+    fwd: Curve,
+    side: Curve,
+    circle: bool,
+    mf: Option<Box<MagicFormula>>,
+}
+
+impl TireLaw {
+    /// The tire law of a `WheelCollider`'s resolved parameters, checked as the block
+    /// checks them (`mf` required with `tire = "magic_formula"` and refused without).
+    pub fn from_params(p: &Params) -> Result<TireLaw, ParamError> {
+        let fwd = Curve::from(p, "forward_friction", FORWARD)?;
+        let side = Curve::from(p, "sideways_friction", SIDEWAYS)?;
+        let mf = match (p.text("tire")?, p.has("mf")) {
+            ("magic_formula", true) => Some(Box::new(MagicFormula::from_params(p, "mf")?)),
+            ("magic_formula", false) => {
+                return Err(p.invalid(
+                    "mf",
+                    "is required with tire = \"magic_formula\": an object of coefficients with at least fz0, e.g. {\"fz0\": 4000, \"pkx1\": 21.5, \"pky1\": -15, \"pky2\": 2.1}",
+                ))
+            }
+            (_, true) => {
+                return Err(p.invalid(
+                    "mf",
+                    "is given but tire is \"curve\" (the default): set \"tire\": \"magic_formula\" to use the Magic Formula, or remove mf",
+                ))
+            }
+            (_, false) => None,
+        };
+        Ok(TireLaw {
+            fwd,
+            side,
+            circle: p.text("combined")? == "circle",
+            mf,
+        })
+    }
+    /// Whether the law is the Magic Formula.
+    pub fn is_magic_formula(&self) -> bool {
+        self.mf.is_some()
+    }
+    /// `(Fx, Fy)`, N, at slip ratio `kappa`, slip angle `alpha` (rad) and normal load `fz`
+    /// (N), `mu_scale` 1: the Magic Formula at `(κ, α)` directly (`speed` only fades its
+    /// shifts out below `v_low`); the curves at the slip
+    /// velocities of a contact moving at `speed` (m/s) along its heading,
+    /// `sx = κ·speed`, `sy = speed·tan α`. `Fx` along the heading, `Fy` to the left.
+    pub fn forces_at(&self, kappa: f64, alpha: f64, fz: f64, speed: f64) -> (f64, f64) {
+        match &self.mf {
+            Some(mf) => mf.forces(kappa, alpha, fz, 1.0, speed.abs()),
+            None => curve_forces(
+                &self.fwd,
+                &self.side,
+                self.circle,
+                kappa * speed,
+                speed * alpha.tan(),
+                1.0,
+                fz.max(0.0),
+            ),
+        }
+    }
+}
+
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let radius = p.positive("radius")?;
     let mass = p.non_negative("mass")?;
@@ -323,8 +423,18 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             return Err(p.invalid(n, format!("must be finite, got {v}")));
         }
     }
-    let fwd = Curve::from(p, "forward_friction", FORWARD)?;
-    let side = Curve::from(p, "sideways_friction", SIDEWAYS)?;
+    let TireLaw {
+        fwd,
+        side,
+        circle,
+        mf,
+    } = TireLaw::from_params(p)?;
+    if mf.is_some() && p.bool("static_friction")? {
+        return Err(p.invalid(
+            "static_friction",
+            "works with tire = \"curve\" only (its patch stiffness and breakaway come from the friction curves); a braked wheel with the Magic Formula is held by the brake's stuck/slip machine",
+        ));
+    }
     let stick = if p.bool("static_friction")? {
         let v_rest = match p.opt_num("stick_speed")? {
             Some(_) => {
@@ -362,7 +472,9 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         target: in_range(p, "target_position", 0.0, 1.0)?,
         fwd,
         side,
-        circle: p.text("combined")? == "circle",
+        circle,
+        peak_kappa: mf.as_ref().map_or(0.0, |m| m.braking_peak_kappa()),
+        mf,
         w0: match p.opt_num("w0")? {
             Some(_) => Some(finite(p, "w0")?),
             None => None,
@@ -430,6 +542,10 @@ pub struct WheelCollider {
     fwd: Curve,
     side: Curve,
     circle: bool,
+    /// The Magic Formula (`tire = "magic_formula"`), or `None` for the curves.
+    mf: Option<Box<MagicFormula>>,
+    /// With the Magic Formula: the slip ratio of its braking peak at `fz0` (≤ 0).
+    peak_kappa: f64,
     w0: Option<f64>,
     /// Static friction at the patch (`static_friction`), or `None`.
     stick: Option<Stick>,
@@ -483,6 +599,13 @@ pub struct Contact {
     vg: V3,
 }
 
+impl Contact {
+    /// The contact point's speed along the heading, m/s (0 in the air).
+    fn vx(&self) -> f64 {
+        self.vg[0] * self.h[0] + self.vg[1] * self.h[1]
+    }
+}
+
 /// The wheel's heading on the ground (world x, y): the body's x axis turned by `steer`
 /// about the body's z axis (body `[cos δ, sin δ, 0]`), projected on the ground and
 /// normalized. An unsteered wheel (the rear ones, the front ones driving straight) skips
@@ -532,18 +655,24 @@ impl WheelCollider {
             return k;
         }
         let mu = mu.max(0.0);
-        if self.circle {
-            let (nx, ny) = (k.sx * self.fwd.inv_xe, k.sy * self.side.inv_xe);
-            // Plain sqrt, not `hypot` (libm's overflow-safe hypot costs 4 % of a car's
-            // run): normalized slips are far from overflow.
-            let rho = (nx * nx + ny * ny).sqrt();
-            k.fx = nx * self.fwd.per_rho(rho) * mu * k.fz;
-            k.fy = -ny * self.side.per_rho(rho) * mu * k.fz;
-        } else {
-            k.fx = self.fwd.at(k.sx) * mu * k.fz;
-            k.fy = -self.side.at(k.sy) * mu * k.fz;
-        }
+        (k.fx, k.fy) = match &self.mf {
+            None => curve_forces(&self.fwd, &self.side, self.circle, k.sx, k.sy, mu, k.fz),
+            Some(mf) => {
+                let vx = k.vx();
+                let (kappa, alpha) = mf.slips(k.sx, vx, k.sy);
+                mf.forces(kappa, alpha, k.fz, mu, vx.abs())
+            }
+        };
         k
+    }
+    /// The `peak_slip` output, m/s: the forward curve's `extremum_slip`, or with the Magic
+    /// Formula the slip velocity of its braking peak at the contact's speed,
+    /// `|κ_peak|·max(|vx|, v_low)` (`κ_peak` of the pure-slip curve at `fz0`).
+    fn peak_slip(&self, k: &Contact) -> f64 {
+        match &self.mf {
+            None => self.fwd.xe,
+            Some(mf) => self.peak_kappa.abs() * k.vx().abs().max(mf.v_low()),
+        }
     }
     /// Where the suspension's ray meets the ground plane in pose `st`.
     fn ray(&self, st: &FrameState) -> Ray {
@@ -755,7 +884,7 @@ impl Block for WheelCollider {
         y[1] = k.sy;
         y[2] = k.fz;
         y[3] = cx.v(HUB);
-        y[4] = self.fwd.xe;
+        y[4] = self.peak_slip(&k);
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let k = self.contact_of(cx);
