@@ -36,7 +36,7 @@ pub struct TireArgs {
         long,
         value_name = "LIST",
         allow_hyphen_values = true,
-        default_value = "-1:1:41"
+        default_value = "-1:1:201"
     )]
     kappa: String,
     /// Slip angles α, rad or with a unit: a:b:n, [v, ...] or one value.
@@ -44,7 +44,7 @@ pub struct TireArgs {
         long,
         value_name = "LIST",
         allow_hyphen_values = true,
-        default_value = "-15 deg:15 deg:31"
+        default_value = "-15 deg:15 deg:61"
     )]
     alpha: String,
     /// Contact speed along the heading (m/s, or with a unit) turning the slips into the
