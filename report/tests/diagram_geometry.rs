@@ -90,6 +90,7 @@ fn find<'a>(boxes: &'a [Rect], name: &str) -> &'a Rect {
 /// A line: from block, to block, points.
 #[derive(Debug, Clone)]
 struct Line {
+    net: usize,
     from: String,
     to: String,
     pts: Vec<(f64, f64)>,
@@ -111,6 +112,7 @@ fn lines(svg: &str) -> Vec<Line> {
                 })
                 .collect();
             Line {
+                net: attr(el, "data-net").unwrap().parse().unwrap(),
                 from: attr(el, "data-from").unwrap(),
                 to: attr(el, "data-to").unwrap(),
                 pts,
@@ -208,12 +210,11 @@ fn every_branching_line_has_a_dot_on_it() {
         for level in &drawing.levels {
             let all = lines(&level.svg);
             let ds = dots(&level.svg);
-            // The lines of one net start at its source port.
-            let mut starts: Vec<(f64, f64)> = all.iter().map(|l| l.pts[0]).collect();
-            starts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-            starts.dedup();
-            for s in starts {
-                let net: Vec<&Line> = all.iter().filter(|l| l.pts[0] == s).collect();
+            let mut nets: Vec<usize> = all.iter().map(|l| l.net).collect();
+            nets.sort_unstable();
+            nets.dedup();
+            for n in nets {
+                let net: Vec<&Line> = all.iter().filter(|l| l.net == n).collect();
                 if net.len() < 2 {
                     continue;
                 }
@@ -228,6 +229,29 @@ fn every_branching_line_has_a_dot_on_it() {
                     level.title,
                     net[0].from,
                     net.len()
+                );
+                // The branches of a net hang together: each starts on another of its
+                // lines, and they all join up.
+                let touches = |a: &Line, b: &Line| {
+                    [a.pts[0], a.pts[a.pts.len() - 1]]
+                        .iter()
+                        .any(|&p| b.pts.windows(2).any(|w| on_segment(p, w[0], w[1])))
+                };
+                let mut joined = vec![false; net.len()];
+                joined[0] = true;
+                for _ in 0..net.len() {
+                    for i in 0..net.len() {
+                        if !joined[i] {
+                            joined[i] = (0..net.len()).any(|j| {
+                                joined[j] && (touches(net[i], net[j]) || touches(net[j], net[i]))
+                            });
+                        }
+                    }
+                }
+                assert!(
+                    joined.iter().all(|&j| j),
+                    "{}: the lines of net {n} fall apart: {net:?}",
+                    path.display()
                 );
             }
             // And every dot is on some line.
@@ -362,4 +386,65 @@ fn unused_optional_ports_are_hidden() {
     let fl = node_group(&vd.levels[0].svg, "fl");
     assert!(!fl.contains(">mu_scale</text>"));
     assert!(fl.contains(">brake</text>"));
+}
+
+#[test]
+fn diag_overlaps() {
+    let mut total = 0;
+    for path in netlists() {
+        let drawing = draw_file(&path);
+        for level in &drawing.levels {
+            let all = lines(&level.svg);
+            let mut n = 0;
+            for (i, a) in all.iter().enumerate() {
+                for b in &all[i + 1..] {
+                    if a.pts[0] == b.pts[0] {
+                        continue;
+                    }
+                    for s in a.pts.windows(2) {
+                        for t in b.pts.windows(2) {
+                            let (p, q, r, u) = (s[0], s[1], t[0], t[1]);
+                            let h = |p: (f64, f64), q: (f64, f64)| (p.1 - q.1).abs() < 0.05;
+                            if h(p, q) && h(r, u) && (p.1 - r.1).abs() < 0.05 {
+                                let lo = p.0.min(q.0).max(r.0.min(u.0));
+                                let hi = p.0.max(q.0).min(r.0.max(u.0));
+                                if hi - lo > 1.0 {
+                                    n += 1;
+                                    eprintln!(
+                                        "{} {}: H {}->{} / {}->{} y={} [{lo},{hi}]",
+                                        path.file_name().unwrap().to_string_lossy(),
+                                        level.title,
+                                        a.from,
+                                        a.to,
+                                        b.from,
+                                        b.to,
+                                        p.1
+                                    );
+                                }
+                            }
+                            if !h(p, q) && !h(r, u) && (p.0 - r.0).abs() < 0.05 {
+                                let lo = p.1.min(q.1).max(r.1.min(u.1));
+                                let hi = p.1.max(q.1).min(r.1.max(u.1));
+                                if hi - lo > 1.0 {
+                                    n += 1;
+                                    eprintln!(
+                                        "{} {}: V {}->{} / {}->{} x={}",
+                                        path.file_name().unwrap().to_string_lossy(),
+                                        level.title,
+                                        a.from,
+                                        a.to,
+                                        b.from,
+                                        b.to,
+                                        p.0
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            total += n;
+        }
+    }
+    eprintln!("TOTAL {total}");
 }

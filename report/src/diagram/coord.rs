@@ -59,10 +59,11 @@ fn settle(grid: &Grid, col: &[usize], mode: usize, top: &mut [f64]) {
             offset +=
                 grid.items[col[k - 1]].h + gap(grid.items[col[k - 1]].kind, grid.items[i].kind);
         }
+        // Links within the column (a feedback line's pass beside its own box) always count.
         let used = |oc: usize| match mode {
-            0 => oc + 1 == c,
-            1 => oc == c + 1,
-            _ => oc != c,
+            0 => oc + 1 == c || oc == c,
+            1 => oc == c + 1 || oc == c,
+            _ => true,
         };
         // The strongest pulls rule: a hinted position is kept exactly.
         let strongest = grid.links[i]

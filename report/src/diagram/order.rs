@@ -5,9 +5,9 @@
 //! Channel `k` is the free strip left of column `k` (channel `columns` right of the last).
 //! A wire leaves its source port into the channel on that port's side, enters its target
 //! port from the channel on that side, and crosses every column between the two channels
-//! through a slot of its own net (one slot per net and column, shared by the net's wires).
-
-use std::collections::HashMap;
+//! through a slot of its own net. The wires of a net share their source port, so they
+//! share one trunk of slots leading left and one leading right from it ([`Trunk`]): the
+//! grid stays linear in size even when one output feeds blocks in every column.
 
 use super::level::{Node, Side, Wire};
 
@@ -28,12 +28,31 @@ pub(crate) struct Item {
     pub h: f64,
 }
 
-/// A wire's way through the grid: exit channel, entry channel, slots in travel order.
-#[derive(Debug, Clone)]
+/// A wire's way through the grid: its net, exit channel and entry channel.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Path {
+    pub net: usize,
     pub exit: usize,
     pub entry: usize,
-    pub slots: Vec<usize>,
+}
+
+/// The slots of a net: `right[k]` in column `exit + k`, `left[k]` in column `exit - 1 - k`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trunk {
+    pub exit: usize,
+    pub right: Vec<usize>,
+    pub left: Vec<usize>,
+}
+
+impl Trunk {
+    /// The slots a wire from the trunk's exit channel to channel `entry` passes, in order.
+    pub fn slots(&self, entry: usize) -> &[usize] {
+        if entry >= self.exit {
+            &self.right[..entry - self.exit]
+        } else {
+            &self.left[..self.exit - entry]
+        }
+    }
 }
 
 /// A pull between two items: the point `own_off` below this item's top wants the height
@@ -54,6 +73,8 @@ pub(crate) struct Grid {
     pub cols: Vec<Vec<usize>>,
     /// One per wire.
     pub paths: Vec<Path>,
+    /// One per net.
+    pub trunks: Vec<Trunk>,
     /// Links of each item.
     pub links: Vec<Vec<Link>>,
 }
@@ -107,7 +128,7 @@ impl Grid {
     /// `weight[w]` is the pull of wire `w`.
     pub fn build(nodes: &[Node], wires: &[Wire], rank: &[usize], weight: &[f64]) -> Grid {
         let n_cols = rank.iter().copied().max().map_or(1, |m| m + 1);
-        let mut items: Vec<Item> = nodes
+        let items: Vec<Item> = nodes
             .iter()
             .zip(rank)
             .enumerate()
@@ -117,67 +138,103 @@ impl Grid {
                 h: node.span_h(),
             })
             .collect();
-        let offsets: Vec<Vec<f64>> = nodes.iter().map(port_offsets).collect();
-        let mut slot_of: HashMap<(usize, usize), usize> = HashMap::new();
-        let mut paths = Vec::with_capacity(wires.len());
-        let mut links: Vec<Vec<Link>> = vec![Vec::new(); items.len()];
-        for (wi, w) in wires.iter().enumerate() {
-            let (a, b) = (w.from, w.to);
-            let exit = channel(rank[a.0], nodes[a.0].ports[a.1].side);
-            let entry = channel(rank[b.0], nodes[b.0].ports[b.1].side);
-            let cols: Vec<usize> = if exit <= entry {
-                (exit..entry).collect()
-            } else {
-                (entry..exit).rev().collect()
-            };
-            let slots: Vec<usize> = cols
-                .iter()
-                .map(|&c| {
-                    *slot_of.entry((w.net, c)).or_insert_with(|| {
-                        items.push(Item {
-                            kind: ItemKind::Slot(w.net),
-                            col: c,
-                            h: 0.0,
-                        });
-                        links.push(Vec::new());
-                        items.len() - 1
-                    })
-                })
-                .collect();
-            // Pulls along the path: port, slots, port.
-            let mut chain = vec![(a.0, offsets[a.0][a.1])];
-            chain.extend(slots.iter().map(|&s| (s, 0.0)));
-            chain.push((b.0, offsets[b.0][b.1]));
-            for pair in chain.windows(2) {
-                let ((p, po), (q, qo)) = (pair[0], pair[1]);
-                if p == q {
-                    continue;
-                }
-                links[p].push(Link {
-                    other: q,
-                    own_off: po,
-                    other_off: qo,
-                    w: weight[wi],
-                });
-                links[q].push(Link {
-                    other: p,
-                    own_off: qo,
-                    other_off: po,
-                    w: weight[wi],
-                });
-            }
-            paths.push(Path { exit, entry, slots });
-        }
-        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n_cols];
-        for (i, it) in items.iter().enumerate() {
-            cols[it.col].push(i);
-        }
-        Grid {
+        let paths: Vec<Path> = wires
+            .iter()
+            .map(|w| Path {
+                net: w.net,
+                exit: channel(rank[w.from.0], nodes[w.from.0].ports[w.from.1].side),
+                entry: channel(rank[w.to.0], nodes[w.to.0].ports[w.to.1].side),
+            })
+            .collect();
+        let links = vec![Vec::new(); items.len()];
+        let mut grid = Grid {
             items,
-            cols,
+            cols: Vec::new(),
             paths,
+            trunks: Vec::new(),
             links,
+        };
+        grid.build_trunks(nodes, wires, weight);
+        grid.cols = vec![Vec::new(); n_cols];
+        for (i, it) in grid.items.iter().enumerate() {
+            grid.cols[it.col].push(i);
         }
+        grid
+    }
+
+    /// The slots of every net's trunk and the pulls along the wires: source port to the
+    /// trunk's first slots, slot to slot, each target to the slot before it.
+    fn build_trunks(&mut self, nodes: &[Node], wires: &[Wire], weight: &[f64]) {
+        let offsets: Vec<Vec<f64>> = nodes.iter().map(port_offsets).collect();
+        let n_nets = wires.iter().map(|w| w.net + 1).max().unwrap_or(0);
+        // Per net and side: the strongest wire reaching each trunk position.
+        let mut reach: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; n_nets];
+        let mut source = vec![None; n_nets];
+        for (w, (p, &wt)) in wires.iter().zip(self.paths.iter().zip(weight)) {
+            source[w.net] = Some((w.from, p.exit));
+            let (side, len) = if p.entry >= p.exit {
+                (0, p.entry - p.exit)
+            } else {
+                (1, p.exit - p.entry)
+            };
+            let marks = &mut reach[w.net][side];
+            if len > 0 {
+                if marks.len() < len {
+                    marks.resize(len, 0.0);
+                }
+                marks[len - 1] = marks[len - 1].max(wt);
+            }
+        }
+        self.trunks = vec![Trunk::default(); n_nets];
+        for net in 0..n_nets {
+            let Some(((sb, sp), exit)) = source[net] else {
+                continue;
+            };
+            let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+            for (side, slots) in sides.iter_mut().enumerate() {
+                let marks = &reach[net][side];
+                let mut prev = (sb, offsets[sb][sp]);
+                // From the far end back: a trunk link pulls as hard as the strongest wire
+                // through it.
+                let mut strongest = vec![0.0f64; marks.len()];
+                let mut m = 0.0f64;
+                for k in (0..marks.len()).rev() {
+                    m = m.max(marks[k]);
+                    strongest[k] = m;
+                }
+                for (k, &wt) in strongest.iter().enumerate() {
+                    let col = if side == 0 { exit + k } else { exit - 1 - k };
+                    let s = self.slot(net, col);
+                    self.link(prev.0, prev.1, s, 0.0, wt);
+                    prev = (s, 0.0);
+                    slots.push(s);
+                }
+            }
+            let [right, left] = sides;
+            self.trunks[net] = Trunk { exit, right, left };
+        }
+        for (wi, w) in wires.iter().enumerate() {
+            let p = self.paths[wi];
+            let last = self.trunks[w.net].slots(p.entry).last().copied();
+            let (a, a_off) = match last {
+                Some(s) => (s, 0.0),
+                None => (w.from.0, offsets[w.from.0][w.from.1]),
+            };
+            if a != w.to.0 {
+                self.link(a, a_off, w.to.0, offsets[w.to.0][w.to.1], weight[wi]);
+            }
+        }
+    }
+
+    /// A new slot of `net` in column `col`.
+    fn slot(&mut self, net: usize, col: usize) -> usize {
+        self.items.push(Item {
+            kind: ItemKind::Slot(net),
+            col,
+            h: 0.0,
+        });
+        self.links.push(Vec::new());
+        self.items.len() - 1
     }
 
     /// Adds a pull between items `a` and `b` in both directions.
@@ -223,6 +280,14 @@ impl Grid {
                         let (mut sum, mut wsum) = (0.0, 0.0);
                         for l in &self.links[i] {
                             let oc = self.items[l.other].col;
+                            if oc == c {
+                                // A pass beside its own box: next to the box, on the side of
+                                // the port.
+                                let f = frac(&self.items, l.other, l.other_off);
+                                sum += l.w * (pos[l.other] + 0.9 * (f - 0.5));
+                                wsum += l.w;
+                                continue;
+                            }
                             let side_ok = if forward { oc + 1 == c } else { oc == c + 1 };
                             if side_ok {
                                 let o = pos[l.other] + frac(&self.items, l.other, l.other_off);

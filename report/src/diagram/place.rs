@@ -34,6 +34,8 @@ pub struct PlacedWire {
     pub label: String,
     /// Names of the boxes at the two ends.
     pub ends: (String, String),
+    /// The net (connection) of the wire.
+    pub net: usize,
 }
 
 /// A placed level.
@@ -89,6 +91,7 @@ pub fn place(level: Level, title: &str) -> Result<Placed, ReportError> {
                     a.name, a.ports[w.from.1].name, b.name, b.ports[w.to.1].name
                 ),
                 ends: (a.name.clone(), b.name.clone()),
+                net: w.net,
             }
         })
         .collect();

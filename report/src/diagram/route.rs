@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use super::level::{Node, Side, Wire};
-use super::order::{port_offsets, Grid};
+use super::order::{port_offsets, Grid, Path};
 
 /// Space between two tracks, px.
 const PITCH: f64 = 10.0;
@@ -19,8 +19,6 @@ const MIN_CHANNEL: f64 = 44.0;
 
 /// A point, px.
 type Pt = (f64, f64);
-/// A segment between two points.
-type Seg = (Pt, Pt);
 
 /// Positions of the boxes, the wires' polylines and the branch dots.
 #[derive(Debug, Clone)]
@@ -29,48 +27,75 @@ pub(crate) struct Routed {
     pub boxes: Vec<(f64, f64)>,
     /// Port positions of each box.
     pub ports: Vec<Vec<(f64, f64)>>,
-    /// One polyline per wire, from its source port to its target port.
+    /// One polyline per wire to its target port: from its source port, or for a branch
+    /// from where it leaves the lines of its net drawn before.
     pub lines: Vec<Vec<(f64, f64)>>,
     /// `(net, point)` where a net's lines part.
     pub dots: Vec<(usize, (f64, f64))>,
 }
 
-/// The channels a wire passes (in travel order) and the height it has in each: it enters
-/// channel `k` at `ys[k]` and leaves it at `ys[k + 1]`.
-fn channel_run(exit: usize, entry: usize) -> Vec<usize> {
-    if exit <= entry {
-        (exit..=entry).collect()
-    } else {
-        (entry..=exit).rev().collect()
+/// The channels a wire passes (in travel order): it enters the `k`-th at the height of
+/// the `k`-th point of its run (its source port, then its slots) and leaves it at the next
+/// (its slots, then its target port).
+fn channel_run(exit: usize, entry: usize) -> impl Iterator<Item = usize> {
+    let (lo, hi) = (exit.min(entry), exit.max(entry));
+    let up = exit <= entry;
+    (0..=hi - lo).map(move |k| if up { lo + k } else { hi - k })
+}
+
+/// The heights along a wire: source port, slots, target port.
+fn heights(grid: &Grid, top: &[f64], path: &Path, from_y: f64, to_y: f64) -> Vec<f64> {
+    let slots = grid.trunks[path.net].slots(path.entry);
+    let mut ys = Vec::with_capacity(slots.len() + 2);
+    ys.push(from_y);
+    ys.extend(slots.iter().map(|&s| top[s]));
+    ys.push(to_y);
+    ys
+}
+
+/// Vertical span of each net in each channel: the trunks once per net, then each wire's
+/// first and last channel.
+fn vertical_spans(
+    wires: &[Wire],
+    grid: &Grid,
+    top: &[f64],
+    port_y: &dyn Fn((usize, usize)) -> f64,
+) -> HashMap<(usize, usize), (f64, f64)> {
+    let mut spans: HashMap<(usize, usize), (f64, f64)> = HashMap::new();
+    let mut add = |ch: usize, net: usize, y0: f64, y1: f64| {
+        let (a, b) = (y0.min(y1), y0.max(y1));
+        if b - a > 0.5 {
+            let s = spans.entry((ch, net)).or_insert((a, b));
+            *s = (s.0.min(a), s.1.max(b));
+        }
+    };
+    for (net, t) in grid.trunks.iter().enumerate() {
+        for k in 1..t.right.len() {
+            add(t.exit + k, net, top[t.right[k - 1]], top[t.right[k]]);
+        }
+        for k in 1..t.left.len() {
+            add(t.exit - k, net, top[t.left[k - 1]], top[t.left[k]]);
+        }
     }
+    for (w, path) in wires.iter().zip(&grid.paths) {
+        let slots = grid.trunks[w.net].slots(path.entry);
+        let (py, qy) = (port_y(w.from), port_y(w.to));
+        match (slots.first(), slots.last()) {
+            (Some(&f), Some(&l)) => {
+                add(path.exit, w.net, py, top[f]);
+                add(path.entry, w.net, top[l], qy);
+            }
+            _ => add(path.exit, w.net, py, qy),
+        }
+    }
+    spans
 }
 
 /// Routes the wires of `nodes` over `grid` with item tops `top`.
 pub(crate) fn route(nodes: &[Node], wires: &[Wire], grid: &Grid, top: &[f64]) -> Routed {
     let offsets: Vec<Vec<f64>> = nodes.iter().map(port_offsets).collect();
     let port_y = |(n, p): (usize, usize)| top[n] + offsets[n][p];
-    // Heights along each wire.
-    let heights: Vec<Vec<f64>> = wires
-        .iter()
-        .zip(&grid.paths)
-        .map(|(w, path)| {
-            let mut ys = vec![port_y(w.from)];
-            ys.extend(path.slots.iter().map(|&s| top[s]));
-            ys.push(port_y(w.to));
-            ys
-        })
-        .collect();
-    // Vertical span of each net in each channel.
-    let mut spans: HashMap<(usize, usize), (f64, f64)> = HashMap::new();
-    for ((w, path), ys) in wires.iter().zip(&grid.paths).zip(&heights) {
-        for (k, ch) in channel_run(path.exit, path.entry).into_iter().enumerate() {
-            let (a, b) = (ys[k].min(ys[k + 1]), ys[k].max(ys[k + 1]));
-            if b - a > 0.5 {
-                let s = spans.entry((ch, w.net)).or_insert((a, b));
-                *s = (s.0.min(a), s.1.max(b));
-            }
-        }
-    }
+    let spans = vertical_spans(wires, grid, top, &port_y);
     let n_ch = grid.cols.len() + 1;
     let (track, n_tracks) = assign_tracks(&spans, n_ch);
     let (col_x, col_w, ch_x, ch_w) = columns_x(nodes, grid, &n_tracks);
@@ -97,15 +122,25 @@ pub(crate) fn route(nodes: &[Node], wires: &[Wire], grid: &Grid, top: &[f64]) ->
                 .collect::<Vec<_>>(),
         );
     }
+    let full = full_wires(wires, grid);
     let mut lines = Vec::with_capacity(wires.len());
-    for ((w, path), ys) in wires.iter().zip(&grid.paths).zip(&heights) {
+    for (wi, (w, path)) in wires.iter().zip(&grid.paths).enumerate() {
+        let ys = heights(grid, top, path, port_y(w.from), port_y(w.to));
+        let q = ports[w.to.0][w.to.1];
+        if !full[wi] {
+            // A branch: from where it leaves the trunk another wire of its net draws.
+            let x = track_x(path.entry, w.net);
+            let before = ys[ys.len() - 2];
+            lines.push(simplify(vec![(x, before), (x, q.1), q]));
+            continue;
+        }
         let mut pts = vec![ports[w.from.0][w.from.1]];
-        for (k, ch) in channel_run(path.exit, path.entry).into_iter().enumerate() {
+        for (k, ch) in channel_run(path.exit, path.entry).enumerate() {
             let x = track_x(ch, w.net);
             pts.push((x, ys[k]));
             pts.push((x, ys[k + 1]));
         }
-        pts.push(ports[w.to.0][w.to.1]);
+        pts.push(q);
         lines.push(simplify(pts));
     }
     let dots = junctions(wires, &lines);
@@ -115,6 +150,26 @@ pub(crate) fn route(nodes: &[Node], wires: &[Wire], grid: &Grid, top: &[f64]) ->
         lines,
         dots,
     }
+}
+
+/// Which wires are drawn from their source port: per net, the first of those reaching
+/// farthest right and the first reaching farthest left. The others are drawn from the
+/// point where they leave the trunk, which those pass.
+fn full_wires(wires: &[Wire], grid: &Grid) -> Vec<bool> {
+    let mut longest: HashMap<(usize, bool), (usize, usize)> = HashMap::new();
+    for (i, (w, p)) in wires.iter().zip(&grid.paths).enumerate() {
+        let right = p.entry >= p.exit;
+        let reach = p.entry.abs_diff(p.exit);
+        let e = longest.entry((w.net, right)).or_insert((reach, i));
+        if reach > e.0 {
+            *e = (reach, i);
+        }
+    }
+    let mut full = vec![false; wires.len()];
+    for &(_, i) in longest.values() {
+        full[i] = true;
+    }
+    full
 }
 
 /// A track in each channel for each net spanning it: greedy interval colouring, top
@@ -210,7 +265,7 @@ fn simplify(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 /// Points where three or more directions of one net's lines meet (a branch).
-fn junctions(wires: &[Wire], lines: &[Vec<(f64, f64)>]) -> Vec<(usize, (f64, f64))> {
+fn junctions(wires: &[Wire], lines: &[Vec<Pt>]) -> Vec<(usize, Pt)> {
     let mut nets: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, w) in wires.iter().enumerate() {
         nets.entry(w.net).or_default().push(i);
@@ -223,44 +278,88 @@ fn junctions(wires: &[Wire], lines: &[Vec<(f64, f64)>]) -> Vec<(usize, (f64, f64
         if members.len() < 2 {
             continue;
         }
-        let segs: Vec<Seg> = members
+        let runs = Runs::of(members.iter().flat_map(|&i| lines[i].windows(2)));
+        let mut points: Vec<Pt> = members
             .iter()
-            .flat_map(|&i| lines[i].windows(2).map(|s| (s[0], s[1])))
+            .flat_map(|&i| lines[i].iter().copied())
             .collect();
-        let mut points: Vec<(f64, f64)> = segs.iter().flat_map(|&(a, b)| [a, b]).collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         points.dedup_by(|a, b| (a.0 - b.0).abs() < 0.05 && (a.1 - b.1).abs() < 0.05);
-        for p in points {
-            if directions(p, &segs).count_ones() >= 3 {
-                dots.push((net, p));
-            }
-        }
+        dots.extend(
+            points
+                .into_iter()
+                .filter(|&p| runs.directions(p).count_ones() >= 3)
+                .map(|p| (net, p)),
+        );
     }
     dots
 }
 
-/// The directions (bits: right, left, down, up) in which `segs` leave point `p`.
-fn directions(p: Pt, segs: &[Seg]) -> u8 {
-    let eps = 0.05;
-    let mut dirs = 0u8;
-    for &(a, b) in segs {
-        let horizontal = (a.1 - b.1).abs() < eps;
-        let (lo, hi, along, across, pa) = if horizontal {
-            (a.0.min(b.0), a.0.max(b.0), p.0, (p.1 - a.1).abs(), 0)
-        } else {
-            (a.1.min(b.1), a.1.max(b.1), p.1, (p.0 - a.0).abs(), 2)
+/// The lines of a net as maximal straight runs: horizontal ones by height, vertical ones
+/// by abscissa (keys in tenths of a pixel), overlapping pieces merged.
+struct Runs {
+    horizontal: HashMap<i64, Vec<(f64, f64)>>,
+    vertical: HashMap<i64, Vec<(f64, f64)>>,
+}
+
+fn key(v: f64) -> i64 {
+    (v * 10.0).round() as i64
+}
+
+impl Runs {
+    fn of<'a>(segs: impl Iterator<Item = &'a [Pt]>) -> Runs {
+        let mut runs = Runs {
+            horizontal: HashMap::new(),
+            vertical: HashMap::new(),
         };
-        if across > eps || along < lo - eps || along > hi + eps {
-            continue;
+        for s in segs {
+            let (a, b) = (s[0], s[1]);
+            if (a.1 - b.1).abs() < 0.05 {
+                let v = runs.horizontal.entry(key(a.1)).or_default();
+                v.push((a.0.min(b.0), a.0.max(b.0)));
+            } else {
+                let v = runs.vertical.entry(key(a.0)).or_default();
+                v.push((a.1.min(b.1), a.1.max(b.1)));
+            }
         }
-        if along < hi - eps {
-            dirs |= 1 << pa;
+        for list in runs
+            .horizontal
+            .values_mut()
+            .chain(runs.vertical.values_mut())
+        {
+            list.sort_by(|x, y| x.0.total_cmp(&y.0));
+            let mut merged: Vec<(f64, f64)> = Vec::with_capacity(list.len());
+            for &(lo, hi) in list.iter() {
+                match merged.last_mut() {
+                    Some(last) if lo <= last.1 + 0.05 => last.1 = last.1.max(hi),
+                    _ => merged.push((lo, hi)),
+                }
+            }
+            *list = merged;
         }
-        if along > lo + eps {
-            dirs |= 1 << (pa + 1);
-        }
+        runs
     }
-    dirs
+
+    /// The directions (bits: right, left, down, up) in which the runs leave `p`.
+    fn directions(&self, p: Pt) -> u8 {
+        let eps = 0.05;
+        let mut dirs = 0u8;
+        let along = |list: Option<&Vec<(f64, f64)>>, v: f64, bit: u8, dirs: &mut u8| {
+            for &(lo, hi) in list.into_iter().flatten() {
+                if v >= lo - eps && v <= hi + eps {
+                    if v < hi - eps {
+                        *dirs |= 1 << bit;
+                    }
+                    if v > lo + eps {
+                        *dirs |= 1 << (bit + 1);
+                    }
+                }
+            }
+        };
+        along(self.horizontal.get(&key(p.1)), p.0, 0, &mut dirs);
+        along(self.vertical.get(&key(p.0)), p.1, 2, &mut dirs);
+        dirs
+    }
 }
 
 #[cfg(test)]
@@ -281,10 +380,18 @@ mod tests {
 
     #[test]
     fn a_tee_has_three_directions_and_a_corner_two() {
-        let segs = [((0.0, 0.0), (10.0, 0.0)), ((5.0, 0.0), (5.0, 8.0))];
-        assert_eq!(directions((5.0, 0.0), &segs).count_ones(), 3);
-        assert_eq!(directions((10.0, 0.0), &segs).count_ones(), 1);
-        let corner = [((0.0, 0.0), (10.0, 0.0)), ((10.0, 0.0), (10.0, 8.0))];
-        assert_eq!(directions((10.0, 0.0), &corner).count_ones(), 2);
+        let tee: Vec<[Pt; 2]> = vec![[(0.0, 0.0), (10.0, 0.0)], [(5.0, 0.0), (5.0, 8.0)]];
+        let runs = Runs::of(tee.iter().map(|s| &s[..]));
+        assert_eq!(runs.directions((5.0, 0.0)).count_ones(), 3);
+        assert_eq!(runs.directions((10.0, 0.0)).count_ones(), 1);
+        // Two pieces of one straight run and a corner: two directions each.
+        let corner: Vec<[Pt; 2]> = vec![
+            [(0.0, 0.0), (4.0, 0.0)],
+            [(4.0, 0.0), (10.0, 0.0)],
+            [(10.0, 0.0), (10.0, 8.0)],
+        ];
+        let runs = Runs::of(corner.iter().map(|s| &s[..]));
+        assert_eq!(runs.directions((4.0, 0.0)).count_ones(), 2);
+        assert_eq!(runs.directions((10.0, 0.0)).count_ones(), 2);
     }
 }

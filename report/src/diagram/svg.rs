@@ -3,8 +3,9 @@
 //! Structure (tests and the report read it): every block box is `<rect class="block"
 //! data-block="NAME" data-type="TYPE" x=".." y=".." width=".." height=".."/>` inside
 //! `<g class="node">`, terminals use class `terminal` (no type); lines are `<path
-//! class="line KIND" data-from="BLOCK" data-to="BLOCK" d="M x,y L x,y ...">` (horizontal
-//! and vertical segments only) drawn under the boxes, branch points `<circle
+//! class="line KIND" data-net="N" data-from="BLOCK" data-to="BLOCK" d="M x,y L x,y ...">`
+//! (horizontal and vertical segments only; a branch starts where it leaves the lines of
+//! its net drawn before it) drawn under the boxes, branch points `<circle
 //! class="junction">`. Text is escaped. Hovering a box shows its name, type and ports
 //! (`<title>`), hovering a line its ends. A block with an icon ([`super::icons`]) has its
 //! name below its box.
@@ -107,8 +108,9 @@ fn write_wire(s: &mut String, w: &super::place::PlacedWire) {
     };
     let _ = writeln!(
         s,
-        r#"<path class="line {cls}" data-from="{a}" data-to="{b}" d="{d}" fill="none" stroke="{c}" stroke-width="{sw}" stroke-linejoin="round" stroke-linecap="round"{marker}><title>{t}</title></path>"#,
+        r#"<path class="line {cls}" data-net="{net}" data-from="{a}" data-to="{b}" d="{d}" fill="none" stroke="{c}" stroke-width="{sw}" stroke-linejoin="round" stroke-linecap="round"{marker}><title>{t}</title></path>"#,
         cls = w.kind.name(),
+        net = w.net,
         a = escape(&w.ends.0),
         b = escape(&w.ends.1),
         c = w.kind.color(),
