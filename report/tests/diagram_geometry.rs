@@ -388,63 +388,46 @@ fn unused_optional_ports_are_hidden() {
     assert!(fl.contains(">brake</text>"));
 }
 
+/// The overlap (px) of two axis-parallel segments lying on one line, 0 when apart.
+fn collinear_overlap(s: (f64, f64), e: (f64, f64), t: (f64, f64), u: (f64, f64)) -> f64 {
+    let flat = |a: (f64, f64), b: (f64, f64)| (a.1 - b.1).abs() < 0.05;
+    let (lo, hi) = if flat(s, e) && flat(t, u) && (s.1 - t.1).abs() < 0.05 {
+        (
+            s.0.min(e.0).max(t.0.min(u.0)),
+            s.0.max(e.0).min(t.0.max(u.0)),
+        )
+    } else if !flat(s, e) && !flat(t, u) && (s.0 - t.0).abs() < 0.05 {
+        (
+            s.1.min(e.1).max(t.1.min(u.1)),
+            s.1.max(e.1).min(t.1.max(u.1)),
+        )
+    } else {
+        (0.0, 0.0)
+    };
+    (hi - lo).max(0.0)
+}
+
 #[test]
-fn diag_overlaps() {
-    let mut total = 0;
+fn lines_of_different_nets_never_run_on_top_of_each_other() {
     for path in netlists() {
         let drawing = draw_file(&path);
         for level in &drawing.levels {
             let all = lines(&level.svg);
-            let mut n = 0;
             for (i, a) in all.iter().enumerate() {
-                for b in &all[i + 1..] {
-                    if a.pts[0] == b.pts[0] {
-                        continue;
-                    }
+                for b in all[i + 1..].iter().filter(|b| b.net != a.net) {
                     for s in a.pts.windows(2) {
                         for t in b.pts.windows(2) {
-                            let (p, q, r, u) = (s[0], s[1], t[0], t[1]);
-                            let h = |p: (f64, f64), q: (f64, f64)| (p.1 - q.1).abs() < 0.05;
-                            if h(p, q) && h(r, u) && (p.1 - r.1).abs() < 0.05 {
-                                let lo = p.0.min(q.0).max(r.0.min(u.0));
-                                let hi = p.0.max(q.0).min(r.0.max(u.0));
-                                if hi - lo > 1.0 {
-                                    n += 1;
-                                    eprintln!(
-                                        "{} {}: H {}->{} / {}->{} y={} [{lo},{hi}]",
-                                        path.file_name().unwrap().to_string_lossy(),
-                                        level.title,
-                                        a.from,
-                                        a.to,
-                                        b.from,
-                                        b.to,
-                                        p.1
-                                    );
-                                }
-                            }
-                            if !h(p, q) && !h(r, u) && (p.0 - r.0).abs() < 0.05 {
-                                let lo = p.1.min(q.1).max(r.1.min(u.1));
-                                let hi = p.1.max(q.1).min(r.1.max(u.1));
-                                if hi - lo > 1.0 {
-                                    n += 1;
-                                    eprintln!(
-                                        "{} {}: V {}->{} / {}->{} x={}",
-                                        path.file_name().unwrap().to_string_lossy(),
-                                        level.title,
-                                        a.from,
-                                        a.to,
-                                        b.from,
-                                        b.to,
-                                        p.0
-                                    );
-                                }
-                            }
+                            let o = collinear_overlap(s[0], s[1], t[0], t[1]);
+                            assert!(
+                                o <= 1.0,
+                                "{} / {}: {a:?} and {b:?} share {o} px",
+                                path.display(),
+                                level.title
+                            );
                         }
                     }
                 }
             }
-            total += n;
         }
     }
-    eprintln!("TOTAL {total}");
 }

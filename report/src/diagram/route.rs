@@ -53,51 +53,81 @@ fn heights(grid: &Grid, top: &[f64], path: &Path, from_y: f64, to_y: f64) -> Vec
     ys
 }
 
-/// Vertical span of each net in each channel: the trunks once per net, then each wire's
-/// first and last channel.
-fn vertical_spans(
-    wires: &[Wire],
-    grid: &Grid,
-    top: &[f64],
-    port_y: &dyn Fn((usize, usize)) -> f64,
-) -> HashMap<(usize, usize), (f64, f64)> {
-    let mut spans: HashMap<(usize, usize), (f64, f64)> = HashMap::new();
-    let mut add = |ch: usize, net: usize, y0: f64, y1: f64| {
+/// Where the nets run in each channel: the vertical span of each net (keyed by channel
+/// and net), and its stubs: `(channel, net, height, from the left edge)` for each
+/// horizontal piece between the channel's edge and the net's track.
+#[derive(Debug, Default)]
+struct ChannelUse {
+    spans: HashMap<(usize, usize), (f64, f64)>,
+    stubs: Vec<(usize, usize, f64, bool)>,
+}
+
+impl ChannelUse {
+    /// A run of `net` through channel `ch` from height `y0` (coming from the left edge
+    /// when `left0`) to `y1` (leaving by the left edge when `left1`).
+    fn add(&mut self, ch: usize, net: usize, (y0, left0): (f64, bool), (y1, left1): (f64, bool)) {
         let (a, b) = (y0.min(y1), y0.max(y1));
         if b - a > 0.5 {
-            let s = spans.entry((ch, net)).or_insert((a, b));
+            let s = self.spans.entry((ch, net)).or_insert((a, b));
             *s = (s.0.min(a), s.1.max(b));
         }
-    };
-    for (net, t) in grid.trunks.iter().enumerate() {
-        for k in 1..t.right.len() {
-            add(t.exit + k, net, top[t.right[k - 1]], top[t.right[k]]);
-        }
-        for k in 1..t.left.len() {
-            add(t.exit - k, net, top[t.left[k - 1]], top[t.left[k]]);
-        }
+        self.stubs.push((ch, net, y0, left0));
+        self.stubs.push((ch, net, y1, left1));
     }
-    for (w, path) in wires.iter().zip(&grid.paths) {
-        let slots = grid.trunks[w.net].slots(path.entry);
-        let (py, qy) = (port_y(w.from), port_y(w.to));
-        match (slots.first(), slots.last()) {
-            (Some(&f), Some(&l)) => {
-                add(path.exit, w.net, py, top[f]);
-                add(path.entry, w.net, top[l], qy);
+
+    /// The runs of the trunks (once per net), then of each wire's first and last channel.
+    fn of(
+        wires: &[Wire],
+        nodes: &[Node],
+        grid: &Grid,
+        top: &[f64],
+        port_y: &dyn Fn((usize, usize)) -> f64,
+    ) -> ChannelUse {
+        let mut u = ChannelUse::default();
+        for (net, t) in grid.trunks.iter().enumerate() {
+            for k in 1..t.right.len() {
+                u.add(
+                    t.exit + k,
+                    net,
+                    (top[t.right[k - 1]], true),
+                    (top[t.right[k]], false),
+                );
             }
-            _ => add(path.exit, w.net, py, qy),
+            for k in 1..t.left.len() {
+                u.add(
+                    t.exit - k,
+                    net,
+                    (top[t.left[k - 1]], false),
+                    (top[t.left[k]], true),
+                );
+            }
         }
+        for (w, path) in wires.iter().zip(&grid.paths) {
+            let slots = grid.trunks[w.net].slots(path.entry);
+            let from_left = nodes[w.from.0].ports[w.from.1].side == Side::Right;
+            let to_left = nodes[w.to.0].ports[w.to.1].side == Side::Right;
+            let (py, qy) = (port_y(w.from), port_y(w.to));
+            let rightwards = path.entry >= path.exit;
+            match (slots.first(), slots.last()) {
+                (Some(&f), Some(&l)) => {
+                    u.add(path.exit, w.net, (py, from_left), (top[f], !rightwards));
+                    u.add(path.entry, w.net, (top[l], rightwards), (qy, to_left));
+                }
+                _ => u.add(path.exit, w.net, (py, from_left), (qy, to_left)),
+            }
+        }
+        u
     }
-    spans
 }
 
 /// Routes the wires of `nodes` over `grid` with item tops `top`.
 pub(crate) fn route(nodes: &[Node], wires: &[Wire], grid: &Grid, top: &[f64]) -> Routed {
     let offsets: Vec<Vec<f64>> = nodes.iter().map(port_offsets).collect();
     let port_y = |(n, p): (usize, usize)| top[n] + offsets[n][p];
-    let spans = vertical_spans(wires, grid, top, &port_y);
+    let used = ChannelUse::of(wires, nodes, grid, top, &port_y);
     let n_ch = grid.cols.len() + 1;
-    let (track, n_tracks) = assign_tracks(&spans, n_ch);
+    let (mut track, mut n_tracks) = assign_tracks(&used.spans, n_ch);
+    untangle_stubs(&used, &mut track, &mut n_tracks);
     let (col_x, col_w, ch_x, ch_w) = columns_x(nodes, grid, &n_tracks);
     let track_x = |ch: usize, net: usize| match track.get(&(ch, net)) {
         Some(&t) => {
@@ -201,6 +231,69 @@ fn assign_tracks(
         counts[ch] = ends.len();
     }
     (track, counts)
+}
+
+/// Swaps the tracks of two nets whose stubs at one height come from opposite edges of a
+/// channel and would overlap (the one from the left on the farther track), where the
+/// swap keeps every track free of overlapping spans; otherwise the net leaving by the
+/// right edge moves to a new track beyond the others.
+fn untangle_stubs(
+    used: &ChannelUse,
+    track: &mut HashMap<(usize, usize), usize>,
+    n_tracks: &mut [usize],
+) {
+    let mut stubs_in: HashMap<usize, Vec<(f64, usize, bool)>> = HashMap::new();
+    for &(ch, net, y, left) in &used.stubs {
+        stubs_in.entry(ch).or_default().push((y, net, left));
+    }
+    let mut spans_in: HashMap<usize, Vec<(usize, f64, f64)>> = HashMap::new();
+    for (&(ch, net), &(lo, hi)) in &used.spans {
+        spans_in.entry(ch).or_default().push((net, lo, hi));
+    }
+    let mut chans: Vec<usize> = stubs_in.keys().copied().collect();
+    chans.sort_unstable();
+    for ch in chans {
+        let mut stubs = stubs_in.remove(&ch).unwrap_or_default();
+        stubs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let spans = spans_in.remove(&ch).unwrap_or_default();
+        for i in 0..stubs.len() {
+            for j in i + 1..stubs.len() {
+                let ((ya, a, la), (yb, b, lb)) = (stubs[i], stubs[j]);
+                if yb - ya > 0.5 {
+                    break;
+                }
+                if a == b || la == lb {
+                    continue;
+                }
+                let (l, r) = if la { (a, b) } else { (b, a) };
+                let (Some(&tl), Some(&tr)) = (track.get(&(ch, l)), track.get(&(ch, r))) else {
+                    continue;
+                };
+                let fits = |net: usize, t: usize, other: usize| {
+                    let Some(&(_, a, b)) = spans.iter().find(|s| s.0 == net) else {
+                        return true;
+                    };
+                    spans.iter().all(|&(m, lo, hi)| {
+                        m == net
+                            || m == other
+                            || track.get(&(ch, m)) != Some(&t)
+                            || hi + 6.0 < a
+                            || b + 6.0 < lo
+                    })
+                };
+                if tl <= tr {
+                    continue;
+                }
+                if fits(l, tr, r) && fits(r, tl, l) {
+                    track.insert((ch, l), tr);
+                    track.insert((ch, r), tl);
+                } else {
+                    track.insert((ch, r), n_tracks[ch]);
+                    n_tracks[ch] += 1;
+                }
+            }
+        }
+    }
 }
 
 /// Left edge and width of each column and channel.
