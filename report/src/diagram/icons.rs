@@ -26,7 +26,7 @@ pub(crate) fn write(
                 r#"<circle class="icon" cx="{}" cy="{}" r="{}" {line}/>"#,
                 n(cx),
                 n(cy),
-                n(r.min(13.0))
+                n(r.min(11.0))
             );
             for (&plus, &(px, py)) in signs.iter().zip(inputs) {
                 let _ = writeln!(

@@ -390,7 +390,8 @@ impl Node {
             .map(|p| text::width(&p.name, PORT_FONT, false))
             .fold(0.0, f64::max);
         let w = match &icon {
-            Some(i) if !i.port_labels() => 46.0,
+            Some(Icon::Sum(_)) => 58.0,
+            Some(_) if icon.as_ref().is_some_and(|i| !i.port_labels()) => 46.0,
             Some(_) => (2.0 * (label_w + 12.0) + 44.0).ceil(),
             None => {
                 let title_w = text::width(name, NAME_FONT, true)
