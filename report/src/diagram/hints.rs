@@ -129,3 +129,70 @@ pub(crate) fn power_path(nodes: &[Node], wires: &[Wire], rank: &[usize]) -> Vec<
     chain.reverse();
     chain
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::level::{Node, Port, Side};
+    use super::*;
+    use drivelink_core::block::PortKind;
+
+    fn node(name: &str, ports: &[&str]) -> Node {
+        Node {
+            name: name.into(),
+            type_label: String::new(),
+            category: String::new(),
+            terminal: false,
+            href: None,
+            expandable: false,
+            ports: ports
+                .iter()
+                .map(|p| Port {
+                    name: p.to_string(),
+                    kind: PortKind::Rot,
+                    side: Side::Left,
+                })
+                .collect(),
+            icon: None,
+            corner: None,
+            rigid_body: false,
+            row_ports: Vec::new(),
+            w: 80.0,
+            h: 40.0,
+        }
+    }
+
+    fn rot(from: (usize, usize), to: (usize, usize), net: usize) -> Wire {
+        Wire {
+            kind: LineKind::Rot,
+            from,
+            to,
+            net,
+        }
+    }
+
+    #[test]
+    fn the_power_path_passes_each_box_from_one_port_to_another() {
+        // engine.crank -> clutch.a; clutch.b -> gear.a; gear.b -> wheel.hub; and a dead
+        // end: clutch.a -> inertia.f (same port clutch was entered by).
+        let nodes = vec![
+            node("engine", &["crank"]),
+            node("clutch", &["a", "b"]),
+            node("gear", &["a", "b"]),
+            node("wheel", &["hub"]),
+            node("inertia", &["f"]),
+            node("inertia2", &["f"]),
+        ];
+        let wires = vec![
+            rot((0, 0), (1, 0), 0),
+            rot((1, 0), (4, 0), 0),
+            rot((1, 1), (2, 0), 1),
+            rot((2, 1), (3, 0), 2),
+            // A longer chain that re-uses the port it came in by is no path.
+            rot((4, 0), (5, 0), 3),
+        ];
+        let rank = [0, 1, 2, 3, 2, 3];
+        assert_eq!(power_path(&nodes, &wires, &rank), [0, 2, 3]);
+        // Two boxes are no path.
+        assert!(power_path(&nodes[..2], &wires[..1], &rank[..2]).is_empty());
+    }
+}

@@ -449,3 +449,67 @@ impl Node {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_sharing_a_port_become_one_net() {
+        // a.y -> b.u and a.y -> c.u (two connections), d.y -> e.u apart.
+        let (a, b, c, d, e) = ((0, 0), (1, 0), (2, 0), (3, 0), (4, 0));
+        let merged = merge_shared(vec![vec![a, b], vec![d, e], vec![a, c]]);
+        assert_eq!(merged, [vec![a, b, c], vec![d, e]]);
+    }
+
+    #[test]
+    fn only_unused_optional_ports_are_left_out() {
+        let mut heat = PortDecl::new("heat", PortKind::Heat);
+        heat.optional = true;
+        let mut mu = PortDecl::input("mu_scale");
+        mu.default = Some(1.0);
+        let decls = vec![PortDecl::new("flange", PortKind::Rot), heat, mu];
+        let names = |used: &HashSet<(String, String)>| -> Vec<String> {
+            shown_ports("w", &decls, used)
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        // A required port stays even unconnected.
+        assert_eq!(names(&HashSet::new()), ["flange"]);
+        let used: HashSet<(String, String)> = [("w", "heat"), ("w", "mu_scale")]
+            .iter()
+            .map(|(b, p)| (b.to_string(), p.to_string()))
+            .collect();
+        assert_eq!(names(&used), ["flange", "heat", "mu_scale"]);
+    }
+
+    #[test]
+    fn a_wheel_corner_comes_from_its_center_or_its_name() {
+        let wheel = |name: &str, params: Value| BlockSpec {
+            name: name.into(),
+            type_name: "WheelCollider".into(),
+            params: params.as_object().cloned().unwrap_or_default(),
+            inner: None,
+            file: None,
+        };
+        let c = Corner::of(&wheel("w1", serde_json::json!({"center": [-1.4, -0.8, 0]})));
+        assert_eq!(
+            c,
+            Some(Corner {
+                front: false,
+                left: false
+            })
+        );
+        // The name when the centre is an expression.
+        let c = Corner::of(&wheel("wheel_FR", serde_json::json!({"center": "c"})));
+        assert_eq!(
+            c,
+            Some(Corner {
+                front: true,
+                left: false
+            })
+        );
+        assert_eq!(Corner::of(&wheel("spare", serde_json::json!({}))), None);
+    }
+}
