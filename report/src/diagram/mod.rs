@@ -10,13 +10,13 @@
 //! are drawn as separate levels, with the exported ports as terminal boxes, and the outer
 //! box links to them ([`Links`]).
 //!
-//! Placement is layered (Sugiyama-style), in stages: columns ([`rank`]: longest path,
-//! feedback lines broken), the order in each column ([`order`]: barycentre sweeps, with a
-//! slot for every line passing a column), heights ([`coord`]: least-squares alignment of
-//! connected ports), then orthogonal routes ([`route`]: vertical tracks in the channels
+//! Placement is layered (Sugiyama-style), in stages: columns (`rank`: longest path,
+//! feedback lines broken), the order in each column (`order`: barycentre sweeps, with a
+//! slot for every line passing a column), heights (`coord`: least-squares alignment of
+//! connected ports), then orthogonal routes (`route`: vertical tracks in the channels
 //! between columns, horizontal runs through the slots), so no line crosses a box. The
 //! power path of a driveline is kept on one row and a car's wheels at its corners
-//! ([`hints`]). Mechanical lines have no direction: they are laid out as running from the
+//! (`hints`). Mechanical lines have no direction: they are laid out as running from the
 //! first port listed in the connection to the others, so listing the upstream flange
 //! first puts the driveline in reading order.
 
