@@ -9,8 +9,8 @@
 //! is embedded (a partial bundle with the trace types the report draws, vendored in
 //! `assets/`), so the file opens offline in any browser.
 //!
-//! [`diagram`] lays a [`Diagram`](drivelink_core::Diagram) out left to right (with the
-//! `layout-rs` crate) and writes SVG; the port lists come in as a [`diagram::PortTable`]
+//! [`diagram`] lays a [`Diagram`](drivelink_core::Diagram) out left to right (layered,
+//! with orthogonal lines) and writes SVG; the port lists come in as a [`diagram::PortTable`]
 //! (built from a block [`Registry`](drivelink_core::Registry) by the caller), so this
 //! crate does not depend on the block library.
 

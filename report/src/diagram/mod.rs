@@ -10,14 +10,25 @@
 //! are drawn as separate levels, with the exported ports as terminal boxes, and the outer
 //! box links to them ([`Links`]).
 //!
-//! Placement is layered (Sugiyama-style) by the `layout-rs` crate: each block is a node of
-//! its measured size, each line end-to-end pair an edge; long edges are routed through the
-//! layout's dummy nodes. Mechanical lines have no direction: they are laid out as running
-//! from the first port listed in the connection to the others, so listing the upstream
-//! flange first puts the driveline in reading order.
+//! Placement is layered (Sugiyama-style), in stages: columns (`rank`: longest path,
+//! feedback lines broken), the order in each column (`order`: barycentre sweeps, with a
+//! slot for every line passing a column), heights (`coord`: least-squares alignment of
+//! connected ports), then orthogonal routes (`route`: vertical tracks in the channels
+//! between columns, horizontal runs through the slots), so no line crosses a box. The
+//! power path of a driveline is kept on one row and a car's wheels at its corners
+//! (`hints`). Mechanical lines have no direction: they are laid out as running from the
+//! first port listed in the connection to the others, so listing the upstream flange
+//! first puts the driveline in reading order.
 
+mod coord;
+mod hints;
+mod icons;
+mod level;
+mod order;
 mod place;
 mod ports;
+mod rank;
+mod route;
 mod svg;
 mod text;
 
@@ -25,8 +36,10 @@ pub use ports::{BlockInfo, PortTable};
 
 use std::collections::HashMap;
 
-use drivelink_core::block::{PortDecl, PortKind};
-use drivelink_core::diagram::{Diagram, PortRef};
+use drivelink_core::block::PortKind;
+use drivelink_core::diagram::Diagram;
+
+use level::{Level, NAME_FONT, PORT_FONT, TYPE_FONT};
 
 use crate::error::ReportError;
 
@@ -249,246 +262,4 @@ fn render_level(
         }
     }
     Ok(())
-}
-
-/// Which side of a box a port sits on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Left,
-    Right,
-}
-
-/// A port of a node.
-#[derive(Debug, Clone)]
-struct Port {
-    name: String,
-    kind: PortKind,
-    side: Side,
-}
-
-/// A box to place: a block, or a terminal standing for an exported port of an inner level.
-#[derive(Debug, Clone)]
-struct Node {
-    name: String,
-    /// Second text line (block type); empty for terminals.
-    type_label: String,
-    category: String,
-    terminal: bool,
-    /// Where the box links to (expandable boxes).
-    href: Option<String>,
-    expandable: bool,
-    ports: Vec<Port>,
-    w: f64,
-    h: f64,
-}
-
-/// A line from one port to another (one edge of a connection's star).
-#[derive(Debug, Clone)]
-struct Wire {
-    kind: LineKind,
-    from: (usize, usize),
-    to: (usize, usize),
-    /// The line has more than two ports: draw a junction dot at `from`.
-    branch: bool,
-}
-
-/// One diagram level before placement.
-#[derive(Debug, Clone)]
-struct Level {
-    nodes: Vec<Node>,
-    wires: Vec<Wire>,
-}
-
-/// Text sizes and box metrics (px).
-const NAME_FONT: f64 = 12.0;
-const TYPE_FONT: f64 = 10.0;
-const PORT_FONT: f64 = 9.5;
-const PORT_PITCH: f64 = 17.0;
-const PAD: f64 = 10.0;
-
-impl Level {
-    fn build(
-        d: &Diagram,
-        prefix: &str,
-        table: &PortTable,
-        opts: &DiagramOptions,
-        warnings: &mut Vec<String>,
-    ) -> Level {
-        let mut nodes = Vec::new();
-        for b in &d.blocks {
-            let path = format!("{prefix}{}", b.name);
-            let info = table.get(&path);
-            let expandable = b.inner.is_some() || info.is_some_and(|i| i.inner.is_some());
-            let ports = info.map_or_else(Vec::new, |i| i.ports.clone());
-            let category = info.map_or_else(String::new, |i| i.category.clone());
-            nodes.push(Node::block(
-                &b.name,
-                &b.type_name,
-                &category,
-                &ports,
-                expandable.then(|| opts.links.href(&path)).flatten(),
-                expandable,
-            ));
-        }
-        // Block name -> box (the first of a repeated name): a scan per line end would make
-        // a diagram of thousands of blocks quadratic.
-        let mut by_name: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
-        for (i, n) in nodes.iter().enumerate() {
-            by_name.entry(n.name.clone()).or_insert(i);
-        }
-        let find = |nodes: &[Node], r: &PortRef| -> Option<(usize, usize)> {
-            let n = *by_name.get(r.block.as_str())?;
-            let p = nodes[n].ports.iter().position(|p| p.name == r.port)?;
-            Some((n, p))
-        };
-        // Exported ports of an inner level become terminals wired to their targets.
-        let mut lines: Vec<Vec<(usize, usize)>> = Vec::new();
-        for (name, target) in &d.ports {
-            let Some(t) = PortRef::parse(target).and_then(|r| find(&nodes, &r)) else {
-                warnings.push(format!(
-                    "{prefix}: exported port '{name}' -> '{target}' is not a port; left out"
-                ));
-                continue;
-            };
-            let kind = nodes[t.0].ports[t.1].kind;
-            let own = match kind {
-                PortKind::In => PortKind::Out,
-                PortKind::Out => PortKind::In,
-                k => k,
-            };
-            nodes.push(Node::terminal(name, own));
-            let term = (nodes.len() - 1, 0);
-            lines.push(if kind == PortKind::Out {
-                vec![t, term]
-            } else {
-                vec![term, t]
-            });
-        }
-        for (i, c) in d.connections.iter().enumerate() {
-            let mut ends = Vec::new();
-            for s in c {
-                match PortRef::parse(s).and_then(|r| find(&nodes, &r)) {
-                    Some(e) => ends.push(e),
-                    None => warnings.push(format!(
-                        "{}connections[{i}]: '{s}' is not a port of this diagram; left out",
-                        if prefix.is_empty() {
-                            String::new()
-                        } else {
-                            format!("{prefix} ")
-                        }
-                    )),
-                }
-            }
-            if ends.len() >= 2 {
-                lines.push(ends);
-            }
-        }
-        let mut wires = Vec::new();
-        for ends in lines {
-            // Signal lines run from their output; mechanical lines from their first port.
-            let src = ends
-                .iter()
-                .position(|&(n, p)| nodes[n].ports[p].kind == PortKind::Out)
-                .unwrap_or(0);
-            let kind = LineKind::of(nodes[ends[src].0].ports[ends[src].1].kind);
-            let branch = ends.len() > 2;
-            for (k, &e) in ends.iter().enumerate() {
-                if k != src {
-                    wires.push(Wire {
-                        kind,
-                        from: ends[src],
-                        to: e,
-                        branch,
-                    });
-                }
-            }
-        }
-        Level { nodes, wires }
-    }
-}
-
-impl Node {
-    fn block(
-        name: &str,
-        type_name: &str,
-        category: &str,
-        decls: &[PortDecl],
-        href: Option<String>,
-        expandable: bool,
-    ) -> Node {
-        // Mechanical ports alternate left/right until placement shows where their peers are.
-        let mut mech = 0;
-        let ports: Vec<Port> = decls
-            .iter()
-            .map(|p| {
-                let side = match p.kind {
-                    PortKind::In => Side::Left,
-                    PortKind::Out => Side::Right,
-                    PortKind::Rot | PortKind::Trans | PortKind::Frame | PortKind::Heat => {
-                        mech += 1;
-                        if mech % 2 == 1 {
-                            Side::Left
-                        } else {
-                            Side::Right
-                        }
-                    }
-                };
-                Port {
-                    name: p.name.clone(),
-                    kind: p.kind,
-                    side,
-                }
-            })
-            .collect();
-        let label_w = ports
-            .iter()
-            .map(|p| text::width(&p.name, PORT_FONT, false))
-            .fold(0.0, f64::max);
-        let title_w =
-            text::width(name, NAME_FONT, true).max(text::width(type_name, TYPE_FONT, false) + 14.0);
-        let w = (title_w + 2.0 * (label_w + 12.0) + 2.0 * PAD)
-            .max(70.0)
-            .ceil();
-        let count = |k: PortKind| ports.iter().filter(|p| p.kind == k).count();
-        let n_mech = count(PortKind::Rot)
-            + count(PortKind::Trans)
-            + count(PortKind::Frame)
-            + count(PortKind::Heat);
-        let per_side = (count(PortKind::In).max(count(PortKind::Out)) + n_mech).max(2) as f64;
-        let h = (per_side * PORT_PITCH + 10.0).max(44.0).ceil();
-        Node {
-            name: name.to_string(),
-            type_label: type_name.to_string(),
-            category: category.to_string(),
-            terminal: false,
-            href,
-            expandable,
-            ports,
-            w,
-            h,
-        }
-    }
-
-    fn terminal(name: &str, kind: PortKind) -> Node {
-        let side = if kind == PortKind::In {
-            Side::Left
-        } else {
-            Side::Right
-        };
-        Node {
-            name: name.to_string(),
-            type_label: String::new(),
-            category: "terminal".into(),
-            terminal: true,
-            href: None,
-            expandable: false,
-            ports: vec![Port {
-                name: String::new(),
-                kind,
-                side,
-            }],
-            w: (text::width(name, NAME_FONT, true) + 2.0 * PAD + 8.0).ceil(),
-            h: 26.0,
-        }
-    }
 }

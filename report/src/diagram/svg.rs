@@ -3,14 +3,20 @@
 //! Structure (tests and the report read it): every block box is `<rect class="block"
 //! data-block="NAME" data-type="TYPE" x=".." y=".." width=".." height=".."/>` inside
 //! `<g class="node">`, terminals use class `terminal` (no type); lines are `<path
-//! class="line KIND">` drawn under the boxes. Text is escaped. Hovering a box shows its name, type and ports (`<title>`), hovering a line its ends.
+//! class="line KIND" data-net="N" data-from="BLOCK" data-to="BLOCK" d="M x,y L x,y ...">`
+//! (horizontal and vertical segments only; a branch starts where it leaves the lines of
+//! its net drawn before it) drawn under the boxes, branch points `<circle
+//! class="junction">`. Text is escaped. Hovering a box shows its name, type and ports
+//! (`<title>`), hovering a line its ends. A block with an icon ([`super::icons`]) has its
+//! name below its box.
 
 use std::fmt::Write;
 
 use drivelink_core::block::PortKind;
 
+use super::level::{Port, Side, LABEL_BELOW};
 use super::place::{Placed, PlacedNode, LEGEND_H, MARGIN};
-use super::{LineKind, Side, NAME_FONT, PORT_FONT, TYPE_FONT};
+use super::{icons, LineKind, NAME_FONT, PORT_FONT, TYPE_FONT};
 use crate::html::escape;
 
 const FONT: &str = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
@@ -28,7 +34,8 @@ fn colors(category: &str) -> (&'static str, &'static str) {
     }
 }
 
-fn n(v: f64) -> String {
+/// A coordinate with at most one decimal.
+pub(crate) fn n(v: f64) -> String {
     let r = (v * 10.0).round() / 10.0;
     if r == r.trunc() {
         format!("{}", r as i64)
@@ -63,42 +70,17 @@ pub fn write(p: &Placed, title: &str) -> String {
         escape(title)
     );
     for w in &p.wires {
-        let mut d = format!("M{},{}", n(w.start.0), n(w.start.1));
-        for [c1, c2, e] in &w.segments {
-            let _ = write!(
-                d,
-                " C{},{} {},{} {},{}",
-                n(c1.0),
-                n(c1.1),
-                n(c2.0),
-                n(c2.1),
-                n(e.0),
-                n(e.1)
-            );
-        }
-        let marker = if w.kind == LineKind::Signal {
-            r#" marker-end="url(#dl-arrow)""#
-        } else {
-            ""
-        };
+        write_wire(&mut s, w);
+    }
+    for &(kind, (x, y)) in &p.dots {
+        let r = if kind == LineKind::Signal { 3.2 } else { 5.5 };
         let _ = writeln!(
             s,
-            r#"<path class="line {cls}" d="{d}" fill="none" stroke="{c}" stroke-width="{sw}" stroke-linecap="round"{marker}><title>{t}</title></path>"#,
-            cls = w.kind.name(),
-            c = w.kind.color(),
-            sw = w.kind.width(),
-            t = escape(&w.label)
+            r#"<circle class="junction" cx="{}" cy="{}" r="{r}" fill="{}"/>"#,
+            n(x),
+            n(y),
+            kind.color()
         );
-        if w.branch {
-            let r = if w.kind == LineKind::Signal { 3.0 } else { 5.0 };
-            let _ = writeln!(
-                s,
-                r#"<circle cx="{}" cy="{}" r="{r}" fill="{}"/>"#,
-                n(w.start.0),
-                n(w.start.1),
-                w.kind.color()
-            );
-        }
     }
     for node in &p.nodes {
         write_node(&mut s, node);
@@ -106,6 +88,35 @@ pub fn write(p: &Placed, title: &str) -> String {
     write_legend(&mut s, p);
     s.push_str("</svg>\n");
     s
+}
+
+fn write_wire(s: &mut String, w: &super::place::PlacedWire) {
+    let mut d = String::new();
+    for (k, p) in w.points.iter().enumerate() {
+        let _ = write!(
+            d,
+            "{}{},{}",
+            if k == 0 { "M" } else { " L" },
+            n(p.0),
+            n(p.1)
+        );
+    }
+    let marker = if w.kind == LineKind::Signal {
+        r#" marker-end="url(#dl-arrow)""#
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        s,
+        r#"<path class="line {cls}" data-net="{net}" data-from="{a}" data-to="{b}" d="{d}" fill="none" stroke="{c}" stroke-width="{sw}" stroke-linejoin="round" stroke-linecap="round"{marker}><title>{t}</title></path>"#,
+        cls = w.kind.name(),
+        net = w.net,
+        a = escape(&w.ends.0),
+        b = escape(&w.ends.1),
+        c = w.kind.color(),
+        sw = w.kind.width(),
+        t = escape(&w.label)
+    );
 }
 
 fn write_node(s: &mut String, pn: &PlacedNode) {
@@ -169,16 +180,44 @@ fn write_node(s: &mut String, pn: &PlacedNode) {
             n(y + 4.0)
         );
     }
+    write_labels(s, pn, stroke);
+    let labels = node.icon.as_ref().is_none_or(|i| i.port_labels());
+    for (port, &(px, py)) in node.ports.iter().zip(&pn.port_pos) {
+        write_port(s, port, px, py, node.terminal || !labels);
+    }
+    s.push_str("</g>\n");
+    if node.href.is_some() {
+        s.push_str("</a>\n");
+    }
+}
+
+/// The texts of a box: its name (and type), or its icon with the name below.
+fn write_labels(s: &mut String, pn: &PlacedNode, stroke: &str) {
+    let node = &pn.node;
+    let (x, y, w, h) = (pn.x, pn.y, node.w, node.h);
     let cx = x + 0.5 * w;
     let cy = y + 0.5 * h;
-    if node.terminal {
+    let name = |s: &mut String, ty: f64| {
         let _ = writeln!(
             s,
             r##"<text x="{}" y="{}" font-size="{NAME_FONT}" font-weight="bold" text-anchor="middle" fill="#222222">{}</text>"##,
             n(cx),
-            n(cy + 4.0),
+            n(ty),
             escape(&node.name)
         );
+    };
+    if node.terminal {
+        name(s, cy + 4.0);
+    } else if let Some(icon) = &node.icon {
+        let inputs: Vec<(f64, f64)> = node
+            .ports
+            .iter()
+            .zip(&pn.port_pos)
+            .filter(|(p, _)| p.kind == PortKind::In)
+            .map(|(_, &q)| q)
+            .collect();
+        icons::write(s, icon, (x, y, w, h), stroke, &inputs);
+        name(s, y + h + LABEL_BELOW - 3.0);
     } else {
         let _ = writeln!(
             s,
@@ -187,24 +226,11 @@ fn write_node(s: &mut String, pn: &PlacedNode) {
             n(cy - 4.0),
             escape(&node.type_label)
         );
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" font-size="{NAME_FONT}" font-weight="bold" text-anchor="middle" fill="#222222">{}</text>"##,
-            n(cx),
-            n(cy + 11.0),
-            escape(&node.name)
-        );
-    }
-    for (port, &(px, py)) in node.ports.iter().zip(&pn.port_pos) {
-        write_port(s, port, px, py, node.terminal);
-    }
-    s.push_str("</g>\n");
-    if node.href.is_some() {
-        s.push_str("</a>\n");
+        name(s, cy + 11.0);
     }
 }
 
-fn write_port(s: &mut String, port: &super::Port, px: f64, py: f64, terminal: bool) {
+fn write_port(s: &mut String, port: &Port, px: f64, py: f64, terminal: bool) {
     let out = if port.side == Side::Left { -1.0 } else { 1.0 };
     match port.kind {
         PortKind::In => {
