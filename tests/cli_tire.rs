@@ -145,8 +145,8 @@ fn tire_table_holds_the_magic_formula_and_the_curve_at_every_pair() {
     ]);
     assert_eq!(o.status.code(), Some(0));
     let text = std::fs::read_to_string(&csv).unwrap();
-    // The default lists: 41 slip ratios by 31 slip angles.
-    assert_eq!(text.lines().count(), 1 + 41 * 31);
+    // The default lists: 201 slip ratios by 61 slip angles.
+    assert_eq!(text.lines().count(), 1 + 201 * 61);
     let _ = std::fs::remove_dir_all(&d);
 }
 
