@@ -804,6 +804,20 @@ fn overlay(paths: &[PathBuf], runs: &[SimResult], x: &str, names: &[&str]) -> Si
         cols.extend(names.iter().map(|n| format!("{l}: {n}")));
     }
     let mut out = SimResult::new("overlay", cols);
+    // Each overlaid column keeps its run's unit (the abscissa that of the first run).
+    let unit_of = |r: &SimResult, n: &str| -> Option<String> {
+        if n == "time" {
+            return Some("s".into());
+        }
+        r.index_of(n)
+            .and_then(|k| r.units.get(k).cloned().flatten())
+    };
+    out.units = std::iter::once(runs.first().and_then(|r| unit_of(r, x)))
+        .chain(
+            runs.iter()
+                .flat_map(|r| names.iter().map(move |n| unit_of(r, n))),
+        )
+        .collect();
     for (i, r) in runs.iter().enumerate() {
         if i > 0 {
             out.time.push(f64::NAN);
@@ -892,13 +906,37 @@ fn plot(
         .unwrap_or_else(|| "plot".into());
     let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
     let mut scope = drivelink_plots::quick_scope(&stem, &shown, o.unit);
-    scope.title = o.title.map(str::to_string);
+    scope.title = Some(
+        o.title
+            .map_or_else(|| default_title(&names, xy, results), str::to_string),
+    );
     scope.ylim = o.ylim;
     scope.x = xy.map(str::to_string);
-    let bytes = if is_svg {
-        drivelink_plots::render_scope_svg_view(&res, &scope, o.view).map(String::into_bytes)
+    // Without --unit every signal shows in its recorded SI unit: two units take the left
+    // and right axes, and the axes say what they are.
+    if o.unit.is_none() {
+        for sig in scope.panels.iter_mut().flatten() {
+            let si = res
+                .index_of(&sig.signal)
+                .and_then(|k| res.units.get(k).cloned().flatten());
+            sig.unit = si.filter(|u| drivelink_core::DisplayUnit::parse(u).is_some());
+        }
+    }
+    // Results files name the abscissa with its unit (a table names its column).
+    let results_view;
+    let view = if table.is_none() {
+        results_view = drivelink_plots::View {
+            xlim: o.view.xlim,
+            x_title: None,
+        };
+        &results_view
     } else {
-        drivelink_plots::render_scope_png_view(&res, &scope, o.view)
+        o.view
+    };
+    let bytes = if is_svg {
+        drivelink_plots::render_scope_svg_view(&res, &scope, view).map(String::into_bytes)
+    } else {
+        drivelink_plots::render_scope_png_view(&res, &scope, view)
     };
     let bytes = match bytes {
         Ok(b) => b,
@@ -919,6 +957,28 @@ fn plot(
         return 1;
     }
     console::print(&format!("wrote {}\n", out.display()))
+}
+
+/// A plot's title from what it shows: the signals (`engine.w, engine.tau`), against the
+/// abscissa for an XY plot (`car.y vs car.x`), and the runs when several are overlaid.
+fn default_title(names: &[&str], xy: Option<&str>, results: &[PathBuf]) -> String {
+    let mut t = names.join(", ");
+    if let Some(x) = xy.filter(|&x| x != "time") {
+        t = format!("{t} vs {x}");
+    }
+    if results.len() > 1 {
+        let runs: Vec<String> = results
+            .iter()
+            .map(|p| {
+                p.parent().and_then(|d| d.file_name()).map_or_else(
+                    || p.display().to_string(),
+                    |d| d.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        t = format!("{t}: {}", runs.join(", "));
+    }
+    t
 }
 
 /// What `plot` draws: the result (a table's rows, one results file, or several overlaid
@@ -1061,16 +1121,33 @@ fn check_unit_fits(
     Ok(())
 }
 
+/// The SI units of the columns `names` of a results file, as the `summary.json` beside it
+/// records them (`units`); empty when there is none (a table of another origin).
+fn recorded_units(results: &Path, names: &[String]) -> Vec<Option<String>> {
+    let Some(units) = std::fs::read_to_string(results.with_file_name("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("units").cloned())
+    else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .map(|n| units.get(n).and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 /// Read a `results.csv` and check that it has the `names` columns (exit code 2 otherwise).
 fn read_results(results: &Path, names: &[&str]) -> Result<SimResult, u8> {
     let file = std::fs::File::open(results).map_err(|e| {
         console::error(format_args!("cannot read {}: {e}", results.display()));
         2
     })?;
-    let res = SimResult::read_csv(std::io::BufReader::new(file), "results").map_err(|e| {
+    let mut res = SimResult::read_csv(std::io::BufReader::new(file), "results").map_err(|e| {
         console::error(format_args!("{}: {e}", results.display()));
         2
     })?;
+    res.units = recorded_units(results, &res.names);
     let mut bad = false;
     for n in names {
         if res.index_of(n).is_none() {

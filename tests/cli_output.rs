@@ -403,3 +403,57 @@ fn timeout_takes_a_time_with_a_unit() {
         text(&o).1
     );
 }
+
+/// `drivelink plot` of a results file with its summary.json: the title says what is
+/// plotted (it was the output file's name), each signal shows in its recorded unit with
+/// two units on the left and right axes, and an XY plot's `--xlim` limits the x signal and
+/// fits y to what is in that window (it kept the y range of the whole run).
+#[test]
+fn plot_titles_from_signals_puts_two_units_on_two_axes_and_refits_an_xy_window() {
+    let dir = temp_dir("plot_units");
+    let run = dir.join("turn");
+    std::fs::create_dir_all(&run).unwrap();
+    // A quarter circle of radius 100 m at 10 m/s: x = 100·sin(t/10), y = 100·(1 − cos(t/10)).
+    let mut csv = String::from("time,car.x,car.y,car.speed,car.r\n");
+    for k in 0..=157 {
+        let t = k as f64 * 0.1;
+        let a = t / 10.0;
+        csv += &format!(
+            "{t},{},{},10,0.1\n",
+            100.0 * a.sin(),
+            100.0 * (1.0 - a.cos())
+        );
+    }
+    std::fs::write(run.join("results.csv"), csv).unwrap();
+    let units = r#"{"units": {"car.x": "m", "car.y": "m", "car.speed": "m/s", "car.r": "rad/s"}}"#;
+    std::fs::write(run.join("summary.json"), units).unwrap();
+    let svg = |args: &[&str], name: &str| -> String {
+        let o = drivelink()
+            .arg("plot")
+            .arg(run.join("results.csv"))
+            .args(args)
+            .arg("--out")
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+        std::fs::read_to_string(dir.join(name)).unwrap()
+    };
+    let two = svg(&["--signals", "car.speed,car.r"], "two.svg");
+    assert!(two.contains("car.speed, car.r"), "title from the signals");
+    assert!(!two.contains(">two<"), "not the file name as title");
+    assert!(two.contains("car.speed [m/s]") && two.contains("car.r [rad/s]"));
+    // The window x in [0, 20] m holds y up to 100·(1 − cos(asin(0.2))) = 2.02 m: the y
+    // axis is fitted to that (equal scaling makes it span about as many metres as fit the
+    // plot's height at the x scale), not to the whole run's 100 m.
+    let xy = svg(
+        &["--x", "car.x", "--signals", "car.y", "--xlim", "0,20"],
+        "xy.svg",
+    );
+    assert!(xy.contains("car.y vs car.x"), "XY title");
+    assert!(xy.contains("car.x [m]"), "x axis with its unit");
+    assert!(
+        !xy.contains(">100<") && !xy.contains(">80<"),
+        "y still spans the whole run"
+    );
+}

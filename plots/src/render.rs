@@ -722,6 +722,10 @@ fn event_markers(
     Ok(ts)
 }
 
+/// Samples are marked when the visible ones of a signal are at least this many pixels
+/// apart on average (a zoomed-in window).
+const SAMPLE_MARK_PX: usize = 12;
+
 impl<'a> Plan<'a> {
     /// Validates `scope` against `result` and prepares the drawing of the time window
     /// `view.xlim` (all samples when `None`).
@@ -770,18 +774,20 @@ impl<'a> Plan<'a> {
         // per pixel on both axes, the data centred.
         let mut y_fixed = scope.ylim;
         // (Not against time: runs overlaid with `--x time` are no trajectory.)
+        // With `--xlim` the window is that x range, and y is fitted to the samples in it.
         let trajectory = xy
             && scope.x.as_deref() != Some("time")
             && plans.len() == 1
             && plans[0].panel.units.len() == 1
-            && view.xlim.is_none()
             && scope.ylim.is_none();
         if trajectory {
-            if let Some((xr, yr)) = plans[0]
-                .panel
-                .data_range_in(0, inside.clone())
-                .and_then(|y_data| equal_scaling(x_data, y_data, (plot_w, plot_h)))
-            {
+            let y_data = match view.xlim {
+                Some(w) => plans[0].panel.data_range_where(0, time, w),
+                None => plans[0].panel.data_range_in(0, inside.clone()),
+            };
+            if let Some((xr, yr)) = y_data.and_then(|y_data| {
+                equal_scaling(view.xlim.unwrap_or(x_data), y_data, (plot_w, plot_h))
+            }) {
                 x_axis = x_axis_over(xr, Some(xr), plot_w);
                 y_fixed = Some(yr);
             }
@@ -1215,6 +1221,18 @@ impl<'a> Plan<'a> {
                 px.push(px[0]);
             }
             self.draw_pixel_polyline(&plot_area, &px, &pattern, style, pixel_lines)?;
+        }
+        // Zoomed in so far that the samples stand apart: mark them, so the output points
+        // (and the solver's steps between them) show.
+        let n_pts: usize = segments.iter().map(Vec::len).sum();
+        if !self.xy && n_pts > 1 && n_pts * SAMPLE_MARK_PX <= plot_w {
+            let inside = |&(x, y): &(f64, f64)| x >= x0 && x <= x1 && y >= y0 && y <= y1;
+            let marks = segments
+                .iter()
+                .flatten()
+                .filter(|q| inside(q))
+                .map(|&q| Circle::new(q, m.line_w + 1, style.filled()));
+            chart.draw_series(marks).map_err(err)?;
         }
         Ok(())
     }

@@ -129,6 +129,32 @@ impl Panel<'_> {
     }
 }
 
+impl Panel<'_> {
+    /// The range of the values on y axis `axis` at the samples whose abscissa `xs[i]` lies
+    /// in `lo..=hi` (an XY scope's `--xlim`: the y range of what is in view).
+    pub fn data_range_where(
+        &self,
+        axis: usize,
+        xs: &[f64],
+        (lo, hi): (f64, f64),
+    ) -> Option<(f64, f64)> {
+        let mut r: Option<(f64, f64)> = None;
+        for s in self.signals.iter().filter(|s| s.axis == axis) {
+            for (&x, &v) in xs.iter().zip(s.values.iter()) {
+                let y = v * s.factor;
+                if !(x >= lo && x <= hi && y.is_finite()) {
+                    continue;
+                }
+                r = Some(match r {
+                    Some((a, b)) => (a.min(y), b.max(y)),
+                    None => (y, y),
+                });
+            }
+        }
+        r
+    }
+}
+
 /// The quantity a display unit measures, for naming an axis of several different signals.
 fn quantity_of(unit: &str) -> Option<&'static str> {
     Some(match unit {
