@@ -32,7 +32,10 @@
 //! outputs). Its force `λ` is the input torque `T_in`; each output receives
 //! `gear_ratio·T_in/2` (the 50/50 split). A coupling between the outputs (a friction joint
 //! of the network on `w_rel = w_right − w_left`) then transfers a torque `τ` from left to
-//! right: `tau_left = g·T_in/2 − τ`, `tau_right = g·T_in/2 + τ`. Locking is the network's
+//! right: `tau_left = g·T_in/2 − τ`, `tau_right = g·T_in/2 + τ`. The split is a parameter
+//! of the block ([`Differential::from_params`]): `TorqueSplitter` is this block with the
+//! row `w_input = g·(f·w_front + (1 − f)·w_rear)` and the outputs `g·f·T_in ∓ τ`,
+//! `g·(1 − f)·T_in ± τ` (`f = front_share`; an axle is `f = 0.5`). Locking is the network's
 //! exact stuck/slip event machine (as for clutches): the coupling locks when `w_rel`
 //! reaches zero and stays locked while the needed `|τ|` is within its capacity `C`;
 //! slipping, it transmits a kinetic torque `K` opposing `w_rel`.
