@@ -271,7 +271,44 @@ def parked_slope():
     return netlist("vd_parked_slope", "A 1500 kg car braked (3000 N·m per wheel) on a 10 % grade (RigidBody.gravity tilted by atan 0.1) with static friction at the contact patches (WheelCollider.static_friction): the patches stick at t = 0, settle a few millimetres into their springs and hold; the loads follow the inclined-plane moment balance. Without static_friction the same car creeps downhill at 0.037 m/s.", b, c, 10.0, scopes=scopes, extra_log=[f"{w}.patch_stuck" for w, _, _ in WHEELS])
 
 
+def awd():
+    """A four-wheel drive (centre TorqueSplitter, two open axle Differentials) pulling away
+    on split mu: the left wheels on ice spin, the open differentials hold the right wheels'
+    torque to what the left ones can take."""
+    b, c = car(v0="v0")
+    w0 = "3.7*v0/radius"
+    b += [
+        {"name": "throttle", "type": "Constant", "params": {"value": "drive_torque"}},
+        {"name": "motor", "type": "TorqueSource", "params": {}},
+        {"name": "input_shaft", "type": "Inertia", "params": {"J": 0.1, "w0": w0}},
+        {"name": "centre", "type": "TorqueSplitter", "params": {"type": "open", "front_share": "front_share"}},
+        {"name": "front_shaft", "type": "Inertia", "params": {"J": 0.02, "w0": w0}},
+        {"name": "rear_shaft", "type": "Inertia", "params": {"J": 0.02, "w0": w0}},
+        {"name": "front_diff", "type": "Differential", "params": {"type": "open", "gear_ratio": 3.7}},
+        {"name": "rear_diff", "type": "Differential", "params": {"type": "open", "gear_ratio": 3.7}},
+        {"name": "ice", "type": "Constant", "params": {"value": "mu_left"}},
+    ]
+    c += [["throttle.y", "motor.tau"], ["motor.flange", "input_shaft.flange", "centre.input"],
+          ["centre.front", "front_shaft.flange", "front_diff.input"], ["centre.rear", "rear_shaft.flange", "rear_diff.input"],
+          ["front_diff.left", "fl.hub"], ["front_diff.right", "fr.hub"], ["rear_diff.left", "rl.hub"], ["rear_diff.right", "rr.hub"],
+          ["ice.y", "fl.mu_scale", "rl.mu_scale"]]
+    scopes = [
+        {"name": "wheel_speeds", "title": "Wheel speeds", "signals": [sig(f"{w}.w", "rpm", w) for w, _, _ in WHEELS]},
+        {"name": "shaft_torques", "title": "Centre differential: input and front/rear shaft torques",
+         "signals": [sig("centre.tau_input", "N*m", "input"), sig("centre.tau_front", "N*m", "front"), sig("centre.tau_rear", "N*m", "rear")]},
+        {"name": "yaw", "title": "Yaw rate and yaw angle",
+         "panels": [[sig("car.r", "rad/s", "yaw rate")], [sig("car.yaw", "deg", "yaw")]]},
+        {"name": "slips", "title": "Forward slips",
+         "signals": [sig(f"{w}.forward_slip", "m/s", w) for w, _, _ in WHEELS]},
+        {"name": "speed", "title": "Speed", "signals": [sig("car.speed", "km/h", "speed")]},
+        trajectory(),
+    ]
+    return netlist("vd_awd", "A four-wheel drive car from 5 m/s: a constant torque on the centre differential (TorqueSplitter, open, 40 % to the front) and two open axle differentials (3.7:1), the left wheels on ice (mu_scale 0.2). The centre differential splits the torque 40/60 whatever the wheels do; each open axle differential gives its wheels equal torques, so the iced left wheels spin up and hold the right wheels' drive to what they can take. Set the centre's type to locked to tie the front and rear shafts together.", b, c, 4.0, scopes=scopes,
+                   params={"drive_torque": "450 N*m", "v0": "5 m/s", "front_share": 0.4, "mu_left": 0.2},
+                   extra_log=["centre.tau_input", "centre.tau_front", "centre.tau_rear", "centre.w_front", "centre.w_rear", "centre.w_rel"])
+
+
 if __name__ == "__main__":
-    for d in [static(), turn("open"), turn("locked"), brake_turn(True), brake_turn(False), split_mu(), full_car(), parked_slope()]:
+    for d in [static(), turn("open"), turn("locked"), brake_turn(True), brake_turn(False), split_mu(), full_car(), parked_slope(), awd()]:
         write(d)
         print("wrote", d["name"])

@@ -32,7 +32,10 @@
 //! outputs). Its force `λ` is the input torque `T_in`; each output receives
 //! `gear_ratio·T_in/2` (the 50/50 split). A coupling between the outputs (a friction joint
 //! of the network on `w_rel = w_right − w_left`) then transfers a torque `τ` from left to
-//! right: `tau_left = g·T_in/2 − τ`, `tau_right = g·T_in/2 + τ`. Locking is the network's
+//! right: `tau_left = g·T_in/2 − τ`, `tau_right = g·T_in/2 + τ`. The split is a parameter
+//! of the block ([`Differential::from_params`]): `TorqueSplitter` is this block with the
+//! row `w_input = g·(f·w_front + (1 − f)·w_rear)` and the outputs `g·f·T_in ∓ τ`,
+//! `g·(1 − f)·T_in ± τ` (`f = front_share`; an axle is `f = 0.5`). Locking is the network's
 //! exact stuck/slip event machine (as for clutches): the coupling locks when `w_rel`
 //! reaches zero and stays locked while the needed `|τ|` is within its capacity `C`;
 //! slipping, it transmits a kinetic torque `K` opposing `w_rel`.
@@ -132,31 +135,75 @@ pub enum DiffType {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    let deg = |d: f64| d * std::f64::consts::PI / 180.0;
+    let mut params = vec![
+        ParamSpec::with(
+            "type",
+            ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]),
+            ParamDefault::Value(json!("viscous")),
+            "coupling type",
+        ),
+        ParamSpec::number(
+            "gear_ratio",
+            "1",
+            3.7,
+            "input to output reduction ratio (final ratio, > 0)",
+        ),
+    ];
+    params.extend(coupling_specs());
+    params.extend([
+        ParamSpec::number(
+            "torque_preload",
+            "N*m",
+            0.0,
+            "torque bias: minimum torque coupling the outputs (>= 0)",
+        ),
+        ParamSpec::number(
+            "power_ratio",
+            "1",
+            5.0,
+            "torque bias: max torque ratio n:1 in power (forward input torque, >= 1)",
+        ),
+        ParamSpec::number(
+            "coast_ratio",
+            "1",
+            5.0,
+            "torque bias: max torque ratio n:1 in coast (reverse input torque, >= 1; 1 = open)",
+        ),
+    ]);
+    params.extend(sensing_specs());
     reg(
         r,
         "Differential",
         "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
         "input[rot], left[rot], right[rot], heat[heat] (optional)",
-        vec![
-            ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch_pack", "torque_bias"]), ParamDefault::Value(json!("viscous")), "coupling type"),
-            ParamSpec::number("gear_ratio", "1", 3.7, "input to output reduction ratio (final ratio, > 0)"),
-            ParamSpec::number("preload", "N*m", 0.0, "viscous: minimum torque coupling the outputs (>= 0)"),
-            ParamSpec::number("power_stiffness", "1", 0.2, "viscous: lock ratio in power (forward input torque): fraction of a locked differential's transfer, 0 = open, 1 = locked"),
-            ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: lock ratio in coast (reverse input torque), 0 = open, 1 = locked"),
-            ParamSpec::optional("viscous_coefficient", ParamKind::Number { unit: "N*m*s/rad" }, "viscous, alternative to the lock ratio: coupling torque preload + c·|w_rel| (>= 0); when given, the stiffnesses are not used"),
-            ParamSpec::number("clutch_preload", "N*m", 50.0, "clutch pack: minimum torque transfer (>= 0)"),
-            ParamSpec::number("clutch_friction", "1", 0.4, "clutch pack: friction coefficient of the pack (>= 0)"),
-            ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power (forward input torque), in (0, 90 deg]"),
-            ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast (reverse input torque), in (0, 90 deg]; 90 deg = no ramp (1-way LSD)"),
-            ParamSpec::number("torque_preload", "N*m", 0.0, "torque bias: minimum torque coupling the outputs (>= 0)"),
-            ParamSpec::number("power_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in power (forward input torque, >= 1)"),
-            ParamSpec::number("coast_ratio", "1", 5.0, "torque bias: max torque ratio n:1 in coast (reverse input torque, >= 1; 1 = open)"),
-            ParamSpec::number("torque_sense_time", "s", 0.005, "time constant of the input-torque lag used by torque-sensing capacities (> 0)"),
-            ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "final-drive mesh efficiency in (0, 1] in both directions of power flow (default 1: lossless): a LossyGear with lossTable [[0, efficiency, efficiency, 0, 0]] between input and carrier; it can lock when driven from the wrong side; the loss power goes to the heat port"),
-        ],
+        params,
         build,
     );
+}
+
+/// The coupling parameters shared by `Differential` and `TorqueSplitter` (viscous and
+/// clutch pack).
+pub(crate) fn coupling_specs() -> Vec<ParamSpec> {
+    let deg = |d: f64| d * std::f64::consts::PI / 180.0;
+    vec![
+        ParamSpec::number("preload", "N*m", 0.0, "viscous: minimum torque coupling the outputs (>= 0)"),
+        ParamSpec::number("power_stiffness", "1", 0.2, "viscous: lock ratio in power (forward input torque): fraction of a locked differential's transfer, 0 = open, 1 = locked"),
+        ParamSpec::number("coast_stiffness", "1", 0.2, "viscous: lock ratio in coast (reverse input torque), 0 = open, 1 = locked"),
+        ParamSpec::optional("viscous_coefficient", ParamKind::Number { unit: "N*m*s/rad" }, "viscous, alternative to the lock ratio: coupling torque preload + c·|w_rel| (>= 0); when given, the stiffnesses are not used"),
+        ParamSpec::number("clutch_preload", "N*m", 50.0, "clutch pack: minimum torque transfer (>= 0)"),
+        ParamSpec::number("clutch_friction", "1", 0.4, "clutch pack: friction coefficient of the pack (>= 0)"),
+        ParamSpec::number("power_angle", "rad", deg(45.0), "clutch pack: ramp angle in power (forward input torque), in (0, 90 deg]"),
+        ParamSpec::number("coast_angle", "rad", deg(80.0), "clutch pack: ramp angle in coast (reverse input torque), in (0, 90 deg]; 90 deg = no ramp (1-way LSD)"),
+    ]
+}
+
+/// The torque-sensing lag and the mesh efficiency, shared by `Differential` and
+/// `TorqueSplitter`.
+pub(crate) fn sensing_specs() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::number("torque_sense_time", "s", 0.005, "time constant of the input-torque lag used by torque-sensing capacities (> 0)"),
+        ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "final-drive mesh efficiency in (0, 1] in both directions of power flow (default 1: lossless): a LossyGear with lossTable [[0, efficiency, efficiency, 0, 0]] between input and carrier; it can lock when driven from the wrong side; the loss power goes to the heat port"),
+    ]
 }
 
 fn angle(p: &Params, name: &str) -> Result<f64, ParamError> {
@@ -201,69 +248,126 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
             ))
         }
     };
-    let g = p.positive("gear_ratio")?;
-    if !g.is_finite() {
-        return Err(p.invalid("gear_ratio", "must be finite"));
-    }
-    let ratio = |name: &str| -> Result<f64, ParamError> {
-        let n = finite(p, name)?;
-        if n < 1.0 {
-            return Err(p.invalid(name, format!("must be >= 1 (n:1 torque ratio), got {n}")));
+    Ok(Box::new(Differential::from_params(p, kind, 0.5, &AXLE)?))
+}
+
+/// Names of a differential's outputs and the variables about them: the left and right
+/// wheels of an axle (`Differential`), or the front and rear axles (`TorqueSplitter`).
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub type_name: &'static str,
+    /// Output port names (first, second).
+    pub ports: [&'static str; 2],
+    /// Variable names: speeds, torques (first, second).
+    pub w: [&'static str; 2],
+    pub tau: [&'static str; 2],
+    /// Docs of the speeds, the torques and `w_rel`.
+    pub w_doc: [&'static str; 2],
+    pub tau_doc: [&'static str; 2],
+    pub w_rel_doc: &'static str,
+}
+
+/// The final drive of an axle: left and right.
+pub(crate) const AXLE: Layout = Layout {
+    type_name: "Differential",
+    ports: ["left", "right"],
+    w: ["w_left", "w_right"],
+    tau: ["tau_left", "tau_right"],
+    w_doc: ["left output speed", "right output speed"],
+    tau_doc: [
+        "torque delivered to the left output",
+        "torque delivered to the right output",
+    ],
+    w_rel_doc: "w_right − w_left",
+};
+
+impl Differential {
+    /// The differential of resolved parameters `p` with coupling `kind`, the first output's
+    /// share `split` of the carrier torque (0.5 for an axle) and the names of `layout`.
+    pub(crate) fn from_params(
+        p: &Params,
+        kind: DiffType,
+        split: f64,
+        layout: &'static Layout,
+    ) -> Result<Differential, ParamError> {
+        let g = p.positive("gear_ratio")?;
+        if !g.is_finite() {
+            return Err(p.invalid("gear_ratio", "must be finite"));
         }
-        Ok(n)
-    };
-    let cv = match p.opt_num("viscous_coefficient")? {
-        Some(_) => Some(non_neg_finite(p, "viscous_coefficient")?),
-        None => None,
-    };
-    let ts = p.positive("torque_sense_time")?;
-    if !ts.is_finite() {
-        return Err(p.invalid("torque_sense_time", "must be finite"));
-    }
-    let (pa, ca) = (angle(p, "power_angle")?, angle(p, "coast_angle")?);
-    let (pn, cn) = (ratio("power_ratio")?, ratio("coast_ratio")?);
-    // Only the torque-sensing capacities read T_sensed (and only they have power and coast
-    // settings that differ in effect); the others carry no lag state and no power/coast
-    // guard, which would cost accuracy control and events for nothing.
-    let stiffness = [
-        in_range(p, "power_stiffness", 0.0, 1.0)?,
-        in_range(p, "coast_stiffness", 0.0, 1.0)?,
-    ];
-    let senses = match kind {
-        DiffType::Open | DiffType::Locked => false,
-        // A lock ratio of 0 (open) or 1 (locked) on both sides reads neither the torque
-        // nor the side.
-        DiffType::Viscous => {
-            let [sp, sc] = stiffness;
-            cv.is_none() && !(sp == sc && (sp == 0.0 || sp >= 1.0))
+        let ratio = |name: &str| -> Result<f64, ParamError> {
+            if !p.has(name) {
+                // A coupling without torque-bias settings (`TorqueSplitter`).
+                return Ok(1.0);
+            }
+            let n = finite(p, name)?;
+            if n < 1.0 {
+                return Err(p.invalid(name, format!("must be >= 1 (n:1 torque ratio), got {n}")));
+            }
+            Ok(n)
+        };
+        let cv = match p.opt_num("viscous_coefficient")? {
+            Some(_) => Some(non_neg_finite(p, "viscous_coefficient")?),
+            None => None,
+        };
+        let ts = p.positive("torque_sense_time")?;
+        if !ts.is_finite() {
+            return Err(p.invalid("torque_sense_time", "must be finite"));
         }
-        DiffType::ClutchPack | DiffType::TorqueBias => true,
-    };
-    Ok(Box::new(Differential {
-        senses,
-        kind,
-        g,
-        preload: non_neg_finite(p, "preload")?,
-        stiffness,
-        cv,
-        clutch_preload: non_neg_finite(p, "clutch_preload")?,
-        clutch_friction: non_neg_finite(p, "clutch_friction")?,
-        ramp: [ramp_factor(pa), ramp_factor(ca)],
-        torque_preload: non_neg_finite(p, "torque_preload")?,
-        bias: [
-            (pn - 1.0) / (2.0 * (pn + 1.0)),
-            (cn - 1.0) / (2.0 * (cn + 1.0)),
-        ],
-        ts,
-        loss: MeshLoss::from_efficiency(p, "efficiency")?,
-        power: true,
-        first: FirstCall::armed(),
-    }))
+        let (pa, ca) = (angle(p, "power_angle")?, angle(p, "coast_angle")?);
+        let (pn, cn) = (ratio("power_ratio")?, ratio("coast_ratio")?);
+        // Only the torque-sensing capacities read T_sensed (and only they have power and coast
+        // settings that differ in effect); the others carry no lag state and no power/coast
+        // guard, which would cost accuracy control and events for nothing.
+        let stiffness = [
+            in_range(p, "power_stiffness", 0.0, 1.0)?,
+            in_range(p, "coast_stiffness", 0.0, 1.0)?,
+        ];
+        let senses = match kind {
+            DiffType::Open | DiffType::Locked => false,
+            // A lock ratio of 0 (open) or 1 (locked) on both sides reads neither the torque
+            // nor the side.
+            DiffType::Viscous => {
+                let [sp, sc] = stiffness;
+                cv.is_none() && !(sp == sc && (sp == 0.0 || sp >= 1.0))
+            }
+            DiffType::ClutchPack | DiffType::TorqueBias => true,
+        };
+        Ok(Differential {
+            senses,
+            split,
+            layout,
+            kind,
+            g,
+            preload: non_neg_finite(p, "preload")?,
+            stiffness,
+            cv,
+            clutch_preload: non_neg_finite(p, "clutch_preload")?,
+            clutch_friction: non_neg_finite(p, "clutch_friction")?,
+            ramp: [ramp_factor(pa), ramp_factor(ca)],
+            torque_preload: if p.has("torque_preload") {
+                non_neg_finite(p, "torque_preload")?
+            } else {
+                0.0
+            },
+            bias: [
+                (pn - 1.0) / (2.0 * (pn + 1.0)),
+                (cn - 1.0) / (2.0 * (cn + 1.0)),
+            ],
+            ts,
+            loss: MeshLoss::from_efficiency(p, "efficiency")?,
+            power: true,
+            first: FirstCall::armed(),
+        })
+    }
 }
 
 /// The differential block.
 #[derive(Debug, Clone)]
 pub struct Differential {
+    /// The first output's (left, front) share of the carrier torque: 0.5 for an axle.
+    split: f64,
+    /// Port and variable names.
+    layout: &'static Layout,
     /// Whether the capacity depends on the sensed input torque (the lag state and the
     /// power/coast guard exist only then).
     senses: bool,
@@ -385,13 +489,13 @@ impl Differential {
 
 impl Block for Differential {
     fn type_name(&self) -> &'static str {
-        "Differential"
+        self.layout.type_name
     }
     fn ports(&self) -> Vec<PortDecl> {
         vec![
             PortDecl::rot("input"),
-            PortDecl::rot("left"),
-            PortDecl::rot("right"),
+            PortDecl::rot(self.layout.ports[0]),
+            PortDecl::rot(self.layout.ports[1]),
             PortDecl::loss_heat("heat"),
         ]
     }
@@ -412,10 +516,12 @@ impl Block for Differential {
         }
     }
     fn mech(&self) -> MechDecl {
-        let h = 0.5 * self.g;
+        // w_input = g·(split·w_first + (1 − split)·w_second): its force λ = T_in gives the
+        // outputs g·split·λ and g·(1 − split)·λ (0.5·g each on an axle).
+        let (h1, h2) = (self.g * self.split, self.g * (1.0 - self.split));
         let mut m = MechDecl {
             constraints: vec![Constraint {
-                row: Row(vec![(0, -1.0), (1, h), (2, h)]),
+                row: Row(vec![(0, -1.0), (1, h1), (2, h2)]),
                 kind: RowKind::Velocity,
             }],
             frictions: vec![FrictionDecl {
@@ -535,13 +641,12 @@ impl Block for Differential {
         changed
     }
     fn variables(&self) -> Vec<VarDecl> {
+        let l = self.layout;
         vec![
-            VarDecl::new("w_left", VarSource::Speed(1), "rad/s").doc("left output speed"),
-            VarDecl::new("w_right", VarSource::Speed(2), "rad/s").doc("right output speed"),
-            VarDecl::new("tau_left", VarSource::Custom(0), "N*m")
-                .doc("torque delivered to the left output"),
-            VarDecl::new("tau_right", VarSource::Custom(1), "N*m")
-                .doc("torque delivered to the right output"),
+            VarDecl::new(l.w[0], VarSource::Speed(1), "rad/s").doc(l.w_doc[0]),
+            VarDecl::new(l.w[1], VarSource::Speed(2), "rad/s").doc(l.w_doc[1]),
+            VarDecl::new(l.tau[0], VarSource::Custom(0), "N*m").doc(l.tau_doc[0]),
+            VarDecl::new(l.tau[1], VarSource::Custom(1), "N*m").doc(l.tau_doc[1]),
             VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
                 .doc("lock coupling mode: −1/1 sliding, 0 locked, 2 free"),
             VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
@@ -551,7 +656,7 @@ impl Block for Differential {
             VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
                 .doc("torque transferred between the outputs by the locking coupling"),
             VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
-                .doc("w_right − w_left"),
+                .doc(l.w_rel_doc),
             VarDecl::new("power_mode", VarSource::Custom(4), "1")
                 .doc("1 power (forward input torque), 0 coast (types without a torque-sensing capacity: from the unlagged torque's sign)"),
             VarDecl::new("tau_loss", VarSource::Custom(5), "N*m")
@@ -567,11 +672,11 @@ impl Block for Differential {
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let half = 0.5 * self.g * cx.lambda(L_ROW);
+        let lambda = cx.lambda(L_ROW);
         let tau = cx.lambda(L_COUPLING);
         match i {
-            0 => half - tau,
-            1 => half + tau,
+            0 => self.g * self.split * lambda - tau,
+            1 => self.g * (1.0 - self.split) * lambda + tau,
             2 => self.input_torque(cx),
             3 => self.sensed(cx),
             4 => {

@@ -4,7 +4,8 @@
 //! `BrakeSystem` (pedal/handbrake to per-wheel torques with bias) and `Abs` (discrete-time
 //! anti-lock modulator); and the vehicle-dynamics blocks on a 6-DOF `frame` body:
 //! `RigidBody`, `WheelCollider` (Unity semantics; friction curves or Pacejka's Magic
-//! Formula, [`magic_formula`]), `Aero`, `Steering`.
+//! Formula, [`magic_formula`]), `AntiRollBar` (between the two wheels of an axle),
+//! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`.
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -23,6 +24,7 @@ use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 
 pub mod abs;
 pub mod aero;
+pub mod anti_roll_bar;
 pub mod body;
 pub mod brakes;
 pub mod differential;
@@ -30,6 +32,7 @@ pub mod magic_formula;
 pub mod rigid_body;
 pub mod steering;
 pub mod tire;
+pub mod torque_splitter;
 pub mod wheel_collider;
 
 pub use tire::{curve_slip, friction_curve};
@@ -69,10 +72,12 @@ pub fn register(r: &mut Registry) {
     tire::register(r);
     body::register(r);
     differential::register(r);
+    torque_splitter::register(r);
     brakes::register(r);
     abs::register(r);
     rigid_body::register(r);
     wheel_collider::register(r);
+    anti_roll_bar::register(r);
     aero::register(r);
     steering::register(r);
 }

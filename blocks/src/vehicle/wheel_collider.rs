@@ -120,6 +120,22 @@ use drivelink_core::{EventCx, EventTag, G};
 /// Bump-stop stiffness as a multiple of `spring`, beyond full compression.
 pub const BUMP_STOP_FACTOR: f64 = 10.0;
 
+/// The least world height of the body's z axis (unit vector) at which a suspension ray
+/// points down to the ground (`AntiRollBar` uses the same test).
+pub(crate) const AXIS_DOWN: f64 = 1e-6;
+
+/// The suspension force `susp` (N along the axis) with the anti-roll bar's `bar` added:
+/// `(total, own)`, the ground's `max(0, susp + bar)` and the part the wheel applies itself,
+/// `total − bar` (exactly `susp` while the ground pushes; the bar applies `bar`).
+fn with_bar(susp: f64, bar: f64) -> (f64, f64) {
+    let total = susp + bar;
+    if total >= 0.0 {
+        (total, susp)
+    } else {
+        (0.0, -bar)
+    }
+}
+
 const FORWARD: &[RecordField] = &[
     RecordField {
         name: "extremum_slip",
@@ -180,7 +196,7 @@ pub(crate) fn register(r: &mut Registry) {
         r,
         "WheelCollider",
         "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently; opt-in static friction at the patch (static_friction: stick/slip modes at located events, a braked car on a grade stays put).",
-        "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1) -> forward_slip[out], sideways_slip[out], fz[out], w[out], peak_slip[out]",
+        "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1), bar_force[in] (optional, 0: an AntiRollBar's force on this wheel, N along the suspension axis, added to the suspension force before the ground's max(0, ·)) -> forward_slip[out], sideways_slip[out], fz[out] (computed after the network solve), w[out], peak_slip[out], compression[out] (m from full extension, < 0 in the air; −(suspension_distance + radius) while the axis cannot meet the ground: on its side, upside down, or its mount below the ground)",
         vec![
             ParamSpec::number("mass", "kg", 20.0, "wheel mass: sets the spin inertia 0.5·mass·radius² unless inertia is given (not added to the body)"),
             ParamSpec::optional("inertia", ParamKind::Number { unit: "kg*m^2" }, "spin inertia (> 0), instead of 0.5·mass·radius²"),
@@ -572,6 +588,9 @@ const HUB: usize = 1;
 const IN_BRAKE: usize = 0;
 const IN_STEER: usize = 1;
 const IN_MU: usize = 2;
+const IN_BAR: usize = 3;
+/// The `fz` output: computed after the network solve (see `output_needs_network`).
+const OUT_FZ: usize = 2;
 
 /// The contact state of a wheel at one instant.
 #[derive(Debug, Clone, Copy, Default)]
@@ -580,8 +599,11 @@ pub struct Contact {
     pub c: f64,
     /// Whether the ground is within reach.
     pub grounded: bool,
-    /// Normal load (suspension force), N.
+    /// Normal load (the vertical ground force, anti-roll bar included), N.
     pub fz: f64,
+    /// The vertical force the wheel itself applies to the body, N: `fz` less the
+    /// anti-roll bar's part, which the `AntiRollBar` applies (equal to `fz` without a bar).
+    own: f64,
     /// Forward and sideways slip velocities, m/s.
     pub sx: f64,
     /// Sideways slip velocity, m/s.
@@ -650,7 +672,12 @@ impl WheelCollider {
     /// The contact of the wheel with the body in state `st`, spin `w`, steer `steer` and
     /// friction multiplier `mu`.
     pub fn contact(&self, st: &FrameState, w: f64, steer: f64, mu: f64) -> Contact {
-        let mut k = self.kinematics(st, w, steer);
+        self.contact_with(st, w, steer, mu, 0.0)
+    }
+    /// [`WheelCollider::contact`] with the anti-roll bar's force `bar` (N, along the
+    /// suspension axis) added to the suspension force.
+    fn contact_with(&self, st: &FrameState, w: f64, steer: f64, mu: f64, bar: f64) -> Contact {
+        let mut k = self.kinematics(st, w, steer, bar);
         if !k.grounded {
             return k;
         }
@@ -682,7 +709,7 @@ impl WheelCollider {
         let zz = r[2][2];
         // The world height of the mount point.
         let hc = st.pos()[2] + dot(r[2], self.center);
-        if !(zz > 1e-6) {
+        if !(zz > AXIS_DOWN) {
             // The axis points sideways or up: the ray never meets the ground.
             return Ray {
                 c: self.no_ground(),
@@ -710,8 +737,9 @@ impl WheelCollider {
     }
     /// The contact's geometry, normal load and slips, without the tire forces (`fx`, `fy`
     /// zero): all the block's outputs need, evaluated once more per evaluation than the
-    /// forces.
-    fn kinematics(&self, st: &FrameState, w: f64, steer: f64) -> Contact {
+    /// forces. `bar`: the anti-roll bar's force along the axis (N), added to the
+    /// suspension force before the ground's `max(0, ·)`.
+    fn kinematics(&self, st: &FrameState, w: f64, steer: f64, bar: f64) -> Contact {
         let ray = self.ray(st);
         let mut k = Contact {
             c: if ray.meets { ray.c } else { self.no_ground() },
@@ -733,7 +761,17 @@ impl WheelCollider {
         let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
         // The suspension force along the axis; the ground's normal force (the tire load)
         // is the vertical force whose axis component it is.
-        k.fz = (self.spring * (c - c0) + self.damper * cdot + bump).max(0.0) * inv_zz;
+        let susp = self.spring * (c - c0) + self.damper * cdot + bump;
+        if bar == 0.0 {
+            k.fz = susp.max(0.0) * inv_zz;
+            k.own = k.fz;
+        } else {
+            // The bar adds to the load but the ground never pulls; the wheel applies its
+            // own part, the bar (a couple of `AntiRollBar`) the rest.
+            let (total, own) = with_bar(susp, bar);
+            k.fz = total * inv_zz;
+            k.own = own * inv_zz;
+        }
         k.app = [g_body[0], g_body[1], g_body[2] + self.app];
         k.vg = vg;
         let [hx, hy] = heading(r, steer);
@@ -751,7 +789,7 @@ impl WheelCollider {
     }
     fn contact_of(&self, cx: &Cx) -> Contact {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
-            let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+            let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
             if k.grounded {
                 let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
                 k.fx = fx * k.fz;
@@ -759,7 +797,13 @@ impl WheelCollider {
             }
             return k;
         }
-        self.contact(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_MU))
+        self.contact_with(
+            cx.frame(BODY),
+            cx.v(HUB),
+            cx.u(IN_STEER),
+            cx.u(IN_MU),
+            cx.u(IN_BAR),
+        )
     }
     /// Custom variable `i` (see `variables`) given the contact `k` at this instant.
     fn var_of(&self, k: &Contact, cx: &Cx, i: usize) -> f64 {
@@ -771,8 +815,42 @@ impl WheelCollider {
             4 => f64::from(u8::from(k.grounded)),
             5 => cx.u(IN_STEER),
             6 => f64::from(u8::from(self.mode == Patch::Stick)),
+            7 => k.fz / G,
+            8..=10 if k.grounded => self.hit_point(cx.frame(BODY), k.c)[i - 8],
+            // The ground plane z = 0: its normal is the world z axis.
+            13 if k.grounded => 1.0,
+            8..=13 => 0.0,
             _ => f64::NAN,
         }
+    }
+    /// The world point where the suspension ray meets the ground at compression `c`.
+    fn hit_point(&self, st: &FrameState, c: f64) -> V3 {
+        let s = self.dist + self.radius - c;
+        st.point([self.center[0], self.center[1], self.center[2] - s])
+    }
+    /// The body point where the wheel's forces act at compression `c` (body axes):
+    /// `force_app_point_distance` above the contact on the suspension axis.
+    fn force_point(&self, c: f64) -> V3 {
+        let s = self.dist + self.radius - c;
+        [
+            self.center[0],
+            self.center[1],
+            self.center[2] - s + self.app,
+        ]
+    }
+    /// A wheel off the ground carries no load, and so no anti-roll bar force either: it
+    /// applies the reaction `−bar` (vertical, `bar/(ẑ_body·ẑ)`) to the bar's part of the
+    /// `AntiRollBar`'s couple at its force point, as on the ground the bar's part of the
+    /// load is the bar's. Nothing while the suspension axis points sideways or up (the
+    /// bar applies nothing then either).
+    fn bar_reaction_in_the_air(&self, cx: &Cx, k: &Contact, f: &mut Forces) {
+        let bar = cx.u(IN_BAR);
+        let st = cx.frame(BODY);
+        let zz = st.rotation()[2][2];
+        if bar == 0.0 || !(zz > AXIS_DOWN) {
+            return;
+        }
+        f.add_frame_force(BODY, self.force_point(k.c), [0.0, 0.0, -bar / zz]);
     }
     /// The patch's force relative to the friction limit (1 at breakaway), with the
     /// deflection `d` held: the friction circle (ellipse) on the forces normalized by
@@ -820,11 +898,13 @@ impl Block for WheelCollider {
             PortDecl::optional_input("brake", 0.0).with_unit("N*m"),
             PortDecl::optional_input("steer", 0.0).with_unit("rad"),
             PortDecl::optional_input("mu_scale", 1.0).with_unit("1"),
+            PortDecl::optional_input("bar_force", 0.0).with_unit("N"),
             PortDecl::output("forward_slip").with_unit("m/s"),
             PortDecl::output("sideways_slip").with_unit("m/s"),
             PortDecl::output("fz").with_unit("N"),
             PortDecl::output("w").with_unit("rad/s"),
             PortDecl::output("peak_slip").with_unit("m/s"),
+            PortDecl::output("compression").with_unit("m"),
         ]
     }
     fn feedthrough(&self, input: usize) -> bool {
@@ -861,7 +941,7 @@ impl Block for WheelCollider {
                 // steered heading of the contact (on the ground) or of the wheel's lowest
                 // point at full extension (in the air: it lands rolling).
                 let st = cx.frame(BODY);
-                let k = self.kinematics(st, 0.0, cx.u(IN_STEER));
+                let k = self.kinematics(st, 0.0, cx.u(IN_STEER), 0.0);
                 if k.grounded {
                     -k.sx / self.radius
                 } else {
@@ -878,19 +958,31 @@ impl Block for WheelCollider {
         };
         vec![(HUB, w)]
     }
+    fn output_needs_network(&self, output: usize) -> bool {
+        // `fz` includes the anti-roll bar's force, an input fed by the wheels'
+        // compressions: computed after the other outputs, it closes no algebraic loop.
+        output == OUT_FZ
+    }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
         y[0] = k.sx;
         y[1] = k.sy;
-        y[2] = k.fz;
         y[3] = cx.v(HUB);
         y[4] = self.peak_slip(&k);
+        y[5] = k.c;
+    }
+    fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
+        y[OUT_FZ] = k.fz;
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let k = self.contact_of(cx);
         f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
+        if !k.grounded {
+            self.bar_reaction_in_the_air(cx, &k, f);
+        }
         if k.grounded {
-            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), [0.0, 0.0, k.fz]);
+            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), [0.0, 0.0, k.own]);
             if self.app == 0.0 {
                 // The forces act at the contact point, whose velocity is known.
                 f.add_frame_force_moving(BODY, k.app, force, k.vg);
@@ -914,12 +1006,20 @@ impl Block for WheelCollider {
             VarDecl::new("fx", VarSource::Custom(1), "N")
                 .doc("tire force along the wheel's heading (+ pushes the car forward)"),
             VarDecl::new("fy", VarSource::Custom(2), "N").doc("tire force to the wheel's left"),
-            VarDecl::new("compression", VarSource::Custom(3), "m")
-                .doc("suspension compression from full extension (< 0 in the air; −(suspension_distance + radius) while the suspension axis cannot meet the ground: on its side, upside down, or its mount below the ground)"),
             VarDecl::new("grounded", VarSource::Custom(4), "1")
                 .doc("1 while the ground is within reach, else 0"),
             VarDecl::new("steer", VarSource::Custom(5), "rad")
                 .doc("steer angle (positive turns the wheel left)"),
+            VarDecl::new("sprung_mass", VarSource::Custom(7), "kg")
+                .doc("fz/g with standard gravity: the mass whose weight the wheel's normal load carries (Unity's sprungMass); at rest on level ground the wheel's share of the body's mass, in motion it follows the load transfer; 0 in the air"),
+            VarDecl::new("hit_x", VarSource::Custom(8), "m")
+                .doc("world x of the contact point (where the suspension ray meets the ground; Unity's WheelHit.point); 0 in the air"),
+            VarDecl::new("hit_y", VarSource::Custom(9), "m").doc("world y of the contact point; 0 in the air"),
+            VarDecl::new("hit_z", VarSource::Custom(10), "m").doc("world z of the contact point (0 on the ground plane); 0 in the air"),
+            VarDecl::new("normal_x", VarSource::Custom(11), "1")
+                .doc("world x of the ground's unit normal at the contact (Unity's WheelHit.normal); 0 in the air"),
+            VarDecl::new("normal_y", VarSource::Custom(12), "1").doc("world y of the ground normal; 0 in the air"),
+            VarDecl::new("normal_z", VarSource::Custom(13), "1").doc("world z of the ground normal: 1 on the plane, 0 in the air"),
         ];
         if self.stick.is_some() {
             v.push(
@@ -979,7 +1079,7 @@ impl Block for WheelCollider {
         dx[0] = 0.0;
         dx[1] = 0.0;
         if self.mode == Patch::Stick {
-            let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER));
+            let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
             if k.grounded {
                 dx[0] = k.sx;
                 dx[1] = k.sy;
@@ -1010,7 +1110,7 @@ impl Block for WheelCollider {
             return;
         };
         let w = cx.v(HUB);
-        let k = self.kinematics(st, w, cx.u(IN_STEER));
+        let k = self.kinematics(st, w, cx.u(IN_STEER), cx.u(IN_BAR));
         let r = self.rest_ratio(&stick, &k, w);
         match self.mode {
             Patch::Slip { armed: true } => {
@@ -1045,7 +1145,7 @@ impl Block for WheelCollider {
             let cx = ecx.view();
             let w = cx.v(HUB);
             (
-                self.kinematics(cx.frame(BODY), w, cx.u(IN_STEER)),
+                self.kinematics(cx.frame(BODY), w, cx.u(IN_STEER), cx.u(IN_BAR)),
                 w,
                 [cx.x[0], cx.x[1]],
                 cx.u(IN_MU),

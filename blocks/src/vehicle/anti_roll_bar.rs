@@ -1,0 +1,135 @@
+//! `AntiRollBar`: a torsion bar between the two `WheelCollider`s of one axle.
+//!
+//! Ports: `body[frame]` (the car's body), `c_left[in]`, `c_right[in]` (the wheels'
+//! `compression` outputs, m) -> `left[out]`, `right[out]` (N, to the wheels' `bar_force`
+//! inputs). With `kb = stiffness` (N/m at the wheels):
+//!
+//! ```text
+//! left = kb·(c_left − c_right)      right = −left      E = ½·kb·(c_left − c_right)²
+//! ```
+//!
+//! Each wheel adds its force to its suspension force before the ground's `max(0, ·)` (a
+//! bar can unload a wheel, the ground still never pulls), so the tire loads include the
+//! bar's load transfer. With springs `k` per wheel and track `t`, a roll `φ` compresses
+//! one side by `t·φ/2` and extends the other as much, and the axle's roll stiffness is
+//! `(k + 2·kb)·t²/2`.
+//!
+//! # Who applies the bar's load
+//!
+//! The bar's part of the two ground forces, `left` and `right` (vertical, `/(ẑ_body·ẑ)` as
+//! the wheel's normal force), is a couple: equal and opposite forces at the two wheels'
+//! force points, whose difference in body axes is `(0, track, c_left − c_right)` for two
+//! mirrored wheels (same `center` x and z, `suspension_distance`, `radius` and
+//! `force_app_point_distance`; `track` the difference of their `center` y). The bar
+//! applies this couple to the body itself, and each wheel applies the rest of its load
+//! (exactly its own suspension force while the ground pushes, see `WheelCollider`). So the
+//! bar's work is its own in the energy audit: the couple's power is
+//! `−kb·(c_left − c_right)·(ċ_left − ċ_right) = −dE/dt`, and the bar's potential energy
+//! `E` makes its loss zero (to the solver's tolerance): its energy is stored, the wheels'
+//! losses are theirs alone.
+//!
+//! A wheel off the ground (or unloaded to zero by the bar) applies the reaction to the
+//! bar's part, so that corner carries no load. The wheels have no vertical state (their
+//! hubs follow the ground): while a wheel is in the air or unloaded, the bar still winds
+//! up with the ray's compression, and the audit books the difference in that wheel's loss.
+
+use drivelink_core::frame::cross;
+use drivelink_core::{
+    Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
+    VarSource,
+};
+
+use super::reg;
+use super::wheel_collider::AXIS_DOWN;
+
+const BODY: usize = 0;
+const IN_LEFT: usize = 0;
+const IN_RIGHT: usize = 1;
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "AntiRollBar",
+        "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself as a couple over the track, so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
+        "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
+        vec![
+            ParamSpec::required("stiffness", "N/m", "bar stiffness at the wheels (>= 0): the force on each wheel per metre of compression difference"),
+            ParamSpec::required("track", "m", "lateral distance between the two wheels' suspension axes, y_left − y_right of their center (> 0); the two wheels must otherwise mirror each other (same center x and z, suspension_distance, radius, force_app_point_distance)"),
+        ],
+        build,
+    );
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let stiffness = p.non_negative("stiffness")?;
+    let track = p.positive("track")?;
+    for (n, v) in [("stiffness", stiffness), ("track", track)] {
+        if !v.is_finite() {
+            return Err(p.invalid(n, format!("must be finite, got {v}")));
+        }
+    }
+    Ok(Box::new(AntiRollBar { stiffness, track }))
+}
+
+/// The anti-roll bar block.
+#[derive(Debug, Clone)]
+pub struct AntiRollBar {
+    stiffness: f64,
+    track: f64,
+}
+
+impl AntiRollBar {
+    /// The compression difference `c_left − c_right`, m.
+    fn twist(&self, cx: &Cx) -> f64 {
+        cx.u(IN_LEFT) - cx.u(IN_RIGHT)
+    }
+}
+
+impl Block for AntiRollBar {
+    fn type_name(&self) -> &'static str {
+        "AntiRollBar"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::frame("body"),
+            PortDecl::input("c_left").with_unit("m"),
+            PortDecl::input("c_right").with_unit("m"),
+            PortDecl::output("left").with_unit("N"),
+            PortDecl::output("right").with_unit("N"),
+        ]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            has_forces: true,
+            ..Default::default()
+        }
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let f = self.stiffness * self.twist(cx);
+        y[0] = f;
+        y[1] = -f;
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        let dc = self.twist(cx);
+        let st = cx.frame(BODY);
+        let zz = st.rotation()[2][2];
+        if dc == 0.0 || !(zz > AXIS_DOWN) {
+            return;
+        }
+        // The vertical force on the left wheel's force point, the opposite one on the
+        // right's: the couple of the arm between them (body axes).
+        let force = st.to_body([0.0, 0.0, self.stiffness * dc / zz]);
+        f.add_frame_moment(BODY, cross([0.0, self.track, dc], force));
+    }
+    fn potential_energy(&self, cx: &Cx) -> f64 {
+        let dc = self.twist(cx);
+        0.5 * self.stiffness * dc * dc
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![VarDecl::new("energy", VarSource::Custom(0), "J")
+            .doc("energy stored in the bar, ½·stiffness·(c_left − c_right)²")]
+    }
+    fn var(&self, cx: &Cx, _i: usize) -> f64 {
+        self.potential_energy(cx)
+    }
+}
