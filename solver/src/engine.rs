@@ -290,6 +290,36 @@ impl Engine {
         }
     }
 
+    /// Name the states the output grid's points read ([`HybridSystem::output_states`]).
+    pub(crate) fn set_output_states(&mut self, idx: Vec<usize>) {
+        self.explicit.set_output_states(idx);
+    }
+
+    /// Whether the output states are interpolated apart (DOPRI5 active, states named).
+    fn output_states_apart(&self) -> bool {
+        self.active == Active::Explicit && self.explicit.has_output_states()
+    }
+
+    /// [`Engine::ensure_dense`] for an output grid point: only the output states where
+    /// they are named ([`Engine::set_output_states`]).
+    pub(crate) fn ensure_dense_out<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
+        if self.output_states_apart() {
+            self.explicit.ensure_dense_out(y0);
+        } else {
+            self.ensure_dense(sys, y0);
+        }
+    }
+
+    /// [`Engine::dense`] for an output grid point (after [`Engine::ensure_dense_out`]):
+    /// only the output states where they are named, the other entries left as they are.
+    pub(crate) fn dense_out(&self, t: f64, out: &mut [f64]) {
+        if self.output_states_apart() {
+            self.explicit.dense_out(t, out);
+        } else {
+            self.dense(t, out);
+        }
+    }
+
     /// The dense output at `t` inside the last accepted step.
     pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
         match self.implicit_ref() {

@@ -113,6 +113,11 @@ pub fn integrate<S: HybridSystem>(
         }
     }
     let mut run = Run::new(settings, n, sys.n_guards(), pattern, clock);
+    if let Some(idx) = sys.output_states() {
+        if idx.iter().all(|&i| i < n) {
+            run.engine.set_output_states(idx);
+        }
+    }
     let result = run.execute(sys, x);
     // A failed run ends with its last good state as an output point (a timeout with a
     // coarse output grid would otherwise keep only the points before it).
@@ -479,8 +484,8 @@ impl<'a> Run<'a> {
                 self.next_grid += 1;
                 return;
             }
-            self.engine.ensure_dense(sys, y0);
-            self.engine.dense(tg, &mut self.xs);
+            self.engine.ensure_dense_out(sys, y0);
+            self.engine.dense_out(tg, &mut self.xs);
             self.stats.output_points += 1;
             sys.output(tg, &self.xs, OutputKind::Interpolated);
             self.last_out = tg;
