@@ -43,6 +43,10 @@ const NONSTIFF_RESET: u32 = 6;
 /// Consecutive Radau5 steps with `h·ρ < STIFF_HRHO / 2` before Auto switches back.
 const NONSTIFF_STEPS: u32 = 15;
 
+/// Method Dopri5 applies Hairer's stiffness test every this many accepted steps (and at
+/// every step while the last test found the model stiff), as his DOPRI5 does (`NSTIFF`).
+const STIFF_TEST_EVERY: u64 = 1000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Active {
     Explicit,
@@ -57,6 +61,16 @@ struct Switcher {
     pending: bool,
 }
 
+/// Method Dopri5's stiffness watch (Hairer's DOPRI5: tested every [`STIFF_TEST_EVERY`]
+/// accepted steps and at every step once stiff; [`STIFF_STEPS`] stiff tests without
+/// [`NONSTIFF_RESET`] others in between make the verdict).
+#[derive(Debug, Default)]
+struct StiffWatch {
+    accepted: u64,
+    stiff: u32,
+    nonstiff: u32,
+}
+
 /// The kernels of one run and the state of their step-size control.
 pub(crate) struct Engine {
     kind: Kind,
@@ -66,6 +80,8 @@ pub(crate) struct Engine {
     radau: Option<Radau>,
     active: Active,
     auto: Option<Switcher>,
+    /// Method Dopri5 only: its stiffness watch.
+    watch: Option<StiffWatch>,
     /// `h_next` of the last accepted attempt.
     h_next: f64,
     /// Derivative scratch for [`Engine::resume`].
@@ -117,6 +133,7 @@ impl Engine {
             radau,
             active,
             auto,
+            watch: (set.method == Method::Dopri5).then(StiffWatch::default),
             h_next: 0.0,
             scratch: vec![0.0; n],
             switches: Vec::with_capacity(if set.method == Method::Auto { 64 } else { 0 }),
@@ -243,6 +260,23 @@ impl Engine {
         if self.active == Active::Explicit {
             self.explicit.accepted(sys);
         }
+        if let Some(w) = self.watch.as_mut() {
+            w.accepted += 1;
+            if w.stiff > 0 || w.accepted % STIFF_TEST_EVERY == 0 {
+                if let Some(hrho) = self.explicit.stiffness() {
+                    if hrho > STIFF_HRHO {
+                        w.nonstiff = 0;
+                        w.stiff += 1;
+                    } else {
+                        w.nonstiff += 1;
+                        if w.nonstiff >= NONSTIFF_RESET {
+                            w.stiff = 0;
+                        }
+                    }
+                }
+            }
+            return;
+        }
         if self.auto.is_none() {
             return;
         }
@@ -280,6 +314,19 @@ impl Engine {
                     a.nonstiff = 0;
                 }
             }
+        }
+    }
+
+    /// Method Dopri5 found the model stiff (see [`StiffWatch`]) at the step just accepted.
+    pub(crate) fn stiff(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.stiff >= STIFF_STEPS)
+    }
+
+    /// The state whose error limits the step just accepted (`y0`: the state at its start).
+    pub(crate) fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
+        match self.active {
+            Active::Explicit => self.explicit.accepted_culprit(y0),
+            Active::Implicit => None,
         }
     }
 

@@ -250,6 +250,19 @@ pub(crate) fn hinit<S: HybridSystem>(
     (100.0 * h).min(h1).min(hmax)
 }
 
+/// The component that changes fastest relative to its tolerance at a (re)start,
+/// `max |f0_i| / (atol + rtol·|y_i|)` (the first non-finite one if any): the one that sets
+/// [`hinit`]'s first step, so the culprit of a step-size underflow before any step was
+/// rejected.
+pub(crate) fn fastest(y: &[f64], f0: &[f64], tol: Tol) -> Option<usize> {
+    let mut worst = Worst::default();
+    for (i, (&yi, &fi)) in y.iter().zip(f0).enumerate() {
+        let sk = tol.atol + tol.rtol * yi.abs();
+        worst.see(i, (fi / sk).powi(2));
+    }
+    worst.index()
+}
+
 /// Tracks the component with the largest error term (the first non-finite one wins).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Worst {
@@ -339,7 +352,7 @@ impl Stepper {
             rtol: self.rtol,
             atol: self.atol,
         };
-        hinit(
+        let h = hinit(
             sys,
             &mut self.rhs_evals,
             (t, y, &self.k[..n]),
@@ -347,7 +360,22 @@ impl Stepper {
             tol,
             self.kind.order(),
             hmax,
-        )
+        );
+        self.worst = fastest(y, &self.k[..n], tol);
+        h
+    }
+
+    /// The component with the largest term of the error of the last accepted DOPRI5 step
+    /// (`y0`: the state at its start): the state whose error limits the step (`None` for
+    /// the other kernels).
+    pub(crate) fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
+        if self.kind != Kind::Dopri5 || self.n == 0 {
+            return None;
+        }
+        let n = self.n;
+        let (idx, coef) = (self.rows.e.idx(), self.rows.e.coef());
+        combine_terms(&mut self.evec, None, &self.k, n, idx, coef);
+        worst_term(&self.evec, (y0, &self.y1), (self.h, self.atol, self.rtol))
     }
 
     /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the non-zero entries of

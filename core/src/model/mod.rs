@@ -23,6 +23,8 @@ mod load;
 mod program;
 mod reach;
 mod record;
+#[cfg(test)]
+mod tests;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -754,7 +756,7 @@ impl Model {
     /// A solver error as the message users see, with the block behind a state index.
     fn explain(&self, e: &drivelink_solver::SolverError) -> String {
         match e.state_index() {
-            Some(i) => format!("{e} ({})", self.state_owner(i)),
+            Some(i) => e.message_naming(&self.state_owner(i)),
             None => e.to_string(),
         }
     }
