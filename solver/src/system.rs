@@ -58,7 +58,8 @@ pub enum OutputKind {
     Initial,
     /// The end of an accepted step.
     Step,
-    /// A point interpolated on the dense output (fixed output interval).
+    /// A point interpolated on the dense output (fixed output interval): only the states
+    /// of [`HybridSystem::output_states`] are guaranteed interpolated when it names some.
     Interpolated,
     /// The left-hand value at an event instant (before the handler ran).
     EventLeft,

@@ -1,5 +1,7 @@
 //! Recording: the logged variables at every output point, and the check that what is
 //! recorded is finite (a non-finite signal fails the run, naming the block and port).
+//! An output point not served by a kept full evaluation evaluates only what the logged
+//! variables depend on (`EvalFor::Output`, `demand.rs`).
 
 use crate::block::{Cx, FrictionVar};
 use crate::plan::VarRef;
