@@ -16,6 +16,15 @@
 //! row whose proposed step `h` has `h·ρ < 3.25/2` (Dopri5 would be stable with margin at
 //! the step size accuracy allows) switch back. A switch happens at a step boundary (or at
 //! the restart after an event) and is recorded with its time.
+//!
+//! ## Method Dopri5's stiffness verdict
+//! Method Dopri5 applies the same test every [`STIFF_TEST_EVERY`] accepted steps (as
+//! Hairer's DOPRI5 does), and at every step while the last test was stiff; after
+//! [`STIFF_STRETCH`] stiff tests not interrupted by 6 others ([`Engine::stiff`]) the step
+//! loop projects the rest of the run at the current step size and fails with
+//! `SolverError::Stiff` if that is more than it should grind through (`integrator.rs`).
+//! A run that never tests stiff that long is the same, bit for bit: the test only reads
+//! the stages.
 
 use ode_solvers::controller::Controller;
 
@@ -43,6 +52,15 @@ const NONSTIFF_RESET: u32 = 6;
 /// Consecutive Radau5 steps with `h·ρ < STIFF_HRHO / 2` before Auto switches back.
 const NONSTIFF_STEPS: u32 = 15;
 
+/// Method Dopri5 applies Hairer's stiffness test every this many accepted steps (and at
+/// every step while the last test found the model stiff), as his DOPRI5 does (`NSTIFF`).
+const STIFF_TEST_EVERY: u64 = 1000;
+/// Stiff tests (without [`NONSTIFF_RESET`] others in between) before method Dopri5 calls
+/// the model stiff. Hairer's DOPRI5 gives up after 15; a vehicle's wheel landing keeps a
+/// shipped test model at the stability limit for thousands of steps (once with steps of
+/// 2e-9 s) before it goes on at ordinary steps, so only a stretch this long counts.
+const STIFF_STRETCH: u32 = 50_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Active {
     Explicit,
@@ -57,6 +75,16 @@ struct Switcher {
     pending: bool,
 }
 
+/// Method Dopri5's stiffness watch (as Hairer's DOPRI5: tested every
+/// [`STIFF_TEST_EVERY`] accepted steps and at every step once stiff; [`STIFF_STRETCH`]
+/// stiff tests without [`NONSTIFF_RESET`] others in between make the verdict).
+#[derive(Debug, Default)]
+struct StiffWatch {
+    accepted: u64,
+    stiff: u32,
+    nonstiff: u32,
+}
+
 /// The kernels of one run and the state of their step-size control.
 pub(crate) struct Engine {
     kind: Kind,
@@ -66,6 +94,8 @@ pub(crate) struct Engine {
     radau: Option<Radau>,
     active: Active,
     auto: Option<Switcher>,
+    /// Method Dopri5 only: its stiffness watch.
+    watch: Option<StiffWatch>,
     /// `h_next` of the last accepted attempt.
     h_next: f64,
     /// Derivative scratch for [`Engine::resume`].
@@ -117,6 +147,7 @@ impl Engine {
             radau,
             active,
             auto,
+            watch: (set.method == Method::Dopri5).then(StiffWatch::default),
             h_next: 0.0,
             scratch: vec![0.0; n],
             switches: Vec::with_capacity(if set.method == Method::Auto { 64 } else { 0 }),
@@ -243,6 +274,23 @@ impl Engine {
         if self.active == Active::Explicit {
             self.explicit.accepted(sys);
         }
+        if let Some(w) = self.watch.as_mut() {
+            w.accepted += 1;
+            if w.stiff > 0 || w.accepted % STIFF_TEST_EVERY == 0 {
+                if let Some(hrho) = self.explicit.stiffness() {
+                    if hrho > STIFF_HRHO {
+                        w.nonstiff = 0;
+                        w.stiff += 1;
+                    } else {
+                        w.nonstiff += 1;
+                        if w.nonstiff >= NONSTIFF_RESET {
+                            w.stiff = 0;
+                        }
+                    }
+                }
+            }
+            return;
+        }
         if self.auto.is_none() {
             return;
         }
@@ -283,10 +331,55 @@ impl Engine {
         }
     }
 
+    /// Method Dopri5 found the model stiff (see [`StiffWatch`]) at the step just accepted.
+    pub(crate) fn stiff(&self) -> bool {
+        self.watch
+            .as_ref()
+            .is_some_and(|w| w.stiff >= STIFF_STRETCH)
+    }
+
+    /// The state whose error limits the step just accepted (`y0`: the state at its start).
+    pub(crate) fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
+        match self.active {
+            Active::Explicit => self.explicit.accepted_culprit(y0),
+            Active::Implicit => None,
+        }
+    }
+
     /// Build the dense output of the last accepted step (`y0`: the state at its start).
     pub(crate) fn ensure_dense<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
         if self.active == Active::Explicit {
             self.explicit.ensure_dense(sys, y0);
+        }
+    }
+
+    /// Name the states the output grid's points read ([`HybridSystem::output_states`]).
+    pub(crate) fn set_output_states(&mut self, idx: Vec<usize>) {
+        self.explicit.set_output_states(idx);
+    }
+
+    /// Whether the output states are interpolated apart (DOPRI5 active, states named).
+    fn output_states_apart(&self) -> bool {
+        self.active == Active::Explicit && self.explicit.has_output_states()
+    }
+
+    /// [`Engine::ensure_dense`] for an output grid point: only the output states where
+    /// they are named ([`Engine::set_output_states`]).
+    pub(crate) fn ensure_dense_out<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
+        if self.output_states_apart() {
+            self.explicit.ensure_dense_out(y0);
+        } else {
+            self.ensure_dense(sys, y0);
+        }
+    }
+
+    /// [`Engine::dense`] for an output grid point (after [`Engine::ensure_dense_out`]):
+    /// only the output states where they are named, the other entries left as they are.
+    pub(crate) fn dense_out(&self, t: f64, out: &mut [f64]) {
+        if self.output_states_apart() {
+            self.explicit.dense_out(t, out);
+        } else {
+            self.dense(t, out);
         }
     }
 

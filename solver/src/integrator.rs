@@ -113,6 +113,11 @@ pub fn integrate<S: HybridSystem>(
         }
     }
     let mut run = Run::new(settings, n, sys.n_guards(), pattern, clock);
+    if let Some(idx) = sys.output_states() {
+        if idx.iter().all(|&i| i < n) {
+            run.engine.set_output_states(idx);
+        }
+    }
     let result = run.execute(sys, x);
     // A failed run ends with its last good state as an output point (a timeout with a
     // coarse output grid would otherwise keep only the points before it).
@@ -479,8 +484,8 @@ impl<'a> Run<'a> {
                 self.next_grid += 1;
                 return;
             }
-            self.engine.ensure_dense(sys, y0);
-            self.engine.dense(tg, &mut self.xs);
+            self.engine.ensure_dense_out(sys, y0);
+            self.engine.dense_out(tg, &mut self.xs);
             self.stats.output_points += 1;
             sys.output(tg, &self.xs, OutputKind::Interpolated);
             self.last_out = tg;
@@ -535,6 +540,9 @@ impl<'a> Run<'a> {
             }
             self.stats.steps += 1;
             self.engine.accepted(sys);
+            if self.engine.stiff() {
+                self.stiff_verdict(t, t_end, x)?;
+            }
 
             if self.m > 0 {
                 if let Some(tr) = self.detect(sys, x, t, t_end) {
@@ -673,6 +681,22 @@ impl<'a> Run<'a> {
         }
         self.check_clock(t)?;
         Ok((t_end, lands))
+    }
+
+    /// Method Dopri5 found the model stiff on the step `[t, t1]` just accepted (`y0`: the
+    /// state at `t`): fail with [`SolverError::Stiff`] if the rest of the run at this step
+    /// size would take more than a tenth of `max_steps` or more than the steps left (a
+    /// stiff stretch that the budget covers goes on, as does every non-stiff run).
+    fn stiff_verdict(&mut self, t: f64, t1: f64, y0: &[f64]) -> Result<(), Fail> {
+        let h = t1 - t;
+        let steps = (self.set.stop_time - t1) / h;
+        let max = self.set.max_steps;
+        let left = max.saturating_sub(self.stats.steps + self.stats.rejected_steps);
+        if steps <= (max / 10).min(left) as f64 {
+            return Ok(());
+        }
+        let index = self.engine.accepted_culprit(y0);
+        Err((SolverError::Stiff { t, h, steps, index }, t))
     }
 
     /// A state event located at `tr` by [`Run::detect`] on the step just accepted: the

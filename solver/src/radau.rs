@@ -35,7 +35,7 @@ use nalgebra::{Complex, DMatrix};
 use crate::engine::Verdict;
 use crate::iteration::IterationMatrices;
 use crate::jacobian::{FiniteDifferences, SparsityPattern};
-use crate::stepper::{hinit, rhs, Tol, Worst};
+use crate::stepper::{fastest, hinit, rhs, Tol, Worst};
 use crate::system::HybridSystem;
 
 /// Method coefficients (RADAU5's `RADCOR`), computed once.
@@ -352,7 +352,7 @@ impl Radau {
         hmax: f64,
     ) -> f64 {
         // `y1` is scratch here: after a restart no dense output refers to it.
-        hinit(
+        let h = hinit(
             sys,
             &mut self.rhs_evals,
             (t, y, &self.f0),
@@ -360,7 +360,9 @@ impl Radau {
             self.user_tol,
             5,
             hmax,
-        )
+        );
+        self.worst = fastest(y, &self.f0, self.user_tol);
+        h
     }
 
     /// Attempt a step from `(t0, y0)` to `t1`; on acceptance `y1` and the dense output

@@ -89,6 +89,12 @@ pub(crate) struct Stepper {
     t1: f64,
     h: f64,
     dense_ready: bool,
+    /// The dense output of the output states (`out_idx`) is built (implied by
+    /// `dense_ready`).
+    out_ready: bool,
+    /// The states the output grid's points read (empty: every state), see
+    /// [`Stepper::set_output_states`].
+    out_idx: Vec<usize>,
     /// Right-hand-side evaluations made by this stepper.
     pub(crate) rhs_evals: u64,
     /// The component that dominated the error norm of the last attempt.
@@ -244,6 +250,19 @@ pub(crate) fn hinit<S: HybridSystem>(
     (100.0 * h).min(h1).min(hmax)
 }
 
+/// The component that changes fastest relative to its tolerance at a (re)start,
+/// `max |f0_i| / (atol + rtol·|y_i|)` (the first non-finite one if any): the one that sets
+/// [`hinit`]'s first step, so the culprit of a step-size underflow before any step was
+/// rejected.
+pub(crate) fn fastest(y: &[f64], f0: &[f64], tol: Tol) -> Option<usize> {
+    let mut worst = Worst::default();
+    for (i, (&yi, &fi)) in y.iter().zip(f0).enumerate() {
+        let sk = tol.atol + tol.rtol * yi.abs();
+        worst.see(i, (fi / sk).powi(2));
+    }
+    worst.index()
+}
+
 /// Tracks the component with the largest error term (the first non-finite one wins).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Worst {
@@ -289,6 +308,8 @@ impl Stepper {
             t1: 0.0,
             h: 0.0,
             dense_ready: false,
+            out_ready: false,
+            out_idx: Vec::new(),
             rhs_evals: 0,
             worst: None,
             y1_finite: false,
@@ -311,7 +332,7 @@ impl Stepper {
     pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
         let n = self.n;
         rhs(sys, &mut self.rhs_evals, t, y, &mut self.k[..n]);
-        self.dense_ready = false;
+        self.forget_dense();
     }
 
     /// Hairer's `HINIT`: a first step from `(t, y)` with `f0` already evaluated, at most `hmax`.
@@ -325,13 +346,13 @@ impl Stepper {
         let n = self.n;
         // The dense coefficient storage is scratch for f(t+h, ytmp): it is rebuilt before
         // any interpolation.
+        self.forget_dense();
         let (f1, _) = self.cont.split_at_mut(n);
-        self.dense_ready = false;
         let tol = Tol {
             rtol: self.rtol,
             atol: self.atol,
         };
-        hinit(
+        let h = hinit(
             sys,
             &mut self.rhs_evals,
             (t, y, &self.k[..n]),
@@ -339,7 +360,22 @@ impl Stepper {
             tol,
             self.kind.order(),
             hmax,
-        )
+        );
+        self.worst = fastest(y, &self.k[..n], tol);
+        h
+    }
+
+    /// The component with the largest term of the error of the last accepted DOPRI5 step
+    /// (`y0`: the state at its start): the state whose error limits the step (`None` for
+    /// the other kernels).
+    pub(crate) fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
+        if self.kind != Kind::Dopri5 || self.n == 0 {
+            return None;
+        }
+        let n = self.n;
+        let (idx, coef) = (self.rows.e.idx(), self.rows.e.coef());
+        combine_terms(&mut self.evec, None, &self.k, n, idx, coef);
+        worst_term(&self.evec, (y0, &self.y1), (self.h, self.atol, self.rtol))
     }
 
     /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the non-zero entries of
@@ -362,7 +398,7 @@ impl Stepper {
         self.t0 = t0;
         self.t1 = t1;
         self.h = h;
-        self.dense_ready = false;
+        self.forget_dense();
         match self.kind {
             Kind::Dopri5 => {
                 for s in 1..dopri5::STAGES {
@@ -511,7 +547,7 @@ impl Stepper {
     pub(crate) fn start_with(&mut self, f0: &[f64]) {
         let n = self.n;
         self.k[..n].copy_from_slice(f0);
-        self.dense_ready = false;
+        self.forget_dense();
     }
 
     /// Finish an accepted step: make sure `f(t1, y1)` is available.
@@ -601,6 +637,70 @@ impl Stepper {
         }
     }
 
+    /// Name the states the output grid's points read ([`HybridSystem::output_states`]):
+    /// [`Stepper::ensure_dense_out`] and [`Stepper::dense_out`] then serve only those.
+    pub(crate) fn set_output_states(&mut self, idx: Vec<usize>) {
+        self.out_idx = idx;
+        self.out_ready = false;
+    }
+
+    /// Whether the output states are served apart (DOPRI5 with output states named).
+    pub(crate) fn has_output_states(&self) -> bool {
+        self.kind == Kind::Dopri5 && !self.out_idx.is_empty()
+    }
+
+    fn forget_dense(&mut self) {
+        self.dense_ready = false;
+        self.out_ready = false;
+    }
+
+    /// [`Stepper::ensure_dense`] for the output states only (DOPRI5, with
+    /// [`Stepper::has_output_states`]): the same coefficients, formed component by
+    /// component in the same order of operations, so bit for bit the same.
+    pub(crate) fn ensure_dense_out(&mut self, y0: &[f64]) {
+        if self.dense_ready || self.out_ready {
+            return;
+        }
+        debug_assert!(self.has_output_states());
+        self.out_ready = true;
+        let (n, h) = (self.n, self.h);
+        let e = self.kind.end_stage();
+        let (idx, coef) = (self.rows.d.idx(), self.rows.d.coef());
+        for &i in &self.out_idx {
+            let mut acc = 0.0;
+            for (&j, &c) in idx.iter().zip(coef) {
+                acc += c * self.k[j * n + i];
+            }
+            let ydiff = self.y1[i] - y0[i];
+            let bspl = h * self.k[i] - ydiff;
+            self.cont[i] = y0[i];
+            self.cont[n + i] = ydiff;
+            self.cont[2 * n + i] = bspl;
+            self.cont[3 * n + i] = ydiff - h * self.k[e * n + i] - bspl;
+            self.cont[4 * n + i] = acc * h;
+        }
+    }
+
+    /// [`Stepper::dense`] of the output states only (after
+    /// [`Stepper::ensure_dense_out`]): `out`'s other entries are left as they are.
+    pub(crate) fn dense_out(&self, t: f64, out: &mut [f64]) {
+        debug_assert!(self.out_ready || self.dense_ready);
+        if t == self.t1 {
+            for &i in &self.out_idx {
+                out[i] = self.y1[i];
+            }
+            return;
+        }
+        let n = self.n;
+        let th = (t - self.t0) / self.h;
+        let th1 = 1.0 - th;
+        let c = &self.cont;
+        for &i in &self.out_idx {
+            let (c0, c1, c2, c3, c4) = (c[i], c[n + i], c[2 * n + i], c[3 * n + i], c[4 * n + i]);
+            out[i] = c0 + th * (c1 + th1 * (c2 + th * (c3 + th1 * c4)));
+        }
+    }
+
     /// The dense output at `t` inside the last accepted step (built by `ensure_dense`).
     /// The end point itself returns `y1` bit-exactly.
     pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
@@ -654,7 +754,7 @@ impl Stepper {
         let e = self.kind.end_stage();
         let (k0, rest) = self.k.split_at_mut(n);
         k0.copy_from_slice(&rest[(e - 1) * n..e * n]);
-        self.dense_ready = false;
+        self.forget_dense();
     }
 }
 

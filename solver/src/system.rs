@@ -58,7 +58,8 @@ pub enum OutputKind {
     Initial,
     /// The end of an accepted step.
     Step,
-    /// A point interpolated on the dense output (fixed output interval).
+    /// A point interpolated on the dense output (fixed output interval): only the states
+    /// of [`HybridSystem::output_states`] are guaranteed interpolated when it names some.
     Interpolated,
     /// The left-hand value at an event instant (before the handler ran).
     EventLeft,
@@ -114,8 +115,17 @@ pub trait HybridSystem {
     /// A human-readable name for guard `i` ("clutch1.lock", "sat.upper"), used in error
     /// messages such as chattering reports.
     fn guard_name(&self, i: usize) -> String;
-    /// Record an output point. `x` is the state at `t` (interpolated for `Interpolated`).
+    /// Record an output point. `x` is the state at `t` (interpolated for `Interpolated`;
+    /// there, when [`HybridSystem::output_states`] names some states, only those are
+    /// guaranteed to be interpolated and the others may hold anything).
     fn output(&mut self, t: f64, x: &[f64], kind: OutputKind);
+    /// The states an output point reads (ascending, each below `n_states`), if not all:
+    /// the integrator then interpolates only these for the output grid points no guard
+    /// sample serves, and the system must read nothing else of an `Interpolated` point's
+    /// `x`. Asked once per run; `None` (the default) means every state.
+    fn output_states(&self) -> Option<Vec<usize>> {
+        None
+    }
     /// Called after the outputs of every accepted step and event instant: an error ends the
     /// run as a failure at that time (a non-finite signal found while recording, ...).
     fn check(&mut self) -> Result<(), SystemError> {

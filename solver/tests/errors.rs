@@ -506,3 +506,32 @@ fn an_overflowing_state_is_never_accepted() {
         );
     }
 }
+
+#[test]
+fn a_first_step_too_small_to_take_names_the_state_that_forces_it() {
+    // x1' = 1e120: the automatic first step is below 1e-16 s, an underflow before any step
+    // is attempted; the state whose rate forces it is named.
+    for method in adaptive_methods() {
+        let mut sys = Custom::new(
+            3,
+            0,
+            |_, _, dx| {
+                dx[0] = 1.0;
+                dx[1] = 1e120;
+                dx[2] = -1.0;
+            },
+            |_, _, _| {},
+            EventAction::Continue,
+        );
+        let (r, _) = run(&mut sys, &[0.0; 3], &settings(method, 1.0));
+        let f = match r {
+            Ok(o) => panic!("{method:?}: {o:?}"),
+            Err(f) => f,
+        };
+        let SolverError::StepSizeUnderflow { index, .. } = f.error else {
+            panic!("{method:?}: {:?}", f.error)
+        };
+        assert_eq!(index, Some(1), "{method:?}: {}", f.error);
+        assert_eq!(f.stats.steps, 0, "{method:?}");
+    }
+}

@@ -332,3 +332,103 @@ fn stiff_driveline_lock_is_located_as_accurately_as_with_dopri5() {
         "{sw:?}"
     );
 }
+
+/// `x0' = −x0` (slow) and `x1' = −λ(x1 − 1)` (fast, from 0): with λ = 1e6 the explicit
+/// step is limited to 3.3/λ long after x1 has settled.
+fn slow_and_fast() -> Custom {
+    Custom::new(
+        2,
+        0,
+        |_, x, dx| {
+            dx[0] = -x[0];
+            dx[1] = -FAST * (x[1] - 1.0);
+        },
+        |_, _, _| {},
+        EventAction::Continue,
+    )
+}
+
+const FAST: f64 = 1e6;
+
+#[test]
+fn dopri5_on_a_stiff_problem_stops_early_naming_the_state_that_limits_the_step() {
+    let mut p = slow_and_fast();
+    let (r, _) = run(&mut p, &[1.0, 0.0], &settings(Method::Dopri5, 10.0));
+    let f = r.expect_err("a stiff problem under dopri5 fails");
+    let drivelink_solver::SolverError::Stiff { t, h, steps, index } = f.error else {
+        panic!("{:?}", f.error)
+    };
+    // Hairer's test runs every 1,000 accepted steps: stiff there and at the 49,999 steps
+    // after, the run stops (not after ten million steps).
+    let attempts = f.stats.steps + f.stats.rejected_steps;
+    assert!(
+        f.stats.steps <= 51_000 && attempts < 52_000,
+        "{:?}",
+        f.stats
+    );
+    assert_eq!(index, Some(1), "the fast state limits the step");
+    // The step sits at Dopri5's stability boundary on the real axis, h·λ ≈ 3.3.
+    assert!((3.0..3.4).contains(&(h * FAST)), "h = {h:e}");
+    assert!(
+        (steps - (10.0 - t) / h).abs() <= 1.0 + 1e-9 * steps,
+        "{steps} {t} {h}"
+    );
+    assert_eq!(f.end_time, t);
+    let msg = f.error.to_string();
+    assert!(
+        msg.contains("stiff at t = ") && msg.contains("state 1 limits the step"),
+        "{msg}"
+    );
+    assert!(msg.contains("\"stiff\" or \"auto\""), "{msg}");
+    assert_eq!(
+        f.error.message_naming("x1"),
+        msg.replace("state 1 limits", "x1 limits")
+    );
+    // The stiff methods run it to the end in few steps.
+    for method in [Method::Radau5, Method::Auto] {
+        let mut p = slow_and_fast();
+        let (r, x) = run(&mut p, &[1.0, 0.0], &settings(method, 10.0));
+        let out = r.expect("a stiff method runs it");
+        assert!(out.stats.steps < 500, "{method:?}: {:?}", out.stats);
+        assert!((x[0] - (-10f64).exp()).abs() < 1e-6 && (x[1] - 1.0).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn a_stiff_stretch_the_step_budget_covers_runs_to_the_end_under_dopri5() {
+    // λ = 1e6 over 1 s: about 300,000 steps at the stability boundary. At the verdict
+    // (t ≈ 0.17 s) the rest would take about 250,000, below a tenth of the default
+    // max_steps: the run goes on to the end, as before.
+    let problem = || {
+        Custom::new(
+            1,
+            0,
+            |_, x, dx| dx[0] = -1e6 * (x[0] - 1.0),
+            |_, _, _| {},
+            EventAction::Continue,
+        )
+    };
+    let mut p = problem();
+    let (r, x) = run(&mut p, &[0.0], &settings(Method::Dopri5, 1.0));
+    let out = r.expect("completes");
+    assert!(
+        out.stats.steps > 250_000,
+        "stiff throughout: {:?}",
+        out.stats
+    );
+    assert!((x[0] - 1.0).abs() < 1e-6);
+    // With max_steps = 1,000,000 the same rest exceeds a tenth of it: the run stops there.
+    let mut p = problem();
+    let s = Settings {
+        max_steps: 1_000_000,
+        ..settings(Method::Dopri5, 1.0)
+    };
+    let (r, _) = run(&mut p, &[0.0], &s);
+    let f = r.expect_err("stops early");
+    let drivelink_solver::SolverError::Stiff { steps, index, .. } = f.error else {
+        panic!("{:?}", f.error)
+    };
+    assert_eq!(index, Some(0));
+    assert!((100_000.0..300_000.0).contains(&steps), "{steps}");
+    assert!(f.stats.steps <= 51_000, "{:?}", f.stats);
+}

@@ -98,17 +98,21 @@ impl Model {
     /// point inside a step is one of its guard samples). Cheap probes of `x` reject a
     /// different point before the full compare.
     pub(super) fn eval_cached(&mut self, t: f64, x: &[f64]) {
+        if !self.kept_at(t, x) {
+            self.eval_and_keep(t, x);
+        }
+    }
+
+    /// Whether the kept evaluation is the one at `(t, x)`.
+    pub(super) fn kept_at(&self, t: f64, x: &[f64]) -> bool {
         let c = &self.cache;
         let n = x.len();
-        let same = c.valid
+        c.valid
             && t.to_bits() == c.t.to_bits()
             && (n == 0
                 || (x[n - 1].to_bits() == c.x[n - 1].to_bits()
                     && x[n / 2].to_bits() == c.x[n / 2].to_bits()
-                    && drivelink_solver::simd::same_bits(x, &c.x)));
-        if !same {
-            self.eval_and_keep(t, x);
-        }
+                    && drivelink_solver::simd::same_bits(x, &c.x)))
     }
 
     /// `eval`, kept to serve the guards and output of the same point (a step end).
@@ -126,8 +130,8 @@ impl Model {
 
     /// Evaluate the model at (t, x) for `what` (see [`EvalFor`]: for derivatives only, the
     /// stages and linear output rows nothing read by the derivatives depends on are left
-    /// out, see `demand.rs`).
-    fn eval_for(&mut self, t: f64, x: &[f64], what: EvalFor) {
+    /// out, at an output point those nothing logged depends on either, see `demand.rs`).
+    pub(super) fn eval_for(&mut self, t: f64, x: &[f64], what: EvalFor) {
         self.cache.valid = false;
         self.cache.current = false;
         self.run.model_evals += 1;
@@ -146,11 +150,13 @@ impl Model {
         let prog = match what {
             EvalFor::All => &progs.all,
             EvalFor::Derivatives => &progs.rhs,
+            EvalFor::Output => &progs.shown,
         };
         self.run_program(plan, &progs, prog, what, t, x);
         self.progs = Some(progs);
         self.heat_post(t, x);
         self.cache.current = what == EvalFor::All;
+        self.ev.sig_unchecked |= what == EvalFor::All;
     }
 
     /// The evaluation programs (outside an evaluation pass).
@@ -235,6 +241,7 @@ impl Model {
     pub(super) fn refresh_constants(&mut self, t: f64, x: &[f64]) {
         self.cache.current = false;
         self.ev.held_g_valid = false;
+        self.ev.sig_unchecked = true;
         let progs = self.take_programs();
         self.run_program(&progs.plan, &progs, &progs.constants, EvalFor::All, t, x);
         self.progs = Some(progs);

@@ -14,8 +14,9 @@
 //! `c·x[i]` in its place (`cu·(c·x[i])`, the same operations in the same order, so the
 //! result is bit-identical to reading the signal). An evaluation for derivatives only
 //! ([`EvalFor::Derivatives`]) computes only the output rows the derivatives depend on
-//! (`demand.rs`); every other evaluation computes all of them, so the signals seen by
-//! guards, events, logs and scopes are complete. A chain of lags then costs one pass over
+//! (`demand.rs`), one at an output point ([`EvalFor::Output`]) only those the logged
+//! variables and the derivatives depend on; every other evaluation computes all of them,
+//! so the signals seen by guards and events are complete. A chain of lags then costs one pass over
 //! the states per evaluation instead of two.
 
 use super::demand::{self, Demand};
@@ -71,11 +72,13 @@ impl Shape {
 /// What an evaluation of the model is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EvalFor {
-    /// Everything: guards, events, outputs, logs (every signal is computed).
+    /// Everything: guards, events, step ends (every signal is computed).
     All,
     /// The state derivatives of a solver stage only: output rows folded into the
     /// derivative rows are skipped.
     Derivatives,
+    /// An output point: the logged variables and what they and the derivatives depend on.
+    Output,
 }
 
 /// One row.
@@ -222,6 +225,27 @@ struct Operands<'a> {
 }
 
 impl Kernel {
+    /// The kernel of the rows whose destination slot is `live` (in order, stage by stage),
+    /// flattened and segmented, with the segments of each `Linear` stage of `plan`.
+    fn subset(&self, plan: &Plan, live: &[bool]) -> (Kernel, Vec<std::ops::Range<usize>>) {
+        let mut sub = Kernel::default();
+        let mut ranges = Vec::new();
+        for st in &plan.stages {
+            if let crate::plan::Stage::Linear(r) = st {
+                let start = sub.rows.rows.len();
+                let kept = self.rows.rows[r.clone()]
+                    .iter()
+                    .filter(|row| live[row.dst as usize]);
+                sub.rows.rows.extend(kept);
+                ranges.push(start..sub.rows.rows.len());
+            }
+        }
+        sub.rows.terms = self.rows.terms.clone();
+        sub.flatten();
+        let segs = ranges.into_iter().map(|r| sub.segment(r)).collect();
+        (sub, segs)
+    }
+
     /// Copy the rows' coefficients into the flat arrays.
     fn flatten(&mut self) {
         let rows = &self.rows.rows;
@@ -413,10 +437,17 @@ pub(crate) struct LinKernel {
     stage_segs: Vec<std::ops::Range<usize>>,
     /// The same in `live`.
     live_segs: Vec<std::ops::Range<usize>>,
+    /// The output rows an evaluation at an output point computes (for
+    /// [`EvalFor::Output`]: the logged variables' and the derivatives' demand).
+    shown: Kernel,
+    /// The same in `shown`.
+    shown_segs: Vec<std::ops::Range<usize>>,
     /// Segments of the derivative kernel.
     der_segs: std::ops::Range<usize>,
     /// What a derivative evaluation computes.
     demand: Demand,
+    /// What an evaluation at an output point computes.
+    shown_demand: Demand,
 }
 
 /// Terms of a row: (global index, coefficient).
@@ -524,28 +555,19 @@ impl LinKernel {
                 *f = blocks[b].feedthrough(i);
             }
         }
-        k.demand = demand::analyse(
-            plan,
-            &kernel,
-            &feedthrough,
-            &out_rows,
-            der_reads.into_iter(),
-        );
-        let live = &k.demand.live;
-        // The live kernel: the output rows a derivative evaluation reads, stage by stage.
-        let mut live_ranges = Vec::new();
-        for st in &plan.stages {
-            if let crate::plan::Stage::Linear(r) = st {
-                let start = k.live.rows.rows.len();
-                let kept = k.out.rows.rows[r.clone()]
-                    .iter()
-                    .filter(|row| live[row.dst as usize]);
-                k.live.rows.rows.extend(kept);
-                live_ranges.push(start..k.live.rows.rows.len());
-            }
-        }
-        k.live.rows.terms = k.out.rows.terms.clone();
-        for kern in [&mut k.out, &mut k.live, &mut k.der] {
+        let analyse = |extra: &[usize]| {
+            demand::analyse(
+                plan,
+                &kernel,
+                &feedthrough,
+                &out_rows,
+                der_reads.iter().copied(),
+                extra,
+            )
+        };
+        k.demand = analyse(&[]);
+        k.shown_demand = analyse(&demand::output_seeds(plan));
+        for kern in [&mut k.out, &mut k.der] {
             kern.flatten();
         }
         for st in &plan.stages {
@@ -554,10 +576,8 @@ impl LinKernel {
                 k.stage_segs.push(segs);
             }
         }
-        for r in live_ranges {
-            let segs = k.live.segment(r);
-            k.live_segs.push(segs);
-        }
+        (k.live, k.live_segs) = k.out.subset(plan, &k.demand.live);
+        (k.shown, k.shown_segs) = k.out.subset(plan, &k.shown_demand.live);
         k.der_segs = k.der.segment(0..k.der.rows.rows.len());
         k
     }
@@ -565,6 +585,44 @@ impl LinKernel {
     /// The plan's stages an evaluation for derivatives only runs.
     pub fn derivative_stages(&self) -> &[crate::plan::Stage] {
         &self.demand.stages
+    }
+
+    /// The plan's stages an evaluation at an output point runs.
+    pub fn output_stages(&self) -> &[crate::plan::Stage] {
+        &self.shown_demand.stages
+    }
+
+    /// The signal slots an evaluation at an output point (or for derivatives, a subset)
+    /// may write, ascending (see [`Demand::touched`]).
+    pub fn shown_slots(&self, plan: &Plan) -> Vec<u32> {
+        self.shown_demand.touched(plan)
+    }
+
+    /// The states the output rows of an evaluation at an output point read.
+    pub fn shown_state_reads(&self) -> impl Iterator<Item = usize> + '_ {
+        let rows = &self.shown.rows;
+        rows.rows.iter().flat_map(move |r| {
+            let terms: &[(u32, f64)] = match r.shape {
+                Shape::General { start, n_x, .. } => {
+                    &rows.terms[start as usize..(start + n_x) as usize]
+                }
+                _ => &[],
+            };
+            let single = r.shape.reads_x().then_some(r.xi as usize);
+            single
+                .into_iter()
+                .chain(terms.iter().map(|&(i, _)| i as usize))
+        })
+    }
+
+    /// What an evaluation at an output point leaves out: (block output stages, linear
+    /// output rows).
+    pub fn skipped_at_outputs(&self) -> (usize, usize) {
+        let shown = self.shown.rows.rows.len();
+        (
+            self.shown_demand.skipped_blocks,
+            self.out.rows.rows.len() - shown,
+        )
     }
 
     /// What an evaluation for derivatives only leaves out: (block output stages, linear
@@ -583,6 +641,7 @@ impl LinKernel {
         let (k, segs) = match what {
             EvalFor::All => (&self.out, self.stage_segs[i].clone()),
             EvalFor::Derivatives => (&self.live, self.live_segs[i].clone()),
+            EvalFor::Output => (&self.shown, self.shown_segs[i].clone()),
         };
         if k.wide {
             lin_outputs(k, segs, x, sig);

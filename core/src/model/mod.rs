@@ -23,6 +23,8 @@ mod load;
 mod program;
 mod reach;
 mod record;
+#[cfg(test)]
+mod tests;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -56,6 +58,9 @@ struct Programs {
     all: Program,
     /// The stages an evaluation for derivatives only runs (`demand.rs`).
     rhs: Program,
+    /// The stages an evaluation at an output point runs (`demand.rs`): those the logged
+    /// variables and the derivatives depend on.
+    shown: Program,
     /// The blocks whose outputs change only at events (refreshed after each event).
     constants: Program,
     /// The guard pass.
@@ -70,6 +75,11 @@ struct Programs {
     energy: program::EnergyProgram,
     /// The logged row.
     log: program::LogProgram,
+    /// The states an output point reads, if few (`demand::output_states`).
+    output_states: Option<Vec<usize>>,
+    /// The signal slots evaluations for derivatives and at output points write (the others
+    /// change only in full evaluations and refreshes), ascending.
+    shown_slots: Vec<u32>,
 }
 
 /// A free friction joint engages when its engagement (normalized normal force) rises above
@@ -89,6 +99,9 @@ struct Eval {
     sig: AlignedBuf,
     /// Scratch for one block's outputs.
     ybuf: Vec<f64>,
+    /// A full evaluation or a refresh wrote `sig` since its last check for non-finite
+    /// values (otherwise only the slots of `Programs::shown_slots` can have changed).
+    sig_unchecked: bool,
     /// The guards that change only at events (`plan.held_guard_blocks`), as evaluated at
     /// the first sample after the last event.
     held_g: Vec<f64>,
@@ -429,6 +442,7 @@ impl Model {
             ev: Eval {
                 sig,
                 ybuf: vec![0.0; max_y],
+                sig_unchecked: true,
                 held_g: vec![0.0; guard_prog.held_slots.len()],
                 held_g_valid: false,
                 joint_tau: vec![0.0; nj],
@@ -470,6 +484,7 @@ impl Model {
                 plan: plan.clone(),
                 all: Program::new(&plan.rt, &plan.stages),
                 rhs: Program::new(&plan.rt, lin.derivative_stages()),
+                shown: Program::new(&plan.rt, lin.output_stages()),
                 constants: Program::of_blocks(&plan.rt, &plan.const_blocks),
                 guards: guard_prog,
                 tracking: plan
@@ -482,6 +497,8 @@ impl Model {
                 states: program::Call::list(&plan.rt, &plan.state_blocks),
                 energy: program::EnergyProgram::new(&plan),
                 log: program::LogProgram::new(&plan),
+                output_states: demand::output_states(&plan, lin.shown_state_reads()),
+                shown_slots: lin.shown_slots(&plan),
             })),
             lin,
             blocks,
@@ -571,6 +588,12 @@ impl Model {
     /// feed only guards, event-time blocks, logs or scopes, which full evaluations serve).
     pub fn skipped_for_derivatives(&self) -> (usize, usize) {
         self.lin.skipped_for_derivatives()
+    }
+    /// What an evaluation at an output point leaves out: (block output stages, linear
+    /// output rows) that neither a logged variable (a scope's signal is logged) nor the
+    /// derivatives depend on.
+    pub fn skipped_at_outputs(&self) -> (usize, usize) {
+        self.lin.skipped_at_outputs()
     }
     /// The settings `run()` uses.
     pub fn settings(&self) -> &Settings {
@@ -713,6 +736,7 @@ impl Model {
         self.run.stopped_by = None;
         self.run.model_evals = 0;
         self.run.output_points = 0;
+        self.ev.sig_unchecked = true;
         self.run.failure = None;
         for m in self.net.modes.iter_mut() {
             *m = FrictionMode::Free;
@@ -732,7 +756,7 @@ impl Model {
     /// A solver error as the message users see, with the block behind a state index.
     fn explain(&self, e: &drivelink_solver::SolverError) -> String {
         match e.state_index() {
-            Some(i) => format!("{e} ({})", self.state_owner(i)),
+            Some(i) => e.message_naming(&self.state_owner(i)),
             None => e.to_string(),
         }
     }
@@ -867,6 +891,12 @@ impl HybridSystem for Model {
     }
     fn output(&mut self, t: f64, x: &[f64], _kind: OutputKind) {
         self.record(t, x);
+    }
+    /// The states an evaluation at an output point and the logged variables read, when
+    /// they are few (a long chain of linear blocks logging its end): the grid points
+    /// interpolate only these.
+    fn output_states(&self) -> Option<Vec<usize>> {
+        self.programs().output_states.clone()
     }
     fn check(&mut self) -> Result<(), SystemError> {
         if self

@@ -1,10 +1,13 @@
 //! Recording: the logged variables at every output point, and the check that what is
 //! recorded is finite (a non-finite signal fails the run, naming the block and port).
+//! An output point not served by a kept full evaluation evaluates only what the logged
+//! variables depend on (`EvalFor::Output`, `demand.rs`).
 
 use crate::block::{Cx, FrictionVar};
 use crate::plan::VarRef;
 
 use super::eval::{buffers, cx_of, view};
+use super::linear::EvalFor;
 use super::program::LogOp;
 use super::Model;
 use crate::block::Buffers;
@@ -40,9 +43,14 @@ impl Model {
         }
     }
 
-    /// Record the logged variables at `(t, x)`.
+    /// Record the logged variables at `(t, x)`: from the kept evaluation of the same point
+    /// (a step end, the guard sample of a grid point, an event instant), or else from an
+    /// evaluation of what the logged variables depend on ([`EvalFor::Output`]: the same
+    /// values, bit for bit, as a full evaluation gives them).
     pub(super) fn record(&mut self, t: f64, x: &[f64]) {
-        self.eval_cached(t, x);
+        if !self.kept_at(t, x) {
+            self.eval_for(t, x, EvalFor::Output);
+        }
         self.run.output_points += 1;
         // Taken out while it is filled (the variables read the model) and put back below.
         let mut row = std::mem::take(&mut self.run.row_buf);
@@ -74,9 +82,20 @@ impl Model {
         }
     }
 
-    /// The first non-finite signal, as a message naming its block and port.
-    fn non_finite_signal(&self) -> Option<String> {
-        if drivelink_solver::simd::all_finite(&self.ev.sig) {
+    /// The first non-finite signal, as a message naming its block and port. Every signal
+    /// is looked at: those written since the last look (all of them after a full
+    /// evaluation or a refresh, else those evaluations for derivatives and at output
+    /// points write), the others having been found finite then.
+    fn non_finite_signal(&mut self) -> Option<String> {
+        let sig = &self.ev.sig;
+        let finite = if self.ev.sig_unchecked {
+            drivelink_solver::simd::all_finite(sig)
+        } else {
+            let slots = &self.programs().shown_slots;
+            slots.iter().all(|&s| sig[s as usize].is_finite())
+        };
+        self.ev.sig_unchecked = false;
+        if finite {
             return None;
         }
         let plan = &self.plan;
