@@ -94,9 +94,14 @@ enum Command {
         /// The shard directories.
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
-        /// Output directory.
+        /// Output directory. One that holds a study already is refused (exit 2) unless
+        /// --force.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Replace the study in --out (its sweep.csv, sweep.parquet, study.json and runs/
+        /// are removed first; other files are left).
+        #[arg(long)]
+        force: bool,
     },
     /// Re-plot saved results (a results.csv of `drivelink run`), or any CSV table against
     /// one of its columns (`--x NAME`, for example a sweep.csv).
@@ -169,7 +174,7 @@ fn main() -> ExitCode {
         }
         Command::Sweep(args) => study::sweep(&args),
         Command::Tire(args) => tire::tire(&args),
-        Command::SweepMerge { dirs, out } => study::merge(&dirs, &out),
+        Command::SweepMerge { dirs, out, force } => study::merge(&dirs, &out, force),
         Command::Plot {
             results,
             signals,

@@ -356,9 +356,12 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// `drivelink sweep-merge DIR... --out DIR`.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> u8 {
-    let (table, study) = match drivelink_sweep::merge_dirs(dirs) {
+/// `drivelink sweep-merge DIR... --out DIR [--force]`: the shards are read first, so
+/// `--out` may be one of them with `--force`.
+pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> u8 {
+    let merged = drivelink_sweep::merge_dirs(dirs)
+        .and_then(|x| drivelink_sweep::prepare_out_dir(out, force).map(|()| x));
+    let (table, study) = match merged {
         Ok(x) => x,
         Err(e) => {
             for m in e.lines("sweep-merge") {

@@ -606,6 +606,24 @@ fn sweep_merge_counts_one_shard_and_one_run_in_the_singular() {
         text.starts_with("merged 1 shard: 1 run of study "),
         "{text}"
     );
+    // Merging again into the used directory overwrote it silently; now it is refused
+    // unless --force.
+    let again = run(&[
+        "sweep-merge",
+        whole.to_str().unwrap(),
+        "--out",
+        dir.join("m").to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("holds a study already"), "{err}");
+    ok(&run(&[
+        "sweep-merge",
+        whole.to_str().unwrap(),
+        "--out",
+        dir.join("m").to_str().unwrap(),
+        "--force",
+    ]));
     std::fs::remove_dir_all(&dir).ok();
 }
 
