@@ -243,3 +243,25 @@ fn steered_wheel_starts_rolling_along_its_steered_heading() {
         );
     }
 }
+
+#[test]
+fn side_slip_is_undefined_at_standstill_not_zero() {
+    // A scope of car.beta drew a flat 0 for a car at rest (atan2 of a zero velocity); it
+    // is NaN there, a gap, and a number as soon as the car moves.
+    let (_, z_static) = static_pose();
+    for (v0, moving) in [(0.0, false), (10.0, true)] {
+        let mut d = car(z_static, v0, 0.0, 0.0, 0.0);
+        d.log(&["car.beta"]);
+        d.settings.stop_time = 0.5;
+        let (r, _) = run(&d);
+        let beta = r.get("car.beta").unwrap();
+        if moving {
+            assert!(
+                beta.iter().all(|b| b.abs() < 1e-6),
+                "straight ahead: {beta:?}"
+            );
+        } else {
+            assert!(beta.iter().all(|b| b.is_nan()), "at rest: {beta:?}");
+        }
+    }
+}

@@ -15,8 +15,8 @@
 //! angles of the attitude; `yaw` continuous, not wrapped), `p, q, r` (body angular
 //! velocity), `ax, ay, az` (time derivative of the centre of mass's world velocity in body
 //! axes: a body in free fall has `az = −9.80665`; gravity is not removed as an
-//! accelerometer would), `beta` (side-slip angle `atan2(v, u)`, 0 while the horizontal
-//! speed `√(u² + v²)` is below 0.1 m/s).
+//! accelerometer would), `beta` (side-slip angle `atan2(v, u)`, NaN — undefined, a gap
+//! in scopes — while the horizontal speed `√(u² + v²)` is below 0.1 m/s).
 //!
 //! The block's one state tracks the number of turns of `yaw`: its derivative is the Euler
 //! yaw rate `(q·sin φ + r·cos φ)/cos θ` (with `cos θ` kept away from 0), and the output
@@ -34,7 +34,7 @@ use drivelink_core::G;
 
 use super::{finite, reg};
 
-/// Horizontal speed below which the side-slip angle `beta` reads 0, m/s.
+/// Horizontal speed below which the side-slip angle `beta` is undefined (NaN), m/s.
 pub const BETA_MIN_SPEED: f64 = 0.1;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -160,7 +160,7 @@ const VARS: [(&str, &str, &str); 20] = [
     (
         "beta",
         "rad",
-        "side-slip angle atan2(v, u) (0 below 0.1 m/s horizontal speed)",
+        "side-slip angle atan2(v, u); NaN (undefined: a gap in plots) below 0.1 m/s horizontal speed",
     ),
 ];
 
@@ -249,7 +249,8 @@ impl Block for RigidBody {
             19 => {
                 let v = body_v();
                 if v[0].hypot(v[1]) < BETA_MIN_SPEED {
-                    0.0
+                    // Undefined at standstill: NaN, a gap in scopes and plots.
+                    f64::NAN
                 } else {
                     v[1].atan2(v[0])
                 }
