@@ -127,7 +127,15 @@ impl ParamInfo<'_> {
             ScopeVal::Q(p) => p.dim.or_else(|| given.iter().find_map(|q| q.dim)),
             _ => None,
         };
-        dim.map(unit_text)
+        let angular = ["rpm", "rad", "deg", "rev"]
+            .iter()
+            .any(|u| self.given.contains(u));
+        dim.map(|d| match unit_text(d).as_str() {
+            // An angular speed (the netlist gives it in rpm, rad/s or deg/s) is in rad/s,
+            // as the block catalogue and results name it; a plain 1/s stays a rate.
+            "1/s" if angular => "rad/s".to_string(),
+            t => t.to_string(),
+        })
     }
 }
 

@@ -475,7 +475,7 @@ fn the_table_knows_the_si_unit_of_each_column_it_can() {
     let s = study(
         "full_car.json",
         StudyArgs {
-            // idleSpeed is "800 rpm" in the netlist; clutchRise a bare 0.2 given here in s;
+            // idleSpeed is "800 rpm" in the netlist; clutchRise "0.2 s";
             // throttle a bare number given bare: unknown.
             grid: strs(&[
                 "idleSpeed=[700 rpm, 900 rpm]",
@@ -498,7 +498,8 @@ fn the_table_knows_the_si_unit_of_each_column_it_can() {
         .zip(s.units())
         .collect();
     let unit = |n: &str| named.iter().find(|(c, _)| c == n).unwrap().1.as_deref();
-    assert_eq!(unit("idleSpeed"), Some("1/s"));
+    // An angular speed is in rad/s, as the catalogue names it (it read "1/s").
+    assert_eq!(unit("idleSpeed"), Some("rad/s"));
     assert_eq!(unit("clutchRise"), Some("s"));
     assert_eq!(unit("throttle"), None);
     assert_eq!(unit("end_time"), Some("s"));
