@@ -9,6 +9,7 @@
 #![allow(clippy::result_large_err)]
 
 mod catalogue;
+mod compare;
 mod console;
 mod study;
 mod table_plot;
@@ -86,6 +87,9 @@ enum Command {
     /// ratio and slip angle lists at one load: a CSV table or the Fx(κ), Fy(α) curves.
     #[command(long_about = tire::LONG_ABOUT)]
     Tire(tire::TireArgs),
+    /// Compare two runs: A and B overlaid above their difference B − A for every signal
+    /// both logged, in one HTML report; prints the largest differences.
+    Report(compare::CompareArgs),
     /// Run a parameter study: grids and/or sampled parameters, metrics per run, in parallel;
     /// writes sweep.csv, sweep.parquet and study.json.
     Sweep(study::SweepArgs),
@@ -174,6 +178,7 @@ fn main() -> ExitCode {
         }
         Command::Sweep(args) => study::sweep(&args),
         Command::Tire(args) => tire::tire(&args),
+        Command::Report(args) => compare::run(&args),
         Command::SweepMerge { dirs, out, force } => study::merge(&dirs, &out, force),
         Command::Plot {
             results,

@@ -457,3 +457,68 @@ fn plot_titles_from_signals_puts_two_units_on_two_axes_and_refits_an_xy_window()
         "y still spans the whole run"
     );
 }
+
+/// `drivelink report A B` compares two runs as Simulink's Data Inspector does: each common
+/// signal overlaid with its difference, in one offline report, and the largest
+/// differences printed. Two analytic runs: y = t and y = t + 0.5·t² on the same grid, so
+/// the largest difference is 0.5·T² at the end, and a signal equal in both differs by 0.
+#[test]
+fn report_of_two_runs_overlays_them_and_prints_the_largest_difference() {
+    let dir = temp_dir("report_ab");
+    for (run, k) in [("a", 0.0), ("b", 0.5)] {
+        std::fs::create_dir_all(dir.join(run)).unwrap();
+        let mut csv = String::from("time,x.y,x.c\n");
+        for i in 0..=100 {
+            let t = i as f64 * 0.02;
+            csv += &format!("{t},{},{}\n", t + k * t * t, 3.0);
+        }
+        std::fs::write(dir.join(run).join("results.csv"), csv).unwrap();
+        std::fs::write(
+            dir.join(run).join("summary.json"),
+            r#"{"units": {"x.y": "m", "x.c": "m"}}"#,
+        )
+        .unwrap();
+    }
+    let html = dir.join("cmp.html");
+    let o = drivelink()
+        .arg("report")
+        .arg(dir.join("a"))
+        .arg(dir.join("b").join("results.csv"))
+        .arg("--out")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let row = |n: &str| out.lines().find(|l| l.starts_with(n)).unwrap().to_string();
+    // 0.5·2² = 2 m at t = 2 s, the whole range of A (0..2 m).
+    assert!(row("x.y").contains("2.000000e0 m"), "{out}");
+    assert!(row("x.y").contains("2.000000"), "{out}");
+    assert!(row("x.c").contains("0.000000e0 m"), "{out}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    // One chart per signal (titled with it), each with A, B and the difference B − A.
+    assert_eq!(
+        page.matches("\"name\":\"B − A\"").count(),
+        2,
+        "two difference traces"
+    );
+    assert!(
+        page.contains(">x.y<") && page.contains(">x.c<"),
+        "a chart per signal"
+    );
+    // A signal only one run logged is named.
+    let o = drivelink()
+        .arg("report")
+        .arg(dir.join("a"))
+        .arg(dir.join("b"))
+        .args(["--signals", "x.y,x.z", "--out"])
+        .arg(dir.join("bad.html"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("'x.z' not logged by both runs"),
+        "{}",
+        text(&o).1
+    );
+}
