@@ -353,14 +353,14 @@ fn scopes(d: &mut Diagram) {
         ..ScopeSpec::new("clutch_slips", vec![])
     });
     d.scope(ScopeSpec {
-        title: Some("Driveline and braking power".into()),
+        title: Some("Driveline and braking power (+ into the load; − taken by the brake)".into()),
         panels: vec![vec![
             sig("drive_power.y")
                 .with_unit("hp")
-                .with_label("driveline power"),
+                .with_label("driveline power, + into the load"),
             sig("brake.power")
                 .with_unit("hp")
-                .with_label("braking power"),
+                .with_label("braking power, − taken from the shaft"),
         ]],
         ..ScopeSpec::new("power", vec![])
     });
