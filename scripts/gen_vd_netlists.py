@@ -243,7 +243,7 @@ def full_car():
                    # near zero, the pitch and roll rates among them): against a tight run (rtol 1e-9,
                    # atol 1e-10) the trajectory is as close as with 1e-8 (position within
                    # 3e-5 m, speed within 1.8e-4 m/s, yaw within 2.1e-7 rad), 5.8 % fewer
-                   # instructions (BENCHMARKS.md, stop 25).
+                   # instructions (BENCHMARKS.md, "grid points as guard samples").
                    method="auto", rtol=1e-6, guard_samples=1, atol=1e-6)
 
 

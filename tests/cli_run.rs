@@ -435,7 +435,7 @@ fn plot_replots_saved_results() {
     assert!(text(&out).1.contains("did you mean 'rpm'"));
 }
 
-/// Left open by stop 34: `plot --unit` could not check dimensions, so `--unit rpm` drew a
+/// Regression: `plot --unit` could not check dimensions, so `--unit rpm` drew a
 /// speed in m/s scaled by 30/π. summary.json now records the columns' SI units and the
 /// plot refuses a unit of another kind, naming the signal; a fitting unit still plots.
 #[test]
@@ -475,7 +475,7 @@ fn plot_unit_of_another_kind_is_refused_naming_the_signal() {
     assert_eq!(plot("vehicle.v", "km/h").status.code(), Some(0));
 }
 
-/// Issue 10 item 14: a top-level string (choice) parameter can be set from the command
+/// A top-level string (choice) parameter can be set from the command
 /// line: `--set diff_type=locked` on the open split-mu launch gives the locked netlist's
 /// results exactly.
 #[test]
@@ -621,8 +621,8 @@ fn wheel_mounts_below_the_ground_are_warned_about_by_validate_and_run() {
 }
 
 /// `drivelink linearize` end to end: an operating point past the netlist's stop time is
-/// computed where asked, with a note saying the model ran on (left open by stop 34: it
-/// did so silently); one the model never reaches (its stop block fires first) is an error
+/// computed where asked, with a note saying the model ran on (it used to do so
+/// silently); one the model never reaches (its stop block fires first) is an error
 /// naming the stop.
 #[test]
 fn linearize_past_the_stop_time_notes_it_and_a_stopped_run_is_an_error() {

@@ -304,8 +304,8 @@ fn engine_stalls_at_the_stall_speed_logs_it_and_the_run_goes_on() {
     );
     let a = m.energy_audit();
     assert!(a.relative_residual.abs() < 1e-6, "{a:#?}");
-    // The friction is the engine's own loss, not negative supplied work (stop 34 left
-    // it booked as a source of −1,000 J): with the throttle closed the engine supplies
+    // The friction is the engine's own loss, not negative supplied work (it was once
+    // booked as a source of −1,000 J): with the throttle closed the engine supplies
     // nothing, and its friction took the crank's kinetic energy ½·J·(w0² − w_end²).
     let of = |v: &[(String, f64)], name: &str| v.iter().find(|e| e.0 == name).map(|e| e.1);
     let supplied = of(&a.sources, "eng").expect("the engine is a source");

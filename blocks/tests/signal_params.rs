@@ -321,7 +321,7 @@ fn signal_levels_accept_any_unit() {
     assert_names(&m, "time");
 }
 
-/// Issue 10 item 13: the coefficient of s^k carries seconds^k, so `den: ["tau", 1]` with
+/// The coefficient of s^k carries seconds^k, so `den: ["tau", 1]` with
 /// `tau = "250 ms"` is the lag 1/(0.25 s + 1), and `[1, "1/tau"]` (monic) works too.
 #[test]
 fn transfer_fcn_coefficients_with_time_units_are_accepted() {

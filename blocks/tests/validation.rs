@@ -229,7 +229,7 @@ fn unknown_logged_variable_suggests() {
     );
 }
 
-/// Issue 10 item 15: an unknown block type gets a suggestion on word parts too
+/// An unknown block type gets a suggestion on word parts too
 /// (`FrictionClutch` is 8 edits from `Clutch` but shares the word).
 #[test]
 fn unknown_type_friction_clutch_suggests_clutch() {
@@ -242,7 +242,7 @@ fn unknown_type_friction_clutch_suggests_clutch() {
     );
 }
 
-/// Issue 10 item 15: an unknown log variable lists the variables of its block.
+/// An unknown log variable lists the variables of its block.
 #[test]
 fn unknown_variable_lists_the_blocks_variables() {
     let mut d = base();
@@ -255,7 +255,7 @@ fn unknown_variable_lists_the_blocks_variables() {
     );
 }
 
-/// Issue 10 item 15: a flange joined to nothing is a named warning.
+/// A flange joined to nothing is a named warning.
 #[test]
 fn unconnected_flange_is_a_named_warning() {
     let mut d = base();

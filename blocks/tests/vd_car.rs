@@ -541,7 +541,7 @@ fn car_rolled_over_and_sunk_gets_no_wheel_forces_from_below() {
     );
 }
 
-/// Left alone by stop 34: a car whose wheel mounts start below the ground (`z0` taken for
+/// Regression: a car whose wheel mounts start below the ground (`z0` taken for
 /// the ground clearance) fell through the plane without a word. Each wheel now warns at
 /// instantiation, naming itself and the depth of its mount (`z0 + center_z`); a car on
 /// its wheels does not.

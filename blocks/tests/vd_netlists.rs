@@ -228,13 +228,10 @@ fn full_car_solver_statistics_snapshot() {
         s.jacobian_evals,
         s.lu_decompositions,
     );
-    // Stop 33: 2,871 steps (was 2,876), 608 rejected (614), 25,418 rhs (25,509), 7,990
-    // guard calls (8,003), 85 Jacobians (86), 428 LU (433) since the wheel collider's
-    // kinematics divide by the axis height through one reciprocal and the friction circle
-    // is divided through analytically (rounding; the same 109 logged events).
-    // 7,989 guard calls (7,990) since a just-released brake whose slip is still round-off
-    // small keeps sliding at a later event of the same instant's neighbourhood instead of
-    // being relocked and released again (the ABS wheels' brake locks move by 1e-11 s).
+    // The exact counts depend on rounding: the wheel collider divides by the axis height
+    // through one reciprocal and the friction circle is divided through analytically; a
+    // just-released brake whose slip is still round-off small keeps sliding at a nearby
+    // event instead of being relocked and released again. 109 logged events.
     assert_eq!(got, (2871, 608, 25418, 7989, 2638, 572, 85, 428), "{s:?}");
     // Full model evaluations after the step-end cache, Newton iterations and the
     // Jacobians' derivative calls (one of them at the initial event, where the wheels'

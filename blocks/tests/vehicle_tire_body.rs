@@ -440,7 +440,7 @@ fn tire_force_is_continuous_through_zero_slip_at_speed() {
     assert!(max_step < 100.0, "force step {max_step} N");
 }
 
-/// Left open by stop 34 (the lag started at 0 only): `a0` starts the load transfer at a
+/// Regression (the lag always started at 0): `a0` starts the load transfer at a
 /// given acceleration. Under a constant braking force `F` (no drag, level road) the body
 /// decelerates at exactly `F/m`, so with `a0 = F/m` the lag stays at `F/m` and the front
 /// axle carries its settled load from t = 0; with the default `a0 = 0` the lag follows

@@ -155,7 +155,7 @@ fn settings_over_parameters() -> drivelink_core::Diagram {
     netlist::load_str(&text, "stop_over_parameter.json", std::path::Path::new(".")).expect("loads")
 }
 
-/// Regression (found in stop 36): a sweep of a parameter that the solver section uses
+/// Regression: a sweep of a parameter that the solver section uses
 /// (`"stop_time": "t_end"`) kept the stop time of the netlist's value for every run,
 /// because the settings were resolved once, when the netlist was loaded.
 #[test]
@@ -205,7 +205,7 @@ fn solver_settings_written_over_parameters_follow_the_run_parameters() {
     );
 }
 
-/// Left open by stop 34: `with_params` instantiated a model whose new values made its
+/// Regression: `with_params` instantiated a model whose new values made its
 /// settings absurd (a sample time giving billions of time events), and the run failed at
 /// its start without naming the parameter; `compile` refused the same diagram. Both
 /// refuse it now, with the same error.

@@ -1,4 +1,4 @@
-//! Regression tests for plotting hangs on extreme values (issue 10, item 8), NaN/inf
+//! Regression tests for plotting hangs on extreme values (huge, tiny and mixed magnitudes), NaN/inf
 //! samples, time windows (`--xlim`), second y axes and overlapping traces.
 //!
 //! A hang must fail a test, not stall the suite: every render runs on a worker thread with

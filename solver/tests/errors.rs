@@ -473,7 +473,7 @@ fn estimated_output_points_count_the_grid_exactly() {
     assert_eq!(tiny_step.estimated_min_steps(), Some(1e13));
 }
 
-/// Regression (stop 37, when DOPRI5's error sum took over the finiteness check of `y1`):
+/// Regression (DOPRI5's error sum is also the finiteness check of `y1`):
 /// a state that overflows while every stage derivative stays finite has an infinite error
 /// scale and so a zero error term; the step must still not be accepted. `x' = 1e306` from
 /// `x = 1.7e308` overflows f64 at `t ≈ 9.77 s` (the stage sums `Σ a·k` stay far from it).

@@ -1,4 +1,4 @@
-//! Regression tests for the defects of issue 10 found by the fuzz campaign and by new
+//! Regression tests for defects found by fuzzing netlists and by new
 //! users (bad input must end in a clear error naming the culprit, or a correct result —
 //! never a hang, a silent NaN or an exhausted machine). Each runs the release CLI as a
 //! user would.
