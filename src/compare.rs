@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use drivelink_core::result::SimResult;
 use drivelink_core::scope::{ScopeSignal, ScopeSpec};
-use serde_json::Value;
 
 use crate::console;
 
@@ -45,17 +44,7 @@ fn read_run(path: &Path) -> Result<SimResult, String> {
         std::fs::File::open(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let mut r = SimResult::read_csv(std::io::BufReader::new(text), "results")
         .map_err(|e| format!("{}: {e}", file.display()))?;
-    let units = std::fs::read_to_string(file.with_file_name("summary.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| v.get("units").cloned());
-    if let Some(u) = units {
-        r.units = r
-            .names
-            .iter()
-            .map(|n| u.get(n).and_then(Value::as_str).map(str::to_string))
-            .collect();
-    }
+    r.units = crate::recorded_units(&file, &r.names);
     Ok(r)
 }
 

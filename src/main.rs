@@ -1108,23 +1108,14 @@ fn check_unit_fits(
     u: &str,
     du: &drivelink_core::DisplayUnit,
 ) -> Result<(), String> {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     for p in results {
-        let summary = p.with_file_name("summary.json");
-        let Some(units) = std::fs::read_to_string(&summary)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|v| v.get("units").cloned())
-        else {
-            continue;
-        };
-        for n in names {
-            if let Some(si) = units.get(*n).and_then(Value::as_str) {
-                if !du.fits(si) {
-                    return Err(format!(
-                        "--unit {u}: '{n}' is in {si} (as {} records), which {u} cannot display; give a unit of the same kind, or plot it separately",
-                        summary.display()
-                    ));
-                }
+        for (n, si) in names.iter().zip(recorded_units(p, &names)) {
+            if let Some(si) = si.filter(|si| !du.fits(si)) {
+                return Err(format!(
+                    "--unit {u}: '{n}' is in {si} (as {} records), which {u} cannot display; give a unit of the same kind, or plot it separately",
+                    p.with_file_name("summary.json").display()
+                ));
             }
         }
     }
@@ -1133,7 +1124,7 @@ fn check_unit_fits(
 
 /// The SI units of the columns `names` of a results file, as the `summary.json` beside it
 /// records them (`units`); empty when there is none (a table of another origin).
-fn recorded_units(results: &Path, names: &[String]) -> Vec<Option<String>> {
+pub(crate) fn recorded_units(results: &Path, names: &[String]) -> Vec<Option<String>> {
     let Some(units) = std::fs::read_to_string(results.with_file_name("summary.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
