@@ -448,6 +448,22 @@ pub enum VarSource {
     Custom(usize),
 }
 
+/// What a variable's value depends on at an instant, which decides where a variable wired
+/// as a signal source (`["car.r", "esc.r"]`) is evaluated and whether feeding it back
+/// closes an algebraic loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarReads {
+    /// States and modes only (positions, speeds, rigid-body poses and velocities, modes):
+    /// known before any block output of the instant, so it never closes a loop.
+    State,
+    /// Also the block's inputs at the same instant.
+    Inputs,
+    /// Anything, the network's accelerations and constraint forces included: evaluated
+    /// after the network solve, so feeding it to a block that acts on the network (or
+    /// to the inputs of its own block) closes an algebraic loop.
+    Everything,
+}
+
 /// A loggable variable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarDecl {
@@ -459,21 +475,47 @@ pub struct VarDecl {
     pub unit: &'static str,
     /// One line: meaning and sign convention.
     pub doc: &'static str,
+    /// What the value depends on at an instant (node speeds and positions, a joint's
+    /// relative angle and mode: [`VarReads::State`]; accelerations, torques and custom
+    /// variables unless declared otherwise: [`VarReads::Everything`]).
+    pub reads: VarReads,
 }
 
 impl VarDecl {
     /// A variable with its SI unit.
     pub fn new(name: impl Into<String>, source: VarSource, unit: &'static str) -> Self {
+        let reads = match source {
+            VarSource::Speed(_)
+            | VarSource::Position(_)
+            | VarSource::Friction(_, FrictionVar::PhiRel | FrictionVar::Mode) => VarReads::State,
+            VarSource::Accel(_) | VarSource::Friction(..) | VarSource::Custom(_) => {
+                VarReads::Everything
+            }
+        };
         VarDecl {
             name: name.into(),
             source,
             unit,
             doc: "",
+            reads,
         }
     }
     /// The same variable with a one-line doc (meaning, sign convention).
     pub fn doc(mut self, doc: &'static str) -> Self {
         self.doc = doc;
+        self
+    }
+    /// The same variable declared a function of the states and modes only (a custom
+    /// variable such as a body's position or yaw rate): usable as a signal anywhere,
+    /// feedback loops included.
+    pub fn from_state(mut self) -> Self {
+        self.reads = VarReads::State;
+        self
+    }
+    /// The same variable declared a function of the states, modes and the block's own
+    /// inputs (not of accelerations or constraint forces).
+    pub fn from_inputs(mut self) -> Self {
+        self.reads = VarReads::Inputs;
         self
     }
     /// The standard variables of a friction joint `k`: `w_rel`, `phi_rel`, `tau`, `mode`,

@@ -94,6 +94,26 @@ pub(crate) enum Stage {
     Network,
     /// A block's `network_outputs`.
     NetworkOutputs(BlockIx),
+    /// A block variable wired as a signal source: [`Plan::taps`]`[k]` into its slot.
+    Tap(u32),
+}
+
+/// A block variable wired as a signal source (`["car.r", "esc.r"]`): evaluated by the
+/// output pass like an output, into a signal slot of its own, where its
+/// [`crate::block::VarReads`] allows (before any block output for a function of the
+/// states, after the network solve for an acceleration or a force).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TapPlan {
+    /// `block.var`.
+    pub name: String,
+    /// The block whose variable it is.
+    pub block: BlockIx,
+    /// Where the value comes from.
+    pub var: VarRef,
+    /// What the value depends on at an instant.
+    pub reads: crate::block::VarReads,
+    /// The signal slot it writes.
+    pub slot: SlotIx,
 }
 
 /// An always-active constraint row.
@@ -200,6 +220,8 @@ pub struct Plan {
     pub(crate) n_block_guards: usize,
     /// The output pass, in order.
     pub(crate) stages: Vec<Stage>,
+    /// Block variables wired as signal sources (each evaluated by a [`Stage::Tap`]).
+    pub(crate) taps: Vec<TapPlan>,
     /// Rows of the linear output kernel.
     pub(crate) lin_out: Vec<LinRow>,
     /// Rows of the linear derivative kernel.
@@ -352,8 +374,12 @@ impl Plan {
     /// blocks evaluated only at events, states, nodes, joints, guards.
     pub fn summary(&self) -> String {
         let count = |f: &dyn Fn(&Stage) -> bool| self.stages.iter().filter(|s| f(s)).count();
+        let taps = match self.taps.len() {
+            0 => String::new(),
+            n => format!("; {n} variables wired as signals"),
+        };
         format!(
-            "{} blocks; stages: {} block outputs, {} linear ({} rows), {} network, {} network outputs; {} blocks at events only; {} states, {} nodes, {} rows, {} joints, {} guards ({} of {} guard blocks held between events)",
+            "{} blocks; stages: {} block outputs, {} linear ({} rows), {} network, {} network outputs; {} blocks at events only; {} states, {} nodes, {} rows, {} joints, {} guards ({} of {} guard blocks held between events){taps}",
             self.blocks.len(),
             count(&|s| matches!(s, Stage::Outputs(_))),
             count(&|s| matches!(s, Stage::Linear(_))),

@@ -228,7 +228,16 @@ impl Block for RigidBody {
     fn variables(&self) -> Vec<VarDecl> {
         VARS.iter()
             .enumerate()
-            .map(|(i, (n, u, d))| VarDecl::new(*n, VarSource::Custom(i), u).doc(d))
+            .map(|(i, (n, u, d))| {
+                let v = VarDecl::new(*n, VarSource::Custom(i), u).doc(d);
+                // The accelerations (ax, ay, az) need the network's solve; everything else
+                // is a function of the body's state.
+                if (16..=18).contains(&i) {
+                    v
+                } else {
+                    v.from_state()
+                }
+            })
             .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {

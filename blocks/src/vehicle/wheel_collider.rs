@@ -1027,6 +1027,9 @@ impl Block for WheelCollider {
                     .doc("with static_friction: 1 while the contact patch sticks, else 0"),
             );
         }
+        // The custom variables are functions of the pose, the spin, the patch states and
+        // the inputs (steer, anti-roll bar force): usable as signals before the solve.
+        v = v.into_iter().map(VarDecl::from_inputs).collect();
         for d in VarDecl::friction_set(0, "brake_", true) {
             if matches!(
                 d.source,

@@ -2,6 +2,11 @@
 //! blocks and ports with "did you mean", kind mismatches, signal lines with zero or several
 //! outputs, inputs driven twice or not at all), signal inputs given their driver, and
 //! mechanical flanges joined into nodes by union-find.
+//!
+//! A reference that names a block's variable rather than a port (`car.r`: every variable
+//! `drivelink blocks TYPE` lists) is a signal source like an output port: a *tap*
+//! ([`TapAt`]), given a slot of its own by the layout and evaluated where its
+//! [`crate::block::VarReads`] allows by the order pass.
 
 use std::collections::HashMap;
 
@@ -20,6 +25,28 @@ use super::CompileWarning;
 pub(crate) struct PortAt {
     pub block: BlockIx,
     pub port: usize,
+}
+
+/// A block variable wired as a signal source: the block and the variable's index in its
+/// `Block::variables()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TapAt {
+    pub block: BlockIx,
+    pub var: usize,
+}
+
+/// What drives a signal input: an output port or a tap (an index into [`Wiring::taps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Src {
+    Port(PortAt),
+    Tap(usize),
+}
+
+/// One end of a connection line as written: a port, or a variable of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Port(PortAt),
+    Var(TapAt),
 }
 
 /// A mechanical node: its display name (first flange joined), kind and flanges.
@@ -41,9 +68,11 @@ pub(crate) struct HeatNodeInfo {
 pub(crate) struct Wiring {
     /// Ports of every block.
     pub ports: Vec<Vec<PortDecl>>,
-    /// Driver (output port) of every signal input, `None` for an unconnected optional
-    /// input.
-    pub driver: Vec<Vec<Option<PortAt>>>,
+    /// Driver (output port or tap) of every signal input, `None` for an unconnected
+    /// optional input.
+    pub driver: Vec<Vec<Option<Src>>>,
+    /// The block variables wired as signal sources, each once.
+    pub taps: Vec<TapAt>,
     /// Node of every mechanical port (`None` for signal ports).
     pub node: Vec<Vec<Option<NodeIx>>>,
     /// The mechanical nodes.
@@ -90,6 +119,7 @@ fn domain(k: PortKind) -> u8 {
 }
 
 /// Resolve one connection's references, pushing an error for each bad one.
+#[allow(clippy::too_many_arguments)]
 fn resolve_refs<'a>(
     ci: usize,
     conn: &'a [String],
@@ -97,8 +127,9 @@ fn resolve_refs<'a>(
     names: &[String],
     types: &[&str],
     ports: &[Vec<PortDecl>],
+    vars: &[Vec<String>],
     errors: &mut Vec<Error>,
-) -> Option<Vec<(PortAt, &'a str)>> {
+) -> Option<Vec<(End, &'a str)>> {
     let mut resolved = Vec::with_capacity(conn.len());
     let mut ok = true;
     for text in conn {
@@ -119,35 +150,48 @@ fn resolve_refs<'a>(
             ok = false;
             continue;
         };
-        let Some(p) = ports[b].iter().position(|p| p.name == pr.port) else {
-            errors.push(Error::UnknownPort {
-                connection: ci,
-                block: pr.block.clone(),
-                type_name: types[b].to_string(),
-                port: pr.port.clone(),
-                hint: suggest::hint(&pr.port, ports[b].iter().map(|p| p.name.as_str())),
-                ports: crate::params::port_summary(&ports[b]),
-            });
-            ok = false;
-            continue;
-        };
-        resolved.push((
-            PortAt {
+        if let Some(p) = ports[b].iter().position(|p| p.name == pr.port) {
+            let at = PortAt {
                 block: BlockIx::at(b),
                 port: p,
-            },
-            text.as_str(),
-        ));
+            };
+            resolved.push((End::Port(at), text.as_str()));
+            continue;
+        }
+        if let Some(v) = vars[b].iter().position(|v| *v == pr.port) {
+            let at = TapAt {
+                block: BlockIx::at(b),
+                var: v,
+            };
+            resolved.push((End::Var(at), text.as_str()));
+            continue;
+        }
+        let names_of_block = ports[b]
+            .iter()
+            .map(|p| p.name.as_str())
+            .chain(vars[b].iter().map(String::as_str));
+        errors.push(Error::UnknownPort {
+            connection: ci,
+            block: pr.block.clone(),
+            type_name: types[b].to_string(),
+            port: pr.port.clone(),
+            hint: suggest::hint(&pr.port, names_of_block),
+            ports: crate::params::port_summary(&ports[b]),
+        });
+        ok = false;
     }
     ok.then_some(resolved)
 }
 
-/// Connect the ports of `names`/`ports` along `connections` (flat names). Collects every
-/// error; warnings (unconnected mechanical ports) go to `warnings`.
+/// Connect the ports of `names`/`ports` along `connections` (flat names); `vars` are the
+/// names of each block's variables (`Block::variables()`, in order), which a connection
+/// may name as signal sources. Collects every error; warnings (unconnected mechanical
+/// ports) go to `warnings`.
 pub(crate) fn connect(
     names: &[String],
     types: &[&str],
     ports: Vec<Vec<PortDecl>>,
+    vars: &[Vec<String>],
     connections: &[Vec<String>],
     warnings: &mut Vec<CompileWarning>,
 ) -> Result<Wiring, Error> {
@@ -159,8 +203,9 @@ pub(crate) fn connect(
         .collect();
     let mut uf: UnionFind<usize> = UnionFind::new(space.total);
     let mut connected = vec![false; space.total];
-    let mut driver: Vec<Vec<Option<(PortAt, usize)>>> =
+    let mut driver: Vec<Vec<Option<(Src, usize)>>> =
         ports.iter().map(|p| vec![None; p.len()]).collect();
+    let mut taps: Vec<TapAt> = Vec::new();
     let mut errors = Vec::new();
     for (ci, conn) in connections.iter().enumerate() {
         if conn.len() < 2 {
@@ -170,11 +215,23 @@ pub(crate) fn connect(
             });
             continue;
         }
-        let Some(resolved) = resolve_refs(ci, conn, &by_name, names, types, &ports, &mut errors)
-        else {
+        let Some(resolved) = resolve_refs(
+            ci,
+            conn,
+            &by_name,
+            names,
+            types,
+            &ports,
+            vars,
+            &mut errors,
+        ) else {
             continue;
         };
-        let kind = |at: PortAt| ports[at.block.ix()][at.port].kind;
+        // A variable drives a signal line like an output port.
+        let kind = |e: End| match e {
+            End::Port(at) => ports[at.block.ix()][at.port].kind,
+            End::Var(_) => PortKind::Out,
+        };
         let k0 = kind(resolved[0].0);
         if resolved.iter().any(|r| domain(kind(r.0)) != domain(k0)) {
             errors.push(Error::KindMismatch {
@@ -187,20 +244,27 @@ pub(crate) fn connect(
             });
             continue;
         }
-        for r in &resolved {
-            connected[space.global(r.0)] = true;
+        let port_ends: Vec<PortAt> = resolved
+            .iter()
+            .filter_map(|r| match r.0 {
+                End::Port(at) => Some(at),
+                End::Var(_) => None,
+            })
+            .collect();
+        for &at in &port_ends {
+            connected[space.global(at)] = true;
         }
         if k0.is_mech() || k0.is_heat() {
-            let g0 = space.global(resolved[0].0);
-            for r in &resolved {
-                uf.union(g0, space.global(r.0));
+            let g0 = space.global(port_ends[0]);
+            for &at in &port_ends {
+                uf.union(g0, space.global(at));
             }
             continue;
         }
-        let outs: Vec<PortAt> = resolved
+        let outs: Vec<End> = resolved
             .iter()
             .map(|r| r.0)
-            .filter(|&at| kind(at) == PortKind::Out)
+            .filter(|&e| kind(e) == PortKind::Out)
             .collect();
         if outs.len() != 1 {
             errors.push(Error::SignalDrivers {
@@ -214,9 +278,18 @@ pub(crate) fn connect(
             });
             continue;
         }
-        for r in &resolved {
-            let at = r.0;
-            if kind(at) != PortKind::In {
+        let src = match outs[0] {
+            End::Port(at) => Src::Port(at),
+            End::Var(tap) => Src::Tap(match taps.iter().position(|&t| t == tap) {
+                Some(k) => k,
+                None => {
+                    taps.push(tap);
+                    taps.len() - 1
+                }
+            }),
+        };
+        for &at in &port_ends {
+            if kind(End::Port(at)) != PortKind::In {
                 continue;
             }
             let slot = &mut driver[at.block.ix()][at.port];
@@ -228,7 +301,7 @@ pub(crate) fn connect(
                     second: ci,
                 });
             } else {
-                *slot = Some((outs[0], ci));
+                *slot = Some((src, ci));
             }
         }
     }
@@ -272,8 +345,9 @@ pub(crate) fn connect(
         frames,
         driver: driver
             .into_iter()
-            .map(|v| v.into_iter().map(|d| d.map(|(at, _)| at)).collect())
+            .map(|v| v.into_iter().map(|d| d.map(|(src, _)| src)).collect())
             .collect(),
+        taps,
         ports,
         node,
         nodes,

@@ -39,13 +39,22 @@ fn discrete_only(b: &dyn Block) -> bool {
             .all(|p| matches!(p.kind, PortKind::In | PortKind::Out))
 }
 
-/// The producer of every signal slot (`usize::MAX`: none, a constant slot).
+/// The producer of a slot that is none: a constant slot.
+const NONE: usize = usize::MAX;
+/// The producer of a slot a variable wired as a signal writes: never held (a variable
+/// follows the states).
+const TAP: usize = usize::MAX - 1;
+
+/// The producer of every signal slot ([`NONE`], [`TAP`] or a block).
 fn producers(lay: &Layout) -> Vec<usize> {
-    let mut producer = vec![usize::MAX; lay.n_signals];
+    let mut producer = vec![NONE; lay.n_signals];
     for (b, bp) in lay.blocks.iter().enumerate() {
         for s in bp.y.clone() {
             producer[s] = b;
         }
+    }
+    for t in &lay.taps {
+        producer[t.slot.ix()] = TAP;
     }
     producer
 }
@@ -64,7 +73,8 @@ pub(crate) fn held_guards(blocks: &[Box<dyn Block>], lay: &Layout) -> Vec<BlockI
                 && lay.in_slots[bp.inputs.clone()]
                     .iter()
                     .all(|s| match producer[s.ix()] {
-                        usize::MAX => true,
+                        NONE => true,
+                        TAP => false,
                         p => lay.blocks[p].constant,
                     })
         })
@@ -94,7 +104,8 @@ pub(crate) fn hold(blocks: &[Box<dyn Block>], lay: &mut Layout) -> Vec<BlockIx> 
                 lay.in_slots[lay.blocks[b].inputs.clone()]
                     .iter()
                     .all(|s| match producer[s.ix()] {
-                        usize::MAX => true,
+                        NONE => true,
+                        TAP => false,
                         p => held[p],
                     });
             if reads_held {

@@ -1,11 +1,11 @@
 //! Pass 4, layout: where every block's states, outputs, inputs, flanges, constraint rows,
 //! friction joints, guards and work integrals live in the model's flat buffers.
 
-use crate::block::{Block, PortKind, RowKind};
-use crate::ids::{BlockIx, SlotIx, StateIx};
-use crate::plan::{BlockPlan, JointPlan, NodePlan, RowPlan};
+use crate::block::{Block, PortKind, RowKind, VarSource};
+use crate::ids::{BlockIx, JointIx, NodeIx, SlotIx, StateIx};
+use crate::plan::{BlockPlan, JointPlan, NodePlan, RowPlan, TapPlan, VarRef};
 
-use super::connect::Wiring;
+use super::connect::{Src, Wiring};
 
 /// The buffers' layout (the structural part of a plan, before ordering).
 pub(crate) struct Layout {
@@ -24,6 +24,8 @@ pub(crate) struct Layout {
     pub frames: Vec<String>,
     /// The rigid bodies' states (13 each, consecutive).
     pub frames_x: std::ops::Range<usize>,
+    /// The block variables wired as signal sources, their slots after the outputs'.
+    pub taps: Vec<TapPlan>,
 }
 
 /// Whether a block's linear form fits its declaration (states, inputs, outputs) so the
@@ -63,6 +65,9 @@ pub(crate) fn layout(
         n_signals += ports.iter().filter(|p| p.kind == PortKind::Out).count();
     }
     y_start.push(n_signals);
+    // Then one slot per variable wired as a signal source.
+    let tap_base = n_signals;
+    n_signals += w.taps.len();
     let out_slot = |at: super::connect::PortAt| {
         let before = w.ports[at.block.ix()][..at.port]
             .iter()
@@ -86,7 +91,8 @@ pub(crate) fn layout(
                 continue;
             }
             let slot = match w.driver[b][p] {
-                Some(at) => out_slot(at),
+                Some(Src::Port(at)) => out_slot(at),
+                Some(Src::Tap(k)) => SlotIx::at(tap_base + k),
                 None => {
                     let s = SlotIx::at(n_signals);
                     n_signals += 1;
@@ -175,7 +181,7 @@ pub(crate) fn layout(
     }
     let x_joint_energy = x_off;
     x_off += joints.len();
-    Layout {
+    let mut lay = Layout {
         blocks: plans,
         in_slots,
         port_dof,
@@ -196,13 +202,45 @@ pub(crate) fn layout(
         n_block_guards: g_off,
         frames: w.frames.iter().map(|f| f.name.clone()).collect(),
         frames_x,
-    }
+        taps: Vec::new(),
+    };
+    lay.taps = w
+        .taps
+        .iter()
+        .enumerate()
+        .map(|(k, tap)| {
+            let b = tap.block.ix();
+            let decl = &blocks[b].variables()[tap.var];
+            TapPlan {
+                name: format!("{}.{}", names[b], decl.name),
+                block: tap.block,
+                var: lay.var_ref(b, decl.source),
+                reads: decl.reads,
+                slot: SlotIx::at(tap_base + k),
+            }
+        })
+        .collect();
+    lay
 }
 
 impl Layout {
     /// The node (degree of freedom) of port `p` of block `b` (`u32::MAX` for a signal port).
     pub(crate) fn port_dof_of(&self, b: usize, p: usize) -> u32 {
         self.port_dof[self.blocks[b].port_tab.start + p]
+    }
+
+    /// Where the value of block `b`'s variable from `source` is found.
+    pub(crate) fn var_ref(&self, b: usize, source: VarSource) -> VarRef {
+        let node = |p: usize| NodeIx(self.port_dof_of(b, p));
+        match source {
+            VarSource::Speed(p) => VarRef::NodeSpeed(node(p)),
+            VarSource::Position(p) => VarRef::NodePos(node(p)),
+            VarSource::Accel(p) => VarRef::NodeAccel(node(p)),
+            VarSource::Friction(k, fv) => {
+                VarRef::Friction(JointIx::at(self.blocks[b].joints.start + k), fv)
+            }
+            VarSource::Custom(i) => VarRef::Custom(BlockIx::at(b), i),
+        }
     }
 }
 

@@ -110,6 +110,25 @@ fn name_outer_ports(e: Error, outer: &HashMap<String, (String, String)>) -> Erro
     }
 }
 
+/// The connection lines with every exported variable alias of a composite block
+/// (`gearbox.A_mode`) replaced by the inner variable it names, so an alias is a signal
+/// source like the variable itself.
+fn aliased_connections(flat: &flatten::Flat) -> Vec<Vec<String>> {
+    let alias: HashMap<&str, &str> = flat
+        .alias_map
+        .iter()
+        .map(|(a, t)| (a.as_str(), t.as_str()))
+        .collect();
+    flat.connections
+        .iter()
+        .map(|line| {
+            line.iter()
+                .map(|r| alias.get(r.as_str()).map_or_else(|| r.clone(), |t| t.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
 /// Compile a diagram with the block types of `reg`.
 pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
@@ -118,12 +137,18 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let built = params::build_blocks(&flat, reg)?;
     let mut warnings = Vec::new();
     let ports = built.blocks.iter().map(|b| b.ports()).collect();
+    let var_names: Vec<Vec<String>> = built
+        .blocks
+        .iter()
+        .map(|b| b.variables().into_iter().map(|v| v.name).collect())
+        .collect();
     let outer = outer_ports(&flat);
     let wiring = connect::connect(
         &built.names,
         &built.types,
         ports,
-        &flat.connections,
+        &var_names,
+        &aliased_connections(&flat),
         &mut warnings,
     )
     .map_err(|e| name_outer_ports(e, &outer))?;
@@ -180,6 +205,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         frames: lay.frames,
         frames_x: lay.frames_x,
         stages: ord.stages,
+        taps: lay.taps,
         lin_out: ord.lin_out,
         lin_der: ord.lin_der,
         const_blocks: ord.const_blocks,

@@ -9,17 +9,23 @@
 //! ordered at all. The order is Kahn's algorithm that keeps linear blocks together where
 //! the dependencies allow, so consecutive linear blocks become one kernel stage. A cycle
 //! is an algebraic loop, reported with the blocks on it.
+//!
+//! A block variable wired as a signal (a tap) is a node of its own: after nothing when it
+//! is a function of the states, after its block's input sources when it reads them, and
+//! after the network and its block's outputs when it reads everything (an acceleration).
+//! Feeding such a variable back into what it depends on is a loop like any other, named
+//! by the variable (`car.ay`) and the blocks on it.
 
 use std::collections::BTreeSet;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::block::{Block, PortKind};
+use crate::block::{Block, PortKind, VarReads};
 use crate::error::Error;
 use crate::ids::BlockIx;
-use crate::plan::{LinRow, Stage};
+use crate::plan::{LinRow, Stage, TapPlan};
 
-use super::connect::Wiring;
+use super::connect::{Src, Wiring};
 use super::layout::Layout;
 
 /// The ordered stages and the per-kind block lists.
@@ -39,6 +45,8 @@ enum Node {
     Out(usize),
     Net,
     NetOut(usize),
+    /// A block variable wired as a signal (`Layout::taps[k]`).
+    Tap(usize),
 }
 
 /// Whether any input of a linear block feeds an output directly (a non-zero column of D).
@@ -62,6 +70,34 @@ fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, (
     let post: Vec<Option<NodeIndex>> = (0..nb)
         .map(|b| needs_net(b).then(|| g.add_node(Node::NetOut(b))))
         .collect();
+    let taps: Vec<NodeIndex> = (0..lay.taps.len())
+        .map(|k| g.add_node(Node::Tap(k)))
+        .collect();
+    // The evaluation that writes what drives an input.
+    let src_node = |src: Src| match src {
+        Src::Port(at) => {
+            let sb = at.block.ix();
+            let o = w.ports[sb][..at.port]
+                .iter()
+                .filter(|d| d.kind == PortKind::Out)
+                .count();
+            if blocks[sb].output_needs_network(o) {
+                post[sb]
+            } else {
+                out[sb]
+            }
+        }
+        Src::Tap(k) => Some(taps[k]),
+    };
+    // The evaluations that write block `b`'s inputs.
+    let input_sources = |b: usize| {
+        w.ports[b]
+            .iter()
+            .zip(&w.driver[b])
+            .filter(|(decl, _)| decl.kind == PortKind::In)
+            .map(|(_, d)| d.and_then(src_node))
+            .collect::<Vec<_>>()
+    };
     for b in 0..nb {
         if let Some(pn) = post[b] {
             if let Some(o) = out[b] {
@@ -72,27 +108,8 @@ fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, (
             }
         }
         let is_mech = w.ports[b].iter().any(|p| p.kind.is_mech());
-        let mut input = 0;
-        for (p, decl) in w.ports[b].iter().enumerate() {
-            if decl.kind != PortKind::In {
-                continue;
-            }
-            let i = input;
-            input += 1;
-            let Some(src) = w.driver[b][p] else {
-                continue;
-            };
-            let sb = src.block.ix();
-            let o = w.ports[sb][..src.port]
-                .iter()
-                .filter(|d| d.kind == PortKind::Out)
-                .count();
-            let src_node = if blocks[sb].output_needs_network(o) {
-                post[sb]
-            } else {
-                out[sb]
-            };
-            let Some(src_node) = src_node else {
+        for (i, src) in input_sources(b).into_iter().enumerate() {
+            let Some(src_node) = src else {
                 continue;
             };
             if blocks[b].feedthrough(i) {
@@ -110,12 +127,26 @@ fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, (
             }
         }
     }
+    // A variable wired as a signal comes after what it reads.
+    for (k, tap) in lay.taps.iter().enumerate() {
+        let b = tap.block.ix();
+        let mut after: Vec<NodeIndex> = Vec::new();
+        if tap.reads != VarReads::State {
+            after.extend(input_sources(b).into_iter().flatten());
+        }
+        if tap.reads == VarReads::Everything {
+            after.extend([net, out[b], post[b]].into_iter().flatten());
+        }
+        for n in after {
+            g.update_edge(n, taps[k], ());
+        }
+    }
     g
 }
 
 /// The blocks on an algebraic loop of `g` (a strongly connected component with more than
 /// one node, or a node feeding itself), by name.
-fn loop_blocks(g: &DiGraph<Node, ()>, names: &[String]) -> Vec<String> {
+fn loop_blocks(g: &DiGraph<Node, ()>, names: &[String], taps: &[TapPlan]) -> Vec<String> {
     let cyc = petgraph::algo::tarjan_scc(g)
         .into_iter()
         .find(|c| c.len() > 1 || g.contains_edge(c[0], c[0]))
@@ -125,6 +156,7 @@ fn loop_blocks(g: &DiGraph<Node, ()>, names: &[String]) -> Vec<String> {
         .map(|&i| match g[i] {
             Node::Out(b) | Node::NetOut(b) => names[b].clone(),
             Node::Net => "<mechanical network>".to_string(),
+            Node::Tap(k) => taps[k].name.clone(),
         })
         .collect();
     on.sort();
@@ -195,6 +227,7 @@ pub(crate) fn order(
             Node::Out(b) => stages.push(Stage::Outputs(BlockIx::at(b))),
             Node::Net => stages.push(Stage::Network),
             Node::NetOut(b) => stages.push(Stage::NetworkOutputs(BlockIx::at(b))),
+            Node::Tap(k) => stages.push(Stage::Tap(k as u32)),
         }
         last_lin = is_lin(node);
         for nb in g.neighbors_directed(NodeIndex::new(i), petgraph::Outgoing) {
@@ -207,7 +240,7 @@ pub(crate) fn order(
     }
     if emitted < g.node_count() {
         return Err(Error::AlgebraicLoop {
-            blocks: loop_blocks(&g, names),
+            blocks: loop_blocks(&g, names, &lay.taps),
         });
     }
     let pick = |f: &dyn Fn(usize) -> bool| -> Vec<BlockIx> {

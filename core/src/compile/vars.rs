@@ -4,9 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::block::{Block, PortKind, VarSource};
+use crate::block::{Block, PortKind};
 use crate::error::Error;
-use crate::ids::{BlockIx, JointIx, NodeIx};
 use crate::plan::{VarInfo, VarRef};
 use crate::scope::{DisplayUnit, ScopeSpec};
 use crate::suggest;
@@ -35,15 +34,8 @@ fn block_vars(b: usize, blk: &dyn Block, lay: &Layout, out: &mut Vec<VarInfo>) {
             y += 1;
         }
     }
-    let node = |p: usize| NodeIx(lay.port_dof_of(b, p));
     for v in blk.variables() {
-        let source = match v.source {
-            VarSource::Speed(p) => VarRef::NodeSpeed(node(p)),
-            VarSource::Position(p) => VarRef::NodePos(node(p)),
-            VarSource::Accel(p) => VarRef::NodeAccel(node(p)),
-            VarSource::Friction(k, fv) => VarRef::Friction(JointIx::at(bp.joints.start + k), fv),
-            VarSource::Custom(i) => VarRef::Custom(BlockIx::at(b), i),
-        };
+        let source = lay.var_ref(b, v.source);
         out.push(VarInfo {
             name: format!("{}.{}", bp.name, v.name),
             source,

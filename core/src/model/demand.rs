@@ -34,6 +34,8 @@ enum Producer {
     Block(usize),
     /// An output row of the linear kernel (its index).
     Row(usize),
+    /// A block variable wired as a signal (`plan.taps[k]`).
+    Tap(usize),
     /// A constant slot (an unconnected optional input) or a block at events only.
     None,
 }
@@ -181,6 +183,9 @@ pub(crate) fn analyse(
     for (r, (dst, _)) in out_rows.iter().enumerate() {
         producer[*dst] = Producer::Row(r);
     }
+    for (k, tap) in plan.taps.iter().enumerate() {
+        producer[tap.slot.ix()] = Producer::Tap(k);
+    }
     let inputs = |b: usize| {
         plan.in_slots[plan.blocks[b].inputs.clone()]
             .iter()
@@ -220,6 +225,7 @@ pub(crate) fn analyse(
         mark(s, &mut live, &mut stack);
     }
     let mut run = vec![false; plan.blocks.len()];
+    let mut tap_run = vec![false; plan.taps.len()];
     while let Some(s) = stack.pop() {
         match producer[s] {
             Producer::Block(b) if !run[b] => {
@@ -233,6 +239,16 @@ pub(crate) fn analyse(
                     mark(i, &mut live, &mut stack);
                 }
             }
+            // A variable may read any input of its block (unless it reads states only).
+            Producer::Tap(k) if !tap_run[k] => {
+                tap_run[k] = true;
+                let tap = &plan.taps[k];
+                if tap.reads != crate::block::VarReads::State {
+                    for i in inputs(tap.block.ix()) {
+                        mark(i, &mut live, &mut stack);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -241,6 +257,7 @@ pub(crate) fn analyse(
         .iter()
         .filter(|st| match st {
             Stage::Outputs(b) | Stage::NetworkOutputs(b) => run[b.ix()],
+            Stage::Tap(k) => tap_run[*k as usize],
             Stage::Linear(_) | Stage::Network => true,
         })
         .cloned()

@@ -195,6 +195,10 @@ impl Model {
                 Op::Linear(k) => self.lin.outputs(k as usize, what, x, &mut self.ev.sig),
                 Op::Network => self.eval_network(plan, progs, t, x),
                 Op::Blocks(start, end) => self.outputs_of(plan, prog.calls(start, end), t, x),
+                Op::Tap(k) => {
+                    let tap = &plan.taps[k as usize];
+                    self.ev.sig[tap.slot.ix()] = self.tap_value(plan, tap, t, x);
+                }
             }
         }
     }
@@ -245,6 +249,21 @@ impl Model {
         let progs = self.take_programs();
         self.run_program(&progs.plan, &progs, &progs.constants, EvalFor::All, t, x);
         self.progs = Some(progs);
+    }
+
+    /// The value of a variable wired as a signal, at `(t, x)` (its block's custom
+    /// variables through `Block::vars`, which every block implements, batched or not).
+    fn tap_value(&self, plan: &Plan, tap: &crate::plan::TapPlan, t: f64, x: &[f64]) -> f64 {
+        match tap.var {
+            crate::plan::VarRef::Custom(b, i) => {
+                let buf = buffers!(self, x, plan.nodes.len());
+                let cx = view(plan, &plan.rt[b.ix()], t, x, &buf);
+                let mut v = [0.0];
+                self.blocks[b.ix()].vars(&cx, &[i], &mut v);
+                v[0]
+            }
+            r => self.var_value(r, t, x),
+        }
     }
 
     /// Forces, friction, tracking targets, network solve.

@@ -27,6 +27,8 @@ pub(super) enum Op {
     Network,
     /// The block calls `start..end` of [`Program::calls`], in order.
     Blocks(u32, u32),
+    /// The variable wired as a signal `plan.taps[k]`.
+    Tap(u32),
 }
 
 /// One block's `outputs` (or `network_outputs`) call.
@@ -239,6 +241,7 @@ impl Program {
                 Stage::Network => p.ops.push(Op::Network),
                 Stage::Outputs(b) => p.push_call(rt, *b, false),
                 Stage::NetworkOutputs(b) => p.push_call(rt, *b, true),
+                Stage::Tap(k) => p.ops.push(Op::Tap(*k)),
             }
         }
         p

@@ -52,8 +52,15 @@ impl Model {
         let mut network = false;
         let mut stack = vec![b];
         outputs_done[b] = true;
+        // The slots of the variables of each block wired as signals: a change of the block
+        // changes them like its outputs.
+        let mut tap_slots: Vec<Vec<usize>> = vec![Vec::new(); nb];
+        for t in &plan.taps {
+            tap_slots[t.block.ix()].push(t.slot.ix());
+        }
         while let Some(d) = stack.pop() {
-            for s in plan.blocks[d].y.clone() {
+            let slots = plan.blocks[d].y.clone().chain(tap_slots[d].iter().copied());
+            for s in slots {
                 for &(r, i) in &readers[s] {
                     reached[r] = true;
                     network |= physical(r);
@@ -71,12 +78,17 @@ impl Model {
                 for (r, hit) in reached.iter_mut().enumerate() {
                     *hit |= physical(r);
                 }
-                for st in &plan.stages {
-                    if let Stage::NetworkOutputs(r) = st {
-                        if !outputs_done[r.ix()] {
-                            outputs_done[r.ix()] = true;
-                            stack.push(r.ix());
-                        }
+                // ... and the variables wired as signals, which read the network's results
+                // or the bodies it moves.
+                let after_net = plan.stages.iter().filter_map(|st| match st {
+                    Stage::NetworkOutputs(r) => Some(r.ix()),
+                    Stage::Tap(k) => Some(plan.taps[*k as usize].block.ix()),
+                    _ => None,
+                });
+                for r in after_net {
+                    if !outputs_done[r] {
+                        outputs_done[r] = true;
+                        stack.push(r);
                     }
                 }
             }

@@ -108,8 +108,12 @@ impl Model {
                 .nth(s - bp.y.start)?;
             Some((bp, decl))
         };
-        let allowed_nan =
-            |s: usize, v: f64| v.is_nan() && out_port(s).is_some_and(|(_, d)| d.may_be_undefined);
+        // A variable wired as a signal may be undefined where its block says so (a
+        // side-slip angle at standstill); what reads it is checked at its own outputs.
+        let is_tap = |s: usize| plan.taps.iter().any(|t| t.slot.ix() == s);
+        let allowed_nan = |s: usize, v: f64| {
+            is_tap(s) || (v.is_nan() && out_port(s).is_some_and(|(_, d)| d.may_be_undefined))
+        };
         let s = self
             .ev
             .sig

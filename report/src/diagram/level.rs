@@ -192,9 +192,11 @@ fn named_ports(d: &Diagram) -> HashSet<(String, String)> {
         .collect()
 }
 
-/// The ports of `decls` to draw: unused optional ports left out.
+/// The ports of `decls` to draw: unused optional ports left out; then, as outputs, the
+/// block's variables the connections name as signal sources (`car.r`: every variable is a
+/// signal), in name order.
 fn shown_ports(block: &str, decls: &[PortDecl], used: &HashSet<(String, String)>) -> Vec<PortDecl> {
-    decls
+    let mut shown: Vec<PortDecl> = decls
         .iter()
         .filter(|p| {
             let unused = !used.contains(&(block.to_string(), p.name.clone()));
@@ -202,7 +204,15 @@ fn shown_ports(block: &str, decls: &[PortDecl], used: &HashSet<(String, String)>
             !(unused && optional)
         })
         .cloned()
-        .collect()
+        .collect();
+    let mut variables: Vec<&str> = used
+        .iter()
+        .filter(|(b, p)| b == block && !decls.iter().any(|d| d.name == *p))
+        .map(|(_, p)| p.as_str())
+        .collect();
+    variables.sort_unstable();
+    shown.extend(variables.into_iter().map(PortDecl::output));
+    shown
 }
 
 /// `lines` with the lines that share a port joined into one (in order of first mention):
@@ -482,6 +492,25 @@ mod tests {
             .map(|(b, p)| (b.to_string(), p.to_string()))
             .collect();
         assert_eq!(names(&used), ["flange", "heat", "mu_scale"]);
+    }
+
+    #[test]
+    fn a_variable_wired_as_a_signal_is_drawn_as_an_output_of_its_block() {
+        let decls = vec![PortDecl::new("frame", PortKind::Frame)];
+        let used: HashSet<(String, String)> = [("car", "r"), ("car", "frame"), ("car", "u")]
+            .iter()
+            .map(|(b, p)| (b.to_string(), p.to_string()))
+            .collect();
+        let shown = shown_ports("car", &decls, &used);
+        let names: Vec<(&str, PortKind)> = shown.iter().map(|p| (p.name.as_str(), p.kind)).collect();
+        assert_eq!(
+            names,
+            [
+                ("frame", PortKind::Frame),
+                ("r", PortKind::Out),
+                ("u", PortKind::Out)
+            ]
+        );
     }
 
     #[test]
