@@ -52,14 +52,11 @@
 
 use drivelink_core::{
     Block, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    VarSource, G,
 };
 
 use super::{finite, reg};
 use crate::signal::FirstCall;
-
-/// Standard gravity, m/s².
-pub const G: f64 = 9.80665;
 
 /// Output (and demand input) order.
 const WHEELS: [&str; 4] = ["fl", "fr", "rl", "rr"];

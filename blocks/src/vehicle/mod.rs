@@ -33,6 +33,7 @@ pub mod esc;
 pub mod magic_formula;
 pub mod rigid_body;
 pub mod steering;
+pub mod tcs;
 pub mod tire;
 pub mod torque_splitter;
 pub mod wheel_collider;
@@ -83,4 +84,5 @@ pub fn register(r: &mut Registry) {
     aero::register(r);
     steering::register(r);
     esc::register(r);
+    tcs::register(r);
 }
