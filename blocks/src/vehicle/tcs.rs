@@ -18,6 +18,9 @@
 //! ẋ_cut = engine_ki·E,   ẋ_i = brake_ki·e_i            (anti-windup below)
 //! ```
 //!
+//! The slip is signed like the wheel's drive: reversing with the wheels spinning backwards
+//! gives a negative slip, so TCS acts in forward driving only.
+//!
 //! The engine path acts on the worse wheel, the brake path on each wheel by itself: on a
 //! split-μ launch the brake on the spinning wheel is the torque the open differential
 //! then passes to the gripping one. `mode` `"engine"` only cuts (no brake torque),
