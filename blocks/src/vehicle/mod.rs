@@ -5,7 +5,8 @@
 //! anti-lock modulator); and the vehicle-dynamics blocks on a 6-DOF `frame` body:
 //! `RigidBody`, `WheelCollider` (Unity semantics; friction curves or Pacejka's Magic
 //! Formula, [`magic_formula`]), `AntiRollBar` (between the two wheels of an axle),
-//! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`.
+//! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`;
+//! and the driving aids `Esc` (stability control) and `Tcs` (traction control).
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -28,9 +29,11 @@ pub mod anti_roll_bar;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod esc;
 pub mod magic_formula;
 pub mod rigid_body;
 pub mod steering;
+pub mod tcs;
 pub mod tire;
 pub mod torque_splitter;
 pub mod wheel_collider;
@@ -80,4 +83,6 @@ pub fn register(r: &mut Registry) {
     anti_roll_bar::register(r);
     aero::register(r);
     steering::register(r);
+    esc::register(r);
+    tcs::register(r);
 }
