@@ -5,7 +5,8 @@
 //! anti-lock modulator); and the vehicle-dynamics blocks on a 6-DOF `frame` body:
 //! `RigidBody`, `WheelCollider` (Unity semantics; friction curves or Pacejka's Magic
 //! Formula, [`magic_formula`]), `AntiRollBar` (between the two wheels of an axle),
-//! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`.
+//! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`; and
+//! the maneuver inputs: `SineWithDwell` and `SteerRamp` (open-loop steering).
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -30,6 +31,7 @@ pub mod brakes;
 pub mod differential;
 pub mod magic_formula;
 pub mod rigid_body;
+pub mod steer_inputs;
 pub mod steering;
 pub mod tire;
 pub mod torque_splitter;
@@ -80,4 +82,5 @@ pub fn register(r: &mut Registry) {
     anti_roll_bar::register(r);
     aero::register(r);
     steering::register(r);
+    steer_inputs::register(r);
 }
