@@ -6,7 +6,8 @@
 //! `RigidBody`, `WheelCollider` (Unity semantics; friction curves or Pacejka's Magic
 //! Formula, [`magic_formula`]), `AntiRollBar` (between the two wheels of an axle),
 //! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`; and
-//! the maneuver inputs: `SineWithDwell` and `SteerRamp` (open-loop steering).
+//! the maneuver inputs: `SineWithDwell` and `SteerRamp` (open-loop steering) and the
+//! closed-loop `LongitudinalDriver` (speed controller).
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -29,6 +30,7 @@ pub mod anti_roll_bar;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod driver;
 pub mod magic_formula;
 pub mod rigid_body;
 pub mod steer_inputs;
@@ -83,4 +85,5 @@ pub fn register(r: &mut Registry) {
     aero::register(r);
     steering::register(r);
     steer_inputs::register(r);
+    driver::register(r);
 }
