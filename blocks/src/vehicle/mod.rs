@@ -7,7 +7,8 @@
 //! Formula, [`magic_formula`]), `AntiRollBar` (between the two wheels of an axle),
 //! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`; and
 //! the maneuver inputs: `SineWithDwell` and `SteerRamp` (open-loop steering) and the
-//! closed-loop `LongitudinalDriver` (speed controller).
+//! closed-loop drivers `LongitudinalDriver` (speed controller) and `PathFollower` (steering
+//! along a path, [`path`]).
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -32,6 +33,8 @@ pub mod brakes;
 pub mod differential;
 pub mod driver;
 pub mod magic_formula;
+pub mod path;
+pub mod path_follower;
 pub mod rigid_body;
 pub mod steer_inputs;
 pub mod steering;
@@ -86,4 +89,5 @@ pub fn register(r: &mut Registry) {
     steering::register(r);
     steer_inputs::register(r);
     driver::register(r);
+    path_follower::register(r);
 }
