@@ -59,7 +59,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "PathFollower",
-        "Steering driver following a path: pure pursuit (target L_d = max(lookahead_min, lookahead_time·speed) ahead along the path from the rear axle, steer = atan(wheelbase·2·l_y/l²)) or Stanley (heading error + atan(−k·e_front/(|speed| + k_soft))), limited to ±max_steer (a located mode). The path is a point list (`path`) or a generator: circle (centre (0, radius), counter-clockwise from the origin), iso3888_2 (lane-change centre line from x0, with the gate clearances of the car's corners and cones_hit counted at located events), line (through (x0, y0) along heading).",
+        "Steering driver following a path: pure pursuit (target L_d = max(lookahead_min, lookahead_time·speed) ahead along the path from the rear axle, steer = atan(wheelbase·2·l_y/l²)) or Stanley (heading error + atan(−k·e_front/(|speed| + k_soft))), limited to ±max_steer (a located mode). The path is a point list (`path`) or a generator: circle (centre (0, radius), counter-clockwise from the origin), iso3888_2 (lane-change centre line from x0, with the gate clearances of the car's corners and cones_hit counted at located events), line (through (x0, y0) along heading; also the path when neither is given). Variables heading_error, lookahead, curvature; with the circle lap; with iso3888_2 gate, clearance_fl, clearance_fr, clearance_rl, clearance_rr, min_clearance, cones_hit.",
         "x[in], y[in], yaw[in], speed[in] -> steer[out], lateral_error[out], progress[out]",
         vec![
             ParamSpec::optional("path", ParamKind::Table { cols: 2 }, "the path as points [[x, y], ...] (world, m; at least two, consecutive points distinct); or give generator"),
