@@ -319,7 +319,9 @@ fn build_bicycle(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     }))
 }
 
-fn bicycle_on_circle(y0: f64, stop: f64) -> drivelink_core::SimResult {
+/// The bicycle at 15 m/s from `(0, y0)` heading +x, steered by a `PathFollower` with
+/// `follower` parameters.
+fn bicycle_run(y0: f64, stop: f64, follower: Value) -> drivelink_core::SimResult {
     let mut reg: Registry = registry();
     reg.register(BlockType {
         name: "TestBicycle",
@@ -339,11 +341,7 @@ fn bicycle_on_circle(y0: f64, stop: f64) -> drivelink_core::SimResult {
         "TestBicycle",
         json!({"v": 15.0, "wheelbase": L, "y0": y0}),
     );
-    d.add(
-        "pf",
-        "PathFollower",
-        json!({"generator": "circle", "radius": 40.0, "wheelbase": L}),
-    );
+    d.add("pf", "PathFollower", follower);
     for (s, p) in [
         ("car.x", "pf.x"),
         ("car.y", "pf.y"),
@@ -353,7 +351,13 @@ fn bicycle_on_circle(y0: f64, stop: f64) -> drivelink_core::SimResult {
     ] {
         d.connect(&[s, p]);
     }
-    d.log(&["pf.lateral_error", "pf.progress", "pf.lap", "pf.steer"]);
+    d.log(&["pf.lateral_error", "pf.progress", "pf.steer"]);
+    if d.blocks
+        .iter()
+        .any(|b| b.params.get("generator") == Some(&json!("circle")))
+    {
+        d.log(&["pf.lap"]);
+    }
     d.settings.stop_time = stop;
     d.settings.rtol = 1e-9;
     d.settings.atol = 1e-10;
@@ -361,6 +365,34 @@ fn bicycle_on_circle(y0: f64, stop: f64) -> drivelink_core::SimResult {
     let r = m.run();
     assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
     r
+}
+
+fn bicycle_on_circle(y0: f64, stop: f64) -> drivelink_core::SimResult {
+    bicycle_run(
+        y0,
+        stop,
+        json!({"generator": "circle", "radius": 40.0, "wheelbase": L}),
+    )
+}
+
+#[test]
+fn stanley_brings_a_kinematic_bicycle_onto_a_line() {
+    // Near the line Stanley gives ė_front = −v·sin(atan(k·e/(v + k_soft))) ≈ −k·v/(v + k_soft)·e
+    // (heading error term cancelling the heading): 1 m off, after 15 s the error is
+    // about e^{−15·k·15/16} ≈ 8e-7 m.
+    let r = bicycle_run(
+        -1.0,
+        15.0,
+        json!({"generator": "line", "law": "stanley", "k": 1.0, "wheelbase": L}),
+    );
+    let e = r.get("pf.lateral_error").unwrap();
+    assert!((e[0] + 1.0).abs() < 1e-12);
+    assert!(
+        r.get("pf.steer").unwrap()[0] > 0.0,
+        "steers left, towards the line"
+    );
+    let end = r.last("pf.lateral_error").unwrap();
+    assert!(end.abs() < 1e-4, "lateral error {end} m after 15 s");
 }
 
 #[test]
