@@ -6,7 +6,10 @@
 //! `RigidBody`, `WheelCollider` (Unity semantics; friction curves or Pacejka's Magic
 //! Formula, [`magic_formula`]), `AntiRollBar` (between the two wheels of an axle),
 //! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`;
-//! and the driving aids `Esc` (stability control) and `Tcs` (traction control).
+//! the maneuver inputs `SineWithDwell` and `SteerRamp` (open-loop steering), the
+//! closed-loop drivers `LongitudinalDriver` (speed controller) and `PathFollower` (steering
+//! along a path, [`path`]), and the driving aids `Esc` (stability control) and `Tcs`
+//! (traction control).
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -30,8 +33,12 @@ pub mod body;
 pub mod brakes;
 pub mod differential;
 pub mod esc;
+pub mod driver;
 pub mod magic_formula;
+pub mod path;
+pub mod path_follower;
 pub mod rigid_body;
+pub mod steer_inputs;
 pub mod steering;
 pub mod tcs;
 pub mod tire;
@@ -85,4 +92,7 @@ pub fn register(r: &mut Registry) {
     steering::register(r);
     esc::register(r);
     tcs::register(r);
+    steer_inputs::register(r);
+    driver::register(r);
+    path_follower::register(r);
 }
