@@ -12,8 +12,8 @@ change to the car is made once, here:
     python3 scripts/maneuvers.py            # rewrites the netlists in models/netlists/
 """
 
-import copy
 import json
+import math
 import os
 import sys
 
@@ -41,10 +41,34 @@ CAR_PARAMETERS = {
     "k_spring": "30000 N/m^2",
     "radius": "0.31 m",
     "steering_ratio": 16,
-    "drive_torque": "1200 N*m",
-    "brake_torque": "2500 N*m",
-    "brake_front_share": 0.65,
+    "drive_torque": "1500 N*m",
+    "brake_torque": "4000 N*m",
+    "brake_front_share": 0.7,
+    "rear_bar_stiffness": "20000 N/m",
 }
+
+# The rear tires are stiffer in cornering (a wider rear tire: pky1 -20 against -14.95),
+# which gives the car a passenger car's understeer (about 1.5 deg/g); their peak friction
+# is a little lower (pdy1 0.95), so at the limit the rear lets go first.
+MF_REAR = {"pky1": -20.0, "pdy1": 0.95}
+
+
+def understeer_gradient():
+    """The car's single-track understeer gradient (rad per m/s^2) from the tires'
+    cornering stiffness at the static loads: K = m/L·(b/C_f − a/C_r), the ESC's
+    reference."""
+    m, a, b, g = 1500.0, 1.2, 1.5, 9.80665
+    big_l = a + b
+
+    def ky(fz, pky1):
+        return abs(pky1) * MF["fz0"] * math.sin(2 * math.atan(fz / (MF["pky2"] * MF["fz0"])))
+
+    c_f = 2 * ky(m * g * b / big_l / 2, MF["pky1"])
+    c_r = 2 * ky(m * g * a / big_l / 2, MF_REAR["pky1"])
+    return m / big_l * (b / c_f - a / c_r)
+
+
+K_CAR = round(understeer_gradient(), 6)
 
 LOG = [
     "car.x", "car.y", "car.yaw", "car.u", "car.v", "car.r", "car.ax", "car.ay", "car.beta",
@@ -54,11 +78,11 @@ LOG = [
 for w in ("fl", "fr", "rl", "rr"):
     LOG += [f"{w}.fz", f"{w}.fx", f"{w}.fy", f"{w}.forward_slip", f"{w}.w"]
 
+WHEELS = ("fl", "fr", "rl", "rr")
 
-def wheel(name, front, left, rear_pdy1=None):
-    mf = dict(MF)
-    if rear_pdy1 is not None and not front:
-        mf["pdy1"] = rear_pdy1
+
+def wheel(name, front, left):
+    mf = dict(MF) if front else {**MF, **MF_REAR}
     return {
         "name": name,
         "type": "WheelCollider",
@@ -75,68 +99,131 @@ def wheel(name, front, left, rear_pdy1=None):
     }
 
 
-def car(speed, rear_pdy1=None):
-    """Blocks and connections of the car: steering input at `steering.wheel_angle`
-    (steering-wheel angle, rad), drive and brake commands [0, 1] at `drive.u` and
-    `pedal.u`; wheel brakes at `brake_fl.y` ... unless a controller takes them."""
-    blocks = [
-        {"name": "car", "type": "RigidBody",
-         "params": {"m": "m", "inertia": [550, 2400, 2600], "z0": "0.55 m", "v0": speed}},
-        wheel("fl", True, True, rear_pdy1),
-        wheel("fr", True, False, rear_pdy1),
-        wheel("rl", False, True, rear_pdy1),
-        wheel("rr", False, False, rear_pdy1),
-        {"name": "aero", "type": "Aero", "params": {"drag_area": 0.7, "lift_area": 0.3}},
-        {"name": "steering", "type": "Steering",
-         "params": {"ratio": "steering_ratio", "wheelbase": "a + b", "track": "track"}},
-        # Rear-wheel drive: each rear hub gets half the drive torque (an open differential's
-        # split, without its shaft dynamics).
-        {"name": "drive", "type": "Gain", "params": {"k": "drive_torque/2"}},
-        {"name": "motor_rl", "type": "TorqueSource"},
-        {"name": "motor_rr", "type": "TorqueSource"},
-        # Brake pedal [0, 1] to wheel brake torques.
-        {"name": "pedal", "type": "Gain", "params": {"k": 1}},
-        {"name": "brake_front", "type": "Gain",
-         "params": {"k": "brake_torque*brake_front_share"}},
-        {"name": "brake_rear", "type": "Gain",
-         "params": {"k": "brake_torque*(1 - brake_front_share)"}},
-    ]
-    connections = [
-        ["car.frame", "fl.body", "fr.body", "rl.body", "rr.body", "aero.frame"],
-        ["steering.left", "fl.steer"],
-        ["steering.right", "fr.steer"],
-        ["drive.y", "motor_rl.tau", "motor_rr.tau"],
-        ["motor_rl.flange", "rl.hub"],
-        ["motor_rr.flange", "rr.hub"],
-        ["pedal.y", "brake_front.u", "brake_rear.u"],
-    ]
-    return blocks, connections
+class Car:
+    """The car's blocks and connections, with the ends a maneuver wires:
+    `steer_in` (steering-wheel angle, rad), `throttle_in` [0, 1], the wheel brakes (each
+    wheel's brake input is driven by `brake_src[w]`, the pedal's torque by default)."""
+
+    def __init__(self, speed):
+        self.blocks = [
+            {"name": "car", "type": "RigidBody",
+             "params": {"m": "m", "inertia": [550, 2400, 2600], "z0": "0.55 m", "v0": speed}},
+            wheel("fl", True, True),
+            wheel("fr", True, False),
+            wheel("rl", False, True),
+            wheel("rr", False, False),
+            {"name": "aero", "type": "Aero", "params": {"drag_area": 0.7, "lift_area": 0.3}},
+            # A rear anti-roll bar: with the rear carrying more of the lateral load
+            # transfer, the understeer gradient stays nearly constant up to 0.4 g (the
+            # front's loss of cornering stiffness to load transfer and tire saturation is
+            # balanced by the rear's).
+            {"name": "rear_bar", "type": "AntiRollBar",
+             "params": {"stiffness": "rear_bar_stiffness", "track": "track"}},
+            {"name": "steering", "type": "Steering",
+             "params": {"ratio": "steering_ratio", "wheelbase": "a + b", "track": "track"}},
+            # Rear-wheel drive: the drive torque on a propeller shaft into an open
+            # differential (ratio 1: drive_torque is the torque at the wheels).
+            {"name": "drive", "type": "Gain", "params": {"k": "drive_torque"}},
+            {"name": "motor", "type": "TorqueSource"},
+            {"name": "prop_shaft", "type": "Inertia",
+             "params": {"J": "0.1 kg*m^2", "w0": f"({speed})/radius"}},
+            {"name": "diff", "type": "Differential", "params": {"type": "open", "gear_ratio": 1}},
+            # Brake pedal [0, 1] to wheel brake torques.
+            {"name": "brake_front", "type": "Gain",
+             "params": {"k": "brake_torque*brake_front_share/2"}},
+            {"name": "brake_rear", "type": "Gain",
+             "params": {"k": "brake_torque*(1 - brake_front_share)/2"}},
+        ]
+        self.connections = [
+            ["car.frame", "fl.body", "fr.body", "rl.body", "rr.body", "aero.frame",
+             "rear_bar.body"],
+            ["rl.compression", "rear_bar.c_left"], ["rr.compression", "rear_bar.c_right"],
+            ["rear_bar.left", "rl.bar_force"], ["rear_bar.right", "rr.bar_force"],
+            ["steering.left", "fl.steer"],
+            ["steering.right", "fr.steer"],
+            ["drive.y", "motor.tau"],
+            ["motor.flange", "prop_shaft.flange", "diff.input"],
+            ["diff.left", "rl.hub"],
+            ["diff.right", "rr.hub"],
+        ]
+        self.brake_src = {"fl": "brake_front.y", "fr": "brake_front.y",
+                          "rl": "brake_rear.y", "rr": "brake_rear.y"}
+        self.steer_src = None
+        self.throttle_in = "drive.u"
+        self.pedal_in = ["brake_front.u", "brake_rear.u"]
+
+    def steer_from(self, src):
+        """Steer with the steering-wheel angle `src` (rad)."""
+        self.steer_src = src
+        self.wire([src, "steering.wheel_angle"])
+
+    def add(self, *blocks):
+        self.blocks += list(blocks)
+
+    def wire(self, *lines):
+        self.connections += [list(l) for l in lines]
+
+    def speed_driver(self, v_ref_src, throttle=True, brake=True, u0=0):
+        """A LongitudinalDriver holding `v_ref_src` (m/s) with car.u: accel to the
+        drive, brake to the pedal (each unless told otherwise)."""
+        self.add({"name": "driver", "type": "LongitudinalDriver",
+                  "params": {"kp": "0.5 s/m", "ki": "0.1 m^-1", "kff": "0.3 s^2/m", "u0": u0}})
+        self.wire([v_ref_src, "driver.v_ref"], ["car.u", "driver.v"])
+        if brake:
+            self.wire(["driver.brake"] + self.pedal_in)
+        if throttle:
+            self.wire(["driver.accel", self.throttle_in])
+
+    def coast(self):
+        """No throttle and no pedal."""
+        self.add({"name": "no_pedal", "type": "Constant", "params": {"value": 0}})
+        self.wire(["no_pedal.y", self.throttle_in] + self.pedal_in)
+
+    def path_follower(self, **params):
+        """A PathFollower on the car's position and heading, steering through the steering
+        ratio (its road-wheel angle times the ratio is the steering-wheel angle)."""
+        self.add({"name": "pf", "type": "PathFollower",
+                  "params": {"wheelbase": "a + b", "rear_axle": "b", **params}},
+                 {"name": "hand", "type": "Gain", "params": {"k": "steering_ratio"}})
+        self.wire(["car.x", "pf.x"], ["car.y", "pf.y"], ["car.yaw", "pf.yaw"],
+                  ["car.speed", "pf.speed"], ["pf.steer", "hand.u"])
+        self.steer_from("hand.y")
+
+    def esc(self, enabled="esc"):
+        """An Esc between the brake demands and the wheels."""
+        self.add({"name": "esc", "type": "Esc",
+                  "params": {"enabled": enabled, "wheelbase": "a + b",
+                             "understeer_gradient": K_CAR}},
+                 {"name": "road_wheel", "type": "Gain", "params": {"k": "1/steering_ratio"}})
+        self.wire([self.steer_src, "road_wheel.u"], ["road_wheel.y", "esc.steer"],
+                  ["car.u", "esc.speed"], ["car.r", "esc.r"])
+        for w in WHEELS:
+            self.wire([self.brake_src[w], f"esc.demand_{w}"])
+            self.brake_src[w] = f"esc.{w}"
+
+    def finish(self):
+        """Wire the wheel brakes from their sources."""
+        by_src = {}
+        for w in WHEELS:
+            by_src.setdefault(self.brake_src[w], []).append(f"{w}.brake")
+        for src, ins in by_src.items():
+            self.wire([src] + ins)
 
 
-def brakes_direct():
-    """The pedal's torques straight to the four wheel brakes."""
-    return [
-        ["brake_front.y", "fl.brake", "fr.brake"],
-        ["brake_rear.y", "rl.brake", "rr.brake"],
-    ]
-
-
-def netlist(name, description, parameters, blocks, connections, solver, log, scopes,
-            metrics=None):
-    n = {
+def netlist(name, description, parameters, car, solver, scopes, metrics, log=()):
+    car.finish()
+    return {
         "drivelink": 1,
         "name": name,
         "description": description,
         "parameters": {**CAR_PARAMETERS, **parameters},
         "solver": solver,
-        "blocks": blocks,
-        "connections": connections,
-        "log": log,
+        "blocks": car.blocks,
+        "connections": car.connections,
+        "log": LOG + [v for v in log if v not in LOG],
         "scopes": scopes,
+        "metrics": metrics,
     }
-    if metrics:
-        n["metrics"] = metrics
-    return n
 
 
 def write(n):
@@ -147,35 +234,281 @@ def write(n):
     print("wrote", os.path.relpath(path, ROOT))
 
 
+SOLVER = {"method": "radau5", "rtol": 1e-6, "atol": 1e-8, "output_interval": 0.01}
+
+TRAJECTORY = {"name": "trajectory", "title": "Trajectory of the centre of mass",
+              "x": "car.x", "signals": [{"signal": "car.y", "unit": "m", "label": "y"}]}
+
+
+def yaw_scope(title, extra=()):
+    return {"name": "yaw_rate", "title": title,
+            "panels": [[{"signal": "car.r", "unit": "deg/s", "label": "yaw rate"}],
+                       [{"signal": "fl.steer", "unit": "deg", "label": "left"},
+                        {"signal": "fr.steer", "unit": "deg", "label": "right"}],
+                       [{"signal": "car.ay", "unit": "m/s^2", "label": "lateral acceleration"}]]
+            + list(extra)}
+
+
 def step_steer():
-    blocks, conns = car("speed")
-    blocks += [
-        {"name": "steer_input", "type": "SignalBuilder",
-         "params": {"points": [[0, 0], [1.0, 0], [1.15, "delta_sw"], [10, "delta_sw"]]}},
-        {"name": "throttle", "type": "Constant", "params": {"value": 0}},
-        {"name": "no_brake", "type": "Constant", "params": {"value": 0}},
-    ]
-    conns += brakes_direct() + [
-        ["steer_input.y", "steering.wheel_angle"],
-        ["throttle.y", "drive.u"],
-        ["no_brake.y", "pedal.u"],
-    ]
+    c = Car("speed")
+    c.add({"name": "steer_input", "type": "SignalBuilder",
+           "params": {"points": [[0, 0], [1.0, 0], [1.15, "delta_sw"], [10, "delta_sw"]]}},
+          {"name": "v_ref", "type": "Constant", "params": {"value": "speed"}})
+    c.steer_from("steer_input.y")
+    c.speed_driver("v_ref.y")
+    metrics = {
+        "steady_yaw_rate": "mean(car.r, 4.5 s, 5 s)",
+        "steady_steer": "mean((fl.steer + fr.steer)/2, 4.5 s, 5 s)",
+        "yaw_rate_gain": "steady_yaw_rate/steady_steer",
+        "yaw_rate_response_time":
+            "first_time(car.r >= 0.9*steady_yaw_rate) - first_time((fl.steer + fr.steer)/2 >= 0.5*steady_steer)",
+        "yaw_rate_overshoot": "max(car.r)/steady_yaw_rate - 1",
+        "speed_at_steady": "mean(car.u, 4.5 s, 5 s)",
+        "ay_steady": "mean(car.ay, 4.5 s, 5 s)",
+    }
     return netlist(
         "vd_iso7401_step_steer",
-        "ISO 7401 step steer at 80 km/h: the steering wheel turns to delta_sw in rise (0.15 s) at t = 1 s and is held.",
+        "ISO 7401 step steer at 80 km/h: the steering wheel turns to delta_sw in 0.15 s at t = 1 s and is held; a LongitudinalDriver holds the speed. Metrics: yaw-rate gain (steady yaw rate per road-wheel angle), response time (50 % of the steer input to 90 % of the steady yaw rate), overshoot.",
         {"speed": "80 km/h", "delta_sw": "20 deg"},
-        blocks, conns,
-        {"method": "dopri5", "stop_time": 5.0, "rtol": 1e-8, "atol": 1e-9, "output_interval": 0.01},
-        LOG, [
-            {"name": "yaw_rate", "title": "Yaw rate and road-wheel steer",
-             "panels": [[{"signal": "car.r", "unit": "deg/s", "label": "yaw rate"}],
-                        [{"signal": "fl.steer", "unit": "deg", "label": "left"},
-                         {"signal": "fr.steer", "unit": "deg", "label": "right"}]]},
-        ])
+        c, {**SOLVER, "stop_time": 5.0},
+        [yaw_scope("Step steer: yaw rate, road-wheel steer, lateral acceleration")],
+        metrics)
+
+
+def sine_with_dwell():
+    c = Car("speed")
+    c.add({"name": "steer", "type": "SineWithDwell",
+           "params": {"amplitude": "amplitude", "frequency": "0.7 Hz", "dwell": "500 ms",
+                      "start": "1 s", "ratio": "steering_ratio"}})
+    c.steer_from("steer.steering_wheel")
+    c.coast()
+    c.esc()
+    metrics = {
+        "t_end": "final(steer.t_end)",
+        "first_yaw_peak": "first_peak(car.r, 1 s + 0.5/0.7 s, t_end + 1 s)",
+        "yaw_ratio_1000ms": "at(car.r, t_end + 1 s)/first_yaw_peak",
+        "yaw_ratio_1750ms": "at(car.r, t_end + 1.75 s)/first_yaw_peak",
+        "lateral_displacement_1070ms": "at(car.y, 2.07 s) - at(car.y, 1 s)",
+        "passes": "yaw_ratio_1000ms <= 0.35 and yaw_ratio_1750ms <= 0.2 and (amplitude < 180 deg or lateral_displacement_1070ms >= 1.83)",
+        "max_side_slip_deg": "max(abs(car.beta))/1 deg",
+    }
+    return netlist(
+        "vd_fmvss126_sine_dwell",
+        "FMVSS 126 sine with dwell at 80 km/h, coasting: a 0.7 Hz steering sine of `amplitude` (steering wheel) from t = 1 s, held 500 ms at its negative peak; ESC on (esc = 1) or off (esc = 0). Metrics at the regulation's instants: yaw-rate ratios 1.0 s and 1.75 s after the end of steer over the first yaw-rate peak after the steering changes sign, the lateral displacement 1.07 s after the start of steer, and `passes`.",
+        {"speed": "80 km/h", "amplitude": "180 deg", "esc": 1},
+        c, {**SOLVER, "stop_time": 5.0},
+        [yaw_scope("Sine with dwell: yaw rate, road-wheel steer, lateral acceleration"),
+         TRAJECTORY,
+         {"name": "esc_brakes", "title": "ESC brake torques",
+          "signals": [{"signal": f"{w}.brake_tau", "unit": "N*m", "label": w} for w in WHEELS]}],
+        metrics, log=[f"{w}.brake_tau" for w in WHEELS] + ["esc.r_ref", "esc.error"])
+
+
+def slowly_increasing_steer():
+    c = Car("speed")
+    c.add({"name": "steer", "type": "SteerRamp",
+           "params": {"rate": "13.5 deg/s", "start": "1 s", "ratio": "steering_ratio"}})
+    c.steer_from("steer.steering_wheel")
+    c.coast()
+    metrics = {
+        "t_0_3g": "first_time(abs(car.ay) >= 0.3*g_n)",
+        "steering_wheel_at_0_3g_deg": "at(steer.steering_wheel, t_0_3g)/1 deg",
+        "sine_dwell_amplitude_deg": "min(6.5*steering_wheel_at_0_3g_deg, 300)",
+    }
+    return netlist(
+        "vd_fmvss126_sis",
+        "FMVSS 126 slowly increasing steer at 80 km/h, coasting: the steering wheel turns left at 13.5 deg/s from t = 1 s. Metrics: the steering-wheel angle A at which the lateral acceleration reaches 0.3 g and the sine-with-dwell amplitude the regulation derives from it (6.5·A, at most 300 deg): give it to vd_fmvss126_sine_dwell.json as --set amplitude=\"... deg\".",
+        {"speed": "80 km/h"},
+        c, {**SOLVER, "stop_time": 4.0},
+        [yaw_scope("Slowly increasing steer: yaw rate, road-wheel steer, lateral acceleration")],
+        metrics, log=["steer.steering_wheel"])
+
+
+def constant_radius():
+    c = Car("v_start")
+    # On the circle from the start: the yaw rate of the circle at the starting speed.
+    c.blocks[0]["params"]["r0"] = "v_start/radius_path"
+    c.add({"name": "v_ref", "type": "Ramp",
+           "params": {"start_time": "5 s", "duration": "(v_end - v_start)/accel_rate",
+                      "height": "v_end - v_start", "offset": "v_start"}})
+    c.speed_driver("v_ref.y")
+    c.path_follower(generator="circle", radius="radius_path", lookahead_min="3 m",
+                    k_integral="0.05 rad/(m*s)")
+    # The limit: the run stops when the car can no longer hold the circle (1 m off it).
+    c.add({"name": "off_path", "type": "Abs"},
+          {"name": "limit", "type": "Constant", "params": {"value": "1 m"}},
+          {"name": "beyond", "type": "Relational", "params": {"op": ">"}},
+          {"name": "stop", "type": "StopSimulation"})
+    c.wire(["pf.lateral_error", "off_path.u"], ["off_path.y", "beyond.u1"],
+           ["limit.y", "beyond.u2"], ["beyond.y", "stop.u"])
+    metrics = {
+        "understeer_gradient":
+            "slope((fl.steer + fr.steer)/2/(1 deg), car.ay/g_n, 0.1, 0.4)",
+        "ay_max": "max(car.ay)",
+        "max_lateral_error_to_0_4g": "max(abs(pf.lateral_error), 0 s, first_time(car.ay >= 0.4*g_n))",
+        "steer_at_0_1g_deg": "at((fl.steer + fr.steer)/2, first_time(car.ay >= 0.1*g_n))/1 deg",
+    }
+    return netlist(
+        "vd_iso4138_constant_radius",
+        "ISO 4138 steady-state circular driving on a 40 m circle: a PathFollower keeps the car on the circle while a LongitudinalDriver raises the speed slowly (accel_rate) to the limit. Metrics: the understeer gradient (slope of the mean road-wheel angle in deg against the lateral acceleration in g over 0.1-0.4 g: on a constant radius delta = L/R + K*ay) and the largest lateral acceleration.",
+        {"v_start": "5 m/s", "v_end": "19 m/s", "accel_rate": "0.2 m/s^2", "radius_path": "40 m"},
+        c, {**SOLVER, "stop_time": 90.0, "output_interval": 0.05},
+        [TRAJECTORY,
+         {"name": "steer_vs_ay", "title": "Road-wheel steer against lateral acceleration",
+          "x": "car.ay", "signals": [{"signal": "fl.steer", "unit": "deg", "label": "left"},
+                                     {"signal": "fr.steer", "unit": "deg", "label": "right"}]},
+         {"name": "tracking", "title": "Speed and path tracking",
+          "panels": [[{"signal": "car.u", "unit": "km/h", "label": "speed"}],
+                     [{"signal": "pf.lateral_error", "unit": "m", "label": "lateral error"}]]}],
+        metrics, log=["pf.lateral_error", "pf.progress", "driver.accel", "driver.brake"])
+
+
+def double_lane_change():
+    c = Car("speed")
+    c.add({"name": "v_ref", "type": "Constant", "params": {"value": "speed"}})
+    c.speed_driver("v_ref.y")
+    c.path_follower(generator="iso3888_2", vehicle_width="1.8 m", vehicle_length="4.5 m",
+                    x0="50 m", lookahead_time="0.6 s")
+    c.esc()
+    metrics = {
+        "cones_hit": "final(pf.cones_hit)",
+        "max_lateral_error": "max(abs(pf.lateral_error), 0 s, first_time(car.x >= 111 m))",
+        "exit_speed": "at(car.u, first_time(car.x >= 111 m))",
+        "max_ay": "max(abs(car.ay))",
+    }
+    return netlist(
+        "vd_iso3888_double_lane_change",
+        "ISO 3888-2 double lane change (obstacle avoidance) at 60 km/h: a PathFollower (pure pursuit) steers along the centre line through the gates of a 1.8 m wide car from x = 50 m, a LongitudinalDriver holds the speed. Metrics: gates whose cone lines a corner of the car crossed (counted at located events), the largest lateral error, the speed at the exit of the course (x = 111 m).",
+        {"speed": "60 km/h", "esc": 1},
+        c, {**SOLVER, "stop_time": 8.0},
+        [TRAJECTORY, yaw_scope("Lane change: yaw rate, road-wheel steer, lateral acceleration"),
+         {"name": "gates", "title": "Clearance of the car's corners to the cone lines",
+          "signals": [{"signal": "pf.min_clearance", "unit": "m", "label": "smallest clearance"}]}],
+        metrics, log=["pf.lateral_error", "pf.cones_hit", "pf.min_clearance"])
+
+
+def brake_in_turn():
+    c = Car("speed")
+    c.add({"name": "v_ref", "type": "Constant", "params": {"value": "speed"}},
+          {"name": "pedal", "type": "Step",
+           "params": {"time": "t_brake", "before": 0, "after": "pedal_brake"}},
+          # The driver holds the speed until the brake, then lifts: throttle = accel·lift.
+          {"name": "lift", "type": "Step", "params": {"time": "t_brake", "before": 1, "after": 0}},
+          {"name": "throttle", "type": "Product"},
+          # The steering wheel is held where it is at the brake onset (ISO 7975): the
+          # PathFollower's command until t_brake, then its value sampled at t_brake.
+          {"name": "held", "type": "ZeroOrderHold", "params": {"sample_time": "t_brake"}},
+          {"name": "hold", "type": "Switch", "params": {"threshold": 0.5}})
+    c.speed_driver("v_ref.y", throttle=False, brake=False, u0=0.1)
+    c.wire(["pedal.y"] + c.pedal_in,
+           ["driver.accel", "throttle.u1"], ["lift.y", "throttle.u2"],
+           ["throttle.y", c.throttle_in])
+    c.add({"name": "pf", "type": "PathFollower",
+           "params": {"wheelbase": "a + b", "rear_axle": "b", "generator": "circle",
+                      "radius": "radius_path"}},
+          {"name": "hand", "type": "Gain", "params": {"k": "steering_ratio"}})
+    c.wire(["car.x", "pf.x"], ["car.y", "pf.y"], ["car.yaw", "pf.yaw"], ["car.speed", "pf.speed"],
+           ["pf.steer", "hand.u"], ["hand.y", "held.u", "hold.u3"], ["held.y", "hold.u1"],
+           ["pedal_on.y", "hold.u2"])
+    c.add({"name": "pedal_on", "type": "Step", "params": {"time": "t_brake", "before": 0, "after": 1}})
+    c.steer_from("hold.y")
+    metrics = {
+        "ay_before": "mean(car.ay, t_brake - 0.5 s, t_brake)",
+        "yaw_rate_before": "mean(car.r, t_brake - 0.5 s, t_brake)",
+        "mean_deceleration": "-mean(car.ax, t_brake + 0.5 s, t_brake + 1.5 s)",
+        "yaw_rate_ratio_1s": "at(car.r, t_brake + 1 s)/yaw_rate_before",
+        "heading_change_1s_deg": "(at(car.yaw, t_brake + 1 s) - at(car.yaw, t_brake))/1 deg",
+        "max_side_slip_deg": "max(abs(car.beta), t_brake, end_time)/1 deg",
+        "stop_time": "first_time(car.speed <= 0.5, t_brake, end_time)",
+    }
+    return netlist(
+        "vd_brake_in_turn",
+        "ISO 7975 braking in a turn: steady on a 100 m circle at 80 km/h (a PathFollower steers, a LongitudinalDriver holds the speed), then at t_brake the driver lifts, brakes with pedal_brake and holds the steering wheel where it is. Metrics: the lateral acceleration before, the mean deceleration, the yaw-rate ratio and heading change 1 s after the brake onset, the largest side-slip angle.",
+        {"speed": "80 km/h", "radius_path": "100 m", "t_brake": "4 s", "pedal_brake": 0.4},
+        c, {**SOLVER, "stop_time": 8.0},
+        [TRAJECTORY, yaw_scope("Brake in turn: yaw rate, road-wheel steer, lateral acceleration",
+                               [[{"signal": "car.ax", "unit": "m/s^2", "label": "longitudinal acceleration"}]])],
+        metrics, log=["pf.lateral_error"])
+
+
+def tcs_split_mu_launch():
+    c = Car("0 m/s")
+    c.add({"name": "pedal_full", "type": "Constant", "params": {"value": 1}},
+          {"name": "no_brake", "type": "Constant", "params": {"value": 0}},
+          {"name": "mu_low", "type": "Constant", "params": {"value": "mu_left"}},
+          {"name": "tcs", "type": "Tcs",
+           "params": {"enabled": "tcs", "radius": "radius", "mode": "tcs_mode"}},
+          {"name": "sum_rl", "type": "Sum"},
+          {"name": "sum_rr", "type": "Sum"})
+    # The driver keeps the car on its lane (the x axis) against the yaw moment of the
+    # unequal drive forces.
+    c.path_follower(generator="line")
+    # The drive in first gear: full torque up to 30 rad/s of the propeller shaft (the
+    # wheels' mean spin), falling to 0 at the rev limit, 50 rad/s (15.5 m/s).
+    c.add({"name": "torque_curve", "type": "Lookup1D",
+           "params": {"table": [[0, 1], [30, 1], [45, 0.6], [50, 0]]}},
+          {"name": "shaped", "type": "Product"})
+    c.wire(["prop_shaft.w", "torque_curve.u"], ["torque_curve.y", "shaped.u2"],
+           ["shaped.y", c.throttle_in])
+    c.throttle_in = "shaped.u1"
+    c.wire(["no_brake.y"] + c.pedal_in,
+           ["mu_low.y", "fl.mu_scale", "rl.mu_scale"],
+           ["pedal_full.y", "tcs.throttle_demand"], ["tcs.throttle", c.throttle_in],
+           ["rl.w", "tcs.w_left"], ["rr.w", "tcs.w_right"], ["car.u", "tcs.speed"],
+           ["brake_rear.y", "sum_rl.u1", "sum_rr.u1"],
+           ["tcs.brake_left", "sum_rl.u2"], ["tcs.brake_right", "sum_rr.u2"])
+    c.brake_src["rl"] = "sum_rl.y"
+    c.brake_src["rr"] = "sum_rr.y"
+    metrics = {
+        "peak_slip_left": "max(rl.forward_slip/hypot(car.u, 1 m/s), 0.5 s, end_time)",
+        "peak_slip_right": "max(rr.forward_slip/hypot(car.u, 1 m/s), 0.5 s, end_time)",
+        "speed_5s": "at(car.u, 5 s)",
+        "distance_5s": "at(car.x, 5 s)",
+    }
+    return netlist(
+        "vd_tcs_split_mu_launch",
+        "Full-throttle launch from rest on split friction (left wheels on mu_left, right on dry road) with an open rear differential; traction control on (tcs = 1) or off (tcs = 0): TCS cuts the drive and brakes the spinning wheel, whose brake torque the open differential then passes to the gripping one. Metrics: the driven wheels' peak slip ratios after 0.5 s, the speed and distance at 5 s.",
+        {"mu_left": 0.2, "tcs": 1, "tcs_mode": "brake"},
+        c, {**SOLVER, "stop_time": 5.0},
+        [{"name": "wheel_speeds", "title": "Driven wheels' rim speeds and the car's speed",
+          "signals": [{"signal": "car.u", "unit": "m/s", "label": "car"},
+                      {"signal": "rl.forward_slip", "unit": "m/s", "label": "slip rl"},
+                      {"signal": "rr.forward_slip", "unit": "m/s", "label": "slip rr"}]},
+         {"name": "tcs", "title": "Traction control",
+          "panels": [[{"signal": "tcs.throttle", "unit": "1", "label": "throttle"}],
+                     [{"signal": "tcs.brake_left", "unit": "N*m", "label": "brake rl"},
+                      {"signal": "tcs.brake_right", "unit": "N*m", "label": "brake rr"}]]}],
+        metrics, log=["tcs.slip_left", "tcs.slip_right", "tcs.throttle", "tcs.brake_left",
+                      "tcs.brake_right"])
+
+
+def cruise_hill():
+    c = Car("speed")
+    c.add({"name": "v_ref", "type": "Constant", "params": {"value": "speed"}},
+          {"name": "straight", "type": "Constant", "params": {"value": 0}})
+    c.steer_from("straight.y")
+    c.speed_driver("v_ref.y")
+    c.blocks[0]["params"]["gravity"] = ["-9.80665*sin(atan(grade))", 0, "-9.80665*cos(atan(grade))"]
+    metrics = {
+        "speed_error_after_5s": "max(abs(car.u - speed), 5 s, end_time)/speed",
+        "brake_onsets": "count(driver.brake > 0)",
+        "mean_accel_pedal": "mean(driver.accel, 5 s, end_time)",
+    }
+    return netlist(
+        "vd_cruise_hill",
+        "Cruise control on a hill: a LongitudinalDriver holds 25 m/s on a 5 % grade (the road's slope as a tilted gravity). Metrics: the largest relative speed error after 5 s, how often the brake came on, the mean accelerator pedal.",
+        {"speed": "25 m/s", "grade": 0.05},
+        c, {**SOLVER, "stop_time": 20.0, "output_interval": 0.02},
+        [{"name": "cruise", "title": "Speed and pedals",
+          "panels": [[{"signal": "car.u", "unit": "km/h", "label": "speed"}],
+                     [{"signal": "driver.accel", "unit": "1", "label": "accelerator"},
+                      {"signal": "driver.brake", "unit": "1", "label": "brake"}]]}],
+        metrics, log=["driver.accel", "driver.brake", "driver.error"])
 
 
 def main():
-    for n in [step_steer()]:
+    for n in [step_steer(), sine_with_dwell(), slowly_increasing_steer(), constant_radius(),
+              double_lane_change(), brake_in_turn(), tcs_split_mu_launch(), cruise_hill()]:
         write(n)
 
 

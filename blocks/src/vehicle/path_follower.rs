@@ -27,6 +27,12 @@
 //!   front axle's lateral error and `ψ_path` the path heading at its nearest point
 //!   (wrapped heading error).
 //!
+//! With `k_integral` > 0 the steer also has integral action on the car point's lateral
+//! error, `steer −= k_integral·∫lateral_error dt` (one state; while the steer is limited
+//! only the error that takes it back off the limit is integrated): a car whose tires slip sideways runs a little outside the path a kinematic
+//! law aims for (pure pursuit ignores the side slip); the integral takes that steady error
+//! away, as a human driver does.
+//!
 //! The steer is limited to `±max_steer` by a located mode (guards on the unlimited steer,
 //! as `Saturation`). On the circle the lap count is a mode changed at the located crossing
 //! of the top of the circle, so `progress` grows continuously lap after lap.
@@ -78,6 +84,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("rear_axle", "m", 0.0, "distance from the (x, y) point back to the rear axle (the centre of mass's distance to the rear axle for RigidBody.x/y)"),
             ParamSpec::number("k", "1/s", 1.0, "stanley: cross-track gain (>= 0)"),
             ParamSpec::number("k_soft", "m/s", 1.0, "stanley: speed added to |speed| in the cross-track term (> 0)"),
+            ParamSpec::number("k_integral", "rad/(m*s)", 0.0, "integral action: steer −= k_integral·∫lateral_error dt, conditional integration at the steer limit (>= 0; 0: none, no state)"),
         ],
         build,
     );
@@ -232,6 +239,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         law,
         lookahead_time: non_negative(p, "lookahead_time")?,
         lookahead_min: positive(p, "lookahead_min")?,
+        k_integral: non_negative(p, "k_integral")?,
         max_steer: positive(p, "max_steer")?,
         wheelbase: positive(p, "wheelbase")?,
         rear_axle: finite(p, "rear_axle")?,
@@ -254,6 +262,8 @@ pub struct PathFollower {
     law: Law,
     lookahead_time: f64,
     lookahead_min: f64,
+    /// Integral gain on the lateral error (0: no state).
+    k_integral: f64,
     max_steer: f64,
     wheelbase: f64,
     rear_axle: f64,
@@ -342,6 +352,11 @@ impl PathFollower {
                 let d = wrap(pf.heading - yaw) + (-k * pf.lateral / (speed.abs() + soft)).atan();
                 (d, d.tan() / self.wheelbase)
             }
+        };
+        let steer = if self.k_integral > 0.0 {
+            steer - self.k_integral * cx.x[0]
+        } else {
+            steer
         };
         Eval {
             proj,
@@ -471,6 +486,22 @@ impl Block for PathFollower {
         };
         y[1] = e.proj.lateral;
         y[2] = e.proj.s;
+    }
+    fn n_states(&self) -> usize {
+        usize::from(self.k_integral > 0.0)
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        if let Some(d) = dx.first_mut() {
+            // Conditional integration (anti-windup): while the steer is limited, only the
+            // part of the error that takes it back off the limit is integrated.
+            let e = self.eval(cx).proj.lateral;
+            *d = match self.sat {
+                Sat::Linear => e,
+                // steer −= k·∫e: e > 0 lowers the steer.
+                Sat::Upper => e.max(0.0),
+                Sat::Lower => e.min(0.0),
+            };
+        }
     }
     fn n_guards(&self) -> usize {
         self.n_steer_guards() + if self.gates.is_some() { 12 } else { 0 }
