@@ -172,7 +172,7 @@ class Result:
     @property
     def summary(self) -> Dict[str, Any]:
         """``summary.json``: model, status, end time, message, solver stats, wall time,
-        energy audit."""
+        energy audit, the netlist's metrics."""
         if self._summary is None:
             self._summary = json.loads(self._n.summary_json())
         return self._summary
@@ -182,6 +182,13 @@ class Result:
         """The energy audit, J: ``sources`` and ``losses`` by element, kinetic and spring
         energy at start and end, impact loss, residual."""
         return self.summary["energy"]
+
+    @property
+    def metrics(self) -> Dict[str, Optional[float]]:
+        """The netlist's ``metrics``, by name, in its order: ``summary.json``'s
+        ``"metrics"`` (``None`` where a value is undefined, NaN; empty without a
+        ``metrics`` section)."""
+        return dict(self.summary.get("metrics", {}))
 
     @property
     def units(self) -> Dict[str, str]:
