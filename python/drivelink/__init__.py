@@ -522,7 +522,9 @@ def sweep(
     picklable :class:`WorkItem`; each worker compiles the study once and reuses it.
 
     ``metrics`` maps column names to expressions, or is a list of ``"NAME=EXPR"`` (or one
-    such text). ``progress=True`` shows a bar (tqdm when installed); a callable is called
+    such text); the netlist's own ``metrics`` are the default columns, and one given here
+    with the name of one of them replaces its expression (the others are added after
+    them). ``progress=True`` shows a bar (tqdm when installed); a callable is called
     as ``progress(done, total)`` on this thread as runs finish. ``out`` writes the study
     directory as ``drivelink sweep --out`` does (``sweep.csv``, ``sweep.parquet``,
     ``study.json``; with ``keep_results`` each run's results under ``runs/``, without an
