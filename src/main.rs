@@ -30,6 +30,8 @@ use drivelink_core::model::INTERRUPTED;
 use drivelink_core::units::Dim;
 use drivelink_core::{Diagram, Error, Model, RunStatus, SimResult};
 use drivelink_netlist as netlist;
+use drivelink_sweep::metric::{self, Metric};
+use drivelink_sweep::{Cell, SweepError};
 
 #[derive(Parser)]
 #[command(
@@ -368,6 +370,47 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str, notes: bool) -> Resul
 }
 
 fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model, Error> {
+    build_run(model, set, stop_time).map(|(m, _)| m)
+}
+
+/// The netlist's `metrics` of a run: parsed, checked against the model, with the run's
+/// parameter values they use.
+#[derive(Default)]
+struct RunMetrics {
+    metrics: Vec<Metric>,
+    params: drivelink_core::compile::Scope,
+}
+
+impl RunMetrics {
+    /// The values for a finished run, in order.
+    fn values(&self, res: &SimResult, audit: &drivelink_core::EnergyAudit) -> Vec<Cell> {
+        metric::evaluate(&self.metrics, res, Some(audit), &self.params)
+    }
+}
+
+/// A study error of the netlist's metrics as a model error (they are located at
+/// `metrics.NAME` of `origin`).
+fn metric_error(origin: &str, e: SweepError) -> Error {
+    match e {
+        SweepError::Model(e) => e,
+        SweepError::Many(v) => {
+            Error::Many(v.into_iter().map(|e| metric_error(origin, e)).collect())
+        }
+        other => Error::Netlist {
+            file: origin.to_string(),
+            path: "metrics".into(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// [`build`], with the netlist's metrics: their signals are logged even when the netlist
+/// does not log them.
+fn build_run(
+    model: &Path,
+    set: &[String],
+    stop_time: Option<&str>,
+) -> Result<(Model, RunMetrics), Error> {
     let origin = model.display().to_string();
     let mut d = load(model, set)?;
     if let Some(t) = stop_time {
@@ -390,7 +433,24 @@ fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model,
         }
         d.set_stop_time(x);
     }
-    netlist::compile_located(&d, &drivelink_blocks::registry(), &origin)
+    let registry = drivelink_blocks::registry();
+    if d.metrics.is_empty() {
+        return netlist::compile_located(&d, &registry, &origin)
+            .map(|m| (m, RunMetrics::default()));
+    }
+    let params = drivelink_core::compile::resolve_parameters(
+        &d.parameters,
+        &drivelink_core::compile::Scope::new(),
+        &origin,
+    )?;
+    let mut metrics = metric::netlist_metrics(&d, &origin).map_err(|e| metric_error(&origin, e))?;
+    metric::resolve(&mut metrics, &params).map_err(|e| metric_error(&origin, e))?;
+    let compiled = drivelink_sweep::study::compile_for_metrics(d, &registry, &origin, &metrics)
+        .map_err(|e| metric_error(&origin, e))?;
+    let m = compiled
+        .with_params(&registry, &[])
+        .map_err(|e| netlist::locate_error(compiled.diagram(), &registry, &origin, e))?;
+    Ok((m, RunMetrics { metrics, params }))
 }
 
 /// Arguments of `drivelink linearize`.
@@ -587,7 +647,7 @@ fn run(args: &RunArgs) -> u8 {
             return 2;
         }
     };
-    let mut m = match build(model, set, stop_time) {
+    let (mut m, metrics) = match build_run(model, set, stop_time) {
         Ok(m) => m,
         Err(e) => {
             report(&origin, &e);
@@ -618,6 +678,7 @@ fn run(args: &RunArgs) -> u8 {
         ));
     }
     let energy = energy_json(&audit);
+    let values = metrics.values(&res, &audit);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -627,7 +688,11 @@ fn run(args: &RunArgs) -> u8 {
         RunStatus::Failed if res.message.contains(INTERRUPTED) => 130,
         RunStatus::Failed => 1,
     };
-    let written = write_outputs(&res, &dir, svg, no_plots, Some(energy));
+    let mut extra = vec![("energy", energy)];
+    if !metrics.metrics.is_empty() {
+        extra.push(("metrics", metric::values_json(&metrics.metrics, &values)));
+    }
+    let written = write_outputs(&res, &dir, svg, no_plots, extra);
     if let Err(msg) = &written {
         console::error(msg);
         code = 1;
@@ -661,7 +726,31 @@ fn run(args: &RunArgs) -> u8 {
         instants.len(),
         res.wall_time_s,
     );
+    let line = line + &metrics_text(&metrics.metrics, &values, m.plan());
     code.max(console::print(&line))
+}
+
+/// The metrics as `run` prints them: one `  NAME = VALUE UNIT` line each, under
+/// `metrics:` (nothing without metrics).
+fn metrics_text(metrics: &[Metric], values: &[Cell], plan: &drivelink_core::Plan) -> String {
+    if metrics.is_empty() {
+        return String::new();
+    }
+    let width = metrics.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let mut text = String::from("metrics:\n");
+    for (m, v) in metrics.iter().zip(values) {
+        let (value, unit) = match v {
+            Cell::Float(x) => (
+                drivelink_core::result::Num(*x).to_string(),
+                m.unit(plan).filter(|u| x.is_finite() && u != "1"),
+            ),
+            Cell::Int(i) => (i.to_string(), None),
+            Cell::Text(t) => (t.clone(), None),
+        };
+        let unit = unit.map(|u| format!(" {u}")).unwrap_or_default();
+        text += &format!("  {:width$} = {value}{unit}\n", m.name);
+    }
+    text
 }
 
 /// The flag the first Ctrl-C sets: the run ends at its next step as failed
@@ -737,7 +826,7 @@ fn write_outputs(
     dir: &Path,
     svg: bool,
     no_plots: bool,
-    energy: Option<Value>,
+    extra: Vec<(&str, Value)>,
 ) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
@@ -755,8 +844,10 @@ fn write_outputs(
         .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     let p = dir.join("summary.json");
     let mut summary = res.summary_json();
-    if let (Some(e), Value::Object(map)) = (energy, &mut summary) {
-        map.insert("energy".into(), e);
+    if let Value::Object(map) = &mut summary {
+        for (key, v) in extra {
+            map.insert(key.into(), v);
+        }
     }
     let mut text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
     text.push('\n');

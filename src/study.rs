@@ -35,9 +35,12 @@ pub struct SweepArgs {
     /// Sampling design: lhs (Latin hypercube) or random.
     #[arg(long, default_value = "lhs", value_parser = ["lhs", "random"])]
     pub sampling: String,
-    /// A metric column: NAME=EXPR with EXPR one of end_time, status, final(SIG), max(SIG),
-    /// min(SIG), mean(SIG) (time-weighted), at(SIG, TIME), event_time(BLOCK, KIND, N),
-    /// energy(ELEMENT).
+    /// A metric column: NAME=EXPR in the metric language (docs/sweep.md): end_time,
+    /// status, max/min/mean/integral(SIG [, T0, T1]), final(SIG), at(SIG, TIME),
+    /// first_time(COND [, T0, T1]), count, first_peak, time_of_max/min, slope(Y, X, X0, X1),
+    /// event_time(BLOCK, KIND, N), energy(ELEMENT), combined with + - * / and comparisons.
+    /// The netlist's "metrics" are the default columns; a --metric of the same NAME
+    /// replaces one of them in place, others are added.
     #[arg(long = "metric", value_name = "NAME=EXPR")]
     pub metrics: Vec<String>,
     /// A value for every run (as for `run --set`).

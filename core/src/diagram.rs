@@ -113,6 +113,9 @@ pub struct Diagram {
     pub ports: Vec<(String, String)>,
     /// Exported variable aliases of a composite block: (alias, inner `"block.var"`).
     pub aliases: Vec<(String, String)>,
+    /// The netlist's `metrics` section: (name, expression in the metric language of
+    /// `drivelink-sweep`), in order; computed after every run of the top-level diagram.
+    pub metrics: Vec<(String, String)>,
 }
 
 impl Diagram {
@@ -160,6 +163,7 @@ impl Diagram {
             settings_src: None,
             ports: Vec::new(),
             aliases: Vec::new(),
+            metrics: Vec::new(),
         }
     }
 
@@ -246,6 +250,16 @@ impl Diagram {
     /// Export an inner variable under `alias` (for composite blocks).
     pub fn alias(&mut self, alias: &str, inner: &str) -> &mut Self {
         self.aliases.push((alias.to_string(), inner.to_string()));
+        self
+    }
+
+    /// Add a metric (or replace the expression of the metric of that name): one number
+    /// per run, computed from its results (`"max(abs(car.r), 2 s, 4 s)"`).
+    pub fn metric(&mut self, name: &str, expr: &str) -> &mut Self {
+        match self.metrics.iter_mut().find(|(n, _)| n == name) {
+            Some(m) => m.1 = expr.to_string(),
+            None => self.metrics.push((name.to_string(), expr.to_string())),
+        }
         self
     }
 

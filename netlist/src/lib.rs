@@ -163,6 +163,14 @@ pub fn to_json(d: &Diagram) -> Value {
             Value::Array(d.scopes.iter().map(scope_json).collect()),
         );
     }
+    if !d.metrics.is_empty() {
+        let p: Map<String, Value> = d
+            .metrics
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+            .collect();
+        m.insert("metrics".into(), Value::Object(p));
+    }
     if !d.ports.is_empty() {
         let p: Map<String, Value> = d
             .ports
@@ -638,6 +646,7 @@ fn load_value_inner(
     d.scopes = load_scopes(&mut cx, top, &names);
     let (ports, aliases) = load_exports(&mut cx, top, &names);
     (d.ports, d.aliases) = (ports, aliases);
+    d.metrics = load_metrics(&mut cx, top);
     Error::from_list(cx.errors)?;
     Ok(d)
 }
@@ -971,6 +980,41 @@ fn load_exports(
     }
 
     (ports, aliases)
+}
+
+/// `metrics`: names (identifiers, so that later metrics can use them) -> expressions. The
+/// expressions are parsed by `drivelink-sweep`, which locates its errors at `metrics.NAME`.
+fn load_metrics(cx: &mut Ctx, top: &Map<String, Value>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    match top.get("metrics") {
+        Some(Value::Object(m)) => {
+            for (k, val) in m {
+                let p = format!("metrics.{k}");
+                if !valid_ident(k) {
+                    cx.err(&p, format!("invalid metric name '{k}'; names must match [A-Za-z_][A-Za-z0-9_]* (a later metric may use it)"));
+                }
+                match val {
+                    Value::String(s) if !s.trim().is_empty() => out.push((k.clone(), s.clone())),
+                    other => cx.err(
+                        &p,
+                        format!(
+                            "expected a metric expression such as \"max(block.var)\", {}",
+                            got(other)
+                        ),
+                    ),
+                }
+            }
+        }
+        Some(other) => cx.err(
+            "metrics",
+            format!(
+                "expected an object {{\"name\": \"max(block.var)\", ...}}, {}",
+                got(other)
+            ),
+        ),
+        None => {}
+    }
+    out
 }
 
 /// Check a `"block.port"` / `"block.var"` reference: syntax and that the first segment is a
@@ -1753,6 +1797,65 @@ mod tests {
             let e = load(bad).unwrap_err().to_string();
             assert!(e.contains(&format!("solver.{}", fld.name)), "{e}");
         }
+    }
+
+    /// A netlist giving top-level key `key` a value other than its default (with a block
+    /// `c` to refer to). A key in `spec::TOP` without an entry here fails: add one.
+    fn top_example(key: &str) -> Value {
+        let mut v = json!({"drivelink": 1, "name": "base",
+            "blocks": [{"name": "c", "type": "Constant", "params": {"value": 1}}]});
+        let (k, x) = match key {
+            "drivelink" => return v,
+            "name" => ("name", json!("other")),
+            "description" => ("description", json!("text")),
+            "parameters" => ("parameters", json!({"a": "2 s"})),
+            "solver" => ("solver", json!({"stop_time": 3})),
+            "blocks" => ("blocks", json!([])),
+            "connections" => ("connections", json!([["c.y", "c.u"]])),
+            "log" => ("log", json!(["c.y"])),
+            "scopes" => ("scopes", json!([{"name": "s", "signals": ["c.y"]}])),
+            "metrics" => ("metrics", json!({"peak": "max(c.y)", "half": "peak / 2"})),
+            "ports" => ("ports", json!({"out": "c.y"})),
+            "aliases" => ("aliases", json!({"level": "c.y"})),
+            other => panic!("spec::TOP has '{other}': give it an example here"),
+        };
+        v[k] = x;
+        v
+    }
+
+    /// Every top-level key is read (the diagram differs from one without it), saved by
+    /// `to_json` and loaded back equal; a value of the wrong type is an error at its key.
+    #[test]
+    fn top_keys_are_read_and_saved() {
+        let base = load(top_example("drivelink")).unwrap();
+        for fld in spec::TOP {
+            let d = load(top_example(fld.name)).unwrap_or_else(|e| panic!("{}: {e}", fld.name));
+            if fld.name != "drivelink" {
+                assert_ne!(d, base, "{} is not read", fld.name);
+            }
+            assert_eq!(load(to_json(&d)).unwrap(), d, "{} round trip", fld.name);
+            if !matches!(fld.name, "drivelink" | "blocks") {
+                let mut bad = top_example("drivelink");
+                bad[fld.name] = json!(true);
+                let e = load(bad).unwrap_err().to_string();
+                assert!(e.contains(&format!("t.json: {}", fld.name)), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn metrics_keep_their_order_and_need_names_and_text() {
+        let mut v = top_example("metrics");
+        v["metrics"] = json!({"z": "final(c.y)", "a": "z + 1", "m": "max(c.y)"});
+        let d = load(v.clone()).unwrap();
+        let names: Vec<&str> = d.metrics.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(names, ["z", "a", "m"]);
+        assert_eq!(d.metrics[1].1, "z + 1");
+        v["metrics"] = json!({"bad name": "final(c.y)", "e": "", "n": 3});
+        let e = load(v).unwrap_err().to_string();
+        assert!(e.contains("metrics.bad name: invalid metric name"), "{e}");
+        assert!(e.contains("metrics.e: expected a metric expression"), "{e}");
+        assert!(e.contains("metrics.n: expected a metric expression such as \"max(block.var)\", got a number 3"), "{e}");
     }
 
     /// The schema is built from the same tables: each key of each table is a property of

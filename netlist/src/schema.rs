@@ -2,7 +2,7 @@
 //!
 //! Keywords used: `type` (a name or a list), `required`, `properties`,
 //! `additionalProperties`, `enum`, `const`, `items`, `minItems`, `oneOf`, `anyOf`, `$ref`
-//! (to `#` and `#/$defs/...`), `minimum`, `maximum`, plus the annotations `title`,
+//! (to `#` and `#/$defs/...`), `minimum`, `maximum`, `minLength`, plus the annotations `title`,
 //! `description`, `default`, `examples` (display units: any unit expression is accepted).
 //!
 //! The netlist's own objects (top level, `solver`, scopes, scope signals) are built from the
@@ -169,6 +169,8 @@ fn field_schema(f: &Field, type_names: &[&str], units: &[&str]) -> Value {
             }
             Section::BlockType => json!({"enum": type_names}),
             Section::Diagram => json!({"$ref": "#/$defs/netlist"}),
+            Section::Metrics => json!({"type": "object",
+                "additionalProperties": {"type": "string", "minLength": 1}}),
         },
     };
     let unit = match f.kind {

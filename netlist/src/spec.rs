@@ -78,6 +78,8 @@ pub enum Section {
     BlockType,
     /// An inline subsystem diagram.
     Diagram,
+    /// Named metric expressions (`drivelink-sweep`'s metric language).
+    Metrics,
 }
 
 /// One key of a JSON object of the format.
@@ -167,6 +169,12 @@ pub const TOP: &[Field] = &[
         Kind::Section(Section::Scopes),
         "[]",
         "plots written as PNG",
+    ),
+    f(
+        "metrics",
+        Kind::Section(Section::Metrics),
+        "{}",
+        "numbers computed from every run's results (summary.json's \"metrics\", a sweep's default columns): name -> expression such as \"max(abs(car.r), 2 s, 4 s)\"",
     ),
     f(
         "ports",

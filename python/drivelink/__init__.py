@@ -172,7 +172,7 @@ class Result:
     @property
     def summary(self) -> Dict[str, Any]:
         """``summary.json``: model, status, end time, message, solver stats, wall time,
-        energy audit."""
+        energy audit, the netlist's metrics."""
         if self._summary is None:
             self._summary = json.loads(self._n.summary_json())
         return self._summary
@@ -182,6 +182,13 @@ class Result:
         """The energy audit, J: ``sources`` and ``losses`` by element, kinetic and spring
         energy at start and end, impact loss, residual."""
         return self.summary["energy"]
+
+    @property
+    def metrics(self) -> Dict[str, Optional[float]]:
+        """The netlist's ``metrics``, by name, in its order: ``summary.json``'s
+        ``"metrics"`` (``None`` where a value is undefined, NaN; empty without a
+        ``metrics`` section)."""
+        return dict(self.summary.get("metrics", {}))
 
     @property
     def units(self) -> Dict[str, str]:
@@ -515,7 +522,9 @@ def sweep(
     picklable :class:`WorkItem`; each worker compiles the study once and reuses it.
 
     ``metrics`` maps column names to expressions, or is a list of ``"NAME=EXPR"`` (or one
-    such text). ``progress=True`` shows a bar (tqdm when installed); a callable is called
+    such text); the netlist's own ``metrics`` are the default columns, and one given here
+    with the name of one of them replaces its expression (the others are added after
+    them). ``progress=True`` shows a bar (tqdm when installed); a callable is called
     as ``progress(done, total)`` on this thread as runs finish. ``out`` writes the study
     directory as ``drivelink sweep --out`` does (``sweep.csv``, ``sweep.parquet``,
     ``study.json``; with ``keep_results`` each run's results under ``runs/``, without an

@@ -30,6 +30,7 @@ use serde_json::Value;
 
 use drivelink_core::{Compiled, Diagram, EnergyAudit, Registry, SimResult};
 use drivelink_netlist as netlist;
+use drivelink_sweep::metric::{self, Metric};
 use drivelink_sweep::{Cell, ColKind, Study, StudyArgs, SweepError, Table};
 
 pyo3::create_exception!(
@@ -98,11 +99,14 @@ struct NativeModel {
     compiled: Compiled,
     registry: Registry,
     origin: String,
+    /// The netlist's `metrics`, computed after every run.
+    metrics: Vec<Metric>,
 }
 
 #[pymethods]
 impl NativeModel {
-    /// Load and compile `path`; `log` adds variables to the netlist's log.
+    /// Load and compile `path`; `log` adds variables to the netlist's log (as do the
+    /// netlist's metrics, with the signals they read).
     #[new]
     #[pyo3(signature = (path, log = Vec::new()))]
     fn new(path: &str, log: Vec<String>) -> PyResult<Self> {
@@ -113,12 +117,21 @@ impl NativeModel {
             }
         }
         let registry = drivelink_blocks::registry();
-        let compiled = Compiled::new(&d, &registry)
-            .map_err(|e| model_error(path, &netlist::locate_error(&d, &registry, path, e)))?;
+        let top = drivelink_core::compile::resolve_parameters(
+            &d.parameters,
+            &drivelink_core::compile::Scope::new(),
+            path,
+        )
+        .map_err(|e| model_error(path, &e))?;
+        let mut metrics = metric::netlist_metrics(&d, path).map_err(|e| sweep_error(path, &e))?;
+        metric::resolve(&mut metrics, &top).map_err(|e| sweep_error(path, &e))?;
+        let compiled = drivelink_sweep::study::compile_for_metrics(d, &registry, path, &metrics)
+            .map_err(|e| sweep_error(path, &e))?;
         Ok(NativeModel {
             compiled,
             registry,
             origin: path.to_string(),
+            metrics,
         })
     }
     /// The model name.
@@ -217,13 +230,25 @@ impl NativeModel {
             }
         };
         let warnings = m.start_warnings().to_vec();
+        // The run's parameter values, for the metrics that use them.
+        let mut params = self.compiled.diagram().parameters.clone();
+        for (name, v) in &set {
+            if let Some(p) = params.iter_mut().find(|p| p.0 == *name) {
+                p.1 = v.clone();
+            }
+        }
+        let metrics = &self.metrics;
         let (r, e) = interruptible(py, &cancel, poll, move || {
             let result = m.run_with(&settings);
             let audit = m.energy_audit();
+            let scope = metric::parameter_values(metrics, &params);
+            let values = metric::evaluate(metrics, &result, Some(&audit), &scope);
+            let metrics = (!metrics.is_empty()).then(|| metric::values_json(metrics, &values));
             NativeResult {
                 result,
                 audit,
                 warnings,
+                metrics,
             }
         })?;
         Ok((r, e.map(|e| e.into_value(py).into_any())))
@@ -286,6 +311,8 @@ struct NativeResult {
     audit: EnergyAudit,
     /// The model's warnings about this run's starting pose (`Model::start_warnings`).
     warnings: Vec<String>,
+    /// The netlist's metrics (`summary.json`'s `"metrics"`), when it has any.
+    metrics: Option<Value>,
 }
 
 fn f64_bytes<'py>(py: Python<'py>, v: &[f64]) -> Bound<'py, PyBytes> {
@@ -326,11 +353,14 @@ impl NativeResult {
             })
             .collect()
     }
-    /// `summary.json` (with the energy audit) as JSON text.
+    /// `summary.json` (with the energy audit and the netlist's metrics) as JSON text.
     fn summary_json(&self) -> String {
         let mut s = self.result.summary_json();
         if let Value::Object(m) = &mut s {
             m.insert("energy".into(), self.audit.to_json());
+            if let Some(v) = &self.metrics {
+                m.insert("metrics".into(), v.clone());
+            }
         }
         json_value(&s)
     }

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use error::SweepError;
-pub use metric::{Metric, MetricKind};
+pub use metric::{Metric, Source};
 pub use sample::{Dist, Sampling};
 pub use spec::{parse_shard, StudyArgs, Swept};
 pub use study::{shard_range, Study};

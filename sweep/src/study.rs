@@ -352,28 +352,56 @@ impl<'a> Checks<'a> {
         n_samples
     }
 
-    /// The metrics, parsed (their names are checked against the compiled model later),
-    /// each with a column name the table does not have yet (`params` are the swept ones).
-    fn metrics(&mut self, texts: &[String], params: &[(String, ColKind)]) -> Vec<Metric> {
-        let mut metrics: Vec<Metric> = Vec::new();
+    /// The metrics: the netlist's `metrics` section with the `--metric`s added (one of the
+    /// same name replaces the netlist's, see [`metric::merge`]), parsed and their names
+    /// resolved (signals are checked against the compiled model later), each with a
+    /// column name the table does not have yet (`params` are the swept ones).
+    fn metrics(
+        &mut self,
+        texts: &[String],
+        params: &[(String, ColKind)],
+        origin: &str,
+    ) -> Vec<Metric> {
+        let mut args: Vec<Metric> = Vec::new();
         for m in texts {
             match Metric::parse(m) {
-                Ok(m) => {
-                    let clash = params.iter().any(|(n, _)| *n == m.name)
-                        || m.name == "run"
-                        || FIXED_COLUMNS.contains(&m.name.as_str())
-                        || metrics.iter().any(|o| o.name == m.name);
-                    if clash {
-                        self.errors.push(SweepError::Metric {
-                            name: m.name.clone(),
-                            message: format!("the table already has a column '{}'; give the metric another name (NAME=EXPR)", m.name),
-                        });
-                    } else {
-                        metrics.push(m);
-                    }
+                Ok(m) if args.iter().any(|o| o.name == m.name) => {
+                    self.errors.push(SweepError::Metric {
+                        name: m.name.clone(),
+                        message: format!("the table already has a column '{}'; give the metric another name (NAME=EXPR)", m.name),
+                    });
                 }
+                Ok(m) => args.push(m),
                 Err(e) => self.errors.push(e),
             }
+        }
+        let netlist = match metric::netlist_metrics(self.diagram, origin) {
+            Ok(v) => v,
+            Err(e) => {
+                self.errors.push(e);
+                Vec::new()
+            }
+        };
+        let mut metrics = metric::merge(netlist, args);
+        metrics.retain(|m| {
+            let clash = params.iter().any(|(n, _)| *n == m.name)
+                || m.name == "run"
+                || FIXED_COLUMNS.contains(&m.name.as_str());
+            if clash {
+                self.errors.push(m.located(format!(
+                    "the table already has a column '{}'; give the metric another name{}",
+                    m.name,
+                    if m.source == metric::Source::Arg {
+                        " (NAME=EXPR)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            !clash
+        });
+        if let Err(e) = metric::resolve(&mut metrics, &self.top) {
+            self.errors.push(e);
         }
         metrics
     }
@@ -381,7 +409,8 @@ impl<'a> Checks<'a> {
 
 /// Compile the checked netlist `d`, check the metrics' names against the compiled model,
 /// and add the signals the metrics read to the log (compiling again if any was missing).
-fn compile_for_metrics(
+/// `origin` names the netlist in messages.
+pub fn compile_for_metrics(
     mut d: Diagram,
     registry: &Registry,
     origin: &str,
@@ -398,7 +427,7 @@ fn compile_for_metrics(
     let logged: Vec<String> = compiled.plan().logged().map(str::to_string).collect();
     let missing: Vec<&str> = metrics
         .iter()
-        .filter_map(Metric::signal)
+        .flat_map(Metric::signals)
         .filter(|s| !logged.iter().any(|l| l == s))
         .collect();
     if !missing.is_empty() {
@@ -533,16 +562,14 @@ impl Study {
         let n_samples = checks.sample_count(&args);
 
         // Metrics: syntax, then names against the compiled model.
-        let metrics = checks.metrics(&args.metrics, &params);
+        let metrics = checks.metrics(&args.metrics, &params, origin);
         SweepError::from_list(checks.errors)?;
         let compiled = compile_for_metrics(d, &registry, origin, &metrics)?;
 
         let n_runs = count_runs(&axes, n_samples, &args.grid)?;
         let samples = draw_samples(n_samples, &dists, &args);
         let id = study_id(diagram, &args);
-        let needs_audit = metrics
-            .iter()
-            .any(|m| matches!(m.kind, metric::MetricKind::Energy(_)));
+        let needs_audit = metrics.iter().any(Metric::needs_audit);
         Ok(Study {
             compiled,
             registry,
@@ -635,17 +662,7 @@ impl Study {
         let mut u = vec![None];
         u.extend(self.param_units.iter().cloned());
         u.extend([None, s(), s()]);
-        u.extend(self.metrics.iter().map(|m| {
-            match &m.kind {
-                metric::MetricKind::EndTime | metric::MetricKind::EventTime { .. } => s(),
-                metric::MetricKind::Energy(_) => Some("J".to_string()),
-                metric::MetricKind::Status => None,
-                _ => m
-                    .signal()
-                    .and_then(|sig| self.compiled.plan().variable(sig))
-                    .and_then(|v| v.unit.map(str::to_string)),
-            }
-        }));
+        u.extend(self.metrics.iter().map(|m| m.unit(self.compiled.plan())));
         u.push(None);
         u
     }
@@ -726,7 +743,13 @@ impl Study {
                 row.push(Cell::Text(res.status.as_str().into()));
                 row.push(Cell::Float(res.end_time));
                 row.push(Cell::Float(res.wall_time_s));
-                row.extend(self.metrics.iter().map(|m| m.eval(&res, audit.as_ref())));
+                let params = metric::parameter_values(&self.metrics, &self.run_parameters(&point));
+                row.extend(metric::evaluate(
+                    &self.metrics,
+                    &res,
+                    audit.as_ref(),
+                    &params,
+                ));
                 row.push(Cell::Text(res.message));
             }
             Err(message) => {
@@ -744,6 +767,17 @@ impl Study {
             }
         }
         Ok(row)
+    }
+
+    /// The netlist's parameters with the values of a run's point in place.
+    fn run_parameters(&self, point: &[(&str, Swept)]) -> Vec<(String, Value)> {
+        let mut p = self.compiled.diagram().parameters.clone();
+        for (name, v) in point {
+            if let Some(x) = p.iter_mut().find(|x| x.0 == *name) {
+                x.1 = v.json();
+            }
+        }
+        p
     }
 
     fn keep(
