@@ -30,6 +30,7 @@ pub mod brakes;
 pub mod differential;
 pub mod magic_formula;
 pub mod rigid_body;
+pub mod road;
 pub mod steering;
 pub mod tire;
 pub mod torque_splitter;
@@ -77,6 +78,7 @@ pub fn register(r: &mut Registry) {
     abs::register(r);
     rigid_body::register(r);
     wheel_collider::register(r);
+    road::register(r);
     anti_roll_bar::register(r);
     aero::register(r);
     steering::register(r);
