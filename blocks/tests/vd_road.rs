@@ -416,3 +416,97 @@ fn a_road_line_needs_exactly_one_road() {
         Err(Error::KindMismatch { .. })
     ));
 }
+
+/// The surface of a `Road` with these raw parameters.
+fn surface(raw: Value) -> drivelink_blocks::vehicle::road::Surface {
+    let reg = registry();
+    let t = reg.get("Road").unwrap();
+    let p = drivelink_core::compile::resolve_params(
+        "road",
+        "Road",
+        &t.params,
+        raw.as_object().unwrap(),
+        &drivelink_core::compile::Scope::new(),
+    )
+    .unwrap();
+    drivelink_blocks::vehicle::road::surface(&p).unwrap()
+}
+
+#[test]
+fn iso8608_profile_has_its_class_psd() {
+    use drivelink_blocks::vehicle::road::iso8608::fft;
+    let (dx, seg) = (0.05, 1024usize);
+    let n_pts = 65536;
+    let len = (n_pts - 1) as f64 * dx;
+    let bins = seg / 2;
+    let mut psd = vec![0.0; bins];
+    let mut count = 0.0;
+    let hann: Vec<f64> = (0..seg)
+        .map(|j| 0.5 * (1.0 - (2.0 * std::f64::consts::PI * j as f64 / seg as f64).cos()))
+        .collect();
+    let w2: f64 = hann.iter().map(|w| w * w).sum();
+    for seed in 1..=4 {
+        let s = surface(json!({"features": [
+            {"type": "iso8608", "class": "C", "x": [0.0, len], "seed": seed, "dx": dx}]}));
+        let z: Vec<f64> = (0..n_pts).map(|j| s.height(j as f64 * dx, 0.0)).collect();
+        // Class A is class C over 4 (√16), sample for sample, with the same seed.
+        let a = surface(json!({"features": [
+            {"type": "iso8608", "class": "A", "x": [0.0, len], "seed": seed, "dx": dx}]}));
+        for j in (0..n_pts).step_by(997) {
+            let za = a.height(j as f64 * dx, 0.0);
+            assert!(
+                (4.0 * za - z[j]).abs() <= 1e-12 * (1.0 + z[j].abs()),
+                "class A vs C at {j}"
+            );
+        }
+        // Segments away from the faded ends (2 m each).
+        for k in 1..(n_pts / seg - 1) {
+            let mut re: Vec<f64> = (0..seg).map(|j| z[k * seg + j] * hann[j]).collect();
+            let mut im = vec![0.0; seg];
+            fft(&mut re, &mut im, -1.0);
+            for b in 1..bins {
+                psd[b] += 2.0 * (re[b] * re[b] + im[b] * im[b]) * dx / w2;
+            }
+            count += 1.0;
+        }
+    }
+    let gd = |n: f64| 256e-6 * (n / 0.1).powi(-2);
+    let dn = 1.0 / (seg as f64 * dx);
+    let mut ratios = Vec::new();
+    for (b, p) in psd.iter().enumerate().skip(1) {
+        let n = b as f64 * dn;
+        if (0.1..=2.0).contains(&n) {
+            let r = p / count / gd(n);
+            assert!((r - 1.0).abs() < 0.3, "PSD at n = {n:.3}: {r:.3} of Gd");
+            ratios.push(r);
+        }
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    println!(
+        "ISO 8608 class C: {} bins in 0.1..2 cycles/m, {count} segments, mean PSD/Gd {mean:.4}",
+        ratios.len()
+    );
+    assert!((mean - 1.0).abs() < 0.03, "mean PSD/Gd {mean}");
+}
+
+#[test]
+fn heightfield_is_bilinear_with_edge_values_outside() {
+    let s = surface(json!({"features": [{"type": "heightfield",
+        "x": [0.0, 1.0, 3.0], "y": [-1.0, 1.0], "z": [[0.0, 0.2], [0.1, 0.1], [0.5, 0.3]]}]}));
+    // Inside: bilinear in the cell [1, 3] × [−1, 1].
+    let (x, y) = (2.0, 0.5);
+    let (fx, fy) = (0.5, 0.75);
+    let want = 0.1 * (1.0 - fx) * (1.0 - fy)
+        + 0.5 * fx * (1.0 - fy)
+        + 0.1 * (1.0 - fx) * fy
+        + 0.3 * fx * fy;
+    assert!((s.height(x, y) - want).abs() < 1e-15);
+    let (h, hx, hy) = s.smooth(x, y, None);
+    assert!((h - want).abs() < 1e-15);
+    assert!((hx - ((0.5 - 0.1) * (1.0 - fy) + (0.3 - 0.1) * fy) / 2.0).abs() < 1e-15);
+    assert!((hy - ((0.1 - 0.1) * (1.0 - fx) + (0.3 - 0.5) * fx) / 2.0).abs() < 1e-15);
+    // Outside: the edge value, flat.
+    assert_eq!(s.height(10.0, 5.0), 0.3);
+    assert_eq!(s.height(-4.0, -5.0), 0.0);
+    assert_eq!(s.smooth(10.0, 0.0, None).1, 0.0);
+}
