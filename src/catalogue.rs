@@ -63,6 +63,7 @@ pub fn kind_text(p: &ParamSpec) -> String {
             .collect::<Vec<_>>()
             .join("|"),
         ParamKind::Text => "string".into(),
+        ParamKind::Json => "JSON (see the doc)".into(),
         ParamKind::Vector { unit } => format!("[number, ...] [{unit}]"),
         ParamKind::Polynomial => "[coefficient of s^n, ..., s^0] (units: s^k × common)".to_string(),
         ParamKind::Table { cols: 0 } => "table [[...], ...]".into(),

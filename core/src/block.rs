@@ -44,6 +44,13 @@ pub enum PortKind {
     /// Heat port (temperature K, heat flow W into the port's thermal node); see
     /// [`crate::thermal`].
     Heat,
+    /// Road surface: immutable data shared at build time, not a signal. A line of road
+    /// ports has exactly one provider (a non-optional road port: the `Road` block's
+    /// `surface`, whose [`Block::shared`] gives the data) and any number of consumers
+    /// (optional road ports: a `WheelCollider`'s `road`, handed the data by
+    /// [`Block::attach`] after the blocks are built). An unconnected consumer keeps its
+    /// built-in default (a wheel: the flat ground plane).
+    Road,
 }
 
 impl PortKind {
@@ -56,6 +63,7 @@ impl PortKind {
             PortKind::Trans => "trans",
             PortKind::Frame => "frame",
             PortKind::Heat => "heat",
+            PortKind::Road => "road",
         }
     }
     /// Whether ports of this kind are mechanical (joined by lines into network nodes or,
@@ -1054,6 +1062,26 @@ pub trait Block: Send + Sync {
     /// [`Forces::dissipate`] (the audit lists it as `block.NAME`).
     fn internal_loss_name(&self) -> &'static str {
         "loss"
+    }
+
+    // ---- shared data (road ports) ----
+    /// The immutable data this block provides on its road port `port` (index into
+    /// [`Block::ports`]): the `Road`'s surface. Called once per model instance after the
+    /// blocks are built; the consumers on the port's line receive it by
+    /// [`Block::attach`]. `None`: the port provides nothing.
+    fn shared(&self, _port: usize) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        None
+    }
+    /// Receive the data the provider of the line of road port `port` shares, before the
+    /// plan is laid out and again for every model instance (so the block's guard count and
+    /// variables may depend on it). `Err(message)` when the data is not what the port
+    /// expects.
+    fn attach(
+        &mut self,
+        _port: usize,
+        _data: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Result<(), String> {
+        Ok(())
     }
 
     // ---- lifecycle ----

@@ -74,6 +74,18 @@ pub enum Error {
         first: usize,
         second: usize,
     },
+    #[error("the road line joining {ports} has {providers} road provider(s); a road line needs exactly one (the 'surface' port of a Road block), e.g. [\"road.surface\", \"wheel_fl.road\", \"wheel_fr.road\"]")]
+    RoadProviders {
+        /// The line's ports, `block.port [kind]`, comma-separated.
+        ports: String,
+        providers: usize,
+    },
+    #[error("road port '{block}.{port}': {message}")]
+    RoadData {
+        block: String,
+        port: String,
+        message: String,
+    },
     #[error("input '{block}.{port}' has no driver; connect a signal to it")]
     UndrivenInput { block: String, port: String },
     #[error("algebraic loop through blocks: {}", blocks.join(" -> "))]

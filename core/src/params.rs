@@ -41,6 +41,10 @@ pub enum ParamKind {
     /// vector in field order; keys not given keep their defaults
     /// (`WheelCollider.forward_friction`).
     Record(&'static [RecordField]),
+    /// Any JSON value (a list of objects: `Road.features`), kept as written and parsed by
+    /// the block (read it with [`Params::json`]); strings inside it that carry units are
+    /// evaluated by the block, without model parameters.
+    Json,
 }
 
 /// One field of a [`ParamKind::Record`] parameter.
@@ -229,6 +233,11 @@ impl Params {
             None => Err(self.err(name, "is required")),
         }
     }
+    /// A [`ParamKind::Json`] parameter's value.
+    pub fn json(&self, name: &str) -> Result<Value, ParamError> {
+        let text = self.text(name)?;
+        serde_json::from_str(text).map_err(|e| self.err(name, format!("is not JSON: {e}")))
+    }
     /// A two-column table with a strictly increasing first column, as `(xs, ys)`.
     pub fn xy_table(&self, name: &str) -> Result<(Vec<f64>, Vec<f64>), ParamError> {
         let t = self.table(name)?;
@@ -305,6 +314,7 @@ impl BlockType {
                 }
                 ParamKind::Matrix => Value::from(vec![vec![x]]),
                 ParamKind::Record(fields) => ParamKind::record_default(fields),
+                ParamKind::Json => Value::Array(Vec::new()),
             };
             m.insert(p.name.to_string(), v);
         }

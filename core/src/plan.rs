@@ -146,6 +146,16 @@ pub(crate) struct LoadJointPlan {
     pub joints: Vec<(usize, f64)>,
 }
 
+/// A road link: the consumer's road port receives the data the provider's road port
+/// shares ([`crate::block::Block::shared`], [`crate::block::Block::attach`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RoadLink {
+    /// Providing block and its port index.
+    pub provider: (BlockIx, usize),
+    /// Consuming block and its port index.
+    pub consumer: (BlockIx, usize),
+}
+
 /// A mechanical node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NodePlan {
@@ -249,6 +259,8 @@ pub struct Plan {
     pub(crate) load_joints: Vec<LoadJointPlan>,
     /// The thermal network.
     pub(crate) thermal: crate::thermal::ThermalPlan,
+    /// The road links, attached to the blocks of every instance.
+    pub(crate) roads: Vec<RoadLink>,
 }
 
 impl Plan {

@@ -439,7 +439,8 @@ pub fn locate_error(d: &Diagram, _reg: &Registry, origin: &str, e: Error) -> Err
         | Error::SignalDrivers { connection, .. } => conn(*connection),
         Error::TwoDrivers { second, .. } => conn(*second),
         Error::UndrivenInput { block, .. } => blk(block, ""),
-        Error::AlgebraicLoop { .. } => "connections".to_string(),
+        Error::AlgebraicLoop { .. } | Error::RoadProviders { .. } => "connections".to_string(),
+        Error::RoadData { block, .. } => blk(block, ""),
         Error::SingularNetwork { .. }
         | Error::ConflictingInitial { .. }
         | Error::IsolatedHeatNodes { .. }

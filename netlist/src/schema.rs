@@ -24,6 +24,7 @@ fn param_schema(p: &ParamSpec) -> Value {
             {"type": "string"}
         ]}),
         ParamKind::Text => json!({"type": "string"}),
+        ParamKind::Json => json!({}),
         ParamKind::Vector { .. } | ParamKind::Polynomial | ParamKind::Table { .. } => {
             json!({"type": ["array", "string"]})
         }

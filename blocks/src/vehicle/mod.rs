@@ -38,6 +38,7 @@ pub mod magic_formula;
 pub mod path;
 pub mod path_follower;
 pub mod rigid_body;
+pub mod road;
 pub mod steer_inputs;
 pub mod steering;
 pub mod tcs;
@@ -87,6 +88,7 @@ pub fn register(r: &mut Registry) {
     abs::register(r);
     rigid_body::register(r);
     wheel_collider::register(r);
+    road::register(r);
     anti_roll_bar::register(r);
     aero::register(r);
     steering::register(r);

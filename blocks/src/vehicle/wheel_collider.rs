@@ -100,20 +100,33 @@
 //! spring energy released at breakaways (the deflection is reset), plus the small work
 //! `½∫k·ḟz·|d|²` of the load changes on the load-scaled spring.
 //!
+//! # Road (`road` port)
+//!
+//! Connected to a `Road` ([`super::road`]), the ray meets the road's surface `z = h(x, y)`
+//! instead of the plane (Newton's method from the vertical projection, to 1e-12 m): the
+//! load acts along the road's normal `n` at the contact (`fz = F/(n·ẑ_body)`), the heading
+//! and lateral axes lie in the tangent plane, `ċ = −(n·v_G)/(n·ẑ_body)`, and the friction
+//! is multiplied by the road's patch scale. The wheel's side of every road edge (kerbs,
+//! slope corners, patch edges) is a mode switched at located events (one guard per edge).
+//! Unconnected, the code path is the plane's, unchanged.
+//!
 //! # Linear range (cornering stiffness)
 //!
 //! For small slip the curve is `c(s) ≈ ye·s/xe`, so the side force per unit slip velocity
 //! is `C_v = stiffness·mu_scale·ye/Sy·fz` (N per m/s); with the slip angle `α ≈ sy/u` the
 //! cornering stiffness per radian is `C_α = C_v·u`: it grows with the speed.
 
-use drivelink_core::frame::{add, dot, scale, V3};
+use std::sync::Arc;
+
+use drivelink_core::frame::{add, cross, dot, scale, V3};
 use drivelink_core::{
     Block, Cx, Forces, FrameState, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault,
-    ParamError, ParamKind, ParamSpec, Params, PortDecl, RecordField, Registry, Row, VarDecl,
-    VarSource,
+    ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind, RecordField, Registry, Row,
+    VarDecl, VarSource,
 };
 
 use super::magic_formula::{self, MagicFormula};
+use super::road::Surface;
 use super::{finite, friction_curve, in_range, reg};
 use drivelink_core::{EventCx, EventTag, G};
 
@@ -196,7 +209,7 @@ pub(crate) fn register(r: &mut Registry) {
         r,
         "WheelCollider",
         "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently; opt-in static friction at the patch (static_friction: stick/slip modes at located events, a braked car on a grade stays put).",
-        "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1), bar_force[in] (optional, 0: an AntiRollBar's force on this wheel, N along the suspension axis, added to the suspension force before the ground's max(0, ·)) -> forward_slip[out], sideways_slip[out], fz[out] (computed after the network solve), w[out], peak_slip[out], compression[out] (m from full extension, < 0 in the air; −(suspension_distance + radius) while the axis cannot meet the ground: on its side, upside down, or its mount below the ground)",
+        "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1), bar_force[in] (optional, 0: an AntiRollBar's force on this wheel, N along the suspension axis, added to the suspension force before the ground's max(0, ·)) -> forward_slip[out], sideways_slip[out], fz[out] (computed after the network solve), w[out], peak_slip[out], compression[out] (m from full extension, < 0 in the air; −(suspension_distance + radius) while the axis cannot meet the ground: on its side, upside down, or its mount below the ground), road[road] (optional: a Road's surface; unconnected, the ground plane z = 0 with friction scale 1)",
         vec![
             ParamSpec::number("mass", "kg", 20.0, "wheel mass: sets the spin inertia 0.5·mass·radius² unless inertia is given (not added to the body)"),
             ParamSpec::optional("inertia", ParamKind::Number { unit: "kg*m^2" }, "spin inertia (> 0), instead of 0.5·mass·radius²"),
@@ -498,6 +511,8 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         stick,
         mode: Patch::Slip { armed: true },
         reach: None,
+        road: None,
+        sides: None,
     }))
 }
 
@@ -569,6 +584,12 @@ pub struct WheelCollider {
     /// Whether the wheel touches the ground: changes only at located events; `None`
     /// before the run's initial event (then the geometry decides: `c ≥ 0`).
     reach: Option<Reach>,
+    /// The road on the `road` port, or `None`: the ground plane `z = 0`, friction scale 1.
+    road: Option<Arc<Surface>>,
+    /// The side of every edge of the road the wheel is on (see [`super::road`]): changes
+    /// only at located events; `None` before the run's initial event (then the point
+    /// decides).
+    sides: Option<Vec<bool>>,
 }
 
 /// Whether a wheel is on the ground: the contact's mode, switched only at the located
@@ -619,6 +640,10 @@ pub struct Contact {
     app: V3,
     /// World velocity of the body point at the contact (on the axis, at the ground).
     vg: V3,
+    /// On a road: the ground's unit normal at the contact and the road's friction scale
+    /// there (unused on the ground plane).
+    n: V3,
+    road_mu: f64,
 }
 
 impl Contact {
@@ -648,6 +673,38 @@ fn heading(r: &[V3; 3], steer: f64) -> [f64; 2] {
     }
 }
 
+/// Newton's method for the ray `m + s·d` meeting the road raised by `offset` (the kerb
+/// steps that apply), from `s0`: `(s, (h, ∂h/∂x, ∂h/∂y))` at the root, converged to
+/// `1e-12·(1 + |s|)` m (at most 20 iterations; quadratic convergence takes 2 to 4 on
+/// roads whose slope changes little over the step of the first guess). `s` is NaN when
+/// the ray runs parallel to the road.
+fn solve_ray(
+    road: &Surface,
+    m: V3,
+    d: V3,
+    offset: f64,
+    s0: f64,
+    sides: super::road::Sides,
+) -> (f64, (f64, f64, f64)) {
+    let mut s = s0;
+    for _ in 0..20 {
+        let p = [m[0] + s * d[0], m[1] + s * d[1]];
+        let (h, hx, hy) = road.smooth(p[0], p[1], sides);
+        let f = m[2] + s * d[2] - h - offset;
+        let fp = d[2] - hx * d[0] - hy * d[1];
+        if !(fp < 0.0) {
+            return (f64::NAN, (h, hx, hy));
+        }
+        let ds = -f / fp;
+        s += ds;
+        if ds.abs() <= 1e-12 * (1.0 + s.abs()) {
+            break;
+        }
+    }
+    let p = [m[0] + s * d[0], m[1] + s * d[1]];
+    (s, road.smooth(p[0], p[1], sides))
+}
+
 /// Where the suspension's ray meets the ground plane.
 #[derive(Debug, Clone, Copy)]
 struct Ray {
@@ -661,7 +718,32 @@ struct Ray {
     inv_zz: f64,
     /// Whether the ray from the mount meets the ground (axis down, mount above it).
     meets: bool,
+    /// On a road: the contact's normal, friction scale and edge point (`None` on the
+    /// ground plane, or while the axis points sideways or up).
+    hit: Option<RoadHit>,
 }
+
+/// Where the suspension ray meets a road: what the ground plane does not need.
+#[derive(Debug, Clone, Copy)]
+struct RoadHit {
+    /// The road's unit normal at the contact, world.
+    n: V3,
+    /// `1 / (n·ẑ_body)`.
+    inv_nz: f64,
+    /// The friction scale at the contact.
+    mu: f64,
+    /// Where the ray meets the road without its kerb steps (world x, y): the point whose
+    /// side of the road's edges the wheel locates (the contact point itself when the body
+    /// is level or no kerb applies).
+    q: [f64; 2],
+}
+
+/// Margin of the road-edge guards, m: an edge is located `EDGE_EPS` past its line and the
+/// side flips from the line on.
+const EDGE_EPS: f64 = 1e-9;
+
+/// The road's port.
+const ROAD: usize = 12;
 
 /// The contact guard's margins, relative to `suspension_distance`: `touchdown` is
 /// located at `c = −ε` and accepted from `c > −2ε`, `liftoff` located at `c = −3ε` and
@@ -681,7 +763,7 @@ impl WheelCollider {
         if !k.grounded {
             return k;
         }
-        let mu = mu.max(0.0);
+        let mu = self.mu_of(&k, mu).max(0.0);
         (k.fx, k.fy) = match &self.mf {
             None => curve_forces(&self.fwd, &self.side, self.circle, k.sx, k.sy, mu, k.fz),
             Some(mf) => {
@@ -715,7 +797,11 @@ impl WheelCollider {
                 c: self.no_ground(),
                 inv_zz: 0.0,
                 meets: false,
+                hit: None,
             };
+        }
+        if let Some(road) = &self.road {
+            return self.ray_on(road, st);
         }
         let inv_zz = 1.0 / zz;
         Ray {
@@ -725,6 +811,48 @@ impl WheelCollider {
             // nothing else collides with) meets nothing: a wheel there pushing the body up
             // would create energy from nothing.
             meets: hc >= 0.0,
+            hit: None,
+        }
+    }
+    /// [`WheelCollider::ray`] on a road (the axis points down): the ray `M + s·d` from
+    /// the mount `M` along `d = −ẑ_body` meets `z = h(x, y)` where
+    /// `f(s) = M_z + s·d_z − h(M_x + s·d_x, M_y + s·d_y) = 0`, solved by Newton's method
+    /// from the vertical projection, first on the road without its kerb steps (the edge
+    /// point `q`), then with the steps that apply there (a constant between events).
+    fn ray_on(&self, road: &Surface, st: &FrameState) -> Ray {
+        let r = st.rotation();
+        let zb = [r[0][2], r[1][2], r[2][2]];
+        let d = [-zb[0], -zb[1], -zb[2]];
+        let m = st.point(self.center);
+        let sides = self.sides.as_deref();
+        let (h_m, _, _) = road.smooth(m[0], m[1], sides);
+        let (sq, _) = solve_ray(road, m, d, 0.0, (m[2] - h_m) / zb[2], sides);
+        let q = [m[0] + sq * d[0], m[1] + sq * d[1]];
+        let steps = road.steps(q[0], q[1], sides);
+        let (s, (_, hx, hy)) = if steps == 0.0 {
+            solve_ray(road, m, d, 0.0, sq, sides)
+        } else {
+            solve_ray(road, m, d, steps, sq - steps / zb[2], sides)
+        };
+        let inv_n = 1.0 / (1.0 + hx * hx + hy * hy).sqrt();
+        let n = [-hx * inv_n, -hy * inv_n, inv_n];
+        let nz = dot(n, zb);
+        let hit = RoadHit {
+            n,
+            inv_nz: 1.0 / nz,
+            mu: road.mu(q[0], q[1], sides),
+            q,
+        };
+        let meets = m[2] - h_m - steps >= 0.0 && nz > AXIS_DOWN && s.is_finite();
+        Ray {
+            c: if s.is_finite() {
+                self.dist + self.radius - s
+            } else {
+                self.no_ground()
+            },
+            inv_zz: 1.0 / zb[2],
+            meets,
+            hit: Some(hit),
         }
     }
     /// The contact's mode: the located one, or before the initial event the geometry's.
@@ -741,6 +869,9 @@ impl WheelCollider {
     /// suspension force before the ground's `max(0, ·)`.
     fn kinematics(&self, st: &FrameState, w: f64, steer: f64, bar: f64) -> Contact {
         let ray = self.ray(st);
+        if let Some(hit) = ray.hit {
+            return self.kinematics_on(st, &ray, &hit, w, steer, bar);
+        }
         let mut k = Contact {
             c: if ray.meets { ray.c } else { self.no_ground() },
             ..Contact::default()
@@ -782,6 +913,81 @@ impl WheelCollider {
         k.sy = vg[1] * hx - vg[0] * hy;
         k
     }
+    /// [`WheelCollider::kinematics`] on a road: the load along the road's normal `n` at
+    /// the contact, whose component along the suspension axis is the suspension force;
+    /// the heading and lateral axes in the road's tangent plane.
+    fn kinematics_on(
+        &self,
+        st: &FrameState,
+        ray: &Ray,
+        hit: &RoadHit,
+        w: f64,
+        steer: f64,
+        bar: f64,
+    ) -> Contact {
+        let mut k = Contact {
+            c: if ray.meets { ray.c } else { self.no_ground() },
+            n: hit.n,
+            road_mu: hit.mu,
+            ..Contact::default()
+        };
+        if !ray.meets || self.reach_in(ray) == Reach::Airborne {
+            return k;
+        }
+        k.grounded = true;
+        let c = ray.c;
+        let s = self.dist + self.radius - c;
+        let r = st.rotation();
+        let n = hit.n;
+        let g_body = [self.center[0], self.center[1], self.center[2] - s];
+        let vg = st.point_velocity(g_body);
+        // The contact point `G + ṡ·d` stays on the road: n·(v_G + ṡ·d) = 0, ċ = −ṡ.
+        let cdot = -dot(n, vg) * hit.inv_nz;
+        let c0 = self.target * self.dist;
+        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        let susp = self.spring * (c - c0) + self.damper * cdot + bump;
+        let (total, own) = if bar == 0.0 {
+            (susp.max(0.0), susp.max(0.0))
+        } else {
+            with_bar(susp, bar)
+        };
+        k.fz = total * hit.inv_nz;
+        k.own = own * hit.inv_nz;
+        k.app = [g_body[0], g_body[1], g_body[2] + self.app];
+        k.vg = vg;
+        // The steered wheel's heading, projected on the tangent plane.
+        let hw = if steer == 0.0 {
+            [r[0][0], r[1][0], r[2][0]]
+        } else {
+            let (sd, cd) = steer.sin_cos();
+            [
+                r[0][0] * cd + r[0][1] * sd,
+                r[1][0] * cd + r[1][1] * sd,
+                r[2][0] * cd + r[2][1] * sd,
+            ]
+        };
+        let ht = add(hw, scale(-dot(hw, n), n));
+        let hn = dot(ht, ht).sqrt();
+        k.h = if hn > 0.0 {
+            scale(1.0 / hn, ht)
+        } else {
+            [1.0, 0.0, 0.0]
+        };
+        k.l = cross(n, k.h);
+        k.sx = self.radius * w - dot(vg, k.h);
+        k.sy = dot(vg, k.l);
+        k
+    }
+    /// The friction multiplier of the contact: the `mu_scale` input `u` times the road's
+    /// friction scale at the contact (the input itself on the ground plane).
+    #[inline]
+    fn mu_of(&self, k: &Contact, u: f64) -> f64 {
+        if self.road.is_some() {
+            u * k.road_mu
+        } else {
+            u
+        }
+    }
     /// The compression reported when the suspension's ray does not meet the ground at all:
     /// `−(suspension_distance + radius)`, as for a mount twice its reach above the ground.
     fn no_ground(&self) -> f64 {
@@ -791,7 +997,7 @@ impl WheelCollider {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
             let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
             if k.grounded {
-                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
+                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], self.mu_of(&k, cx.u(IN_MU)));
                 k.fx = fx * k.fz;
                 k.fy = fy * k.fz;
             }
@@ -817,6 +1023,7 @@ impl WheelCollider {
             6 => f64::from(u8::from(self.mode == Patch::Stick)),
             7 => k.fz / G,
             8..=10 if k.grounded => self.hit_point(cx.frame(BODY), k.c)[i - 8],
+            11..=13 if k.grounded && self.road.is_some() => k.n[i - 11],
             // The ground plane z = 0: its normal is the world z axis.
             13 if k.grounded => 1.0,
             8..=13 => 0.0,
@@ -905,7 +1112,26 @@ impl Block for WheelCollider {
             PortDecl::output("w").with_unit("rad/s"),
             PortDecl::output("peak_slip").with_unit("m/s"),
             PortDecl::output("compression").with_unit("m"),
+            PortDecl {
+                optional: true,
+                ..PortDecl::new("road", PortKind::Road)
+            },
         ]
+    }
+    fn attach(
+        &mut self,
+        port: usize,
+        data: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Result<(), String> {
+        if port != ROAD {
+            return Ok(());
+        }
+        let surface = data
+            .downcast::<Surface>()
+            .map_err(|_| "expects the surface of a Road block".to_string())?;
+        self.road = Some(surface);
+        self.sides = None;
+        Ok(())
     }
     fn feedthrough(&self, input: usize) -> bool {
         input == IN_STEER
@@ -925,7 +1151,11 @@ impl Block for WheelCollider {
         // The world height of the mount point, as `kinematics` (a body starts upright:
         // its initial attitude is a heading only).
         let st = cx.frame(BODY);
-        let hc = st.pos()[2] + dot(st.rotation()[2], self.center);
+        let mut hc = st.pos()[2] + dot(st.rotation()[2], self.center);
+        if let Some(road) = &self.road {
+            let m = st.point(self.center);
+            hc = m[2] - road.height(m[0], m[1]);
+        }
         (hc < 0.0).then(|| {
             format!(
                 "its mount point (center [{}, {}, {}] m in body axes) starts {:.4} m below the ground: the suspension meets no ground, so the wheel carries no load and the body falls through the plane; raise the body's initial height (z0) or the wheel's center",
@@ -982,7 +1212,12 @@ impl Block for WheelCollider {
             self.bar_reaction_in_the_air(cx, &k, f);
         }
         if k.grounded {
-            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), [0.0, 0.0, k.own]);
+            let normal = if self.road.is_some() {
+                scale(k.own, k.n)
+            } else {
+                [0.0, 0.0, k.own]
+            };
+            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
             if self.app == 0.0 {
                 // The forces act at the contact point, whose velocity is known.
                 f.add_frame_force_moving(BODY, k.app, force, k.vg);
@@ -1090,13 +1325,15 @@ impl Block for WheelCollider {
         }
     }
     fn n_guards(&self) -> usize {
-        if self.stick.is_some() {
-            3
-        } else {
-            1
-        }
+        self.own_guards() + self.road.as_ref().map_or(0, |r| r.edges().len())
     }
     fn guard_name(&self, i: usize) -> String {
+        let base = self.own_guards();
+        if i >= base {
+            if let Some(e) = self.road.as_ref().and_then(|r| r.edges().get(i - base)) {
+                return format!("road: {}", e.label);
+            }
+        }
         ["contact", "patch_rest", "patch_breakaway"]
             .get(i)
             .map_or_else(|| format!("guard{i}"), |s| s.to_string())
@@ -1109,6 +1346,9 @@ impl Block for WheelCollider {
             Reach::Airborne => -ray.c - eps,
             Reach::Grounded => ray.c + 3.0 * eps,
         };
+        if let Some(road) = &self.road {
+            self.edge_guards(road, &ray, &mut g[self.own_guards()..]);
+        }
         let Some(stick) = self.stick else {
             return;
         };
@@ -1129,7 +1369,8 @@ impl Block for WheelCollider {
                 g[2] = 1.0;
             }
             Patch::Stick => {
-                let n = self.stick_ratio(&stick, &k, [cx.x[0], cx.x[1]], cx.u(IN_MU));
+                let n =
+                    self.stick_ratio(&stick, &k, [cx.x[0], cx.x[1]], self.mu_of(&k, cx.u(IN_MU)));
                 g[1] = 2.0 * (1.0 + STICK_EPS) - self.radius * w.abs() / stick.v_rest;
                 g[2] = (1.0 + STICK_EPS) - n;
             }
@@ -1138,9 +1379,12 @@ impl Block for WheelCollider {
     fn reset(&mut self, _t0: f64) {
         self.mode = Patch::Slip { armed: true };
         self.reach = None;
+        self.sides = None;
     }
     fn update_modes(&mut self, ecx: &mut EventCx) -> bool {
-        let reach_changed = self.update_reach(ecx);
+        // The road's edges first: a kerb changes the compression the contact mode sees.
+        let sides_changed = self.update_sides(ecx);
+        let reach_changed = self.update_reach(ecx) || sides_changed;
         let Some(st) = self.stick else {
             return reach_changed;
         };
@@ -1154,6 +1398,7 @@ impl Block for WheelCollider {
                 cx.u(IN_MU),
             )
         };
+        let mu = self.mu_of(&k, mu);
         let r = self.rest_ratio(&st, &k, w);
         let old = self.mode;
         let new = match old {
@@ -1220,6 +1465,71 @@ impl Block for WheelCollider {
 }
 
 impl WheelCollider {
+    /// The block's own guards: `contact`, and the patch's two with static friction.
+    fn own_guards(&self) -> usize {
+        if self.stick.is_some() {
+            3
+        } else {
+            1
+        }
+    }
+    /// The road-edge guards: the signed distance of the edge point past each edge's line,
+    /// positive on the wheel's side, located `EDGE_EPS` beyond the line; 1 while the axis
+    /// cannot meet the road.
+    fn edge_guards(&self, road: &Surface, ray: &Ray, g: &mut [f64]) {
+        let Some(hit) = ray.hit else {
+            g.fill(1.0);
+            return;
+        };
+        for (i, (e, gi)) in road.edges().iter().zip(g.iter_mut()).enumerate() {
+            let d = e.distance(hit.q[0], hit.q[1]);
+            let side = self.sides.as_ref().map_or(d >= 0.0, |s| s[i]);
+            *gi = if side { d + EDGE_EPS } else { EDGE_EPS - d };
+        }
+    }
+    /// The road's edges at an event instant: each side follows the edge point (`≥ 0`
+    /// past the line). A crossing that changes the kerb height or the friction scale at
+    /// the point is logged (`zero_crossing`, "road: ..."); at the run's initial event the
+    /// sides are set from the point without a log line. Returns whether a side changed.
+    fn update_sides(&mut self, ecx: &mut EventCx) -> bool {
+        let Some(road) = self.road.clone() else {
+            return false;
+        };
+        let ray = self.ray(ecx.view().frame(BODY));
+        let Some(hit) = ray.hit else {
+            return false;
+        };
+        let [x, y] = hit.q;
+        let new = road.sides_at(x, y);
+        let Some(old) = self.sides.replace(new.clone()) else {
+            return false;
+        };
+        if old == new {
+            return false;
+        }
+        let (dh, mu0, mu1) = (
+            road.steps(x, y, Some(&new)) - road.steps(x, y, Some(&old)),
+            road.mu(x, y, Some(&old)),
+            road.mu(x, y, Some(&new)),
+        );
+        if dh != 0.0 || mu0 != mu1 {
+            let crossed: Vec<&str> = road
+                .edges()
+                .iter()
+                .zip(old.iter().zip(&new))
+                .filter(|(_, (a, b))| a != b)
+                .map(|(e, _)| e.label.as_str())
+                .collect();
+            ecx.log(
+                EventTag::ZeroCrossing,
+                format!(
+                    "road: crossed {} at x = {x:.6} m, y = {y:.6} m: kerb step {dh:+.6} m, friction scale {mu0} -> {mu1}",
+                    crossed.join(", ")
+                ),
+            );
+        }
+        true
+    }
     /// The contact's mode at an event instant: `touchdown` once the compression has
     /// reached the ground (`c > −2ε`), `liftoff` once it is below `−2ε`; at the run's
     /// initial event the mode is set from the pose without a log line. Returns whether

@@ -1,7 +1,8 @@
 //! Pass 3, connect: every connection line resolved to block ports, checked (unknown
 //! blocks and ports with "did you mean", kind mismatches, signal lines with zero or several
 //! outputs, inputs driven twice or not at all), signal inputs given their driver, and
-//! mechanical flanges joined into nodes by union-find.
+//! mechanical flanges joined into nodes by union-find, road ports joined into road lines
+//! (one provider each, see [`crate::block::PortKind::Road`]).
 //!
 //! A reference that names a block's variable rather than a port (`car.r`: every variable
 //! `drivelink blocks TYPE` lists) is a signal source like an output port: a *tap*
@@ -85,6 +86,8 @@ pub(crate) struct Wiring {
     pub heat_node: Vec<Vec<Option<u32>>>,
     /// The thermal nodes.
     pub heat_nodes: Vec<HeatNodeInfo>,
+    /// Road links: (provider, consumer) for every connected consumer road port.
+    pub roads: Vec<(PortAt, PortAt)>,
 }
 
 /// Numbering of all ports of all blocks in one flat range.
@@ -115,6 +118,7 @@ fn domain(k: PortKind) -> u8 {
         PortKind::Trans => 2,
         PortKind::Frame => 3,
         PortKind::Heat => 4,
+        PortKind::Road => 5,
     }
 }
 
@@ -215,16 +219,9 @@ pub(crate) fn connect(
             });
             continue;
         }
-        let Some(resolved) = resolve_refs(
-            ci,
-            conn,
-            &by_name,
-            names,
-            types,
-            &ports,
-            vars,
-            &mut errors,
-        ) else {
+        let Some(resolved) =
+            resolve_refs(ci, conn, &by_name, names, types, &ports, vars, &mut errors)
+        else {
             continue;
         };
         // A variable drives a signal line like an output port.
@@ -254,7 +251,7 @@ pub(crate) fn connect(
         for &at in &port_ends {
             connected[space.global(at)] = true;
         }
-        if k0.is_mech() || k0.is_heat() {
+        if k0.is_mech() || k0.is_heat() || k0 == PortKind::Road {
             let g0 = space.global(port_ends[0]);
             for &at in &port_ends {
                 uf.union(g0, space.global(at));
@@ -332,6 +329,7 @@ pub(crate) fn connect(
             }
         }
     }
+    let roads = road_links(names, &ports, &space, &mut uf, &connected, &mut errors);
     Error::from_list(errors)?;
     let (node, nodes) = number_nodes(names, &ports, &space, &mut uf, false, &connected);
     let (frame_of, frames) = number_nodes(names, &ports, &space, &mut uf, true, &connected);
@@ -353,7 +351,68 @@ pub(crate) fn connect(
         nodes,
         heat_node,
         heat_nodes,
+        roads,
     })
+}
+
+/// The road lines (union-find classes of connected road ports): each needs exactly one
+/// provider (a non-optional road port); every optional road port on it is a consumer
+/// linked to that provider. A wrong count is an error naming the line's ports.
+fn road_links(
+    names: &[String],
+    ports: &[Vec<PortDecl>],
+    space: &PortSpace,
+    uf: &mut UnionFind<usize>,
+    connected: &[bool],
+    errors: &mut Vec<Error>,
+) -> Vec<(PortAt, PortAt)> {
+    let mut lines: Vec<(usize, Vec<PortAt>)> = Vec::new();
+    for (b, bp) in ports.iter().enumerate() {
+        for (p, decl) in bp.iter().enumerate() {
+            let g = space.base[b] + p;
+            if decl.kind != PortKind::Road || !connected[g] {
+                continue;
+            }
+            let root = uf.find_mut(g);
+            let at = PortAt {
+                block: BlockIx::at(b),
+                port: p,
+            };
+            match lines.iter_mut().find(|l| l.0 == root) {
+                Some(l) => l.1.push(at),
+                None => lines.push((root, vec![at])),
+            }
+        }
+    }
+    let decl = |at: &PortAt| &ports[at.block.ix()][at.port];
+    let mut links = Vec::new();
+    for (_, line) in lines {
+        let providers: Vec<PortAt> = line.iter().copied().filter(|a| !decl(a).optional).collect();
+        if providers.len() != 1 {
+            errors.push(Error::RoadProviders {
+                ports: line
+                    .iter()
+                    .map(|a| {
+                        let role = if decl(a).optional {
+                            "road"
+                        } else {
+                            "road provider"
+                        };
+                        format!("{}.{} [{role}]", names[a.block.ix()], decl(a).name)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                providers: providers.len(),
+            });
+            continue;
+        }
+        links.extend(
+            line.iter()
+                .filter(|a| decl(a).optional)
+                .map(|&c| (providers[0], c)),
+        );
+    }
+    links
 }
 
 /// Number the union-find classes of mechanical ports as nodes, in order of first port:

@@ -123,7 +123,11 @@ fn aliased_connections(flat: &flatten::Flat) -> Vec<Vec<String>> {
         .iter()
         .map(|line| {
             line.iter()
-                .map(|r| alias.get(r.as_str()).map_or_else(|| r.clone(), |t| t.to_string()))
+                .map(|r| {
+                    alias
+                        .get(r.as_str())
+                        .map_or_else(|| r.clone(), |t| t.to_string())
+                })
                 .collect()
         })
         .collect()
@@ -134,7 +138,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
     let settings = d.settings_under(&top)?;
     let flat = flatten::flatten_diagram(d, reg, top)?;
-    let built = params::build_blocks(&flat, reg)?;
+    let mut built = params::build_blocks(&flat, reg)?;
     let mut warnings = Vec::new();
     let ports = built.blocks.iter().map(|b| b.ports()).collect();
     let var_names: Vec<Vec<String>> = built
@@ -163,6 +167,17 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         }
     }
     warnings.extend(disabled_with_settings(&flat, reg));
+    // Road data is attached before the layout: a wheel's guards and variables depend on
+    // its road (the kerbs and friction patches it must locate).
+    let roads: Vec<crate::plan::RoadLink> = wiring
+        .roads
+        .iter()
+        .map(|(p, c)| crate::plan::RoadLink {
+            provider: (p.block, p.port),
+            consumer: (c.block, c.port),
+        })
+        .collect();
+    crate::model::attach_roads(&roads, &mut built.blocks, &|b| built.names[b].clone())?;
     let mut lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
     let held = held::hold(&built.blocks, &mut lay);
     let held_guard_blocks = held::held_guards(&built.blocks, &lay);
@@ -220,6 +235,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         warnings,
         load_joints,
         thermal,
+        roads,
     };
     let model = Model::instantiate(Arc::new(plan), built.blocks)?;
     model.check_settings(&settings)?;
@@ -338,13 +354,21 @@ fn signatures(built: &params::Built) -> Vec<BlockSig> {
         .collect()
 }
 
+/// Attach the road data of `plan`'s road links to freshly built blocks, so their
+/// signatures (guard counts) are those of the blocks the plan was laid out for.
+fn attach_built(plan: &Plan, built: &mut params::Built) -> Result<(), Error> {
+    let names = &built.names;
+    crate::model::attach_roads(&plan.roads, &mut built.blocks, &|b| names[b].clone())
+}
+
 impl Compiled {
     /// Compile `d`.
     pub fn new(d: &Diagram, reg: &Registry) -> Result<Compiled, Error> {
         let model = compile(d, reg)?;
         let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
         let flat = flatten::flatten_diagram(d, reg, top)?;
-        let built = params::build_blocks(&flat, reg)?;
+        let mut built = params::build_blocks(&flat, reg)?;
+        attach_built(model.plan(), &mut built)?;
         Ok(Compiled {
             diagram: d.clone(),
             plan: model.plan().clone(),
@@ -407,7 +431,8 @@ impl Compiled {
         let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
         let settings = d.settings_under(&top)?;
         let flat = flatten::flatten_diagram(&d, reg, top)?;
-        let built = params::build_blocks(&flat, reg)?;
+        let mut built = params::build_blocks(&flat, reg)?;
+        attach_built(&self.plan, &mut built)?;
         if signatures(&built) == self.sigs {
             // A copy of the plan per model, not a shared `Arc`: the evaluation loop clones
             // its `Arc<Plan>` handle several times per evaluation, and models of one study

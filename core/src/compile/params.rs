@@ -229,6 +229,8 @@ fn resolve_value(spec: &ParamSpec, raw: &Value, scope: &Scope) -> Result<ParamVa
             _ => number(raw, unit, scope).map(ParamValue::Number),
         },
         ParamKind::Record(fields) => record(raw, fields, scope).map(ParamValue::Vector),
+        // Kept as written: the block parses it (`Params::json`).
+        ParamKind::Json => Ok(ParamValue::Text(raw.to_string())),
     }
 }
 
@@ -278,6 +280,7 @@ fn kind_noun(k: &ParamKind) -> &'static str {
         ParamKind::Table { .. } | ParamKind::Matrix => "a table",
         ParamKind::NumberOrTable { .. } => "a number or a table",
         ParamKind::Record(_) => "an object of numbers",
+        ParamKind::Json => "a JSON value",
     }
 }
 

@@ -110,6 +110,7 @@ fn port_not_variable(w: &str, blocks: &[Box<dyn Block>], flat: &Flat) -> Option<
         PortKind::Trans => "translational flange",
         PortKind::Frame => "frame",
         PortKind::Heat => "heat port",
+        PortKind::Road => "road",
         PortKind::In => "signal input",
         PortKind::Out => return None,
     };

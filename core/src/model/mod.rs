@@ -406,7 +406,8 @@ fn initial_speeds_from_frames(
 impl Model {
     /// A run instance of `plan` with `blocks` (built from the plan's diagram, possibly with
     /// other parameter values: their structure must match the plan's).
-    pub fn instantiate(plan: Arc<Plan>, blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
+    pub fn instantiate(plan: Arc<Plan>, mut blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
+        attach_roads(&plan.roads, &mut blocks, &|b| plan.blocks[b].name.clone())?;
         let mut x0 = vec![0.0; plan.n_states];
         let mut net = build_network(&plan, &blocks, &mut x0)?;
         net.set_load_joints(
@@ -960,4 +961,41 @@ impl Model {
             .chain(tp.x_fixed..tp.x_fixed + n_fixed)
             .chain(tp.x_injected.map(|s| s.ix()))
     }
+}
+
+/// Hand every road consumer the data of its line's provider (see
+/// [`crate::block::PortKind::Road`]); `name(b)` is block `b`'s flat name for errors.
+pub(crate) fn attach_roads(
+    links: &[crate::plan::RoadLink],
+    blocks: &mut [Box<dyn Block>],
+    name: &dyn Fn(usize) -> String,
+) -> Result<(), Error> {
+    for l in links {
+        let ((pb, pp), (cb, cp)) = (
+            (l.provider.0.ix(), l.provider.1),
+            (l.consumer.0.ix(), l.consumer.1),
+        );
+        let port_name = |b: usize, p: usize| {
+            blocks[b]
+                .ports()
+                .get(p)
+                .map_or_else(String::new, |d| d.name.clone())
+        };
+        let Some(data) = blocks[pb].shared(pp) else {
+            return Err(Error::RoadData {
+                block: name(pb),
+                port: port_name(pb, pp),
+                message: "provides no road data".into(),
+            });
+        };
+        let consumer_port = port_name(cb, cp);
+        blocks[cb]
+            .attach(cp, data)
+            .map_err(|message| Error::RoadData {
+                block: name(cb),
+                port: consumer_port,
+                message,
+            })?;
+    }
+    Ok(())
 }

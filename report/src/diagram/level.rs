@@ -377,7 +377,11 @@ impl Node {
                 let side = match p.kind {
                     PortKind::In => Side::Left,
                     PortKind::Out => Side::Right,
-                    PortKind::Rot | PortKind::Trans | PortKind::Frame | PortKind::Heat => {
+                    PortKind::Rot
+                    | PortKind::Trans
+                    | PortKind::Frame
+                    | PortKind::Heat
+                    | PortKind::Road => {
                         mech += 1;
                         if mech % 2 == 1 {
                             Side::Left
@@ -502,7 +506,8 @@ mod tests {
             .map(|(b, p)| (b.to_string(), p.to_string()))
             .collect();
         let shown = shown_ports("car", &decls, &used);
-        let names: Vec<(&str, PortKind)> = shown.iter().map(|p| (p.name.as_str(), p.kind)).collect();
+        let names: Vec<(&str, PortKind)> =
+            shown.iter().map(|p| (p.name.as_str(), p.kind)).collect();
         assert_eq!(
             names,
             [

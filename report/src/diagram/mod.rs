@@ -56,6 +56,8 @@ pub enum LineKind {
     Frame,
     /// A thermal line (thick, red): a thermal node.
     Heat,
+    /// A road line (thick, brown): a road surface shared by the wheels on it.
+    Road,
 }
 
 impl LineKind {
@@ -67,6 +69,7 @@ impl LineKind {
             PortKind::Trans => LineKind::Trans,
             PortKind::Frame => LineKind::Frame,
             PortKind::Heat => LineKind::Heat,
+            PortKind::Road => LineKind::Road,
         }
     }
     /// Stroke colour.
@@ -77,6 +80,7 @@ impl LineKind {
             LineKind::Trans => "#2e9e44",
             LineKind::Frame => "#8c4bbf",
             LineKind::Heat => "#d4472c",
+            LineKind::Road => "#8a6236",
         }
     }
     /// Legend name.
@@ -87,6 +91,7 @@ impl LineKind {
             LineKind::Trans => "translational",
             LineKind::Frame => "frame",
             LineKind::Heat => "heat",
+            LineKind::Road => "road",
         }
     }
     /// Stroke width in px.

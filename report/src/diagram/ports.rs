@@ -258,6 +258,7 @@ fn parse_ports_doc(doc: &str) -> Vec<PortDecl> {
                 "trans" => PortKind::Trans,
                 "frame" => PortKind::Frame,
                 "heat" => PortKind::Heat,
+                "road" => PortKind::Road,
                 _ => return None,
             };
             Some(PortDecl::new(name.trim(), kind))

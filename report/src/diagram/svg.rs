@@ -250,7 +250,7 @@ fn write_port(s: &mut String, port: &Port, px: f64, py: f64, terminal: bool) {
                 n(py - 4.0)
             );
         }
-        PortKind::Rot | PortKind::Trans | PortKind::Frame | PortKind::Heat => {
+        PortKind::Rot | PortKind::Trans | PortKind::Frame | PortKind::Heat | PortKind::Road => {
             let c = LineKind::of(port.kind).color();
             let _ = writeln!(
                 s,
@@ -281,7 +281,7 @@ fn write_legend(s: &mut String, p: &Placed) {
     let y = p.height - LEGEND_H * 0.5 - 4.0;
     let mut x = MARGIN;
     let mut kinds = vec![LineKind::Signal, LineKind::Rot, LineKind::Trans];
-    for extra in [LineKind::Frame, LineKind::Heat] {
+    for extra in [LineKind::Frame, LineKind::Heat, LineKind::Road] {
         if p.wires.iter().any(|w| w.kind == extra) {
             kinds.push(extra);
         }

@@ -1,0 +1,512 @@
+//! `Road` under `WheelCollider`s: a car braked on a road grade carries the loads of the
+//! same car on the ground plane with gravity tilted (the two are the same problem turned
+//! by the grade angle) and its energy audit closes; the contact point lies on the road
+//! with the road's normal; a kerb step and a friction patch edge are located events at the
+//! contact point's crossing, and the patch's friction scale multiplies a sliding wheel's
+//! force; a flat road is the ground plane; bad road parameters are typed errors.
+
+use drivelink_blocks::registry;
+use drivelink_core::{compile, Diagram, Error, EventTag, G};
+use serde_json::{json, Value};
+
+mod common;
+use common::{last, run_audited};
+
+const M: f64 = 1500.0;
+const A: f64 = 1.2;
+const B: f64 = 1.5;
+const HALF_TRACK: f64 = 0.8;
+const K: f64 = 30000.0;
+const WHEELS: [&str; 4] = ["fl", "fr", "rl", "rr"];
+
+/// The car of `vd_rest.rs` (1500 kg, wheelbase 2.7 m) with `gravity`, starting at `v0`
+/// along +x, every wheel given `wheel` params, on `road` (a `Road`'s params) when given.
+fn car(gravity: [f64; 3], v0: f64, wheel: Value, road: Option<Value>) -> Diagram {
+    let mut d = Diagram::new("road_car");
+    d.add(
+        "car",
+        "RigidBody",
+        json!({"m": M, "inertia": [550.0, 2400.0, 2600.0], "z0": 0.55, "v0": v0,
+               "gravity": gravity}),
+    );
+    let mut road_line = vec!["road.surface".to_string()];
+    for (name, x, y) in [
+        ("fl", A, HALF_TRACK),
+        ("fr", A, -HALF_TRACK),
+        ("rl", -B, HALF_TRACK),
+        ("rr", -B, -HALF_TRACK),
+    ] {
+        let spring = if x > 0.0 { K * B } else { K * A };
+        let mut p = json!({
+            "center": [x, y, -0.1], "radius": 0.33, "suspension_distance": 0.3,
+            "target_position": 0.3, "spring": spring, "damper": 4000.0
+        });
+        for (k, v) in wheel.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        d.add(name, "WheelCollider", p);
+        d.connect(&["car.frame", &format!("{name}.body")]);
+        road_line.push(format!("{name}.road"));
+    }
+    if let Some(r) = road {
+        d.add("road", "Road", r);
+        let refs: Vec<&str> = road_line.iter().map(String::as_str).collect();
+        d.connect(&refs);
+    }
+    d.settings.rtol = 1e-9;
+    d
+}
+
+fn log_wheels(d: &mut Diagram, vars: &[&str]) {
+    let mut log = vec!["car.x".to_string(), "car.vx".into(), "car.z".into()];
+    for w in WHEELS {
+        for v in vars {
+            log.push(format!("{w}.{v}"));
+        }
+    }
+    d.log(&log);
+}
+
+const DOWN: [f64; 3] = [0.0, 0.0, -G];
+
+#[test]
+fn braked_car_on_a_road_grade_carries_the_loads_of_the_tilted_gravity_model() {
+    let grade = 0.1f64;
+    let theta = grade.atan();
+    let wheel = json!({"static_friction": true});
+    let brake = |d: &mut Diagram| {
+        d.add("pedal", "Constant", json!({"value": 3000.0}));
+        d.connect(&["pedal.y", "fl.brake", "fr.brake", "rl.brake", "rr.brake"]);
+        d.settings.stop_time = 8.0;
+        log_wheels(d, &["fz", "fx", "fy", "compression"]);
+    };
+    let mut tilted = car(
+        [-G * theta.sin(), 0.0, -G * theta.cos()],
+        0.0,
+        wheel.clone(),
+        None,
+    );
+    brake(&mut tilted);
+    let mut road = car(
+        DOWN,
+        0.0,
+        wheel,
+        Some(json!({"features": [{"type": "grade", "angle": format!("{theta} rad")}]})),
+    );
+    brake(&mut road);
+    let (rt, at) = run_audited(&tilted);
+    let (rr, ar) = run_audited(&road);
+    assert!(ar.relative_residual.abs() < 1e-6, "road audit: {ar:?}");
+    assert!(ar.energy_created().is_empty(), "{:?}", ar.energy_created());
+    assert!(at.relative_residual.abs() < 1e-6);
+    let sum = |r: &drivelink_core::SimResult, v: &str| -> f64 {
+        WHEELS.iter().map(|w| last(r, &format!("{w}.{v}"))).sum()
+    };
+    // Static balance on the slope: Σ normal loads = m·g·cos θ, Σ tire forces along the
+    // slope = m·g·sin θ (the road pushes the car uphill).
+    let (nz, fx) = (sum(&rr, "fz"), sum(&rr, "fx"));
+    println!(
+        "road grade: Σfz {nz:.6} N, Σfx {fx:.6} N; tilted Σfz {:.6}",
+        sum(&rt, "fz")
+    );
+    assert!((nz - M * G * theta.cos()).abs() < 1e-6 * M * G, "Σfz {nz}");
+    assert!((fx - M * G * theta.sin()).abs() < 1e-6 * M * G, "Σfx {fx}");
+    // Wheel by wheel: the same loads and compressions as the tilted-gravity model.
+    for w in WHEELS {
+        for (v, tol) in [("fz", 1e-7), ("compression", 1e-9)] {
+            let n = format!("{w}.{v}");
+            let (a, b) = (last(&rr, &n), last(&rt, &n));
+            println!("{n}: road {a:.9}, tilted {b:.9}");
+            let scale = if v == "fz" { M * G } else { 1.0 };
+            assert!((a - b).abs() < tol * scale, "{n}: road {a} vs tilted {b}");
+        }
+    }
+    // The road's height at the end: the car stands on the slope (its z rose with x).
+    let x = last(&rr, "car.x");
+    let (zt, zr) = (last(&rt, "car.z"), last(&rr, "car.z"));
+    println!("car.z road {zr}, tilted {zt}, x {x}");
+}
+
+/// The height of a cosine bump starting at `x0`, `len` long, `h` high, and its slope.
+fn cosine(x: f64, x0: f64, len: f64, h: f64) -> (f64, f64) {
+    let s = (x - x0) / len;
+    if !(0.0..=1.0).contains(&s) {
+        return (0.0, 0.0);
+    }
+    let a = 2.0 * std::f64::consts::PI * s;
+    (
+        0.5 * h * (1.0 - a.cos()),
+        h * std::f64::consts::PI / len * a.sin(),
+    )
+}
+
+#[test]
+fn contact_point_lies_on_the_bump_with_the_bumps_normal() {
+    let (x0, len, h) = (3.0, 2.0, 0.05);
+    let mut d = car(
+        DOWN,
+        5.0,
+        json!({}),
+        Some(
+            json!({"features": [{"type": "bump", "x": x0, "length": len, "height": h, "shape": "cosine"}]}),
+        ),
+    );
+    d.settings.stop_time = 2.0;
+    d.settings.output_interval = Some(0.005);
+    log_wheels(
+        &mut d,
+        &[
+            "hit_x",
+            "hit_y",
+            "hit_z",
+            "normal_x",
+            "normal_z",
+            "grounded",
+            "compression",
+        ],
+    );
+    let (r, audit) = run_audited(&d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    let mut on_bump = 0;
+    let mut worst = (0.0f64, 0.0f64);
+    for w in WHEELS {
+        let g = |v: &str| r.get(&format!("{w}.{v}")).unwrap().to_vec();
+        let (hx, hz, nx, nz, gr) = (
+            g("hit_x"),
+            g("hit_z"),
+            g("normal_x"),
+            g("normal_z"),
+            g("grounded"),
+        );
+        for i in 0..hx.len() {
+            if gr[i] != 1.0 {
+                continue;
+            }
+            let (z, slope) = cosine(hx[i], x0, len, h);
+            let n = 1.0 / (1.0 + slope * slope).sqrt();
+            worst.0 = worst.0.max((hz[i] - z).abs());
+            worst.1 = worst
+                .1
+                .max((nx[i] + slope * n).abs())
+                .max((nz[i] - n).abs());
+            if z > 0.5 * h {
+                on_bump += 1;
+            }
+        }
+    }
+    println!("contact on the bump: height error {:.3e} m, normal error {:.3e} ({on_bump} samples on its top half)", worst.0, worst.1);
+    assert!(on_bump > 20, "the wheels never reached the bump's top half");
+    assert!(
+        worst.0 < 1e-9,
+        "contact point off the road by {} m",
+        worst.0
+    );
+    assert!(worst.1 < 1e-9, "normal off by {}", worst.1);
+    // The bump lifts the body: its height varies by a good part of the bump's height.
+    let z = r.get("car.z").unwrap();
+    let rise = z.iter().cloned().fold(f64::MIN, f64::max) - z[0];
+    assert!(rise > 0.2 * h, "body rose only {rise} m");
+}
+
+#[test]
+fn kerb_step_is_located_where_the_contact_point_crosses_it() {
+    let (xk, hk) = (4.0, 0.03);
+    let v0 = 4.0;
+    let mut d = car(
+        DOWN,
+        v0,
+        json!({}),
+        Some(
+            json!({"features": [{"type": "bump", "x": xk, "height": hk, "shape": "step", "y": [0.0, 2.0]}]}),
+        ),
+    );
+    d.settings.stop_time = 2.0;
+    log_wheels(&mut d, &["hit_x", "compression"]);
+    for max_step in [0.5, 0.01] {
+        d.settings.max_step = max_step;
+        let (r, audit) = run_audited(&d);
+        assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+        // Only the left wheels (y > 0) meet the kerb, each once.
+        for w in WHEELS {
+            let ev: Vec<_> = r
+                .events
+                .iter()
+                .filter(|e| {
+                    e.block == w
+                        && e.kind == EventTag::ZeroCrossing
+                        && e.detail.starts_with("road:")
+                })
+                .collect();
+            let left = w.ends_with('l');
+            assert_eq!(ev.len(), usize::from(left), "{w}: {ev:?}");
+            if let Some(e) = ev.first() {
+                assert!(e.detail.contains(&format!("x = {xk:.6} m")), "{}", e.detail);
+                assert!(
+                    e.detail.contains(&format!("kerb step +{hk:.6} m")),
+                    "{}",
+                    e.detail
+                );
+                // The contact point's analytic crossing: its x at the event's time is the
+                // kerb's (the logged hit_x is the contact point on the axis; the body is
+                // nearly level, so it is the edge point to the pitch times the height).
+                let x_at = r.value_at(&format!("{w}.hit_x"), e.time).unwrap();
+                println!(
+                    "max_step {max_step}: {w} kerb event at t = {:.9} s, hit_x {x_at:.6}",
+                    e.time
+                );
+                assert!((x_at - xk).abs() < 2e-3, "{w}: hit_x {x_at} at the event");
+                // The compression jumps by the kerb's height at the event.
+                let n = format!("{w}.compression");
+                let i = r.time.iter().position(|&t| t == e.time).unwrap();
+                let (before, after) = (r.get(&n).unwrap()[i], r.get(&n).unwrap()[i + 1]);
+                assert!(
+                    (after - before - hk).abs() < 0.05 * hk,
+                    "{w}: compression {before} -> {after} at the kerb"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn friction_patch_scales_a_sliding_wheels_force_from_its_located_edge() {
+    let (xp, scale) = (6.0, 0.3);
+    let mut d = car(
+        DOWN,
+        12.0,
+        json!({}),
+        Some(json!({"mu": [{"x": [xp, 1000.0], "scale": scale}]})),
+    );
+    // Locked wheels: a brake far beyond the grip.
+    d.add("pedal", "Constant", json!({"value": 20000.0}));
+    d.connect(&["pedal.y", "fl.brake", "fr.brake", "rl.brake", "rr.brake"]);
+    d.settings.stop_time = 1.2;
+    log_wheels(&mut d, &["fx", "fz", "hit_x", "w"]);
+    let (r, audit) = run_audited(&d);
+    assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+    for w in WHEELS {
+        let e = r
+            .events
+            .iter()
+            .find(|e| e.block == w && e.detail.starts_with("road:"))
+            .unwrap_or_else(|| panic!("{w}: no patch event"));
+        assert!(e.detail.contains(&format!("x = {xp:.6} m")), "{}", e.detail);
+        assert!(
+            e.detail.contains(&format!("friction scale 1 -> {scale}")),
+            "{}",
+            e.detail
+        );
+        // The force per unit load of the locked, sliding wheel: the curve's asymptote 0.5
+        // before the edge, scale × 0.5 after it.
+        let ratio = |t: f64| {
+            r.value_at(&format!("{w}.fx"), t).unwrap() / r.value_at(&format!("{w}.fz"), t).unwrap()
+        };
+        let (before, after) = (ratio(e.time - 0.02), ratio(e.time + 0.02));
+        println!(
+            "{w}: patch edge at t = {:.6} s, fx/fz {before:.5} -> {after:.5}",
+            e.time
+        );
+        assert!(
+            (before + 0.5).abs() < 1e-3,
+            "{w}: fx/fz {before} before the patch"
+        );
+        assert!(
+            (after + 0.5 * scale).abs() < 1e-3,
+            "{w}: fx/fz {after} on the patch"
+        );
+    }
+}
+
+#[test]
+fn flat_road_gives_the_ground_planes_run() {
+    let run = |road: Option<Value>| {
+        let mut d = car(DOWN, 10.0, json!({}), road);
+        d.add("steer", "Constant", json!({"value": 0.05}));
+        d.connect(&["steer.y", "fl.steer", "fr.steer"]);
+        d.settings.stop_time = 2.0;
+        log_wheels(&mut d, &["fz", "fy"]);
+        run_audited(&d).0
+    };
+    let (plane, road) = (run(None), run(Some(json!({}))));
+    for n in ["car.x", "car.z", "fl.fz", "rr.fy"] {
+        let (a, b) = (last(&plane, n), last(&road, n));
+        assert!(
+            (a - b).abs() < 1e-7 * (1.0 + a.abs()),
+            "{n}: plane {a} vs flat road {b}"
+        );
+    }
+}
+
+fn road_error(road: Value) -> String {
+    let d = car(DOWN, 0.0, json!({}), Some(road));
+    match compile(&d, &registry()) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => {
+            assert!(
+                e.flatten()
+                    .iter()
+                    .all(|x| matches!(x, Error::Param(p) if p.block == "road")),
+                "not a ParamError of 'road': {e}"
+            );
+            e.to_string()
+        }
+    }
+}
+
+#[test]
+fn bad_road_parameters_are_typed_errors_naming_the_key() {
+    let cases = [
+        (
+            json!({"features": [{"type": "heightfield", "x": [0, 1, 1], "y": [0], "z": [[0], [0], [0]]}]}),
+            "features[0].x",
+        ),
+        (
+            json!({"features": [{"type": "bump", "x": 1, "length": 1, "height": 0.1, "y": [1, 0]}]}),
+            "features[0].y",
+        ),
+        (json!({"mu": [{"x": [5, 2], "scale": 0.5}]}), "mu[0].x"),
+        (
+            json!({"features": [{"type": "iso8608", "class": "Z", "x": [0, 100]}]}),
+            "features[0].class",
+        ),
+        (
+            json!({"features": [{"type": "pothole"}]}),
+            "features[0].type",
+        ),
+        (
+            json!({"features": [{"type": "bump", "x": 1, "length": 1, "height": 0.1, "shape": "square"}]}),
+            "features[0].shape",
+        ),
+        (
+            json!({"features": [{"type": "grade", "angle": "5 m"}]}),
+            "features[0].angle",
+        ),
+        (json!({"features": {"type": "grade"}}), "features"),
+    ];
+    for (road, key) in cases {
+        let msg = road_error(road);
+        println!("{msg}");
+        assert!(msg.contains(key), "{msg} does not name {key}");
+    }
+}
+
+#[test]
+fn a_road_line_needs_exactly_one_road() {
+    let mut d = car(DOWN, 0.0, json!({}), None);
+    d.connect(&["fl.road", "fr.road"]);
+    let e = compile(&d, &registry()).err().expect("accepted");
+    let msg = e.to_string();
+    assert!(
+        matches!(e, Error::RoadProviders { providers: 0, .. }),
+        "{msg}"
+    );
+    assert!(msg.contains("fl.road") && msg.contains("fr.road"), "{msg}");
+    let mut d = car(DOWN, 0.0, json!({}), Some(json!({})));
+    d.add("road2", "Road", json!({}));
+    d.connect(&["road2.surface", "fl.road"]);
+    let msg = compile(&d, &registry())
+        .err()
+        .expect("accepted")
+        .to_string();
+    assert!(msg.contains("2 road provider"), "{msg}");
+    let mut d = car(DOWN, 0.0, json!({}), Some(json!({})));
+    d.connect(&["road.surface", "car.frame"]);
+    assert!(matches!(
+        compile(&d, &registry()),
+        Err(Error::KindMismatch { .. })
+    ));
+}
+
+/// The surface of a `Road` with these raw parameters.
+fn surface(raw: Value) -> drivelink_blocks::vehicle::road::Surface {
+    let reg = registry();
+    let t = reg.get("Road").unwrap();
+    let p = drivelink_core::compile::resolve_params(
+        "road",
+        "Road",
+        &t.params,
+        raw.as_object().unwrap(),
+        &drivelink_core::compile::Scope::new(),
+    )
+    .unwrap();
+    drivelink_blocks::vehicle::road::surface(&p).unwrap()
+}
+
+#[test]
+fn iso8608_profile_has_its_class_psd() {
+    use drivelink_blocks::vehicle::road::iso8608::fft;
+    let (dx, seg) = (0.05, 1024usize);
+    let n_pts = 65536;
+    let len = (n_pts - 1) as f64 * dx;
+    let bins = seg / 2;
+    let mut psd = vec![0.0; bins];
+    let mut count = 0.0;
+    let hann: Vec<f64> = (0..seg)
+        .map(|j| 0.5 * (1.0 - (2.0 * std::f64::consts::PI * j as f64 / seg as f64).cos()))
+        .collect();
+    let w2: f64 = hann.iter().map(|w| w * w).sum();
+    for seed in 1..=4 {
+        let s = surface(json!({"features": [
+            {"type": "iso8608", "class": "C", "x": [0.0, len], "seed": seed, "dx": dx}]}));
+        let z: Vec<f64> = (0..n_pts).map(|j| s.height(j as f64 * dx, 0.0)).collect();
+        // Class A is class C over 4 (√16), sample for sample, with the same seed.
+        let a = surface(json!({"features": [
+            {"type": "iso8608", "class": "A", "x": [0.0, len], "seed": seed, "dx": dx}]}));
+        for j in (0..n_pts).step_by(997) {
+            let za = a.height(j as f64 * dx, 0.0);
+            assert!(
+                (4.0 * za - z[j]).abs() <= 1e-12 * (1.0 + z[j].abs()),
+                "class A vs C at {j}"
+            );
+        }
+        // Segments away from the faded ends (2 m each).
+        for k in 1..(n_pts / seg - 1) {
+            let mut re: Vec<f64> = (0..seg).map(|j| z[k * seg + j] * hann[j]).collect();
+            let mut im = vec![0.0; seg];
+            fft(&mut re, &mut im, -1.0);
+            for b in 1..bins {
+                psd[b] += 2.0 * (re[b] * re[b] + im[b] * im[b]) * dx / w2;
+            }
+            count += 1.0;
+        }
+    }
+    let gd = |n: f64| 256e-6 * (n / 0.1).powi(-2);
+    let dn = 1.0 / (seg as f64 * dx);
+    let mut ratios = Vec::new();
+    for (b, p) in psd.iter().enumerate().skip(1) {
+        let n = b as f64 * dn;
+        if (0.1..=2.0).contains(&n) {
+            let r = p / count / gd(n);
+            assert!((r - 1.0).abs() < 0.3, "PSD at n = {n:.3}: {r:.3} of Gd");
+            ratios.push(r);
+        }
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    println!(
+        "ISO 8608 class C: {} bins in 0.1..2 cycles/m, {count} segments, mean PSD/Gd {mean:.4}",
+        ratios.len()
+    );
+    assert!((mean - 1.0).abs() < 0.03, "mean PSD/Gd {mean}");
+}
+
+#[test]
+fn heightfield_is_bilinear_with_edge_values_outside() {
+    let s = surface(json!({"features": [{"type": "heightfield",
+        "x": [0.0, 1.0, 3.0], "y": [-1.0, 1.0], "z": [[0.0, 0.2], [0.1, 0.1], [0.5, 0.3]]}]}));
+    // Inside: bilinear in the cell [1, 3] × [−1, 1].
+    let (x, y) = (2.0, 0.5);
+    let (fx, fy) = (0.5, 0.75);
+    let want = 0.1 * (1.0 - fx) * (1.0 - fy)
+        + 0.5 * fx * (1.0 - fy)
+        + 0.1 * (1.0 - fx) * fy
+        + 0.3 * fx * fy;
+    assert!((s.height(x, y) - want).abs() < 1e-15);
+    let (h, hx, hy) = s.smooth(x, y, None);
+    assert!((h - want).abs() < 1e-15);
+    assert!((hx - ((0.5 - 0.1) * (1.0 - fy) + (0.3 - 0.1) * fy) / 2.0).abs() < 1e-15);
+    assert!((hy - ((0.1 - 0.1) * (1.0 - fx) + (0.3 - 0.5) * fx) / 2.0).abs() < 1e-15);
+    // Outside: the edge value, flat.
+    assert_eq!(s.height(10.0, 5.0), 0.3);
+    assert_eq!(s.height(-4.0, -5.0), 0.0);
+    assert_eq!(s.smooth(10.0, 0.0, None).1, 0.0);
+}
