@@ -167,7 +167,7 @@ class Car:
         """A LongitudinalDriver holding `v_ref_src` (m/s) with car.u: accel to the
         drive, brake to the pedal (each unless told otherwise)."""
         self.add({"name": "driver", "type": "LongitudinalDriver",
-                  "params": {"kp": "0.5 s/m", "ki": "0.1 m^-1", "kff": "0.3 s^2/m", "u0": u0}})
+                  "params": {"kp": "1 s/m", "ki": "0.3 m^-1", "kff": "0.3 s^2/m", "u0": u0}})
         self.wire([v_ref_src, "driver.v_ref"], ["car.u", "driver.v"])
         if brake:
             self.wire(["driver.brake"] + self.pedal_in)
@@ -285,9 +285,11 @@ def sine_with_dwell():
     c.esc()
     metrics = {
         "t_end": "final(steer.t_end)",
-        "first_yaw_peak": "first_peak(car.r, 1 s + 0.5/0.7 s, t_end + 1 s)",
-        "yaw_ratio_1000ms": "at(car.r, t_end + 1 s)/first_yaw_peak",
-        "yaw_ratio_1750ms": "at(car.r, t_end + 1.75 s)/first_yaw_peak",
+        # The first yaw-rate peak after the steering changes sign (at 1 s + half a
+        # period): the second lobe turns the car right, so its peak is a minimum.
+        "first_yaw_peak": "min(car.r, 1 s + 0.5/0.7 s, t_end + 0.5 s)",
+        "yaw_ratio_1000ms": "abs(at(car.r, t_end + 1 s)/first_yaw_peak)",
+        "yaw_ratio_1750ms": "abs(at(car.r, t_end + 1.75 s)/first_yaw_peak)",
         "lateral_displacement_1070ms": "at(car.y, 2.07 s) - at(car.y, 1 s)",
         "passes": "yaw_ratio_1000ms <= 0.35 and yaw_ratio_1750ms <= 0.2 and (amplitude < 180 deg or lateral_displacement_1070ms >= 1.83)",
         "max_side_slip_deg": "max(abs(car.beta))/1 deg",
@@ -313,7 +315,8 @@ def slowly_increasing_steer():
     metrics = {
         "t_0_3g": "first_time(abs(car.ay) >= 0.3*g_n)",
         "steering_wheel_at_0_3g_deg": "at(steer.steering_wheel, t_0_3g)/1 deg",
-        "sine_dwell_amplitude_deg": "min(6.5*steering_wheel_at_0_3g_deg, 300)",
+        "sine_dwell_amplitude_deg":
+            "if(6.5*steering_wheel_at_0_3g_deg < 300, 6.5*steering_wheel_at_0_3g_deg, 300)",
     }
     return netlist(
         "vd_fmvss126_sis",
@@ -342,11 +345,13 @@ def constant_radius():
     c.wire(["pf.lateral_error", "off_path.u"], ["off_path.y", "beyond.u1"],
            ["limit.y", "beyond.u2"], ["beyond.y", "stop.u"])
     metrics = {
+        # Over the speed ramp up to the limit (the largest lateral acceleration), not the
+        # start nor what follows the limit.
+        "t_limit": "time_of_max(car.ay)",
         "understeer_gradient":
-            "slope((fl.steer + fr.steer)/2/(1 deg), car.ay/g_n, 0.1, 0.4)",
+            "slope((fl.steer + fr.steer)/2/(1 deg), if(time > 5 s and time < t_limit, car.ay/g_n, 0), 0.1, 0.4)",
         "ay_max": "max(car.ay)",
-        "max_lateral_error_to_0_4g": "max(abs(pf.lateral_error), 0 s, first_time(car.ay >= 0.4*g_n))",
-        "steer_at_0_1g_deg": "at((fl.steer + fr.steer)/2, first_time(car.ay >= 0.1*g_n))/1 deg",
+        "max_lateral_error_to_0_3g": "max(abs(pf.lateral_error), 5 s, first_time(car.ay >= 0.3*g_n and time > 5 s))",
     }
     return netlist(
         "vd_iso4138_constant_radius",
@@ -418,14 +423,14 @@ def brake_in_turn():
         "mean_deceleration": "-mean(car.ax, t_brake + 0.5 s, t_brake + 1.5 s)",
         "yaw_rate_ratio_1s": "at(car.r, t_brake + 1 s)/yaw_rate_before",
         "heading_change_1s_deg": "(at(car.yaw, t_brake + 1 s) - at(car.yaw, t_brake))/1 deg",
-        "max_side_slip_deg": "max(abs(car.beta), t_brake, end_time)/1 deg",
-        "stop_time": "first_time(car.speed <= 0.5, t_brake, end_time)",
+        "max_side_slip_deg": "max(if(car.speed > 5 m/s, abs(car.beta), 0), t_brake, end_time)/1 deg",
+        "time_to_stop": "first_time(car.speed <= 0.5, t_brake, end_time) - t_brake",
     }
     return netlist(
         "vd_brake_in_turn",
         "ISO 7975 braking in a turn: steady on a 100 m circle at 80 km/h (a PathFollower steers, a LongitudinalDriver holds the speed), then at t_brake the driver lifts, brakes with pedal_brake and holds the steering wheel where it is. Metrics: the lateral acceleration before, the mean deceleration, the yaw-rate ratio and heading change 1 s after the brake onset, the largest side-slip angle.",
         {"speed": "80 km/h", "radius_path": "100 m", "t_brake": "4 s", "pedal_brake": 0.4},
-        c, {**SOLVER, "stop_time": 8.0},
+        c, {**SOLVER, "stop_time": 11.0},
         [TRAJECTORY, yaw_scope("Brake in turn: yaw rate, road-wheel steer, lateral acceleration",
                                [[{"signal": "car.ax", "unit": "m/s^2", "label": "longitudinal acceleration"}]])],
         metrics, log=["pf.lateral_error"])
@@ -485,25 +490,30 @@ def tcs_split_mu_launch():
 def cruise_hill():
     c = Car("speed")
     c.add({"name": "v_ref", "type": "Constant", "params": {"value": "speed"}},
-          {"name": "straight", "type": "Constant", "params": {"value": 0}})
+          {"name": "straight", "type": "Constant", "params": {"value": 0}},
+          {"name": "road", "type": "Road",
+           "params": {"features": [{"type": "grade", "angle": "2.8624 deg", "x": [100, 2000]}]}})
     c.steer_from("straight.y")
     c.speed_driver("v_ref.y")
-    c.blocks[0]["params"]["gravity"] = ["-9.80665*sin(atan(grade))", 0, "-9.80665*cos(atan(grade))"]
+    c.wire(["road.surface", "fl.road", "fr.road", "rl.road", "rr.road"])
     metrics = {
-        "speed_error_after_5s": "max(abs(car.u - speed), 5 s, end_time)/speed",
+        "t_grade": "first_time(car.x >= 100 m)",
+        "speed_error_after_5s": "max(abs(car.u - speed), t_grade + 5 s, end_time)/speed",
+        "largest_speed_drop": "speed - min(car.u)",
         "brake_onsets": "count(driver.brake > 0)",
-        "mean_accel_pedal": "mean(driver.accel, 5 s, end_time)",
+        "mean_accel_pedal_on_grade": "mean(driver.accel, t_grade + 5 s, end_time)",
     }
     return netlist(
         "vd_cruise_hill",
-        "Cruise control on a hill: a LongitudinalDriver holds 25 m/s on a 5 % grade (the road's slope as a tilted gravity). Metrics: the largest relative speed error after 5 s, how often the brake came on, the mean accelerator pedal.",
-        {"speed": "25 m/s", "grade": 0.05},
+        "Cruise control on a hill: a LongitudinalDriver holds 25 m/s on a flat road that turns into a 5 % grade (2.86 deg) at x = 100 m (a Road grade feature; its corner is a located event). Metrics: the largest relative speed error from 5 s after the grade starts, the largest speed drop, how often the brake came on, the mean accelerator pedal on the grade.",
+        {"speed": "25 m/s"},
         c, {**SOLVER, "stop_time": 20.0, "output_interval": 0.02},
         [{"name": "cruise", "title": "Speed and pedals",
           "panels": [[{"signal": "car.u", "unit": "km/h", "label": "speed"}],
                      [{"signal": "driver.accel", "unit": "1", "label": "accelerator"},
-                      {"signal": "driver.brake", "unit": "1", "label": "brake"}]]}],
-        metrics, log=["driver.accel", "driver.brake", "driver.error"])
+                      {"signal": "driver.brake", "unit": "1", "label": "brake"}],
+                     [{"signal": "car.z", "unit": "m", "label": "height"}]]}],
+        metrics, log=["driver.accel", "driver.brake", "driver.error", "car.z"])
 
 
 def main():
