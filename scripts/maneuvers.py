@@ -387,10 +387,16 @@ def double_lane_change():
         "ISO 3888-2 double lane change (obstacle avoidance) at 60 km/h: a PathFollower (pure pursuit) steers along the centre line through the gates of a 1.8 m wide car from x = 50 m, a LongitudinalDriver holds the speed. Metrics: gates whose cone lines a corner of the car crossed (counted at located events), the largest lateral error, the speed at the exit of the course (x = 111 m).",
         {"speed": "60 km/h", "esc": 1},
         c, {**SOLVER, "stop_time": 8.0},
-        [TRAJECTORY, yaw_scope("Lane change: yaw rate, road-wheel steer, lateral acceleration"),
-         {"name": "gates", "title": "Clearance of the car's corners to the cone lines",
+        [{"name": "gates", "title": "ISO 3888-2 at 60 km/h: the centre of mass through the gates",
+          "x": "car.x", "ylim": [-2, 6],
+          "signals": [{"signal": "car.y", "unit": "m", "label": "centre of mass"},
+                      {"signal": "pf.cone_left", "unit": "m", "label": "left cones"},
+                      {"signal": "pf.cone_right", "unit": "m", "label": "right cones"}]},
+         yaw_scope("Lane change: yaw rate, road-wheel steer, lateral acceleration"),
+         {"name": "clearance", "title": "Clearance of the car's corners to the cone lines",
           "signals": [{"signal": "pf.min_clearance", "unit": "m", "label": "smallest clearance"}]}],
-        metrics, log=["pf.lateral_error", "pf.cones_hit", "pf.min_clearance"])
+        metrics, log=["pf.lateral_error", "pf.cones_hit", "pf.min_clearance", "pf.cone_left",
+                      "pf.cone_right"])
 
 
 def brake_in_turn():

@@ -511,3 +511,51 @@ fn bad_path_follower_inputs_are_typed_errors_naming_the_parameter() {
         );
     }
 }
+
+#[test]
+fn a_generator_object_path_is_the_generator_given_by_parameters() {
+    let cases = [
+        (
+            json!({"path": {"type": "circle", "radius": "25 m"}, "wheelbase": L}),
+            json!({"generator": "circle", "radius": 25, "wheelbase": L}),
+        ),
+        (
+            json!({"path": {"type": "iso3888_2", "vehicle_width": 1.7, "x0": 30}, "wheelbase": L}),
+            json!({"generator": "iso3888_2", "vehicle_width": 1.7, "x0": 30, "wheelbase": L}),
+        ),
+        (
+            json!({"path": {"type": "line", "y0": "2 m"}, "wheelbase": L}),
+            json!({"generator": "line", "y0": 2, "wheelbase": L}),
+        ),
+    ];
+    for (object, flat) in cases {
+        let (mut a, mut b) = (follower(object.clone()), follower(flat));
+        for car in [[3.0, 1.0, 0.2, 10.0], [40.0, 3.0, 0.1, 15.0], [-5.0, 8.0, 1.0, 5.0]] {
+            let (ya, va) = look(&mut a, car);
+            let (yb, vb) = look(&mut b, car);
+            assert_eq!(ya, yb, "{object}: outputs at {car:?}");
+            // Bit for bit (NaN where the car is between gates).
+            let bits = |v: &[(String, f64)]| -> Vec<(String, u64)> {
+                v.iter().map(|(n, x)| (n.clone(), x.to_bits())).collect()
+            };
+            assert_eq!(bits(&va), bits(&vb), "{object}: variables at {car:?}");
+        }
+    }
+}
+
+#[test]
+fn a_bad_generator_object_names_the_key() {
+    for (params, expect) in [
+        (json!({"path": {"type": "oval"}, "wheelbase": L}), "oval"),
+        (json!({"path": {"type": "circle", "radius": 40, "r": 3}, "wheelbase": L}), "'r'"),
+        (json!({"path": {"radius": 40}, "wheelbase": L}), "type"),
+        (json!({"path": {"type": "circle", "radius": "40 s"}, "wheelbase": L}), "radius"),
+        (json!({"path": {"type": "circle", "radius": -1}, "wheelbase": L}), "radius"),
+        (json!({"path": {"type": "circle"}, "generator": "line", "wheelbase": L}), "generator"),
+        (json!({"path": [[0, 0], [1, "x"]], "wheelbase": L}), "point 1"),
+    ] {
+        let e = try_build(params.clone()).err().map(|e| e.to_string());
+        let e = e.unwrap_or_else(|| panic!("{params}: no error"));
+        assert!(e.contains(expect), "{params}: {e}");
+    }
+}

@@ -65,10 +65,10 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "PathFollower",
-        "Steering driver following a path: pure pursuit (target L_d = max(lookahead_min, lookahead_time·speed) ahead along the path from the rear axle, steer = atan(wheelbase·2·l_y/l²)) or Stanley (heading error + atan(−k·e_front/(|speed| + k_soft))), limited to ±max_steer (a located mode). The path is a point list (`path`) or a generator: circle (centre (0, radius), counter-clockwise from the origin), iso3888_2 (lane-change centre line from x0, with the gate clearances of the car's corners and cones_hit counted at located events), line (through (x0, y0) along heading; also the path when neither is given). Variables heading_error, lookahead, curvature; with the circle lap; with iso3888_2 gate, clearance_fl, clearance_fr, clearance_rl, clearance_rr, min_clearance, cones_hit.",
+        "Steering driver following a path: pure pursuit (target L_d = max(lookahead_min, lookahead_time·speed) ahead along the path from the rear axle, steer = atan(wheelbase·2·l_y/l²)) or Stanley (heading error + atan(−k·e_front/(|speed| + k_soft))), limited to ±max_steer (a located mode). The path is a point list (`path`) or a generator: circle (centre (0, radius), counter-clockwise from the origin), iso3888_2 (lane-change centre line from x0, with the gate clearances of the car's corners and cones_hit counted at located events), line (through (x0, y0) along heading; also the path when neither is given). Variables heading_error, lookahead, curvature; with the circle lap; with iso3888_2 gate, clearance_fl, clearance_fr, clearance_rl, clearance_rr, min_clearance, cones_hit, cone_left, cone_right.",
         "x[in], y[in], yaw[in], speed[in] -> steer[out], lateral_error[out], progress[out]",
         vec![
-            ParamSpec::optional("path", ParamKind::Table { cols: 2 }, "the path as points [[x, y], ...] (world, m; at least two, consecutive points distinct); or give generator"),
+            ParamSpec::optional("path", ParamKind::Json, "the path: points [[x, y], ...] (world, m; at least two, consecutive points distinct), or a generator object {\"type\": \"circle\", \"radius\": 40}, {\"type\": \"iso3888_2\", \"vehicle_width\": 1.8, \"x0\": 50}, {\"type\": \"line\"} whose keys are the generator parameters below (a key not given takes the parameter's value); or give generator"),
             ParamSpec::optional("generator", ParamKind::Choice(&["circle", "iso3888_2", "line"]), "a generated path instead of a point list (neither: the line)"),
             ParamSpec::number("radius", "m", 40.0, "circle: radius (> 0)"),
             ParamSpec::number("vehicle_width", "m", 1.8, "iso3888_2: vehicle width w (sets the lane widths; the car's width for the gate clearances)"),
@@ -126,6 +126,8 @@ enum Var {
     Clearance(usize),
     MinClearance,
     ConesHit,
+    /// The left (true) or right cone line of the gate the car's point is in.
+    Cone(bool),
 }
 
 fn non_negative(p: &Params, name: &str) -> Result<f64, ParamError> {
@@ -149,51 +151,135 @@ fn path_error(p: &Params, param: &str, e: PathError) -> ParamError {
     p.invalid(param, e.message)
 }
 
+/// A generator given as the object `path` (`{"type": "circle", "radius": 40}`): its type
+/// and its keys, each a number (SI) or a quantity with a unit.
+struct PathObject {
+    kind: String,
+    keys: serde_json::Map<String, serde_json::Value>,
+}
+
+impl PathObject {
+    /// Key `name` of the object in `unit`, else the block parameter of that name.
+    fn num(&self, p: &Params, name: &str, unit: &str) -> Result<f64, ParamError> {
+        match self.keys.get(name) {
+            Some(v) => super::road::quantity(v, unit)
+                .map_err(|m| p.invalid("path", format!("key '{name}': {m}"))),
+            None => finite(p, name),
+        }
+    }
+}
+
+/// The points of a point-list `path`: `[[x, y], ...]`, each a number (m) or a quantity.
+fn path_points(p: &Params, rows: &[serde_json::Value]) -> Result<Vec<[f64; 2]>, ParamError> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| match r.as_array().map(Vec::as_slice) {
+            Some([x, y]) => {
+                let q = |v| {
+                    super::road::quantity(v, "m")
+                        .map_err(|m| p.invalid("path", format!("point {i}: {m}")))
+                };
+                Ok([q(x)?, q(y)?])
+            }
+            _ => Err(p.invalid(
+                "path",
+                format!("point {i} is {r}; expected [x, y]"),
+            )),
+        })
+        .collect()
+}
+
 /// The path and, on the ISO 3888-2 track, its gates.
 fn build_path(p: &Params) -> Result<(Path, Option<Gates>), ParamError> {
-    let generator = if p.has("generator") {
-        Some(p.text("generator")?)
+    let mut generator = if p.has("generator") {
+        Some(p.text("generator")?.to_string())
     } else {
         None
     };
-    match (p.has("path"), generator) {
-        (true, Some(g)) => Err(p.invalid(
+    let mut object = None;
+    let mut points = None;
+    if p.has("path") {
+        match p.json("path")? {
+            serde_json::Value::Array(rows) => points = Some(path_points(p, &rows)?),
+            serde_json::Value::Object(mut keys) => {
+                let kind = match keys.remove("type") {
+                    Some(serde_json::Value::String(t)) => t,
+                    _ => return Err(p.invalid("path", "a generator object needs \"type\": \"circle\", \"iso3888_2\" or \"line\"")),
+                };
+                if let Some(g) = &generator {
+                    return Err(p.invalid(
+                        "generator",
+                        format!("give either a path or a generator, not both (generator '{g}')"),
+                    ));
+                }
+                generator = Some(kind.clone());
+                object = Some(PathObject { kind, keys });
+            }
+            other => {
+                return Err(p.invalid(
+                    "path",
+                    format!("expected points [[x, y], ...] or a generator object, got {other}"),
+                ))
+            }
+        }
+    }
+    let num = |name: &str, unit: &str| match &object {
+        Some(o) => o.num(p, name, unit),
+        None => finite(p, name),
+    };
+    if let Some(o) = &object {
+        let known: &[&str] = match o.kind.as_str() {
+            "circle" => &["radius"],
+            "iso3888_2" => &["vehicle_width", "vehicle_length", "x0"],
+            "line" => &["x0", "y0", "heading"],
+            other => {
+                return Err(p.invalid(
+                    "path",
+                    format!("unknown generator type '{other}' (circle, iso3888_2, line)"),
+                ))
+            }
+        };
+        if let Some(k) = o.keys.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(p.invalid(
+                "path",
+                format!("key '{k}' is not one of {} for type '{}'", known.join(", "), o.kind),
+            ));
+        }
+    }
+    let positive_num = |name: &str, unit: &str| {
+        let v = num(name, unit)?;
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            Err(p.invalid(name, format!("must be > 0, got {v}")))
+        }
+    };
+    match (points, generator.as_deref()) {
+        (Some(_), Some(g)) => Err(p.invalid(
             "generator",
             format!("give either a point list (path) or a generator, not both (generator '{g}')"),
         )),
-        (true, None) => {
-            let rows = p.table("path")?;
-            let pts = rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| match r.as_slice() {
-                    [x, y] => Ok([*x, *y]),
-                    _ => Err(p.invalid(
-                        "path",
-                        format!("point {i} has {} entries; expected [x, y]", r.len()),
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+        (Some(pts), None) => {
             let pl = Polyline::new(pts).map_err(|e| path_error(p, "path", e))?;
             Ok((Path::Polyline(pl), None))
         }
-        (false, Some("circle")) => Ok((
+        (None, Some("circle")) => Ok((
             Path::Circle {
-                radius: positive(p, "radius")?,
+                radius: positive_num("radius", "m")?,
             },
             None,
         )),
-        (false, None | Some("line")) => Ok((
+        (None, None | Some("line")) => Ok((
             Path::Line {
-                origin: [finite(p, "x0")?, finite(p, "y0")?],
-                heading: finite(p, "heading")?,
+                origin: [num("x0", "m")?, num("y0", "m")?],
+                heading: num("heading", "rad")?,
             },
             None,
         )),
-        (false, Some("iso3888_2")) => {
-            let w = positive(p, "vehicle_width")?;
-            let l = positive(p, "vehicle_length")?;
-            let track = Track::new(w, finite(p, "x0")?);
+        (None, Some("iso3888_2")) => {
+            let w = positive_num("vehicle_width", "m")?;
+            let l = positive_num("vehicle_length", "m")?;
+            let track = Track::new(w, num("x0", "m")?);
             let pl = track.center_line().map_err(|e| path_error(p, "x0", e))?;
             let gates = Gates {
                 track,
@@ -202,7 +288,7 @@ fn build_path(p: &Params) -> Result<(Path, Option<Gates>), ParamError> {
             };
             Ok((Path::Polyline(pl), Some(gates)))
         }
-        (false, Some(other)) => Err(p.invalid(
+        (None, Some(other)) => Err(p.invalid(
             "generator",
             format!("unknown generator type '{other}' (circle, iso3888_2, line)"),
         )),
@@ -231,7 +317,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     if gates.is_some() {
         vars.push(Var::Gate);
         vars.extend((0..4).map(Var::Clearance));
-        vars.extend([Var::MinClearance, Var::ConesHit]);
+        vars.extend([Var::MinClearance, Var::ConesHit, Var::Cone(true), Var::Cone(false)]);
     }
     Ok(Box::new(PathFollower {
         path,
@@ -589,6 +675,12 @@ impl Block for PathFollower {
                         .doc("iso3888_2: the smallest of the four corner clearances"),
                     Var::ConesHit => VarDecl::new("cones_hit", s, "1")
                         .doc("iso3888_2: gated sections in which a corner crossed a cone line (located events)"),
+                    Var::Cone(left) => VarDecl::new(if *left { "cone_left" } else { "cone_right" }, s, "m")
+                        .doc(if *left {
+                            "iso3888_2: y of the left cone line of the gated section the car's point is in; NaN between sections (plotted against car.x: the gates)"
+                        } else {
+                            "iso3888_2: y of the right cone line of the gated section the car's point is in; NaN between sections"
+                        }),
                 }
             })
             .collect()
@@ -613,6 +705,14 @@ impl Block for PathFollower {
             Var::Clearance(c) => clearances()[c],
             Var::MinClearance => clearances().into_iter().fold(f64::INFINITY, f64::min),
             Var::ConesHit => f64::from(self.cones_hit),
+            Var::Cone(left) => self.gates.as_ref().map_or(f64::NAN, |g| {
+                let x = cx.u(0);
+                match g.track.gates.iter().find(|gate| (gate.x[0]..=gate.x[1]).contains(&x)) {
+                    Some(gate) if left => gate.y_left(),
+                    Some(gate) => gate.y_right(),
+                    None => f64::NAN,
+                }
+            }),
         }
     }
 }

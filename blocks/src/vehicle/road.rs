@@ -417,7 +417,7 @@ impl Obj<'_> {
 }
 
 /// A JSON number (SI) or a string with a unit of the dimension of `unit`, finite.
-fn quantity(v: &Value, unit: &str) -> Result<f64, String> {
+pub(crate) fn quantity(v: &Value, unit: &str) -> Result<f64, String> {
     let x = match v {
         Value::Number(n) => n.as_f64().ok_or("not a finite number")?,
         Value::String(s) => {
