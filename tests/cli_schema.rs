@@ -30,6 +30,7 @@ const KNOWN: &[&str] = &[
     "minItems",
     "maxItems",
     "minimum",
+    "minLength",
     "maximum",
     "examples",
     "oneOf",
@@ -140,6 +141,11 @@ fn validate(root: &Value, s: &Value, v: &Value, path: &str, errs: &mut Vec<Strin
             if x > hi {
                 errs.push(format!("{path}: above the maximum {hi}"));
             }
+        }
+    }
+    if let (Value::String(text), Some(n)) = (v, s.get("minLength").and_then(Value::as_u64)) {
+        if (text.chars().count() as u64) < n {
+            errs.push(format!("{path}: shorter than {n} characters"));
         }
     }
     if let Value::Array(items) = v {
