@@ -412,3 +412,12 @@ fn blocks_with_pure_guards_declare_it_truthfully() {
         assert!(pure.contains(&t), "{t} declares pure guards");
     }
 }
+
+#[test]
+fn no_two_library_block_types_share_a_name() {
+    let reg = registry();
+    let clashes: Vec<String> = reg.duplicates().iter().map(|e| e.to_string()).collect();
+    assert!(clashes.is_empty(), "{clashes:#?}");
+    // `Abs` is the one deliberate redefinition: the merged math / ABS type.
+    assert_eq!(reg.get("Abs").map(|t| t.category), Some("signal / vehicle"));
+}

@@ -32,7 +32,7 @@ pub use ids::{BlockIx, FrameIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
 pub use model::{Eigen, EnergyAudit, HeatAudit, Linearization, Model};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, RecordField,
-    Registry,
+    Registry, RegistryError,
 };
 pub use plan::{Plan, VarInfo};
 pub use result::{EventRecord, EventTag, RunStats, RunStatus, SimResult};

@@ -322,18 +322,72 @@ impl BlockType {
     }
 }
 
+/// Two block types registered under one name. The first registration is kept; the later
+/// one is refused (by [`Registry::register`], which records it, or by
+/// [`Registry::try_register`], which returns it as this error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "block type '{name}' is registered twice: category '{kept_category}' (kept) and \
+     category '{refused_category}' (refused)"
+)]
+pub struct RegistryError {
+    /// The type name both registrations use.
+    pub name: &'static str,
+    /// Category of the registration that stays in the registry.
+    pub kept_category: &'static str,
+    /// Category of the refused registration.
+    pub refused_category: &'static str,
+}
+
 /// Registry of block types (type name -> constructor + parameter docs).
+///
+/// A name names one type: a second registration under a name already taken is refused and
+/// the first stays. The library registers its types at start-up from code
+/// ([`Registry::register`]), where a clash is a defect of the library: it is recorded
+/// ([`Registry::duplicates`]) and the library's tests require the list to be empty. Code
+/// that registers its own types at run time uses [`Registry::try_register`] and gets the
+/// clash as a [`RegistryError`]. A deliberate redefinition says so with
+/// [`Registry::replace`].
 #[derive(Default)]
 pub struct Registry {
     types: BTreeMap<&'static str, BlockType>,
+    duplicates: Vec<RegistryError>,
 }
 
 impl Registry {
     pub fn new() -> Self {
         Registry::default()
     }
+    /// Registers `t`; if its name is taken, `t` is refused, the first type stays, and the
+    /// clash is recorded in [`Registry::duplicates`].
     pub fn register(&mut self, t: BlockType) {
+        if let Err(e) = self.try_register(t) {
+            self.duplicates.push(e);
+        }
+    }
+    /// Registers `t`, or refuses it with a [`RegistryError`] naming the type and both
+    /// categories if its name is taken (the registry is then unchanged).
+    pub fn try_register(&mut self, t: BlockType) -> Result<(), RegistryError> {
+        if let Some(kept) = self.types.get(t.name) {
+            return Err(RegistryError {
+                name: t.name,
+                kept_category: kept.category,
+                refused_category: t.category,
+            });
+        }
         self.types.insert(t.name, t);
+        Ok(())
+    }
+    /// Registers `t` as the final definition of its name, replacing any earlier type of
+    /// that name (returned); the clashes recorded for the name are superseded and dropped.
+    pub fn replace(&mut self, t: BlockType) -> Option<BlockType> {
+        self.duplicates.retain(|d| d.name != t.name);
+        self.types.insert(t.name, t)
+    }
+    /// The registrations [`Registry::register`] refused because their name was taken, in
+    /// registration order.
+    pub fn duplicates(&self) -> &[RegistryError] {
+        &self.duplicates
     }
     pub fn get(&self, name: &str) -> Option<&BlockType> {
         self.types.get(name)
@@ -353,4 +407,79 @@ pub fn port_summary(ports: &[PortDecl]) -> String {
         .map(|p| format!("{}[{}]", p.name, p.kind.as_str()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_block(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+        Err(p.invalid("x", "test type"))
+    }
+
+    fn typ(name: &'static str, category: &'static str, doc: &'static str) -> BlockType {
+        BlockType {
+            name,
+            category,
+            doc,
+            params: vec![],
+            build: BlockBuild::Primitive(no_block),
+            ports_doc: "",
+        }
+    }
+
+    #[test]
+    fn a_second_type_with_a_taken_name_is_refused_and_recorded() {
+        let mut r = Registry::new();
+        r.register(typ("Gain", "signal", "first"));
+        r.register(typ("Spring", "mech", "other"));
+        r.register(typ("Gain", "vehicle", "second"));
+        assert_eq!(r.get("Gain").map(|t| t.doc), Some("first"));
+        assert_eq!(r.get("Gain").map(|t| t.category), Some("signal"));
+        assert_eq!(r.names().collect::<Vec<_>>(), ["Gain", "Spring"]);
+        let d = r.duplicates();
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0],
+            RegistryError {
+                name: "Gain",
+                kept_category: "signal",
+                refused_category: "vehicle"
+            }
+        );
+        let msg = d[0].to_string();
+        for part in ["'Gain'", "'signal'", "'vehicle'", "kept", "refused"] {
+            assert!(msg.contains(part), "{msg}");
+        }
+    }
+
+    #[test]
+    fn try_register_returns_the_clash_and_leaves_the_registry_unchanged() {
+        let mut r = Registry::new();
+        assert_eq!(r.try_register(typ("Motor", "powertrain", "first")), Ok(()));
+        let e = r.try_register(typ("Motor", "test", "second")).unwrap_err();
+        assert_eq!(e.name, "Motor");
+        assert_eq!(e.kept_category, "powertrain");
+        assert_eq!(e.refused_category, "test");
+        assert_eq!(r.get("Motor").map(|t| t.doc), Some("first"));
+        assert_eq!(r.types().count(), 1);
+        assert!(r.duplicates().is_empty());
+    }
+
+    #[test]
+    fn replace_is_the_final_definition_and_clears_the_name_s_clashes() {
+        let mut r = Registry::new();
+        r.register(typ("Abs", "signal", "math"));
+        r.register(typ("Abs", "vehicle", "controller"));
+        r.register(typ("Sum", "signal", "sum"));
+        r.register(typ("Sum", "mech", "clash"));
+        assert_eq!(r.duplicates().len(), 2);
+        let old = r.replace(typ("Abs", "signal / vehicle", "merged"));
+        assert_eq!(old.map(|t| t.doc), Some("math"));
+        assert_eq!(r.get("Abs").map(|t| t.doc), Some("merged"));
+        // Only the clash of the replaced name is superseded.
+        assert_eq!(r.duplicates().len(), 1);
+        assert_eq!(r.duplicates()[0].name, "Sum");
+        assert!(r.replace(typ("New", "test", "new")).is_none());
+    }
 }

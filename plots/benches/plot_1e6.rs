@@ -3,9 +3,9 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use drivelink_core::result::SimResult;
-use drivelink_core::scope::{ScopeSignal, ScopeSpec};
 use drivelink_plots::{render_scope_png, render_scope_svg};
+use drivelink_results::result::SimResult;
+use drivelink_results::scope::{ScopeSignal, ScopeSpec};
 
 fn big_result(n: usize) -> SimResult {
     let mut r = SimResult::new("bench", vec!["engine.w".into(), "clutch.tau".into()]);

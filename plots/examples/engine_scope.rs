@@ -1,8 +1,8 @@
 //! Renders a synthetic engine run (speed in rpm, torque in N·m, a clutch mode as steps, lock
 //! and unlock events) to a PNG (default `out/plots_example.png`) and an SVG next to it.
 
-use drivelink_core::result::{EventRecord, EventTag, SimResult};
-use drivelink_core::scope::{ScopeSignal, ScopeSpec};
+use drivelink_results::result::{EventRecord, EventTag, SimResult};
+use drivelink_results::scope::{ScopeSignal, ScopeSpec};
 
 fn main() {
     let out = std::env::args()

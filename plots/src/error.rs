@@ -15,7 +15,7 @@ pub enum PlotError {
         /// How many further names were left out of `available`.
         more: usize,
     },
-    /// A scope signal asks for a display unit [`drivelink_core::scope::DisplayUnit`] does not know.
+    /// A scope signal asks for a display unit [`drivelink_results::scope::DisplayUnit`] does not know.
     #[error("scope `{scope}`, signal `{signal}`: unknown display unit `{unit}` (accepted: {})", .accepted.join(", "))]
     UnknownUnit {
         scope: String,

@@ -29,8 +29,8 @@ mod text;
 
 use std::path::{Path, PathBuf};
 
-use drivelink_core::result::SimResult;
-use drivelink_core::scope::{ScopeSignal, ScopeSpec};
+use drivelink_results::result::SimResult;
+use drivelink_results::scope::{ScopeSignal, ScopeSpec};
 use plotters::prelude::*;
 
 pub use error::PlotError;

@@ -9,8 +9,8 @@
 //! Lines are clipped to the plot area in axis units before they reach the backend, so no
 //! value, however large, turns into an enormous pixel coordinate.
 
-use drivelink_core::result::{EventTag, SimResult};
-use drivelink_core::scope::{DisplayUnit, ScopeSpec};
+use drivelink_results::result::{EventTag, SimResult};
+use drivelink_results::scope::{DisplayUnit, ScopeSpec};
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;

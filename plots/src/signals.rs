@@ -11,8 +11,8 @@
 //!   signal uses, so equal traces stay visible ([`Dash`]);
 //! - step-like signals (modes, gears) are marked for staircase drawing.
 
-use drivelink_core::result::SimResult;
-use drivelink_core::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+use drivelink_results::result::SimResult;
+use drivelink_results::scope::{DisplayUnit, ScopeSignal, ScopeSpec};
 
 use crate::decimate::is_step_like;
 use crate::error::{unknown_signal, PlotError};

@@ -7,12 +7,12 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use drivelink_core::result::SimResult;
-use drivelink_core::scope::{ScopeSignal, ScopeSpec};
 use drivelink_plots::{
     quick_scope, render_scope_png, render_scope_png_view, render_scope_svg, PlotError, View,
     PALETTE,
 };
+use drivelink_results::result::SimResult;
+use drivelink_results::scope::{ScopeSignal, ScopeSpec};
 
 /// Renders on a worker thread; panics if it takes longer than 60 s (a hang).
 fn render_within_deadline(r: SimResult, s: ScopeSpec, view: View) -> Result<Vec<u8>, PlotError> {

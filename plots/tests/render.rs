@@ -1,10 +1,10 @@
 //! Rendering tests: size, content, colours, panel stacking, determinism, errors, SVG.
 
-use drivelink_core::result::{EventRecord, EventTag, SimResult};
-use drivelink_core::scope::{ScopeSignal, ScopeSpec};
 use drivelink_plots::{
     quick_scope, render_scope_png, render_scope_svg, write_scopes, PlotError, PALETTE,
 };
+use drivelink_results::result::{EventRecord, EventTag, SimResult};
+use drivelink_results::scope::{ScopeSignal, ScopeSpec};
 
 struct Image {
     w: usize,

@@ -1,9 +1,9 @@
 //! PNG text: letters keep their spacing (advance widths and side bearings), labels sit where
 //! the layout puts them.
 
-use drivelink_core::result::SimResult;
-use drivelink_core::scope::{ScopeSignal, ScopeSpec};
 use drivelink_plots::render_scope_png;
+use drivelink_results::result::SimResult;
+use drivelink_results::scope::{ScopeSignal, ScopeSpec};
 
 /// First and last column of a run of inked columns.
 type Run = (usize, usize);
