@@ -186,7 +186,10 @@ fn step_steer_yaw_rate_gain_is_the_single_track_gain() {
         let overshoot = metric(&s, "yaw_rate_overshoot");
         let response = metric(&s, "yaw_rate_response_time");
         assert!((0.0..0.2).contains(&overshoot), "overshoot {overshoot}");
-        assert!((0.05..0.5).contains(&response), "response time {response} s");
+        assert!(
+            (0.05..0.5).contains(&response),
+            "response time {response} s"
+        );
         audit_closes("vd_iso7401_step_steer", &s);
     }
 }
@@ -232,7 +235,12 @@ fn linearized_poles(sets: &[&str]) -> Vec<(f64, f64)> {
         .as_array()
         .expect("eigenvalues")
         .iter()
-        .map(|e| (e["real"].as_f64().unwrap_or(0.0), e["imag"].as_f64().unwrap_or(0.0)))
+        .map(|e| {
+            (
+                e["real"].as_f64().unwrap_or(0.0),
+                e["imag"].as_f64().unwrap_or(0.0),
+            )
+        })
         .collect()
 }
 
@@ -267,7 +275,10 @@ fn linearized_car_has_the_single_track_lateral_yaw_poles() {
     // With the car's own suspension the roll mode couples in: the pair keeps the
     // single-track damping rate within 3 % and a natural frequency within 10 %.
     let p = nearest(&linearized_poles(&[]));
-    assert!((p.0 / re - 1.0).abs() < 0.03, "soft car: pole {p:?} vs ({re}, {im})");
+    assert!(
+        (p.0 / re - 1.0).abs() < 0.03,
+        "soft car: pole {p:?} vs ({re}, {im})"
+    );
     let w = |z: (f64, f64)| z.0.hypot(z.1);
     assert!(
         (w(p) / w((re, im)) - 1.0).abs() < 0.1,
@@ -286,7 +297,12 @@ fn sweep_rows(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
         .map(str::to_string)
         .collect();
     lines
-        .map(|l| head.iter().cloned().zip(l.split(',').map(str::to_string)).collect())
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_string))
+                .collect()
+        })
         .collect()
 }
 
@@ -356,11 +372,19 @@ fn esc_braking_is_brake_loss_and_the_audit_closes() {
     let brakes = |s: &Value| -> f64 {
         ["fl", "fr", "rl", "rr"]
             .iter()
-            .map(|w| s["energy"]["losses"][format!("{w}.brake")].as_f64().unwrap_or(0.0))
+            .map(|w| {
+                s["energy"]["losses"][format!("{w}.brake")]
+                    .as_f64()
+                    .unwrap_or(0.0)
+            })
             .sum()
     };
     // Coasting: without ESC nothing brakes; with it the corrections are brake losses.
-    assert!(brakes(&off) < 1e-6, "brakes without ESC: {} J", brakes(&off));
+    assert!(
+        brakes(&off) < 1e-6,
+        "brakes without ESC: {} J",
+        brakes(&off)
+    );
     assert!(brakes(&on) > 1e3, "brakes with ESC: {} J", brakes(&on));
     audit_closes("vd_fmvss126_sine_dwell esc=1", &on);
     audit_closes("vd_fmvss126_sine_dwell esc=0", &off);
@@ -395,7 +419,10 @@ fn tcs_cuts_the_spinning_wheel_slip_and_the_car_is_faster() {
 fn cruise_control_holds_the_speed_on_a_grade_without_chatter() {
     let s = run("vd_cruise_hill", &[]);
     let err = metric(&s, "speed_error_after_5s");
-    assert!(err < 0.005, "speed error {err} of 25 m/s 5 s after the grade");
+    assert!(
+        err < 0.005,
+        "speed error {err} of 25 m/s 5 s after the grade"
+    );
     assert_eq!(metric(&s, "brake_onsets"), 0.0, "the brake came on");
     // Climbing 5 %: the pedal carries m·g·sin(θ) and the drag.
     assert!(metric(&s, "mean_accel_pedal_on_grade") > 0.15);

@@ -96,7 +96,12 @@ fn an_acceleration_read_by_a_block_outside_the_loop_is_evaluated_after_the_solve
     for i in 0..r.time.len() {
         assert_eq!(y[i], 2.0 * a[i]);
         // dw/dt = −c·w/J.
-        assert!((a[i] + 0.25 * w[i]).abs() < 1e-9 * w[0], "a {} w {}", a[i], w[i]);
+        assert!(
+            (a[i] + 0.25 * w[i]).abs() < 1e-9 * w[0],
+            "a {} w {}",
+            a[i],
+            w[i]
+        );
     }
 }
 
@@ -120,7 +125,11 @@ fn a_body_position_integrated_as_a_signal_follows_the_closed_form() {
     let (x, area) = (series(&r, "car.x"), series(&r, "area.y"));
     for (i, &t) in r.time.iter().enumerate() {
         assert!((x[i] - 5.0 * t).abs() < 1e-9, "t {t}: x {}", x[i]);
-        assert!((area[i] - 2.5 * t * t).abs() < 1e-7, "t {t}: area {}", area[i]);
+        assert!(
+            (area[i] - 2.5 * t * t).abs() < 1e-7,
+            "t {t}: area {}",
+            area[i]
+        );
     }
 }
 

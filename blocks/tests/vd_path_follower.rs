@@ -530,7 +530,11 @@ fn a_generator_object_path_is_the_generator_given_by_parameters() {
     ];
     for (object, flat) in cases {
         let (mut a, mut b) = (follower(object.clone()), follower(flat));
-        for car in [[3.0, 1.0, 0.2, 10.0], [40.0, 3.0, 0.1, 15.0], [-5.0, 8.0, 1.0, 5.0]] {
+        for car in [
+            [3.0, 1.0, 0.2, 10.0],
+            [40.0, 3.0, 0.1, 15.0],
+            [-5.0, 8.0, 1.0, 5.0],
+        ] {
             let (ya, va) = look(&mut a, car);
             let (yb, vb) = look(&mut b, car);
             assert_eq!(ya, yb, "{object}: outputs at {car:?}");
@@ -547,12 +551,27 @@ fn a_generator_object_path_is_the_generator_given_by_parameters() {
 fn a_bad_generator_object_names_the_key() {
     for (params, expect) in [
         (json!({"path": {"type": "oval"}, "wheelbase": L}), "oval"),
-        (json!({"path": {"type": "circle", "radius": 40, "r": 3}, "wheelbase": L}), "'r'"),
+        (
+            json!({"path": {"type": "circle", "radius": 40, "r": 3}, "wheelbase": L}),
+            "'r'",
+        ),
         (json!({"path": {"radius": 40}, "wheelbase": L}), "type"),
-        (json!({"path": {"type": "circle", "radius": "40 s"}, "wheelbase": L}), "radius"),
-        (json!({"path": {"type": "circle", "radius": -1}, "wheelbase": L}), "radius"),
-        (json!({"path": {"type": "circle"}, "generator": "line", "wheelbase": L}), "generator"),
-        (json!({"path": [[0, 0], [1, "x"]], "wheelbase": L}), "point 1"),
+        (
+            json!({"path": {"type": "circle", "radius": "40 s"}, "wheelbase": L}),
+            "radius",
+        ),
+        (
+            json!({"path": {"type": "circle", "radius": -1}, "wheelbase": L}),
+            "radius",
+        ),
+        (
+            json!({"path": {"type": "circle"}, "generator": "line", "wheelbase": L}),
+            "generator",
+        ),
+        (
+            json!({"path": [[0, 0], [1, "x"]], "wheelbase": L}),
+            "point 1",
+        ),
     ] {
         let e = try_build(params.clone()).err().map(|e| e.to_string());
         let e = e.unwrap_or_else(|| panic!("{params}: no error"));

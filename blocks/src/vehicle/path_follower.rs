@@ -181,10 +181,7 @@ fn path_points(p: &Params, rows: &[serde_json::Value]) -> Result<Vec<[f64; 2]>, 
                 };
                 Ok([q(x)?, q(y)?])
             }
-            _ => Err(p.invalid(
-                "path",
-                format!("point {i} is {r}; expected [x, y]"),
-            )),
+            _ => Err(p.invalid("path", format!("point {i} is {r}; expected [x, y]"))),
         })
         .collect()
 }
@@ -204,7 +201,10 @@ fn build_path(p: &Params) -> Result<(Path, Option<Gates>), ParamError> {
             serde_json::Value::Object(mut keys) => {
                 let kind = match keys.remove("type") {
                     Some(serde_json::Value::String(t)) => t,
-                    _ => return Err(p.invalid("path", "a generator object needs \"type\": \"circle\", \"iso3888_2\" or \"line\"")),
+                    _ => return Err(p.invalid(
+                        "path",
+                        "a generator object needs \"type\": \"circle\", \"iso3888_2\" or \"line\"",
+                    )),
                 };
                 if let Some(g) = &generator {
                     return Err(p.invalid(
@@ -242,7 +242,11 @@ fn build_path(p: &Params) -> Result<(Path, Option<Gates>), ParamError> {
         if let Some(k) = o.keys.keys().find(|k| !known.contains(&k.as_str())) {
             return Err(p.invalid(
                 "path",
-                format!("key '{k}' is not one of {} for type '{}'", known.join(", "), o.kind),
+                format!(
+                    "key '{k}' is not one of {} for type '{}'",
+                    known.join(", "),
+                    o.kind
+                ),
             ));
         }
     }
@@ -317,7 +321,12 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     if gates.is_some() {
         vars.push(Var::Gate);
         vars.extend((0..4).map(Var::Clearance));
-        vars.extend([Var::MinClearance, Var::ConesHit, Var::Cone(true), Var::Cone(false)]);
+        vars.extend([
+            Var::MinClearance,
+            Var::ConesHit,
+            Var::Cone(true),
+            Var::Cone(false),
+        ]);
     }
     Ok(Box::new(PathFollower {
         path,
@@ -707,7 +716,12 @@ impl Block for PathFollower {
             Var::ConesHit => f64::from(self.cones_hit),
             Var::Cone(left) => self.gates.as_ref().map_or(f64::NAN, |g| {
                 let x = cx.u(0);
-                match g.track.gates.iter().find(|gate| (gate.x[0]..=gate.x[1]).contains(&x)) {
+                match g
+                    .track
+                    .gates
+                    .iter()
+                    .find(|gate| (gate.x[0]..=gate.x[1]).contains(&x))
+                {
                     Some(gate) if left => gate.y_left(),
                     Some(gate) => gate.y_right(),
                     None => f64::NAN,
