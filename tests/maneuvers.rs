@@ -442,3 +442,27 @@ fn every_maneuver_runs_and_its_audit_closes() {
         assert!(!metrics.is_empty(), "{name}: no metrics");
     }
 }
+
+#[test]
+fn a_sweep_over_a_speed_with_units_runs_each_speed() {
+    // The grid's values reach the runs as SI numbers; the netlist's speed is "80 km/h",
+    // so each number is taken in m/s (it once failed every run: "expected rad/s, got 1/m"
+    // where the speed sets an initial shaft speed).
+    let out = temp_dir("speed_sweep");
+    let o = drivelink()
+        .arg("sweep")
+        .arg(netlist_path("vd_iso7401_step_steer"))
+        .args(["--grid", "speed=60 km/h:100 km/h:2", "--force", "--out"])
+        .arg(&out)
+        .output()
+        .expect("sweep");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = sweep_rows(&out);
+    assert_eq!(rows.len(), 2);
+    for (r, kmh) in rows.iter().zip([60.0, 100.0]) {
+        assert_eq!(r["status"], "completed", "{}", r["message"]);
+        let u: f64 = r["speed_at_steady"].parse().expect("number");
+        assert!((u - kmh / 3.6).abs() < 0.5, "{kmh} km/h: held {u} m/s");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -425,7 +425,7 @@ impl Compiled {
                 });
                 continue;
             }
-            d.param(name, value.clone());
+            d.param(name, si_number_as_quantity(given, value));
         }
         Error::from_list(errors)?;
         let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
@@ -451,6 +451,27 @@ impl Compiled {
         } else {
             compile(&d, reg)
         }
+    }
+}
+
+/// An override `new` of a parameter whose netlist value `old` is a quantity with a unit
+/// (`"80 km/h"`): a bare number is that quantity in SI units, so it is given the SI unit of
+/// the old value's dimension (`22.2` → `"22.2 m/s"`), as a sweep's grid and `--set
+/// speed=22.2` mean it. Anything else is returned as it is.
+fn si_number_as_quantity(
+    old: Option<&serde_json::Value>,
+    new: &serde_json::Value,
+) -> serde_json::Value {
+    use serde_json::Value;
+    let (Some(Value::String(old)), Value::Number(n)) = (old, new) else {
+        return new.clone();
+    };
+    let dim = crate::expr::eval(old, &|_| None).ok().and_then(|q| q.dim);
+    match (dim, n.as_f64()) {
+        (Some(dim), Some(x)) if dim != crate::units::Dim::ONE => {
+            Value::String(format!("{x:?} {}", dim.ascii()))
+        }
+        _ => new.clone(),
     }
 }
 
@@ -480,4 +501,29 @@ pub fn unit_mismatch(
             text(was)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::si_number_as_quantity;
+    use serde_json::json;
+
+    #[test]
+    fn a_bare_number_overriding_a_quantity_is_that_quantity_in_si_units() {
+        let speed = json!("80 km/h");
+        let v = si_number_as_quantity(Some(&speed), &json!(16.666666666666668));
+        let q = crate::expr::eval(v.as_str().expect("a quantity"), &|_| None).expect("parses");
+        assert_eq!(q.value, 16.666666666666668);
+        assert_eq!(q.dim, crate::expr::eval("1 m/s", &|_| None).expect("m/s").dim);
+        // Torque, and a tiny value in exponent form.
+        let torque = json!("1500 N*m");
+        let v = si_number_as_quantity(Some(&torque), &json!(1.5e-7));
+        let q = crate::expr::eval(v.as_str().expect("a quantity"), &|_| None).expect("parses");
+        assert_eq!(q.value, 1.5e-7);
+        // Dimensionless old values, strings and plain numbers are left alone.
+        assert_eq!(si_number_as_quantity(Some(&json!("180 deg")), &json!(2.0)), json!(2.0));
+        assert_eq!(si_number_as_quantity(Some(&json!(3)), &json!(2.0)), json!(2.0));
+        assert_eq!(si_number_as_quantity(Some(&speed), &json!("50 km/h")), json!("50 km/h"));
+        assert_eq!(si_number_as_quantity(None, &json!(2.0)), json!(2.0));
+    }
 }
