@@ -32,6 +32,7 @@ pub mod anti_roll_bar;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod drive_cycle;
 pub mod esc;
 pub mod driver;
 pub mod magic_formula;
@@ -97,4 +98,5 @@ pub fn register(r: &mut Registry) {
     steer_inputs::register(r);
     driver::register(r);
     path_follower::register(r);
+    drive_cycle::register(r);
 }
