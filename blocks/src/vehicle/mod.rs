@@ -29,6 +29,7 @@ use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 pub mod abs;
 pub mod aero;
 pub mod anti_roll_bar;
+pub mod battery;
 pub mod body;
 pub mod brakes;
 pub mod differential;
@@ -99,4 +100,5 @@ pub fn register(r: &mut Registry) {
     driver::register(r);
     path_follower::register(r);
     drive_cycle::register(r);
+    battery::register(r);
 }
