@@ -34,6 +34,7 @@ pub mod body;
 pub mod brakes;
 pub mod differential;
 pub mod drive_cycle;
+pub mod electric_machine;
 pub mod esc;
 pub mod driver;
 pub mod magic_formula;
@@ -101,4 +102,5 @@ pub fn register(r: &mut Registry) {
     path_follower::register(r);
     drive_cycle::register(r);
     battery::register(r);
+    electric_machine::register(r);
 }
