@@ -1,7 +1,7 @@
 //! `ElectricMachine`: the torque envelope `min(max_torque, max_power/|ω|)`, the efficiency
 //! in both quadrants, regeneration switched off, and a motor spinning an inertia up through
 //! its corner speed against the closed form, with the energy audit booking `∫p_elec` as
-//! the source and `∫loss` as the machine's internal loss.
+//! the source and `∫loss` as the machine's internal loss, delivered as heat to its port.
 
 use drivelink_blocks::registry;
 use drivelink_core::compile::{resolve_params, Scope};
@@ -127,6 +127,8 @@ fn motor_spins_an_inertia_through_its_corner_and_the_audit_closes() {
     d.add("load", "Inertia", json!({"J": j}));
     d.add("e_elec", "Integrator", json!({}));
     d.add("e_loss", "Integrator", json!({}));
+    d.add("housing", "HeatCapacitor", json!({"C": 1000.0}));
+    d.connect(&["em.heat", "housing.port"]);
     d.connect(&["cmd.y", "em.cmd"]);
     d.connect(&["em.flange", "load.flange"]);
     d.connect(&["em.p_elec", "e_elec.u"]);

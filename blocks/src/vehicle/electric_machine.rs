@@ -3,7 +3,8 @@
 //!
 //! `cmd[in]` (in [−1, 1], the fraction of the torque available at this speed; negative
 //! brakes/generates when turning forward; clamped to [−1, 1]), `flange[rot]`, optional
-//! `support[rot]` (the stator; ground when unconnected) -> `tau[out]` (N·m, on the flange,
+//! `support[rot]` (the stator; ground when unconnected), optional `heat[heat]` (receives the
+//! loss power when connected) -> `tau[out]` (N·m, on the flange,
 //! the reaction on the support), `p_elec[out]` (W drawn from the bus, negative while
 //! generating), `loss[out]` (W).
 //!
@@ -26,16 +27,18 @@
 //! limited, 2 power limited, 3 overspeed).
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, Forces, MechDecl, ParamError, ParamKind, ParamSpec, Params,
-    PortDecl, Registry, VarDecl, VarSource,
+    Block, Cx, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
 };
 
 use super::{finite, reg};
-use crate::util::FlangePair;
+use crate::util::{loss_heat, FlangePair};
 
 const CMD: usize = 0;
 const FLANGE: usize = 1;
 const SUPPORT: usize = 2;
+/// The optional heat port receiving the loss.
+const HEAT: usize = 6;
 /// The support drives the flange: `ω = w_flange − w_support`.
 const PAIR: FlangePair = FlangePair::new(SUPPORT, FLANGE);
 /// The overspeed mode is left below this fraction of `max_speed`.
@@ -46,7 +49,7 @@ pub(crate) fn register(r: &mut Registry) {
         r,
         "ElectricMachine",
         "Electric motor/generator, a torque source on its flange: tau = cmd·min(max_torque, max_power/|ω|) (corner and max_speed cut as located modes), p_elec = P/η motoring, P·η generating (P = tau·ω), loss = p_elec − P booked as the block's internal loss in the energy audit; regen = false allows no generating torque. Variables w, p_mech, region.",
-        "cmd[in], flange[rot], support[rot] (optional) -> tau[out], p_elec[out], loss[out]",
+        "cmd[in], flange[rot], support[rot] (optional), heat[heat] (optional) -> tau[out], p_elec[out], loss[out]",
         vec![
             ParamSpec::required("max_torque", "N*m", "peak torque (> 0)"),
             ParamSpec::required("max_power", "W", "peak power (> 0)"),
@@ -169,6 +172,7 @@ impl Block for ElectricMachine {
             PortDecl::output("tau").with_unit("N*m"),
             PortDecl::output("p_elec").with_unit("W"),
             PortDecl::output("loss").with_unit("W"),
+            PortDecl::loss_heat("heat"),
         ]
     }
     fn mech(&self) -> MechDecl {
@@ -190,6 +194,12 @@ impl Block for ElectricMachine {
     }
     fn is_energy_source(&self) -> bool {
         true
+    }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(HEAT, self.power(cx).3);
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let (tau, _, pe, loss) = self.power(cx);
