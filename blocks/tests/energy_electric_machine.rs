@@ -175,3 +175,63 @@ fn motor_spins_an_inertia_through_its_corner_and_the_audit_closes() {
         "loss = KE·(1/η − 1)",
     );
 }
+
+#[test]
+fn efficiency_over_power_fraction_as_fastsim_gives_it() {
+    let eff = json!({"power_fraction": [0.0, 0.5, 1.0], "eta": [0.8, 0.9, 0.95]});
+    let mut b = build(json!({"max_torque": T_MAX, "max_power": P_MAX, "efficiency": eff}));
+    // Motoring at 100 N·m, 125 rad/s: P = 12.5 kW = 0.25·P_MAX, η = 0.85.
+    let (_, pe, loss) = at(b.as_mut(), 125.0, 0.5);
+    close(pe, 12.5e3 / 0.85, 1e-9, "p_elec motoring");
+    close(loss, 12.5e3 / 0.85 - 12.5e3, 1e-9, "loss motoring");
+    // Generating at −200 N·m, 187.5 rad/s: |P| = 37.5 kW = 0.75·P_MAX, η = 0.925.
+    let (_, pe, _) = at(b.as_mut(), 187.5, -1.0);
+    close(pe, -37.5e3 * 0.925, 1e-9, "p_elec generating");
+}
+
+#[test]
+fn efficiency_map_is_bilinear_over_speed_and_torque() {
+    let eff =
+        json!({"speed": [0.0, 500.0], "torque": [0.0, 200.0], "eta": [[0.8, 0.9], [0.9, 0.95]]});
+    let mut b = build(json!({"max_torque": T_MAX, "max_power": 1e6, "efficiency": eff}));
+    // The cell's centre: the mean of its corners; the same map in reverse (magnitudes).
+    let eta = (0.8 + 0.9 + 0.9 + 0.95) / 4.0;
+    for (w, cmd) in [(250.0, 0.5), (-250.0, -0.5)] {
+        let (tau, pe, _) = at(b.as_mut(), w, cmd);
+        close(pe, tau * w / eta, 1e-9, &format!("p_elec at {w} rad/s"));
+    }
+    let (tau, pe, _) = at(b.as_mut(), 250.0, -0.5);
+    close(pe, tau * 250.0 * eta, 1e-9, "p_elec generating");
+}
+
+#[test]
+fn bad_efficiency_tables_name_the_parameter() {
+    let reg = registry();
+    let t = reg.get("ElectricMachine").unwrap();
+    for (eff, what) in [
+        (json!(1.2), "(0, 1]"),
+        (
+            json!({"power_fraction": [0.0, 1.0], "eta": [0.9, 1.1]}),
+            "(0, 1]",
+        ),
+        (
+            json!({"power_fraction": [0.0, 1.0], "eta": [0.9]}),
+            "entries",
+        ),
+        (
+            json!({"speed": [0.0, 1.0], "torque": [0.0], "eta": [[0.9]]}),
+            "rows",
+        ),
+        (json!({"fraction": [0.0], "eta": [0.9]}), "keys"),
+    ] {
+        let raw = json!({"max_torque": 1.0, "max_power": 1.0, "efficiency": eff});
+        let Value::Object(raw) = raw else { panic!() };
+        let p = resolve_params("em", t.name, &t.params, &raw, &Scope::new()).expect("params");
+        let BlockBuild::Primitive(f) = &t.build else {
+            panic!()
+        };
+        let e = f(&p).err().expect("an error");
+        assert_eq!(e.param, "efficiency", "{e}");
+        assert!(e.message.contains(what), "{e}");
+    }
+}

@@ -16,7 +16,13 @@
 //!   `|ω| = max_speed`, left below `0.99·max_speed`: a 1 % band, so a machine held at its
 //!   top speed switches at located instants rather than chattering);
 //! - the mechanical power `P = tau·ω`; motoring (`P >= 0`) draws `p_elec = P/η`, generating
-//!   returns `p_elec = P·η` (`η` = `efficiency`, one number for both quadrants);
+//!   returns `p_elec = P·η`. `efficiency` is a number, or FASTSim's form
+//!   `{"power_fraction": [...], "eta": [...]}` (η over `|P|/max_power`, linear, held
+//!   outside), or a map `{"speed": [...], "torque": [...], "eta": [[...], ...]}` (SI
+//!   numbers, one row of `eta` per speed, bilinear, held outside; evaluated at `(ω, tau)`
+//!   when an axis reaches below zero, else at `(|ω|, |tau|)`, the same map for all four
+//!   quadrants). A table's breakpoints are not located: `p_elec` is continuous but may
+//!   have a kink inside a step;
 //!   `loss = p_elec − P >= 0`. The quadrant is a located mode (guard `cmd·ω`);
 //! - `regen = false`: no torque in the generating quadrant (`cmd·ω < 0`).
 //!
@@ -31,8 +37,11 @@ use drivelink_core::{
     Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
 };
 
-use super::{finite, reg};
-use crate::util::{loss_heat, FlangePair};
+use super::reg;
+use crate::util::{loss_heat, FlangePair, Table1D, Table2D};
+use drivelink_core::params::xy_from_rows;
+use drivelink_core::ParamValue;
+use serde_json::Value;
 
 const CMD: usize = 0;
 const FLANGE: usize = 1;
@@ -54,7 +63,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::required("max_torque", "N*m", "peak torque (> 0)"),
             ParamSpec::required("max_power", "W", "peak power (> 0)"),
             ParamSpec::optional("max_speed", ParamKind::Number { unit: "rad/s" }, "top speed: no torque above it (> 0; default unlimited)"),
-            ParamSpec::number("efficiency", "1", 1.0, "efficiency in (0, 1], both quadrants"),
+            ParamSpec::with("efficiency", ParamKind::Json, drivelink_core::ParamDefault::Value(1.0.into()), "efficiency in (0, 1]: a number, {\"power_fraction\": [...], \"eta\": [...]} (FASTSim) or {\"speed\": [...], \"torque\": [...], \"eta\": [[...]]} (bilinear)"),
             ParamSpec::number("inertia", "kg*m^2", 0.0, "rotor inertia added to the flange (>= 0)"),
             ParamSpec::with("regen", ParamKind::Bool, drivelink_core::ParamDefault::Value(true.into()), "whether the machine may generate (brake regeneratively)"),
         ],
@@ -69,10 +78,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         Some(_) => p.positive("max_speed")?,
         None => f64::INFINITY,
     };
-    let eta = finite(p, "efficiency")?;
-    if !(eta > 0.0 && eta <= 1.0) {
-        return Err(p.invalid("efficiency", format!("must be in (0, 1], got {eta}")));
-    }
+    let eta = efficiency(p)?;
     let inertia = p.non_negative("inertia")?;
     if !inertia.is_finite() {
         return Err(p.invalid("inertia", "must be finite"));
@@ -91,6 +97,123 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     }))
 }
 
+/// The efficiency: a number, over the power fraction, or over speed and torque.
+#[derive(Debug, Clone)]
+enum Efficiency {
+    Const(f64),
+    PowerFraction(Table1D),
+    /// The map, and whether it is evaluated at signed speed and torque.
+    Map(Table2D, bool),
+}
+
+impl Efficiency {
+    /// η at speed `w`, torque `tau` and power fraction `frac` (`P/max_power`).
+    fn at(&self, w: f64, tau: f64, frac: f64) -> f64 {
+        match self {
+            Efficiency::Const(e) => *e,
+            Efficiency::PowerFraction(t) => t.eval(frac.abs()),
+            Efficiency::Map(m, true) => m.eval(w, tau),
+            Efficiency::Map(m, false) => m.eval(w.abs(), tau.abs()),
+        }
+    }
+}
+
+/// A number array of an efficiency object, its key named in errors.
+fn numbers(
+    p: &Params,
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Vec<f64>, ParamError> {
+    let bad = || p.invalid("efficiency", format!("`{key}` must be an array of numbers"));
+    obj.get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(bad)?
+        .iter()
+        .map(|v| v.as_f64().ok_or_else(bad))
+        .collect()
+}
+
+/// The `efficiency` parameter (see the module docs); every η must be in (0, 1].
+fn efficiency(p: &Params) -> Result<Efficiency, ParamError> {
+    let v = p.json("efficiency")?;
+    let check = |etas: &[f64]| -> Result<(), ParamError> {
+        match etas.iter().find(|e| !(**e > 0.0 && **e <= 1.0)) {
+            Some(e) => Err(p.invalid("efficiency", format!("η must be in (0, 1], got {e}"))),
+            None => Ok(()),
+        }
+    };
+    let keys =
+        |o: &serde_json::Map<String, Value>| o.keys().cloned().collect::<Vec<_>>().join(", ");
+    match &v {
+        Value::Number(n) => {
+            let e = n.as_f64().unwrap_or(f64::NAN);
+            check(&[e])?;
+            Ok(Efficiency::Const(e))
+        }
+        Value::Object(o) if o.contains_key("power_fraction") && o.len() == 2 => {
+            let (x, y) = (numbers(p, o, "power_fraction")?, numbers(p, o, "eta")?);
+            check(&y)?;
+            let rows: Vec<Vec<f64>> = x.iter().zip(&y).map(|(a, b)| vec![*a, *b]).collect();
+            if x.len() != y.len() {
+                return Err(p.invalid(
+                    "efficiency",
+                    format!("power_fraction has {} entries, eta {}", x.len(), y.len()),
+                ));
+            }
+            let (x, y) = xy_from_rows(&rows).map_err(|m| p.invalid("efficiency", m))?;
+            Ok(Efficiency::PowerFraction(Table1D::new(x, y, false)))
+        }
+        Value::Object(o) if o.contains_key("speed") && o.len() == 3 => {
+            let mut sub = Params {
+                block: p.block.clone(),
+                type_name: p.type_name.clone(),
+                values: Default::default(),
+            };
+            sub.values
+                .insert("speed".into(), ParamValue::Vector(numbers(p, o, "speed")?));
+            sub.values.insert(
+                "torque".into(),
+                ParamValue::Vector(numbers(p, o, "torque")?),
+            );
+            let rows = o
+                .get("eta")
+                .and_then(Value::as_array)
+                .ok_or_else(|| p.invalid("efficiency", "`eta` must be a table [[...], ...]"))?;
+            let mut z = Vec::with_capacity(rows.len());
+            for (i, r) in rows.iter().enumerate() {
+                let row = r
+                    .as_array()
+                    .and_then(|r| r.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>());
+                z.push(row.ok_or_else(|| {
+                    p.invalid(
+                        "efficiency",
+                        format!("`eta` row {i} must be an array of numbers"),
+                    )
+                })?);
+            }
+            check(&z.concat())?;
+            sub.values.insert("eta".into(), ParamValue::Table(z));
+            let signed = [sub.vector("speed")?, sub.vector("torque")?]
+                .iter()
+                .any(|a| a.iter().any(|x| *x < 0.0));
+            let map = Table2D::from_params(&sub, "speed", "torque", "eta", false)
+                .map_err(|e| p.invalid("efficiency", format!("`{}` {}", e.param, e.message)))?;
+            Ok(Efficiency::Map(map, signed))
+        }
+        Value::Object(o) => Err(p.invalid(
+            "efficiency",
+            format!(
+                "expected {{power_fraction, eta}} or {{speed, torque, eta}}, got the keys {}",
+                keys(o)
+            ),
+        )),
+        _ => Err(p.invalid(
+            "efficiency",
+            format!("expected a number or an object, got {v}"),
+        )),
+    }
+}
+
 /// The envelope's region (a mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Region {
@@ -106,7 +229,7 @@ pub struct ElectricMachine {
     p_max: f64,
     w_corner: f64,
     w_max: f64,
-    eta: f64,
+    eta: Efficiency,
     inertia: f64,
     regen: bool,
     region: Region,
@@ -133,11 +256,8 @@ impl ElectricMachine {
         let w = PAIR.w_rel(cx);
         let tau = self.torque(cx.u(CMD), w);
         let pm = tau * w;
-        let pe = if self.generating {
-            pm * self.eta
-        } else {
-            pm / self.eta
-        };
+        let eta = self.eta.at(w, tau, pm / self.p_max);
+        let pe = if self.generating { pm * eta } else { pm / eta };
         (tau, pm, pe, pe - pm)
     }
     fn region_for(&self, w: f64) -> Region {
