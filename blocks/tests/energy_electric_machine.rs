@@ -235,3 +235,77 @@ fn bad_efficiency_tables_name_the_parameter() {
         assert!(e.message.contains(what), "{e}");
     }
 }
+
+#[test]
+fn battery_feeding_the_motor_gives_up_the_kinetic_energy_plus_both_losses() {
+    // The machine's bus power is the battery's terminal power (signal-level coupling); with
+    // a constant ocv the chemical energy drawn is ocv·capacity·Δsoc.
+    let (j, eta, ocv, r_int) = (0.6, 0.92, 400.0, 0.05);
+    let cap = 50.0 * 3600.0;
+    let mut d = Diagram::new("ev");
+    d.add("cmd", "Constant", json!({"value": 1.0}));
+    d.add(
+        "em",
+        "ElectricMachine",
+        json!({"max_torque": T_MAX, "max_power": P_MAX, "efficiency": eta}),
+    );
+    d.add("load", "Inertia", json!({"J": j}));
+    d.add(
+        "bat",
+        "Battery",
+        json!({"ocv": ocv, "capacity": "50 A*h", "r_internal": r_int, "soc0": 0.9}),
+    );
+    d.add("e_bat_loss", "Integrator", json!({}));
+    d.connect(&["cmd.y", "em.cmd"]);
+    d.connect(&["em.flange", "load.flange"]);
+    d.connect(&["em.p_elec", "bat.p"]);
+    d.connect(&["bat.loss", "e_bat_loss.u"]);
+    d.log(&["load.w", "bat.soc", "e_bat_loss.y"]);
+    d.settings.stop_time = 5.0;
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-10;
+    let (_, r) = run_completed(&d);
+    let t_c = j * W_C / T_MAX;
+    let w_end = (W_C * W_C + 2.0 * P_MAX * (5.0 - t_c) / j).sqrt();
+    close(last(&r, "load.w"), w_end, 1e-6 * w_end, "final speed");
+    let ke = 0.5 * j * w_end * w_end;
+    let chemical = ocv * cap * (0.9 - last(&r, "bat.soc"));
+    let expected = ke / eta + last(&r, "e_bat_loss.y");
+    close(
+        chemical,
+        expected,
+        1e-6 * expected,
+        "ocv·Q drawn = KE/η + battery loss",
+    );
+}
+
+#[test]
+fn an_unloaded_motor_stops_accelerating_at_max_speed() {
+    let mut d = Diagram::new("top");
+    d.add("cmd", "Constant", json!({"value": 1.0}));
+    d.add(
+        "em",
+        "ElectricMachine",
+        json!({"max_torque": T_MAX, "max_power": P_MAX, "max_speed": 600.0}),
+    );
+    d.add("load", "Inertia", json!({"J": 0.2}));
+    d.connect(&["cmd.y", "em.cmd"]);
+    d.connect(&["em.flange", "load.flange"]);
+    d.log(&["load.w", "em.tau", "em.region"]);
+    d.settings.stop_time = 5.0;
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-10;
+    let (_, r) = run_completed(&d);
+    // w² = w_c² + 2·P·(t − t_c)/J reaches 600 rad/s at t_top.
+    let t_c = 0.2 * W_C / T_MAX;
+    let t_top = t_c + 0.2 * (600.0f64.powi(2) - W_C * W_C) / (2.0 * P_MAX);
+    let top: Vec<_> = r
+        .events_of("em", EventTag::ZeroCrossing)
+        .filter(|e| e.detail.starts_with("power limited -> overspeed"))
+        .collect();
+    assert_eq!(top.len(), 1, "{:?}", r.events);
+    close(top[0].time, t_top, 1e-6, "time at max_speed");
+    close(last(&r, "load.w"), 600.0, 1e-6, "held at max_speed");
+    assert_eq!(last(&r, "em.tau"), 0.0);
+    assert_eq!(last(&r, "em.region"), 3.0);
+}
