@@ -8,8 +8,9 @@
 //! `TorqueSplitter` (a centre differential with an unequal split), `Aero`, `Steering`;
 //! the maneuver inputs `SineWithDwell` and `SteerRamp` (open-loop steering), the
 //! closed-loop drivers `LongitudinalDriver` (speed controller) and `PathFollower` (steering
-//! along a path, [`path`]), and the driving aids `Esc` (stability control) and `Tcs`
-//! (traction control).
+//! along a path, [`path`]), the driving aids `Esc` (stability control) and `Tcs`
+//! (traction control), `Road` (the surface under the wheels), and the drive-cycle and
+//! electric-drive blocks `DriveCycle`, `Battery` and `ElectricMachine`.
 //!
 //! Conventions shared by the vehicle blocks (SI units):
 //! - Tire slip velocity `slip = r·w_hub − v_body` (m/s): positive when the wheel spins
@@ -29,10 +30,13 @@ use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 pub mod abs;
 pub mod aero;
 pub mod anti_roll_bar;
+pub mod battery;
 pub mod body;
 pub mod brakes;
 pub mod differential;
+pub mod drive_cycle;
 pub mod driver;
+pub mod electric_machine;
 pub mod esc;
 pub mod magic_formula;
 pub mod path;
@@ -97,4 +101,7 @@ pub fn register(r: &mut Registry) {
     steer_inputs::register(r);
     driver::register(r);
     path_follower::register(r);
+    drive_cycle::register(r);
+    battery::register(r);
+    electric_machine::register(r);
 }

@@ -514,16 +514,28 @@ mod tests {
         let v = si_number_as_quantity(Some(&speed), &json!(16.666666666666668));
         let q = crate::expr::eval(v.as_str().expect("a quantity"), &|_| None).expect("parses");
         assert_eq!(q.value, 16.666666666666668);
-        assert_eq!(q.dim, crate::expr::eval("1 m/s", &|_| None).expect("m/s").dim);
+        assert_eq!(
+            q.dim,
+            crate::expr::eval("1 m/s", &|_| None).expect("m/s").dim
+        );
         // Torque, and a tiny value in exponent form.
         let torque = json!("1500 N*m");
         let v = si_number_as_quantity(Some(&torque), &json!(1.5e-7));
         let q = crate::expr::eval(v.as_str().expect("a quantity"), &|_| None).expect("parses");
         assert_eq!(q.value, 1.5e-7);
         // Dimensionless old values, strings and plain numbers are left alone.
-        assert_eq!(si_number_as_quantity(Some(&json!("180 deg")), &json!(2.0)), json!(2.0));
-        assert_eq!(si_number_as_quantity(Some(&json!(3)), &json!(2.0)), json!(2.0));
-        assert_eq!(si_number_as_quantity(Some(&speed), &json!("50 km/h")), json!("50 km/h"));
+        assert_eq!(
+            si_number_as_quantity(Some(&json!("180 deg")), &json!(2.0)),
+            json!(2.0)
+        );
+        assert_eq!(
+            si_number_as_quantity(Some(&json!(3)), &json!(2.0)),
+            json!(2.0)
+        );
+        assert_eq!(
+            si_number_as_quantity(Some(&speed), &json!("50 km/h")),
+            json!("50 km/h")
+        );
         assert_eq!(si_number_as_quantity(None, &json!(2.0)), json!(2.0));
     }
 }

@@ -1,0 +1,408 @@
+//! `ElectricMachine`: a traction motor/generator as a torque source on its flange, its
+//! electrical power at signal level (the bus power a `Battery` is fed with).
+//!
+//! `cmd[in]` (in [−1, 1], the fraction of the torque available at this speed; negative
+//! brakes/generates when turning forward; clamped to [−1, 1]), `flange[rot]`, optional
+//! `support[rot]` (the stator; ground when unconnected), optional `heat[heat]` (receives the
+//! loss power when connected) -> `tau[out]` (N·m, on the flange,
+//! the reaction on the support), `p_elec[out]` (W drawn from the bus, negative while
+//! generating), `loss[out]` (W).
+//!
+//! With `ω = w_flange − w_support`:
+//! - envelope `tau_max(ω) = min(max_torque, max_power/|ω|)`, `tau = cmd·tau_max(ω)`. The
+//!   corner speed `ω_c = max_power/max_torque` splits a torque-limited and a power-limited
+//!   region, a located mode (guard `|ω| − ω_c`): inside a step the torque is one formula.
+//!   Above `max_speed` (optional) the torque is cut (mode `overspeed`, entered at
+//!   `|ω| = max_speed`, left below `0.99·max_speed`: a 1 % band, so a machine held at its
+//!   top speed switches at located instants rather than chattering);
+//! - the mechanical power `P = tau·ω`; motoring (`P >= 0`) draws `p_elec = P/η`, generating
+//!   returns `p_elec = P·η`. `efficiency` is a number, or FASTSim's form
+//!   `{"power_fraction": [...], "eta": [...]}` (η over `|P|/max_power`, linear, held
+//!   outside), or a map `{"speed": [...], "torque": [...], "eta": [[...], ...]}` (SI
+//!   numbers, one row of `eta` per speed, bilinear, held outside; evaluated at `(ω, tau)`
+//!   when an axis reaches below zero, else at `(|ω|, |tau|)`, the same map for all four
+//!   quadrants). A table's breakpoints are not located: `p_elec` is continuous but may
+//!   have a kink inside a step;
+//!   `loss = p_elec − P >= 0`. The quadrant is a located mode (guard `cmd·ω`);
+//! - `regen = false`: no torque in the generating quadrant (`cmd·ω < 0`).
+//!
+//! The energy audit: the machine is an energy source whose supplied work is `∫p_elec dt`;
+//! its mechanical work goes into the network and its loss is booked as the block's internal
+//! loss (`MechDecl::internal_loss`, listed as `NAME.loss`). `inertia` (rotor, kg·m²) is
+//! added to the flange's node. Variables `w` (rad/s, ω), `p_mech` (W), `region` (1 torque
+//! limited, 2 power limited, 3 overspeed).
+
+use drivelink_core::{
+    Block, Cx, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
+};
+
+use super::reg;
+use crate::util::{loss_heat, FlangePair, Table1D, Table2D};
+use drivelink_core::params::xy_from_rows;
+use drivelink_core::ParamValue;
+use serde_json::Value;
+
+const CMD: usize = 0;
+const FLANGE: usize = 1;
+const SUPPORT: usize = 2;
+/// The optional heat port receiving the loss.
+const HEAT: usize = 6;
+/// The support drives the flange: `ω = w_flange − w_support`.
+const PAIR: FlangePair = FlangePair::new(SUPPORT, FLANGE);
+/// The overspeed mode is left below this fraction of `max_speed`.
+const OVERSPEED_BAND: f64 = 0.99;
+
+pub(crate) fn register(r: &mut Registry) {
+    reg(
+        r,
+        "ElectricMachine",
+        "Electric motor/generator, a torque source on its flange: tau = cmd·min(max_torque, max_power/|ω|) (corner and max_speed cut as located modes), p_elec = P/η motoring, P·η generating (P = tau·ω), loss = p_elec − P booked as the block's internal loss in the energy audit; regen = false allows no generating torque. Variables w, p_mech, region.",
+        "cmd[in], flange[rot], support[rot] (optional), heat[heat] (optional) -> tau[out], p_elec[out], loss[out]",
+        vec![
+            ParamSpec::required("max_torque", "N*m", "peak torque (> 0)"),
+            ParamSpec::required("max_power", "W", "peak power (> 0)"),
+            ParamSpec::optional("max_speed", ParamKind::Number { unit: "rad/s" }, "top speed: no torque above it (> 0; default unlimited)"),
+            ParamSpec::with("efficiency", ParamKind::Json, drivelink_core::ParamDefault::Value(1.0.into()), "efficiency in (0, 1]: a number, {\"power_fraction\": [...], \"eta\": [...]} (FASTSim) or {\"speed\": [...], \"torque\": [...], \"eta\": [[...]]} (bilinear)"),
+            ParamSpec::number("inertia", "kg*m^2", 0.0, "rotor inertia added to the flange (>= 0)"),
+            ParamSpec::with("regen", ParamKind::Bool, drivelink_core::ParamDefault::Value(true.into()), "whether the machine may generate (brake regeneratively)"),
+        ],
+        build,
+    );
+}
+
+fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    let t_max = p.positive("max_torque")?;
+    let p_max = p.positive("max_power")?;
+    let w_max = match p.opt_num("max_speed")? {
+        Some(_) => p.positive("max_speed")?,
+        None => f64::INFINITY,
+    };
+    let eta = efficiency(p)?;
+    let inertia = p.non_negative("inertia")?;
+    if !inertia.is_finite() {
+        return Err(p.invalid("inertia", "must be finite"));
+    }
+    Ok(Box::new(ElectricMachine {
+        t_max,
+        p_max,
+        w_corner: p_max / t_max,
+        w_max,
+        eta,
+        inertia,
+        regen: p.bool("regen")?,
+        region: Region::Torque,
+        generating: false,
+        first: true,
+    }))
+}
+
+/// The efficiency: a number, over the power fraction, or over speed and torque.
+#[derive(Debug, Clone)]
+enum Efficiency {
+    Const(f64),
+    PowerFraction(Table1D),
+    /// The map, and whether it is evaluated at signed speed and torque.
+    Map(Table2D, bool),
+}
+
+impl Efficiency {
+    /// η at speed `w`, torque `tau` and power fraction `frac` (`P/max_power`).
+    fn at(&self, w: f64, tau: f64, frac: f64) -> f64 {
+        match self {
+            Efficiency::Const(e) => *e,
+            Efficiency::PowerFraction(t) => t.eval(frac.abs()),
+            Efficiency::Map(m, true) => m.eval(w, tau),
+            Efficiency::Map(m, false) => m.eval(w.abs(), tau.abs()),
+        }
+    }
+}
+
+/// A number array of an efficiency object, its key named in errors.
+fn numbers(
+    p: &Params,
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Vec<f64>, ParamError> {
+    let bad = || p.invalid("efficiency", format!("`{key}` must be an array of numbers"));
+    obj.get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(bad)?
+        .iter()
+        .map(|v| v.as_f64().ok_or_else(bad))
+        .collect()
+}
+
+/// The `efficiency` parameter (see the module docs); every η must be in (0, 1].
+fn efficiency(p: &Params) -> Result<Efficiency, ParamError> {
+    let v = p.json("efficiency")?;
+    let check = |etas: &[f64]| -> Result<(), ParamError> {
+        match etas.iter().find(|e| !(**e > 0.0 && **e <= 1.0)) {
+            Some(e) => Err(p.invalid("efficiency", format!("η must be in (0, 1], got {e}"))),
+            None => Ok(()),
+        }
+    };
+    let keys =
+        |o: &serde_json::Map<String, Value>| o.keys().cloned().collect::<Vec<_>>().join(", ");
+    match &v {
+        Value::Number(n) => {
+            let e = n.as_f64().unwrap_or(f64::NAN);
+            check(&[e])?;
+            Ok(Efficiency::Const(e))
+        }
+        Value::Object(o) if o.contains_key("power_fraction") && o.len() == 2 => {
+            let (x, y) = (numbers(p, o, "power_fraction")?, numbers(p, o, "eta")?);
+            check(&y)?;
+            let rows: Vec<Vec<f64>> = x.iter().zip(&y).map(|(a, b)| vec![*a, *b]).collect();
+            if x.len() != y.len() {
+                return Err(p.invalid(
+                    "efficiency",
+                    format!("power_fraction has {} entries, eta {}", x.len(), y.len()),
+                ));
+            }
+            let (x, y) = xy_from_rows(&rows).map_err(|m| p.invalid("efficiency", m))?;
+            Ok(Efficiency::PowerFraction(Table1D::new(x, y, false)))
+        }
+        Value::Object(o) if o.contains_key("speed") && o.len() == 3 => {
+            let mut sub = Params {
+                block: p.block.clone(),
+                type_name: p.type_name.clone(),
+                values: Default::default(),
+            };
+            sub.values
+                .insert("speed".into(), ParamValue::Vector(numbers(p, o, "speed")?));
+            sub.values.insert(
+                "torque".into(),
+                ParamValue::Vector(numbers(p, o, "torque")?),
+            );
+            let rows = o
+                .get("eta")
+                .and_then(Value::as_array)
+                .ok_or_else(|| p.invalid("efficiency", "`eta` must be a table [[...], ...]"))?;
+            let mut z = Vec::with_capacity(rows.len());
+            for (i, r) in rows.iter().enumerate() {
+                let row = r
+                    .as_array()
+                    .and_then(|r| r.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>());
+                z.push(row.ok_or_else(|| {
+                    p.invalid(
+                        "efficiency",
+                        format!("`eta` row {i} must be an array of numbers"),
+                    )
+                })?);
+            }
+            check(&z.concat())?;
+            sub.values.insert("eta".into(), ParamValue::Table(z));
+            let signed = [sub.vector("speed")?, sub.vector("torque")?]
+                .iter()
+                .any(|a| a.iter().any(|x| *x < 0.0));
+            let map = Table2D::from_params(&sub, "speed", "torque", "eta", false)
+                .map_err(|e| p.invalid("efficiency", format!("`{}` {}", e.param, e.message)))?;
+            Ok(Efficiency::Map(map, signed))
+        }
+        Value::Object(o) => Err(p.invalid(
+            "efficiency",
+            format!(
+                "expected {{power_fraction, eta}} or {{speed, torque, eta}}, got the keys {}",
+                keys(o)
+            ),
+        )),
+        _ => Err(p.invalid(
+            "efficiency",
+            format!("expected a number or an object, got {v}"),
+        )),
+    }
+}
+
+/// The envelope's region (a mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Region {
+    Torque,
+    Power,
+    Overspeed,
+}
+
+/// The electric machine: see the module docs.
+#[derive(Debug, Clone)]
+pub struct ElectricMachine {
+    t_max: f64,
+    p_max: f64,
+    w_corner: f64,
+    w_max: f64,
+    eta: Efficiency,
+    inertia: f64,
+    regen: bool,
+    region: Region,
+    /// The quadrant: `cmd·ω < 0` (a mode).
+    generating: bool,
+    first: bool,
+}
+
+impl ElectricMachine {
+    /// The torque on the flange for `cmd` at relative speed `w`, in the current modes.
+    fn torque(&self, cmd: f64, w: f64) -> f64 {
+        if self.generating && !self.regen {
+            return 0.0;
+        }
+        let c = cmd.clamp(-1.0, 1.0);
+        match self.region {
+            Region::Torque => c * self.t_max,
+            Region::Power => c * self.p_max / w.abs(),
+            Region::Overspeed => 0.0,
+        }
+    }
+    /// `(tau, p_mech, p_elec, loss)` at this instant.
+    fn power(&self, cx: &Cx) -> (f64, f64, f64, f64) {
+        let w = PAIR.w_rel(cx);
+        let tau = self.torque(cx.u(CMD), w);
+        let pm = tau * w;
+        let eta = self.eta.at(w, tau, pm / self.p_max);
+        let pe = if self.generating { pm * eta } else { pm / eta };
+        (tau, pm, pe, pe - pm)
+    }
+    fn region_for(&self, w: f64) -> Region {
+        let a = w.abs();
+        if a >= self.w_max || (self.region == Region::Overspeed && a > OVERSPEED_BAND * self.w_max)
+        {
+            Region::Overspeed
+        } else if a > self.w_corner {
+            Region::Power
+        } else {
+            Region::Torque
+        }
+    }
+    fn region_name(r: Region) -> &'static str {
+        match r {
+            Region::Torque => "torque limited",
+            Region::Power => "power limited",
+            Region::Overspeed => "overspeed",
+        }
+    }
+}
+
+impl Block for ElectricMachine {
+    fn type_name(&self) -> &'static str {
+        "ElectricMachine"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![
+            PortDecl::input("cmd").with_unit("1"),
+            PortDecl::rot("flange"),
+            PortDecl::support("support"),
+            PortDecl::output("tau").with_unit("N*m"),
+            PortDecl::output("p_elec").with_unit("W"),
+            PortDecl::output("loss").with_unit("W"),
+            PortDecl::loss_heat("heat"),
+        ]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            masses: if self.inertia > 0.0 {
+                vec![(FLANGE, self.inertia)]
+            } else {
+                Vec::new()
+            },
+            has_forces: true,
+            internal_loss: true,
+            ..Default::default()
+        }
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        let (tau, _, _, loss) = self.power(cx);
+        PAIR.apply_drive(f, tau);
+        f.dissipate(loss);
+    }
+    fn is_energy_source(&self) -> bool {
+        true
+    }
+    fn thermal(&self) -> ThermalDecl {
+        loss_heat()
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(HEAT, self.power(cx).3);
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let (tau, _, pe, loss) = self.power(cx);
+        y[0] = tau;
+        y[1] = pe;
+        y[2] = loss;
+    }
+    fn n_guards(&self) -> usize {
+        3
+    }
+    fn guard_name(&self, i: usize) -> String {
+        ["corner", "max_speed", "quadrant"][i].into()
+    }
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        let w = PAIR.w_rel(cx);
+        let a = w.abs();
+        let finite_or = |v: f64| if v.is_finite() { v } else { 1.0 };
+        (g[0], g[1]) = match self.region {
+            Region::Torque => (self.w_corner - a, finite_or(self.w_max - a)),
+            Region::Power => (a - self.w_corner, finite_or(self.w_max - a)),
+            Region::Overspeed => (1.0, a - OVERSPEED_BAND * self.w_max),
+        };
+        let q = cx.u(CMD) * w;
+        g[2] = if self.generating { -q } else { q };
+    }
+    fn reset(&mut self, _t0: f64) {
+        self.region = Region::Torque;
+        self.generating = false;
+        self.first = true;
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        let fresh = std::mem::take(&mut self.first);
+        let view = cx.view();
+        let w = PAIR.w_rel(&view);
+        let q = view.u(CMD) * w;
+        let region = self.region_for(w);
+        let generating = if self.generating { q <= 0.0 } else { q < 0.0 };
+        let mut changed = false;
+        if region != self.region {
+            if !fresh {
+                let msg = format!(
+                    "{} -> {} at {w} rad/s",
+                    Self::region_name(self.region),
+                    Self::region_name(region)
+                );
+                cx.log(EventTag::ZeroCrossing, msg);
+            }
+            self.region = region;
+            changed = true;
+        }
+        if generating != self.generating {
+            if !fresh {
+                let msg = if generating {
+                    "motoring -> generating"
+                } else {
+                    "generating -> motoring"
+                };
+                cx.log(EventTag::ZeroCrossing, msg);
+            }
+            self.generating = generating;
+            changed = true;
+        }
+        changed
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        vec![
+            VarDecl::new("w", VarSource::Custom(0), "rad/s")
+                .doc("speed of the flange relative to the support"),
+            VarDecl::new("p_mech", VarSource::Custom(1), "W")
+                .doc("mechanical power tau·ω delivered to the flange"),
+            VarDecl::new("region", VarSource::Custom(2), "1")
+                .doc("1 torque limited, 2 power limited, 3 overspeed"),
+        ]
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        match i {
+            0 => PAIR.w_rel(cx),
+            1 => self.power(cx).1,
+            _ => match self.region {
+                Region::Torque => 1.0,
+                Region::Power => 2.0,
+                Region::Overspeed => 3.0,
+            },
+        }
+    }
+}
