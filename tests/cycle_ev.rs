@@ -39,7 +39,7 @@ fn param(net: &Value, name: &str) -> f64 {
     let s = v.as_str().unwrap_or_else(|| panic!("parameter {name}"));
     let (num, unit) = s.split_once(' ').unwrap_or((s, ""));
     let scale = match unit {
-        "" | "kg" | "m" | "m^2" | "kg*m^2" | "kg/m^3" | "W" | "V" => 1.0,
+        "" | "kg" | "m" | "m^2" | "kg*m^2" | "kg/m^3" | "m/s^2" | "W" | "V" => 1.0,
         "kW" => 1e3,
         "MJ" => 1e6,
         other => panic!("unit {other} of {name}"),
@@ -127,6 +127,7 @@ fn exact_traction(net: &Value, tr: &[(f64, f64)]) -> f64 {
     let crr = param(net, "rrCoef");
     let cda = param(net, "dragCoef") * param(net, "frontalArea");
     let rho = param(net, "airDensity");
+    let g = param(net, "gravity");
     let h = 1e-3;
     let mut e = 0.0;
     for w in tr.windows(2) {
@@ -135,7 +136,7 @@ fn exact_traction(net: &Value, tr: &[(f64, f64)]) -> f64 {
         let n = ((t1 - t0) / h).round() as usize;
         for k in 0..n {
             let v = v0 + a * (k as f64 + 0.5) * h;
-            let rolling = if v > 0.0 { crr * m * 9.80665 } else { 0.0 };
+            let rolling = if v > 0.0 { crr * m * g } else { 0.0 };
             let f = (m + j / (r * r)) * a + rolling + 0.5 * rho * cda * v * v;
             e += (f * v).max(0.0) * h;
         }

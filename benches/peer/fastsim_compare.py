@@ -77,7 +77,8 @@ def trace_traction(cycle: str) -> float:
     """Traction energy (kWh) of the cycle's trace followed exactly, in continuous time.
 
     FASTSim's vehicle file and cycle, FASTSim's road-load physics (m·a, rolling resistance
-    while moving, drag, the wheels' spin-up), the speed linear between the breakpoints and
+    while moving with its g = 9.8 m/s², drag at `Air.get_density()`, the wheels' spin-up),
+    the speed linear between the breakpoints and
     ∫ max(P, 0) dt on a 1 ms grid: neither FASTSim's 1 s steps nor a driver's corrections.
     """
     vd = fsim.Vehicle.from_resource(VEHICLE).to_dict()
@@ -93,8 +94,8 @@ def trace_traction(cycle: str) -> float:
     j_wheels = ch["num_wheels"] * ch["wheel_inertia_kilogram_square_meters"]
     force = (
         (m + j_wheels / ch["wheel_radius_meters"] ** 2) * acc
-        + ch["wheel_rr_coef"] * m * 9.80665 * (vf > 0)
-        + 0.5 * 1.2 * ch["drag_coef"] * ch["frontal_area_square_meters"] * vf**2
+        + ch["wheel_rr_coef"] * m * 9.8 * (vf > 0)
+        + 0.5 * fsim.Air.get_density() * ch["drag_coef"] * ch["frontal_area_square_meters"] * vf**2
     )
     return float(np.sum(np.maximum(force * vf, 0.0)) * h / KWH)
 
