@@ -40,8 +40,9 @@ pub fn registry() -> Registry {
 /// parameters) and the vehicle ABS controller (demand, slip -> torque, with the brakes
 /// seed's parameters). One registered type serves both: without parameters it is `|u|`;
 /// with any ABS parameter (for example `"enabled": true`) it is the controller, the
-/// parameters not given taking the seed's defaults. It replaces the two types the signal
-/// and vehicle modules register under the name.
+/// parameters not given taking the seed's defaults. It is the only type of that name: the
+/// signal and vehicle modules provide its two builds (`signal::math::build_abs_value`,
+/// `vehicle::abs::specs`) and register nothing under it.
 fn register_abs(r: &mut Registry) {
     let params: Vec<ParamSpec> = vehicle::abs::specs()
         .into_iter()
@@ -50,7 +51,7 @@ fn register_abs(r: &mut Registry) {
             s
         })
         .collect();
-    r.replace(BlockType {
+    r.register(BlockType {
         name: "Abs",
         category: "signal / vehicle",
         doc: "Without parameters: y = |u| (math, located sign changes). With any parameter: the anti-lock braking controller (demand, slip -> torque), every unspecified parameter at its seed default (enabled=false, mode=simple, trigger=peak_slip_offset, min_slip_offset=0.3, max_slip_offset=1.5, min_slip=0.5, max_slip=5, min_pressure_ratio=0.25, valve_positions=2, cycle_time=0.01 s). With trigger peak_slip_offset the peak slip comes from the controlled tire: connect Tire.peak_slip to the peak_slip input, or give the peak_slip parameter; with neither the model does not compile (no default).",

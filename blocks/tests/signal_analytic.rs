@@ -903,8 +903,7 @@ fn model_can_be_run_twice_with_identical_results() {
 /// them: the second run logs the first run's events and does exactly its work.
 #[test]
 fn branch_modes_are_reset_between_runs_of_one_model() {
-    let mut reg = drivelink_core::Registry::new();
-    drivelink_blocks::signal::register(&mut reg);
+    let reg = drivelink_blocks::registry();
     let mut d = Diagram::new("rerun");
     // sin(πt): 0 at the start, rising, −1 at the end (1.5 s): every branch ends on the
     // other side from where it starts.
@@ -942,10 +941,8 @@ fn branch_modes_are_reset_between_runs_of_one_model() {
 
 #[test]
 fn abs_of_sine_switches_sign_at_located_zero_crossings() {
-    // Built with the signal registry only: the full registry's `Abs` name is also used by
-    // the vehicle ABS block (see the report).
-    let mut reg = drivelink_core::Registry::new();
-    drivelink_blocks::signal::register(&mut reg);
+    // `Abs` without parameters is |u| (with ABS parameters it is the vehicle controller).
+    let reg = drivelink_blocks::registry();
     let f = 0.5;
     let w = 2.0 * PI * f;
     let mut d = Diagram::new("abs");

@@ -53,14 +53,7 @@ pub fn register(r: &mut Registry) {
         )],
         build_product,
     );
-    reg(
-        r,
-        "Abs",
-        "y = |u|; the sign of u is a mode switched at located zero crossings.",
-        "u[in], y[out]",
-        vec![],
-        build_abs_value,
-    );
+    // `Abs` (|u|) is registered once, with the ABS controller, by `crate::register_abs`.
     reg(
         r,
         "MinMax",

@@ -50,12 +50,12 @@
 //! The slip is taken as a magnitude, so the ABS works braking forwards and backwards.
 
 use drivelink_core::{
-    Block, Cx, EventCx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry,
-    VarDecl, VarSource,
+    Block, Cx, EventCx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, VarDecl,
+    VarSource,
 };
 use serde_json::json;
 
-use super::{finite, reg};
+use super::finite;
 use crate::signal::{next_sample_hit, FirstCall};
 
 /// Demand (N·m) above which an idle controller wakes up.
@@ -67,17 +67,6 @@ pub enum AbsMode {
     Simple,
     MultiPosition,
     Continuous,
-}
-
-pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Abs",
-        "Anti-lock braking modulator: every cycle_time it samples |slip| and holds a pressure ratio (simple / multi_position / continuous over the trigger slip band); torque = demand·ratio. With trigger peak_slip_offset the band is relative to the controlled tire's peak slip: connect Tire.peak_slip to the peak_slip input (or give the peak_slip parameter). Idle (valve open, no cycle events) while the demand is at most 1 µN·m; a rising demand wakes it and it samples from the next cycle instant.",
-        "demand[in], slip[in], peak_slip[in] (required with trigger peak_slip_offset unless the peak_slip parameter is given) -> torque[out]",
-        specs(),
-        build,
-    );
 }
 
 /// The ABS controller's parameters (names and defaults of the Vehicle Physics brakes seed).

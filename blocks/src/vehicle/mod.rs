@@ -89,7 +89,6 @@ pub fn register(r: &mut Registry) {
     differential::register(r);
     torque_splitter::register(r);
     brakes::register(r);
-    abs::register(r);
     rigid_body::register(r);
     wheel_collider::register(r);
     road::register(r);
