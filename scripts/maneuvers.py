@@ -108,7 +108,11 @@ class Car:
     def __init__(self, speed):
         self.blocks = [
             {"name": "car", "type": "RigidBody",
-             "params": {"m": "m", "inertia": [550, 2400, 2600], "z0": "0.55 m", "v0": speed}},
+             # At its static height: each wheel's compression is target_position·0.3 m
+             # plus its share of the weight over its spring (k_spring·b front, k_spring·a
+             # rear: the same for all four), the mounts 0.1 m below the centre of mass.
+             "params": {"m": "m", "inertia": [550, 2400, 2600], "v0": speed,
+                        "z0": "0.1 m + 0.3 m + radius - 0.3*0.3 m - m*9.80665 m/s^2/(2*(a + b)*k_spring)"}},
             wheel("fl", True, True),
             wheel("fr", True, False),
             wheel("rl", False, True),
