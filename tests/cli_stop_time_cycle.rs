@@ -165,8 +165,8 @@ fn stop_time_cycle_saves_and_loads_back() {
     );
 }
 
-/// `drivelink run FILE ARGS` on the netlist `v`; the summary.json of the run.
-fn cli_run(v: &Value, tag: &str, args: &[&str]) -> Value {
+/// `drivelink COMMAND FILE ARGS --out DIR` on the netlist `v`; `read(DIR)` of the output.
+fn cli<T>(v: &Value, tag: &str, command: &[&str], read: impl Fn(&Path) -> T) -> T {
     let dir =
         std::env::temp_dir().join(format!("drivelink_stop_cycle_{tag}_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -175,17 +175,48 @@ fn cli_run(v: &Value, tag: &str, args: &[&str]) -> Value {
     std::fs::write(&file, serde_json::to_string_pretty(v).unwrap()).unwrap();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_drivelink"))
-        .arg("run")
+        .arg(command[0])
         .arg(&file)
-        .args(args)
-        .args(["--no-plots", "--no-report", "--out"])
+        .args(&command[1..])
+        .arg("--out")
         .arg(&out)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap());
+    let got = read(&out);
     let _ = std::fs::remove_dir_all(&dir);
-    s.unwrap()
+    got
+}
+
+/// `drivelink run FILE ARGS` on the netlist `v`; the summary.json of the run.
+fn cli_run(v: &Value, tag: &str, args: &[&str]) -> Value {
+    let mut command = vec!["run", "--no-plots", "--no-report"];
+    command.extend(args);
+    cli(v, tag, &command, |out| {
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    })
+}
+
+#[test]
+fn cli_sweep_over_the_cycle_gives_each_run_its_cycle_length() {
+    let v = cycle_netlist(1);
+    let csv = cli(
+        &v,
+        "sweep",
+        &["sweep", "--grid", "cycle=[udds, hwfet]", "--jobs", "1"],
+        |out| std::fs::read_to_string(out.join("sweep.csv")).unwrap(),
+    );
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    for (row, cycle) in rows.iter().zip(["udds", "hwfet"]) {
+        assert_eq!(row[col("cycle")], cycle, "{csv}");
+        assert_eq!(row[col("status")], "completed", "{csv}");
+        let end: f64 = row[col("end_time")].parse().unwrap();
+        assert_eq!(end, csv_end(cycle), "{csv}");
+    }
 }
 
 #[test]
