@@ -131,8 +131,7 @@ fn stop_time_misspelled_cycle_is_refused_with_a_suggestion() {
     let mut v = cycle_netlist(1);
     v["solver"]["stop_time"] = json!("cylce");
     let e = netlist::load_value(&v, "trace_only.json", root())
-        .err()
-        .expect("a misspelled word is not a stop time")
+        .expect_err("a misspelled word is not a stop time")
         .to_string();
     assert!(e.contains("solver.stop_time"), "{e}");
     assert!(e.contains("cycle"), "{e}");
