@@ -1125,6 +1125,11 @@ pub trait Block: Send + Sync {
     fn next_time_event(&self, _t: f64) -> f64 {
         f64::INFINITY
     }
+    /// The run time (s) at which the block's scheduled input ends, if it has one: a drive
+    /// cycle's length. `"stop_time": "cycle"` stops a run at the largest of these.
+    fn schedule_end(&self) -> Option<f64> {
+        None
+    }
     /// The period of the block's recurring time events (a sample time), with the name of
     /// the parameter that sets it; used to refuse a run that would produce an absurd
     /// number of them before it starts.

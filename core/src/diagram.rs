@@ -14,6 +14,11 @@ use crate::compile::Scope;
 use crate::error::Error;
 use crate::scope::ScopeSpec;
 
+/// The word of `"stop_time": "cycle"`: the run ends at the end of the model's drive cycle
+/// (see [`Diagram::stops_at_cycle`]). Until compiled, such a diagram's
+/// `settings.stop_time` is infinite.
+pub const STOP_AT_CYCLE: &str = "cycle";
+
 /// Reads a `solver` section under a parameter scope; errors name the file (third
 /// argument) and the `solver.*` key.
 pub type SettingsReader = fn(&Map<String, Value>, &Scope, &str) -> Result<Settings, Error>;
@@ -137,6 +142,21 @@ impl Diagram {
             Some(src) if src.resolved == self.settings => (src.resolve)(&src.raw, top, &self.name),
             _ => Ok(self.settings.clone()),
         }
+    }
+
+    /// Whether the run ends at the end of the model's drive cycle: the kept `solver` section
+    /// says `"stop_time": "cycle"` ([`STOP_AT_CYCLE`]) and the stop time was not changed in
+    /// code since loading. Compiling then replaces the stop time by the largest
+    /// [`crate::Block::schedule_end`] of the built blocks.
+    pub fn stops_at_cycle(&self) -> bool {
+        self.settings_src.as_ref().is_some_and(|src| {
+            src.raw
+                .get("stop_time")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                == Some(STOP_AT_CYCLE)
+                && src.resolved.stop_time == self.settings.stop_time
+        })
     }
 
     /// Set the stop time (s), in the kept `solver` section too, so a later resolution

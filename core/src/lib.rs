@@ -24,7 +24,9 @@ pub use drivelink_units::{expr, suggest, units};
 pub use block::*;
 pub use compile::compile;
 pub use compile::{CompileWarning, Compiled};
-pub use diagram::{BlockId, BlockSpec, Diagram, PortRef, SettingsReader, SettingsSource};
+pub use diagram::{
+    BlockId, BlockSpec, Diagram, PortRef, SettingsReader, SettingsSource, STOP_AT_CYCLE,
+};
 pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
 pub use frame::{FrameState, MassProps, G};

@@ -139,7 +139,13 @@ pub fn to_json(d: &Diagram) -> Value {
         // unless the settings were changed in code since loading.
         let solver = match &d.settings_src {
             Some(src) if src.resolved == d.settings => Value::Object(src.raw.clone()),
-            _ => settings_json(&d.settings),
+            _ => {
+                let mut solver = settings_json(&d.settings);
+                if d.stops_at_cycle() {
+                    solver["stop_time"] = Value::from(drivelink_core::STOP_AT_CYCLE);
+                }
+                solver
+            }
         };
         m.insert("solver".into(), solver);
     }
@@ -1241,6 +1247,13 @@ fn solver_number(
     Some(x)
 }
 
+/// Whether `text` is a single word close to `word` (a misspelling of the one word a
+/// `solver` key takes besides a time), not an expression.
+fn is_near_word(text: &str, word: &str) -> bool {
+    let t = text.trim();
+    t.chars().all(|c| c.is_ascii_alphabetic()) && !suggest::hint(t, [word]).is_empty()
+}
+
 /// A `solver` value read through its [`spec::Field`].
 enum Got {
     Num(f64),
@@ -1248,6 +1261,8 @@ enum Got {
     Name(String),
     /// `"output_interval": "steps"`.
     Steps,
+    /// `"stop_time": "cycle"`.
+    Cycle,
     /// `null`.
     Null,
 }
@@ -1281,14 +1296,26 @@ fn read_solver_field(
                 Some(Got::Num(x))
             }
         }
+        spec::Kind::StopTime => match v {
+            Value::String(m) if m.trim() == drivelink_core::STOP_AT_CYCLE => Some(Got::Cycle),
+            // A word that is not a time: the one word this key takes, if it is near it.
+            Value::String(m) if is_near_word(m, drivelink_core::STOP_AT_CYCLE) => {
+                cx.err(
+                    path,
+                    format!(
+                        "\"{m}\": expected a time (\"20 min\") or \"cycle\"{}",
+                        suggest::hint(m.trim(), [drivelink_core::STOP_AT_CYCLE])
+                    ),
+                );
+                None
+            }
+            _ => solver_number(cx, fld.name, v, scope, Dim::TIME, "s").map(Got::Num),
+        },
         spec::Kind::OutputInterval => match v {
             Value::Null => Some(Got::Null),
             Value::String(m) if m.trim() == "steps" => Some(Got::Steps),
             // A word that is not a time: the one word this key takes, if it is near it.
-            Value::String(m)
-                if m.trim().chars().all(|c| c.is_ascii_alphabetic())
-                    && !suggest::hint(m.trim(), ["steps"]).is_empty() =>
-            {
+            Value::String(m) if is_near_word(m, "steps") => {
                 cx.err(
                     path,
                     format!(
@@ -1408,6 +1435,11 @@ fn load_settings(cx: &mut Ctx, s: &Map<String, Value>, scope: Option<&Scope>) ->
     }
     if let Some(x) = stop {
         st.stop_time = x;
+    }
+    if matches!(get("stop_time"), Some(Got::Cycle)) {
+        // Known once the blocks are built: compiling sets it to the drive cycle's end
+        // (`Diagram::stops_at_cycle`); infinite until then.
+        st.stop_time = f64::INFINITY;
     }
     if (start.is_some() || stop.is_some()) && st.stop_time <= st.start_time {
         cx.err(

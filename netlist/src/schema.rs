@@ -141,6 +141,10 @@ fn field_schema(f: &Field, type_names: &[&str], units: &[&str]) -> Value {
         }
         Kind::Name(names) => json!({"enum": names}),
         Kind::OutputInterval => json!({"type": ["number", "string", "null"]}),
+        // A time expression is a string too, so "cycle" is an example, not an enum.
+        Kind::StopTime => {
+            json!({"type": ["number", "string"], "examples": [10, "20 min", "cycle"]})
+        }
         Kind::Text { .. } => json!({"type": "string"}),
         Kind::Bool => json!({"type": "boolean"}),
         // Any unit expression of the right dimension is accepted ("mm", "kN*m"): the usual
@@ -176,6 +180,7 @@ fn field_schema(f: &Field, type_names: &[&str], units: &[&str]) -> Value {
     };
     let unit = match f.kind {
         Kind::Quantity { unit, .. } if unit != "1" => format!(" [{unit}]"),
+        Kind::StopTime => " [s]".to_string(),
         _ => String::new(),
     };
     let default = if f.default.is_empty() {

@@ -34,6 +34,8 @@ pub enum Kind {
     Name(&'static [&'static str]),
     /// An output grid interval: a positive time, `"steps"` or `null`.
     OutputInterval,
+    /// The end of the run: a time, or `"cycle"`: the end of the model's drive cycle.
+    StopTime,
     /// A string; `non_empty`: not blank.
     Text {
         /// Must not be blank.
@@ -228,7 +230,7 @@ pub const BLOCK: &[Field] = &[
 pub const SOLVER: &[Field] = &[
     f("method", Kind::Name(Method::NAMES), "dopri5", "\"dopri5\" (adaptive Dormand-Prince 5(4)), \"dop853\" (adaptive 8(5,3)), \"rk4\" (fixed step, needs step), \"radau5\" or \"stiff\" (implicit Radau IIA order 5), \"auto\" (Dopri5 switching to Radau5 while the model is stiff)"),
     f("start_time", time(false), "0", "start of the run"),
-    f("stop_time", time(false), "10", "end of the run; must exceed start_time"),
+    f("stop_time", Kind::StopTime, "10", "end of the run; must exceed start_time; \"cycle\": the end of the model's DriveCycle trace (its last time after repeat: the duration x repeat from 0 s; not shortened by preview; the latest of several; an error without a DriveCycle)"),
     f("rtol", RATIO, "1e-6", "relative error tolerance of the adaptive methods"),
     f("atol", RATIO, "1e-8", "absolute error tolerance of the adaptive methods"),
     f("max_step", time(true), "none", "largest step"),

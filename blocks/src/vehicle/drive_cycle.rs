@@ -20,6 +20,10 @@
 //! `repeat = n` plays the trace `n` times back to back (each copy shifted by the trace's
 //! duration; the trace must end at the speed it starts with).
 //!
+//! A netlist's `"solver": {"stop_time": "cycle"}` ends the run at the trace's end (its last
+//! breakpoint after `repeat`: a trace from 0 s lasts its duration × `repeat`), the instant
+//! `done` turns 1; the preview does not shorten it ([`Block::schedule_end`]).
+//!
 //! Every breakpoint (at run time `t_k − preview`) and the end are time events, so a solver
 //! step never straddles a kink of the trace: inside a step `v` is one straight line. The
 //! segment is a mode set in `update_modes`. Variables: `distance` (m, the trace's distance
@@ -331,6 +335,11 @@ impl Block for DriveCycle {
         } else {
             next
         }
+    }
+    /// The trace's end: its last breakpoint after `repeat` (the trace's duration × repeat
+    /// when it starts at 0), not shortened by the preview, like `done`.
+    fn schedule_end(&self) -> Option<f64> {
+        Some(self.end)
     }
     fn reset(&mut self, _t0: f64) {
         self.seg = 0;

@@ -27,6 +27,8 @@ pub(crate) mod vars;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use drivelink_solver::Settings;
+
 pub use params::{resolve_parameters, resolve_params, Scope, ScopeVal, ANY_UNIT};
 
 use crate::diagram::Diagram;
@@ -133,12 +135,50 @@ fn aliased_connections(flat: &flatten::Flat) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// `settings` of a diagram that stops at its drive cycle's end ([`Diagram::stops_at_cycle`])
+/// with the stop time set to the largest [`crate::Block::schedule_end`] of the built
+/// blocks; other settings unchanged. No block with a schedule is an error naming
+/// `solver.stop_time`, as is a schedule ending before `start_time`.
+fn stop_at_schedule_end(
+    d: &Diagram,
+    mut settings: Settings,
+    blocks: &[Box<dyn crate::Block>],
+) -> Result<Settings, Error> {
+    if !d.stops_at_cycle() {
+        return Ok(settings);
+    }
+    let end = blocks
+        .iter()
+        .filter_map(|b| b.schedule_end())
+        .reduce(f64::max);
+    let err = |message: String| Error::Netlist {
+        file: d.name.clone(),
+        path: "solver.stop_time".into(),
+        message,
+    };
+    match end {
+        None => Err(err(format!(
+            "\"{}\" needs a DriveCycle block (the run ends at its trace's end); the model has none",
+            crate::STOP_AT_CYCLE
+        ))),
+        Some(t) if t <= settings.start_time => Err(err(format!(
+            "the drive cycle ends at {t} s, not after start_time ({} s)",
+            settings.start_time
+        ))),
+        Some(t) => {
+            settings.stop_time = t;
+            Ok(settings)
+        }
+    }
+}
+
 /// Compile a diagram with the block types of `reg`.
 pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
     let settings = d.settings_under(&top)?;
     let flat = flatten::flatten_diagram(d, reg, top)?;
     let mut built = params::build_blocks(&flat, reg)?;
+    let settings = stop_at_schedule_end(d, settings, &built.blocks)?;
     let mut warnings = Vec::new();
     let ports = built.blocks.iter().map(|b| b.ports()).collect();
     let var_names: Vec<Vec<String>> = built
@@ -432,6 +472,7 @@ impl Compiled {
         let settings = d.settings_under(&top)?;
         let flat = flatten::flatten_diagram(&d, reg, top)?;
         let mut built = params::build_blocks(&flat, reg)?;
+        let settings = stop_at_schedule_end(&d, settings, &built.blocks)?;
         attach_built(&self.plan, &mut built)?;
         if signatures(&built) == self.sigs {
             // A copy of the plan per model, not a shared `Arc`: the evaluation loop clones
