@@ -1,7 +1,9 @@
 //! The full car written by hand (`model.rs`), run with the netlist's solver settings.
 //!
 //! `full_car_hand` runs it once and prints one line: the wall time of the integration, the
-//! solver's counters and the model evaluations. `full_car_hand --compare DIR` also reads
+//! solver's counters and the model evaluations; `--runs N` runs it N times in process and
+//! also prints the fastest and the median wall time (as `examples/time_runs` does for a
+//! netlist). `full_car_hand --compare DIR` also reads
 //! the `results.csv` and `events.csv` that `drivelink run models/netlists/full_car.json
 //! --out DIR` wrote and compares: vehicle and engine speed at every output-grid time (the
 //! largest difference as a fraction of the signal's range), the friction mode changes
@@ -52,23 +54,41 @@ fn run() -> Result<(FullCar, Stats, f64, f64), String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let compare = match args.as_slice() {
-        [] => None,
-        [flag, dir] if flag == "--compare" => Some(dir.clone()),
+    let (compare, runs) = match args.as_slice() {
+        [] => (None, 1),
+        [flag, dir] if flag == "--compare" => (Some(dir.clone()), 1),
+        [flag, n] if flag == "--runs" => match n.parse::<usize>() {
+            Ok(n) if n > 0 => (None, n),
+            _ => {
+                eprintln!("full_car_hand: --runs needs a positive count, got {n:?}");
+                return ExitCode::FAILURE;
+            }
+        },
         _ => {
-            eprintln!("usage: full_car_hand [--compare DRIVELINK_OUT_DIR]");
+            eprintln!("usage: full_car_hand [--compare DRIVELINK_OUT_DIR | --runs N]");
             return ExitCode::FAILURE;
         }
     };
-    let (car, stats, end, wall) = match run() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("full_car_hand: the run failed: {e}");
-            return ExitCode::FAILURE;
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs {
+        match run() {
+            Ok(r) => {
+                times.push(r.3);
+                last = Some(r);
+            }
+            Err(e) => {
+                eprintln!("full_car_hand: the run failed: {e}");
+                return ExitCode::FAILURE;
+            }
         }
+    }
+    let Some((car, stats, end, wall)) = last else {
+        return ExitCode::FAILURE;
     };
+    times.sort_by(f64::total_cmp);
     println!(
-        "hand: end_time {end} s, wall_time_s {wall:.9}, steps {}, rejected {}, rhs_evals {}, guard_evals {}, output_points {}, events {}, model_evals {}, model evaluations counted by the model {}",
+        "hand: end_time {end} s, wall_time_s {wall:.9}, steps {}, rejected {}, rhs_evals {}, guard_evals {}, output_points {}, events {}, model_evals {}, evaluations of the equations {}",
         stats.steps,
         stats.rejected_steps,
         stats.rhs_evals,
@@ -78,6 +98,13 @@ fn main() -> ExitCode {
         stats.model_evals(),
         car.evals,
     );
+    if runs > 1 {
+        println!(
+            "hand: min {:.3} ms, median {:.3} ms over {runs} runs",
+            times[0] * 1e3,
+            times[runs / 2] * 1e3
+        );
+    }
     match compare {
         None => ExitCode::SUCCESS,
         Some(dir) => match compare_with(&car, end, &dir) {
