@@ -56,17 +56,21 @@ fn log_to(logger: LogMessage, env: InstanceEnv, name: &str, status: Status, mess
         return;
     };
     // SAFETY: the importer's callback, called with valid NUL-terminated strings.
+    // SAFETY: the importer's callback, called with valid NUL-terminated strings.
     unsafe { f(env, status, c.as_ptr(), m.as_ptr()) };
 }
 
 /// Run `f` on the instance behind `ptr`: errors are logged and return `fmi3Error`, a
 /// panic too.
-fn with(ptr: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), String>) -> Status {
+///
+/// # Safety
+/// `ptr` is null or an instance made by [`fmi3InstantiateCoSimulation`], not freed.
+unsafe fn with(ptr: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), String>) -> Status {
     if ptr.is_null() {
         return ERROR;
     }
     // SAFETY: a non-null instance is a `Handle` made by `fmi3InstantiateCoSimulation`.
-    let h = unsafe { &mut *(ptr as *mut Handle) };
+    let h = &mut *(ptr as *mut Handle);
     match catch_unwind(AssertUnwindSafe(|| f(&mut h.inst))) {
         Ok(Ok(())) => OK,
         Ok(Err(msg)) => {
@@ -107,7 +111,7 @@ pub extern "C" fn fmi3GetVersion() -> *const c_char {
 }
 
 #[no_mangle]
-pub extern "C" fn fmi3SetDebugLogging(
+pub unsafe extern "C" fn fmi3SetDebugLogging(
     instance: *mut c_void,
     _logging_on: Boolean,
     _n_categories: usize,
@@ -184,7 +188,7 @@ pub unsafe extern "C" fn fmi3FreeInstance(instance: *mut c_void) {
 }
 
 #[no_mangle]
-pub extern "C" fn fmi3EnterInitializationMode(
+pub unsafe extern "C" fn fmi3EnterInitializationMode(
     instance: *mut c_void,
     tolerance_defined: Boolean,
     tolerance: f64,
@@ -198,17 +202,17 @@ pub extern "C" fn fmi3EnterInitializationMode(
 }
 
 #[no_mangle]
-pub extern "C" fn fmi3ExitInitializationMode(instance: *mut c_void) -> Status {
+pub unsafe extern "C" fn fmi3ExitInitializationMode(instance: *mut c_void) -> Status {
     with(instance, Instance::exit_initialization)
 }
 
 #[no_mangle]
-pub extern "C" fn fmi3Terminate(instance: *mut c_void) -> Status {
+pub unsafe extern "C" fn fmi3Terminate(instance: *mut c_void) -> Status {
     with(instance, Instance::terminate)
 }
 
 #[no_mangle]
-pub extern "C" fn fmi3Reset(instance: *mut c_void) -> Status {
+pub unsafe extern "C" fn fmi3Reset(instance: *mut c_void) -> Status {
     with(instance, |i| {
         i.reset();
         Ok(())
@@ -216,7 +220,7 @@ pub extern "C" fn fmi3Reset(instance: *mut c_void) -> Status {
 }
 
 #[no_mangle]
-pub extern "C" fn fmi3EnterStepMode(instance: *mut c_void) -> Status {
+pub unsafe extern "C" fn fmi3EnterStepMode(instance: *mut c_void) -> Status {
     with(instance, |i| match i.phase {
         Phase::Step => Ok(()),
         p => Err(format!("fmi3EnterStepMode is not allowed in phase {p:?}")),
@@ -306,7 +310,7 @@ pub unsafe extern "C" fn fmi3DoStep(
 }
 
 /// Log that `what` is not supported and return `fmi3Error`.
-fn unsupported(instance: *mut c_void, what: &str) -> Status {
+unsafe fn unsupported(instance: *mut c_void, what: &str) -> Status {
     let what = what.to_string();
     let st = with(instance, move |_| {
         Err(format!(
@@ -324,7 +328,7 @@ fn unsupported(instance: *mut c_void, what: &str) -> Status {
 macro_rules! unsupported {
     ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
         #[no_mangle]
-        pub extern "C" fn $name(instance: *mut c_void, $($arg: $ty),*) -> Status {
+        pub unsafe extern "C" fn $name(instance: *mut c_void, $($arg: $ty),*) -> Status {
             $(let _ = $arg;)*
             unsupported(instance, stringify!($name))
         }

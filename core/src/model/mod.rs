@@ -32,7 +32,8 @@ use std::time::Instant;
 
 use drivelink_solver::simd::AlignedBuf;
 use drivelink_solver::{
-    integrate, EventAction, EventCause, EventKind, HybridSystem, OutputKind, Settings, Status, SystemError,
+    integrate, EventAction, EventCause, EventKind, HybridSystem, OutputKind, Settings, Status,
+    SystemError,
 };
 
 pub use energy::{EnergyAudit, HeatAudit};
