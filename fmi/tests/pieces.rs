@@ -38,9 +38,21 @@ fn time_event_at_a_piece_end_is_handled_there() {
         assert_eq!(r.time.last().copied(), Some(b));
         let last = |n: &str| r.last(n).unwrap();
         // Torque 4 N*m on 2 kg*m^2 from t = 1 s: a = 2 rad/s^2, w = 2 (t - 1).
-        let (y, acc, w) = if b < 1.0 { (0.0, 0.0, 0.0) } else { (4.0, 2.0, 2.0 * (b - 1.0)) };
+        let (y, acc, w) = if b < 1.0 {
+            (0.0, 0.0, 0.0)
+        } else {
+            (4.0, 2.0, 2.0 * (b - 1.0))
+        };
         assert_eq!(last("step.y"), y, "step.y at {b}");
-        assert!((last("J.a") - acc).abs() < 1e-12, "J.a at {b}: {}", last("J.a"));
-        assert!((last("J.w") - w).abs() < 1e-12, "J.w at {b}: {}", last("J.w"));
+        assert!(
+            (last("J.a") - acc).abs() < 1e-12,
+            "J.a at {b}: {}",
+            last("J.a")
+        );
+        assert!(
+            (last("J.w") - w).abs() < 1e-12,
+            "J.w at {b}: {}",
+            last("J.w")
+        );
     }
 }
