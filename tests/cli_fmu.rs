@@ -165,3 +165,54 @@ fn fmu_kinds_not_written_yet_are_refused() {
         assert!(!Path::new(&fmu).exists());
     }
 }
+
+/// The bytes of the stored entry `name` of a zip archive, inflated.
+fn zip_read(bytes: &[u8], name: &str) -> Vec<u8> {
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as usize;
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
+    let mut p = 0;
+    while u32_at(p) == 0x0403_4b50 {
+        let (csize, n, extra) = (u32_at(p + 18), u16_at(p + 26), u16_at(p + 28));
+        let start = p + 30 + n + extra;
+        if &bytes[p + 30..p + 30 + n] == name.as_bytes() {
+            let mut out = Vec::new();
+            let mut dec = flate2::read::DeflateDecoder::new(&bytes[start..start + csize]);
+            std::io::Read::read_to_end(&mut dec, &mut out).unwrap();
+            return out;
+        }
+        p = start + csize;
+    }
+    panic!("no entry {name}");
+}
+
+#[test]
+fn fmu_set_value_becomes_the_parameter_start() {
+    if lib_size().is_none() {
+        eprintln!("skipped: build the runtime first (cargo build -p drivelink-fmi)");
+        return;
+    }
+    let dir = out_dir("set");
+    let fmu = dir.join("m.fmu");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    let o = drivelink()
+        .args([
+            "fmu",
+            model.to_str().unwrap(),
+            "--out",
+            fmu.to_str().unwrap(),
+        ])
+        .args(["--set", "J2=500 g*m^2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&fmu).unwrap();
+    let xml = String::from_utf8(zip_read(&bytes, "modelDescription.xml")).unwrap();
+    assert!(xml.contains(
+        "<Float64 name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\" start=\"0.5\" unit=\"kg*m^2\"/>"
+    ), "{xml}");
+    let json = zip_read(&bytes, "resources/model.json");
+    let token = drivelink_fmi::instantiation_token(&json);
+    assert!(xml.contains(&format!("instantiationToken=\"{token}\"")));
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["parameters"]["J2"], "500 g*m^2");
+}
