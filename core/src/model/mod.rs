@@ -662,17 +662,23 @@ impl Model {
     /// Run with explicit settings. Always returns a result; a failed run has status
     /// `Failed`, the error in `message`, and the samples up to the failure.
     pub fn run_with(&mut self, settings: &Settings) -> SimResult {
-        if let Err(e) = self.check_settings(settings) {
-            let mut r = self.plan.empty_result();
-            r.status = RunStatus::Failed;
-            r.end_time = settings.start_time;
-            r.message = e.to_string();
+        if let Some(r) = self.refused(settings) {
             return r;
         }
         self.start_run(settings.start_time);
         // Aligned: every stage of the step kernels streams the state.
         let x = AlignedBuf::from_slice(&self.x0);
         self.integrate_from(x, settings)
+    }
+
+    /// The failed result of settings the model refuses (`None`: they are fine).
+    fn refused(&self, settings: &Settings) -> Option<SimResult> {
+        let e = self.check_settings(settings).err()?;
+        let mut r = self.plan.empty_result();
+        r.status = RunStatus::Failed;
+        r.end_time = settings.start_time;
+        r.message = e.to_string();
+        Some(r)
     }
 
     /// One piece of a run stepped in pieces (co-simulation): with `resume = false` a new
@@ -685,31 +691,23 @@ impl Model {
     /// piece restarts the solver as after an event (new step size, the modes settled anew
     /// without the initial projection). The result holds this piece's samples only.
     pub fn run_piece(&mut self, settings: &Settings, resume: bool) -> SimResult {
-        if let Err(e) = self.check_settings(settings) {
-            let mut r = self.plan.empty_result();
-            r.status = RunStatus::Failed;
-            r.end_time = settings.start_time;
-            r.message = e.to_string();
+        if let Some(r) = self.refused(settings) {
             return r;
         }
-        if !resume {
+        let x = if resume {
+            self.run.result = self.plan.empty_result();
+            self.run.stopped_by = None;
+            self.run.model_evals = 0;
+            self.run.output_points = 0;
+            self.run.failure = None;
+            self.dirty_factor = true;
+            self.cache.valid = false;
+            AlignedBuf::from_slice(&self.run.last_x)
+        } else {
             self.start_run(settings.start_time);
-            let x = AlignedBuf::from_slice(&self.x0);
-            let mut res = self.integrate_from(x, settings);
-            if res.status == RunStatus::Completed {
-                self.finish_time_events_at(settings.stop_time, &mut res);
-            }
-            return res;
-        }
-        self.run.result = self.plan.empty_result();
-        self.run.stopped_by = None;
-        self.run.model_evals = 0;
-        self.run.output_points = 0;
-        self.run.failure = None;
-        self.dirty_factor = true;
-        self.cache.valid = false;
-        let x = AlignedBuf::from_slice(&self.run.last_x);
-        self.resuming = true;
+            AlignedBuf::from_slice(&self.x0)
+        };
+        self.resuming = resume;
         let mut res = self.integrate_from(x, settings);
         self.resuming = false;
         if res.status == RunStatus::Completed {
