@@ -11,6 +11,7 @@
 mod catalogue;
 mod compare;
 mod console;
+mod fmu;
 mod study;
 mod table_plot;
 mod tire;
@@ -49,6 +50,9 @@ struct Cli {
 enum Command {
     /// Simulate a netlist and write results.csv, events.csv, summary.json and one PNG per scope.
     Run(RunArgs),
+    /// Export a model as an FMU (FMI 3.0 Co-Simulation) for FMI importers such as fmpy.
+    #[command(long_about = fmu::LONG_ABOUT)]
+    Fmu(fmu::FmuArgs),
     /// Check a netlist (load and compile) without simulating.
     Validate {
         /// The model netlist (JSON).
@@ -150,6 +154,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Run(args) => run(&args),
+        Command::Fmu(args) => fmu::export(&args),
         Command::Validate { model, set } => validate(&model, &set),
         Command::Diagram {
             model,

@@ -32,7 +32,8 @@ use std::time::Instant;
 
 use drivelink_solver::simd::AlignedBuf;
 use drivelink_solver::{
-    integrate, EventAction, EventCause, HybridSystem, OutputKind, Settings, Status, SystemError,
+    integrate, EventAction, EventCause, EventKind, HybridSystem, OutputKind, Settings, Status,
+    SystemError,
 };
 
 pub use energy::{EnergyAudit, HeatAudit};
@@ -204,6 +205,8 @@ pub struct Model {
     load: load::LoadScratch,
     /// The blocks' warnings about their starting poses ([`Block::start_warning`]).
     start_warnings: Vec<String>,
+    /// Inside a resumed [`Model::run_piece`]: the solver's initial event call only settles modes.
+    resuming: bool,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -510,6 +513,7 @@ impl Model {
             heat,
             load,
             start_warnings,
+            resuming: false,
         })
     }
 
@@ -658,17 +662,97 @@ impl Model {
     /// Run with explicit settings. Always returns a result; a failed run has status
     /// `Failed`, the error in `message`, and the samples up to the failure.
     pub fn run_with(&mut self, settings: &Settings) -> SimResult {
-        if let Err(e) = self.check_settings(settings) {
-            let mut r = self.plan.empty_result();
-            r.status = RunStatus::Failed;
-            r.end_time = settings.start_time;
-            r.message = e.to_string();
+        if let Some(r) = self.refused(settings) {
             return r;
         }
         self.start_run(settings.start_time);
-        self.run.result.reserve_rows(reserved_rows(settings));
         // Aligned: every stage of the step kernels streams the state.
-        let mut x = AlignedBuf::from_slice(&self.x0);
+        let x = AlignedBuf::from_slice(&self.x0);
+        self.integrate_from(x, settings)
+    }
+
+    /// The failed result of settings the model refuses (`None`: they are fine).
+    fn refused(&self, settings: &Settings) -> Option<SimResult> {
+        let e = self.check_settings(settings).err()?;
+        let mut r = self.plan.empty_result();
+        r.status = RunStatus::Failed;
+        r.end_time = settings.start_time;
+        r.message = e.to_string();
+        Some(r)
+    }
+
+    /// One piece of a run stepped in pieces (co-simulation): with `resume = false` a new
+    /// run from `settings.start_time` (as [`Model::run_with`]); with `resume = true` the
+    /// last run continued from where it ended (its state, friction modes, block states and
+    /// pending time events), `settings.start_time` being the time it ended at. Either way
+    /// the piece ends at `settings.stop_time` with the time events due exactly then
+    /// handled, so the last row of the result holds the values right after them (a native
+    /// run handles them at the start of its next step: the same trajectory). A resumed
+    /// piece restarts the solver as after an event (new step size, the modes settled anew
+    /// without the initial projection). The result holds this piece's samples only.
+    pub fn run_piece(&mut self, settings: &Settings, resume: bool) -> SimResult {
+        if let Some(r) = self.refused(settings) {
+            return r;
+        }
+        let x = if resume {
+            self.run.result = self.plan.empty_result();
+            self.run.stopped_by = None;
+            self.run.model_evals = 0;
+            self.run.output_points = 0;
+            self.run.failure = None;
+            self.dirty_factor = true;
+            self.cache.valid = false;
+            AlignedBuf::from_slice(&self.run.last_x)
+        } else {
+            self.start_run(settings.start_time);
+            AlignedBuf::from_slice(&self.x0)
+        };
+        self.resuming = resume;
+        let mut res = self.integrate_from(x, settings);
+        self.resuming = false;
+        if res.status == RunStatus::Completed {
+            self.finish_time_events_at(settings.stop_time, &mut res);
+        }
+        res
+    }
+
+    /// Handle the time events due at `t` (the end of a piece, where the solver leaves them)
+    /// and append the values right after them to `res`.
+    fn finish_time_events_at(&mut self, t: f64, res: &mut SimResult) {
+        let tol = 1e-13 * t.abs().max(1.0);
+        if self.run.next_te_min > t + tol {
+            return;
+        }
+        let mut x = std::mem::take(&mut self.run.last_x);
+        let cause = EventCause {
+            kind: EventKind::Time,
+            guards: &[],
+        };
+        match self.handle(t, &mut x, cause) {
+            Ok(action) => {
+                self.run.result = std::mem::replace(res, SimResult::new("", vec![]));
+                self.record(t, &x);
+                *res = std::mem::replace(&mut self.run.result, SimResult::new("", vec![]));
+                if action == EventAction::Stop {
+                    res.status = RunStatus::Stopped;
+                    res.message = format!(
+                        "stopped by '{}' at t = {t} s",
+                        self.run.stopped_by.clone().unwrap_or_default()
+                    );
+                }
+            }
+            Err(e) => {
+                res.status = RunStatus::Failed;
+                res.message = e.message;
+            }
+        }
+        self.run.last_x = x;
+    }
+
+    /// Integrate from `x` with `settings` (the run state already set up) and gather the
+    /// result.
+    fn integrate_from(&mut self, mut x: AlignedBuf, settings: &Settings) -> SimResult {
+        self.run.result.reserve_rows(reserved_rows(settings));
         self.refresh_constants(settings.start_time, &x);
         let start = Instant::now();
         let out = integrate(self, &mut x, settings);
@@ -867,6 +951,14 @@ impl HybridSystem for Model {
         x: &mut [f64],
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
+        if self.resuming && cause.kind == EventKind::Initial {
+            // A resumed run keeps its speeds: no initial projection, only the modes settle.
+            let again = EventCause {
+                kind: EventKind::Iteration,
+                guards: cause.guards,
+            };
+            return self.handle(t, x, again);
+        }
         self.handle(t, x, cause)
     }
     fn guard_name(&self, i: usize) -> String {

@@ -1,0 +1,448 @@
+//! The FMI 3.0 C interface, declared by hand from the standard's headers
+//! (`fmi3FunctionTypes.h`): every function of the standard is exported (importers look
+//! them all up), the ones this library does not implement log why and return
+//! `fmi3Error`. A panic never crosses the boundary: each entry point runs inside
+//! `catch_unwind` and turns a panic into `fmi3Error` (or a null instance).
+
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use crate::instance::{Instance, Phase};
+
+/// `fmi3Status`.
+pub type Status = i32;
+pub const OK: Status = 0;
+pub const ERROR: Status = 3;
+
+type Boolean = bool;
+type ValueReference = u32;
+type InstanceEnv = *mut c_void;
+/// `fmi3LogMessageCallback`.
+pub type LogMessage = Option<
+    unsafe extern "C" fn(
+        env: InstanceEnv,
+        status: Status,
+        category: *const c_char,
+        message: *const c_char,
+    ),
+>;
+
+/// What the C side holds: the logger with the instance.
+struct Handle {
+    name: String,
+    env: InstanceEnv,
+    logger: LogMessage,
+    inst: Instance,
+}
+
+impl Handle {
+    fn log(&self, status: Status, message: &str) {
+        log_to(self.logger, self.env, &self.name, status, message);
+    }
+}
+
+fn log_to(logger: LogMessage, env: InstanceEnv, name: &str, status: Status, message: &str) {
+    let Some(f) = logger else { return };
+    let category = if status >= ERROR {
+        "logStatusError"
+    } else {
+        "logEvents"
+    };
+    let text = format!("{name}: {message}").replace('\0', " ");
+    let (Ok(c), Ok(m)) = (CString::new(category), CString::new(text)) else {
+        return;
+    };
+    // SAFETY: the importer's callback, called with valid NUL-terminated strings.
+    // SAFETY: the importer's callback, called with valid NUL-terminated strings.
+    unsafe { f(env, status, c.as_ptr(), m.as_ptr()) };
+}
+
+/// Run `f` on the instance behind `ptr`: errors are logged and return `fmi3Error`, a
+/// panic too.
+///
+/// # Safety
+/// `ptr` is null or an instance made by [`fmi3InstantiateCoSimulation`], not freed.
+unsafe fn with(ptr: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), String>) -> Status {
+    if ptr.is_null() {
+        return ERROR;
+    }
+    // SAFETY: a non-null instance is a `Handle` made by `fmi3InstantiateCoSimulation`.
+    let h = &mut *(ptr as *mut Handle);
+    match catch_unwind(AssertUnwindSafe(|| f(&mut h.inst))) {
+        Ok(Ok(())) => OK,
+        Ok(Err(msg)) => {
+            h.log(ERROR, &msg);
+            ERROR
+        }
+        Err(_) => {
+            h.inst.phase = Phase::Failed;
+            h.log(
+                ERROR,
+                "internal error (a panic in drivelink); please report it",
+            );
+            ERROR
+        }
+    }
+}
+
+/// A C string argument (`None` for null or non-UTF-8).
+unsafe fn text(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    CStr::from_ptr(p).to_str().ok().map(str::to_string)
+}
+
+/// A slice from a C array (empty for a null pointer or `n == 0`).
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    if p.is_null() || n == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p, n)
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn fmi3GetVersion() -> *const c_char {
+    c"3.0".as_ptr()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetDebugLogging(
+    instance: *mut c_void,
+    _logging_on: Boolean,
+    _n_categories: usize,
+    _categories: *const *const c_char,
+) -> Status {
+    with(instance, |_| Ok(()))
+}
+
+/// The resource directory from the `resourcePath` argument (a native path, possibly a
+/// `file://` URI as some importers pass).
+fn resource_dir(p: &str) -> PathBuf {
+    let p = p.strip_prefix("file://").unwrap_or(p);
+    PathBuf::from(p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
+    instance_name: *const c_char,
+    instantiation_token: *const c_char,
+    resource_path: *const c_char,
+    _visible: Boolean,
+    _logging_on: Boolean,
+    _event_mode_used: Boolean,
+    _early_return_allowed: Boolean,
+    _required_intermediate_variables: *const ValueReference,
+    _n_required_intermediate_variables: usize,
+    instance_environment: InstanceEnv,
+    log_message: LogMessage,
+    _intermediate_update: *const c_void,
+) -> *mut c_void {
+    let name = text(instance_name).unwrap_or_else(|| "drivelink".into());
+    let token = text(instantiation_token).unwrap_or_default();
+    let Some(res) = text(resource_path) else {
+        log_to(
+            log_message,
+            instance_environment,
+            &name,
+            ERROR,
+            "no resource path given: the FMU's netlist is in its resources/",
+        );
+        return std::ptr::null_mut();
+    };
+    let made = catch_unwind(|| Instance::new(&resource_dir(&res), &token));
+    match made {
+        Ok(Ok(inst)) => Box::into_raw(Box::new(Handle {
+            name,
+            env: instance_environment,
+            logger: log_message,
+            inst,
+        })) as *mut c_void,
+        Ok(Err(msg)) => {
+            log_to(log_message, instance_environment, &name, ERROR, &msg);
+            std::ptr::null_mut()
+        }
+        Err(_) => {
+            log_to(
+                log_message,
+                instance_environment,
+                &name,
+                ERROR,
+                "internal error (a panic in drivelink) while instantiating",
+            );
+            std::ptr::null_mut()
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3FreeInstance(instance: *mut c_void) {
+    if !instance.is_null() {
+        let h = Box::from_raw(instance as *mut Handle);
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(h)));
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3EnterInitializationMode(
+    instance: *mut c_void,
+    tolerance_defined: Boolean,
+    tolerance: f64,
+    start_time: f64,
+    _stop_time_defined: Boolean,
+    _stop_time: f64,
+) -> Status {
+    with(instance, |i| {
+        i.enter_initialization(tolerance_defined.then_some(tolerance), start_time)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3ExitInitializationMode(instance: *mut c_void) -> Status {
+    with(instance, Instance::exit_initialization)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3Terminate(instance: *mut c_void) -> Status {
+    with(instance, Instance::terminate)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3Reset(instance: *mut c_void) -> Status {
+    with(instance, |i| {
+        i.reset();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3EnterStepMode(instance: *mut c_void) -> Status {
+    with(instance, |i| match i.phase {
+        Phase::Step => Ok(()),
+        p => Err(format!("fmi3EnterStepMode is not allowed in phase {p:?}")),
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetFloat64(
+    instance: *mut c_void,
+    vrs: *const ValueReference,
+    n_vr: usize,
+    values: *mut f64,
+    n_values: usize,
+) -> Status {
+    with(instance, |i| {
+        if n_values != n_vr {
+            return Err(format!(
+                "fmi3GetFloat64: {n_values} values for {n_vr} variables (all are scalars)"
+            ));
+        }
+        let vrs = slice(vrs, n_vr);
+        if values.is_null() && n_vr > 0 {
+            return Err("fmi3GetFloat64: null values array".into());
+        }
+        for (k, &vr) in vrs.iter().enumerate() {
+            *values.add(k) = i.get(vr)?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetFloat64(
+    instance: *mut c_void,
+    vrs: *const ValueReference,
+    n_vr: usize,
+    values: *const f64,
+    n_values: usize,
+) -> Status {
+    with(instance, |i| {
+        if n_values != n_vr {
+            return Err(format!(
+                "fmi3SetFloat64: {n_values} values for {n_vr} variables (all are scalars)"
+            ));
+        }
+        let vals = slice(values, n_values);
+        for (&vr, &v) in slice(vrs, n_vr).iter().zip(vals) {
+            i.set(vr, v)?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3DoStep(
+    instance: *mut c_void,
+    current_communication_point: f64,
+    communication_step_size: f64,
+    _no_set_fmu_state_prior: Boolean,
+    event_handling_needed: *mut Boolean,
+    terminate_simulation: *mut Boolean,
+    early_return: *mut Boolean,
+    last_successful_time: *mut f64,
+) -> Status {
+    let mut out = None;
+    let status = with(instance, |i| {
+        out = Some(i.do_step(current_communication_point, communication_step_size)?);
+        Ok(())
+    });
+    let (terminate, last) = match out {
+        Some(o) => (o.terminate, o.last_time),
+        None => (false, current_communication_point),
+    };
+    for (p, v) in [
+        (event_handling_needed, false),
+        (terminate_simulation, terminate),
+        (early_return, false),
+    ] {
+        if !p.is_null() {
+            *p = v;
+        }
+    }
+    if !last_successful_time.is_null() {
+        *last_successful_time = last;
+    }
+    status
+}
+
+/// Log that `what` is not supported and return `fmi3Error`.
+unsafe fn unsupported(instance: *mut c_void, what: &str) -> Status {
+    let what = what.to_string();
+    let st = with(instance, move |_| {
+        Err(format!(
+            "{what} is not supported by this FMU (drivelink exports Float64 Co-Simulation FMUs)"
+        ))
+    });
+    if st == OK {
+        ERROR
+    } else {
+        st
+    }
+}
+
+/// Exported functions that only report "not supported": `name(instance, other args)`.
+macro_rules! unsupported {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(instance: *mut c_void, $($arg: $ty),*) -> Status {
+            $(let _ = $arg;)*
+            unsupported(instance, stringify!($name))
+        }
+    )*};
+}
+
+type P = *const c_void;
+type M = *mut c_void;
+
+unsupported! {
+    fmi3EnterEventMode();
+    fmi3EnterConfigurationMode();
+    fmi3ExitConfigurationMode();
+    fmi3EnterContinuousTimeMode();
+    fmi3EvaluateDiscreteStates();
+    fmi3GetFloat32(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetInt8(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetUInt8(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetInt16(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetUInt16(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetInt32(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetUInt32(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetInt64(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetUInt64(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetBoolean(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetString(vr: P, nvr: usize, values: M, nv: usize);
+    fmi3GetBinary(vr: P, nvr: usize, sizes: M, values: M, nv: usize);
+    fmi3GetClock(vr: P, nvr: usize, values: M);
+    fmi3SetFloat32(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetInt8(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetUInt8(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetInt16(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetUInt16(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetInt32(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetUInt32(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetInt64(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetUInt64(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetBoolean(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetString(vr: P, nvr: usize, values: P, nv: usize);
+    fmi3SetBinary(vr: P, nvr: usize, sizes: P, values: P, nv: usize);
+    fmi3SetClock(vr: P, nvr: usize, values: P);
+    fmi3GetNumberOfVariableDependencies(vr: u32, n: M);
+    fmi3GetVariableDependencies(dependent: u32, elem_dep: M, independents: M, elem_ind: M, kinds: M, n: usize);
+    fmi3GetFMUState(state: M);
+    fmi3SetFMUState(state: M);
+    fmi3FreeFMUState(state: M);
+    fmi3SerializedFMUStateSize(state: M, size: M);
+    fmi3SerializeFMUState(state: M, bytes: M, size: usize);
+    fmi3DeserializeFMUState(bytes: P, size: usize, state: M);
+    fmi3GetDirectionalDerivative(unknowns: P, nu: usize, knowns: P, nk: usize, seed: P, ns: usize, sens: M, nsens: usize);
+    fmi3GetAdjointDerivative(unknowns: P, nu: usize, knowns: P, nk: usize, seed: P, ns: usize, sens: M, nsens: usize);
+    fmi3GetIntervalDecimal(vr: P, nvr: usize, intervals: M, qualifiers: M);
+    fmi3GetIntervalFraction(vr: P, nvr: usize, counters: M, resolutions: M, qualifiers: M);
+    fmi3GetShiftDecimal(vr: P, nvr: usize, shifts: M);
+    fmi3GetShiftFraction(vr: P, nvr: usize, counters: M, resolutions: M);
+    fmi3SetIntervalDecimal(vr: P, nvr: usize, intervals: P);
+    fmi3SetIntervalFraction(vr: P, nvr: usize, counters: P, resolutions: P);
+    fmi3SetShiftDecimal(vr: P, nvr: usize, shifts: P);
+    fmi3SetShiftFraction(vr: P, nvr: usize, counters: P, resolutions: P);
+    fmi3UpdateDiscreteStates(need_update: M, terminate: M, nominals_changed: M, values_changed: M, next_defined: M, next_time: M);
+    fmi3CompletedIntegratorStep(no_prior: bool, enter_event: M, terminate: M);
+    fmi3SetTime(time: f64);
+    fmi3SetContinuousStates(x: P, nx: usize);
+    fmi3GetContinuousStateDerivatives(dx: M, nx: usize);
+    fmi3GetEventIndicators(z: M, nz: usize);
+    fmi3GetContinuousStates(x: M, nx: usize);
+    fmi3GetNominalsOfContinuousStates(nominals: M, nx: usize);
+    fmi3GetNumberOfEventIndicators(n: M);
+    fmi3GetNumberOfContinuousStates(n: M);
+    fmi3GetOutputDerivatives(vr: P, nvr: usize, orders: P, values: M, nv: usize);
+    fmi3ActivateModelPartition(clock: u32, activation_time: f64);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3InstantiateModelExchange(
+    instance_name: *const c_char,
+    _token: *const c_char,
+    _resource_path: *const c_char,
+    _visible: Boolean,
+    _logging_on: Boolean,
+    instance_environment: InstanceEnv,
+    log_message: LogMessage,
+) -> *mut c_void {
+    let name = text(instance_name).unwrap_or_else(|| "drivelink".into());
+    log_to(
+        log_message,
+        instance_environment,
+        &name,
+        ERROR,
+        "Model Exchange is not supported yet by drivelink FMUs (use Co-Simulation)",
+    );
+    std::ptr::null_mut()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
+    instance_name: *const c_char,
+    _token: *const c_char,
+    _resource_path: *const c_char,
+    _visible: Boolean,
+    _logging_on: Boolean,
+    instance_environment: InstanceEnv,
+    log_message: LogMessage,
+    _clock_update: *const c_void,
+    _lock_preemption: *const c_void,
+    _unlock_preemption: *const c_void,
+) -> *mut c_void {
+    let name = text(instance_name).unwrap_or_else(|| "drivelink".into());
+    log_to(
+        log_message,
+        instance_environment,
+        &name,
+        ERROR,
+        "Scheduled Execution is not supported by drivelink FMUs (use Co-Simulation)",
+    );
+    std::ptr::null_mut()
+}

@@ -1,0 +1,262 @@
+//! One FMU instance: the compiled netlist, the parameter values, the model stepped in
+//! pieces and the output values, with the FMI 3.0 Co-Simulation state machine. Nothing
+//! here knows about C; `ffi.rs` turns its `Result`s into `fmi3Status` and logger calls.
+
+use std::path::Path;
+
+use drivelink_core::{Compiled, Model, Registry, RunStatus, Settings, SimResult};
+use serde_json::Value;
+
+use crate::vars::{instantiation_token, variables, Causality, Variable};
+
+/// Where the instance is in the FMI state machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Instantiated,
+    Initialization,
+    Step,
+    Terminated,
+    /// A step failed: only `Terminate`, `Reset` and `FreeInstance` are allowed.
+    Failed,
+}
+
+/// What a successful `doStep` reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepOutcome {
+    /// A block asked to stop the run (at `last_time`).
+    pub terminate: bool,
+    /// The time reached.
+    pub last_time: f64,
+}
+
+/// An FMU instance (see the module docs).
+pub struct Instance {
+    registry: Registry,
+    compiled: Compiled,
+    vars: Vec<Variable>,
+    /// Current values of every variable by value reference (time, parameters, outputs).
+    values: Vec<f64>,
+    model: Option<Model>,
+    /// Whether the model has run a piece (the next piece resumes it).
+    started: bool,
+    settings: Settings,
+    time: f64,
+    pub phase: Phase,
+}
+
+impl Instance {
+    /// Load `resources/model.json` from `resource_dir`, check the token and compile.
+    pub fn new(resource_dir: &Path, token: &str) -> Result<Instance, String> {
+        let path = resource_dir.join("model.json");
+        let text = std::fs::read(&path)
+            .map_err(|e| format!("cannot read the FMU's netlist {}: {e}", path.display()))?;
+        let expected = instantiation_token(&text);
+        if token != expected {
+            return Err(format!(
+                "instantiation token {token} does not match the FMU's netlist ({expected}): \
+                 the modelDescription.xml and resources/model.json come from different exports"
+            ));
+        }
+        let d = drivelink_netlist::load_file(&path).map_err(|e| e.to_string())?;
+        let registry = drivelink_blocks::registry();
+        let origin = path.display().to_string();
+        let compiled = Compiled::new(&d, &registry)
+            .map_err(|e| drivelink_netlist::locate_error(&d, &registry, &origin, e).to_string())?;
+        let vars = variables(&d, compiled.plan()).map_err(|e| e.to_string())?;
+        let settings = compiled.plan().settings().clone();
+        let mut inst = Instance {
+            registry,
+            compiled,
+            values: vec![0.0; vars.len()],
+            vars,
+            model: None,
+            started: false,
+            time: settings.start_time,
+            settings,
+            phase: Phase::Instantiated,
+        };
+        inst.reset();
+        Ok(inst)
+    }
+
+    /// Back to the instantiated state with the default parameter values.
+    pub fn reset(&mut self) {
+        for (v, val) in self.vars.iter().zip(self.values.iter_mut()) {
+            *val = v.start.unwrap_or(0.0);
+        }
+        self.settings = self.compiled.plan().settings().clone();
+        self.time = self.settings.start_time;
+        self.values[0] = self.time;
+        self.model = None;
+        self.started = false;
+        self.phase = Phase::Instantiated;
+    }
+
+    fn expect(&self, what: &str, allowed: &[Phase]) -> Result<(), String> {
+        if allowed.contains(&self.phase) {
+            Ok(())
+        } else {
+            Err(format!("{what} is not allowed in phase {:?}", self.phase))
+        }
+    }
+
+    /// `fmi3EnterInitializationMode`.
+    pub fn enter_initialization(
+        &mut self,
+        tolerance: Option<f64>,
+        start: f64,
+    ) -> Result<(), String> {
+        self.expect("fmi3EnterInitializationMode", &[Phase::Instantiated])?;
+        if !start.is_finite() {
+            return Err(format!("start time {start} is not finite"));
+        }
+        if let Some(tol) = tolerance {
+            if !(tol > 0.0 && tol < 1.0) {
+                return Err(format!("tolerance {tol} must be in (0, 1)"));
+            }
+            self.settings.rtol = tol;
+        }
+        self.settings.start_time = start;
+        self.time = start;
+        self.values[0] = start;
+        self.phase = Phase::Initialization;
+        Ok(())
+    }
+
+    /// A run instance with the current parameter values.
+    fn build_model(&self) -> Result<Model, String> {
+        let overrides: Vec<(String, Value)> = self
+            .vars
+            .iter()
+            .zip(&self.values)
+            .filter(|(v, val)| v.causality == Causality::Parameter && v.start != Some(**val))
+            .map(|(v, val)| (v.name.clone(), Value::from(*val)))
+            .collect();
+        self.compiled
+            .with_params(&self.registry, &overrides)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Settings of one piece from the current time to `stop` (outputs at the solver's
+    /// steps only: the piece's last row is all that is read).
+    fn piece(&self, stop: f64) -> Settings {
+        let mut s = self.settings.clone();
+        s.start_time = self.time;
+        s.stop_time = stop;
+        s.output_interval = None;
+        s.output_points = None;
+        s
+    }
+
+    /// The outputs at the start time (after the initial event), from a throwaway run over
+    /// a tiny span whose first row they are.
+    fn initial_outputs(&mut self) -> Result<(), String> {
+        let mut m = self.build_model()?;
+        let s = self.piece(self.time + 1e-9 * self.time.abs().max(1.0));
+        let res = m.run_with(&s);
+        if res.status == RunStatus::Failed && res.time.is_empty() {
+            return Err(res.message);
+        }
+        self.store_outputs(&res, 0);
+        Ok(())
+    }
+
+    /// Copy row `row` of `res` into the output values.
+    fn store_outputs(&mut self, res: &SimResult, row: usize) {
+        let first = self.values.len() - res.columns.len();
+        for (k, col) in res.columns.iter().enumerate() {
+            if let Some(&v) = col.get(row) {
+                self.values[first + k] = v;
+            }
+        }
+    }
+
+    /// `fmi3ExitInitializationMode`.
+    pub fn exit_initialization(&mut self) -> Result<(), String> {
+        self.expect("fmi3ExitInitializationMode", &[Phase::Initialization])?;
+        self.initial_outputs()?;
+        self.model = Some(self.build_model()?);
+        self.phase = Phase::Step;
+        Ok(())
+    }
+
+    /// `fmi3DoStep` from `t` over `h`.
+    pub fn do_step(&mut self, t: f64, h: f64) -> Result<StepOutcome, String> {
+        self.expect("fmi3DoStep", &[Phase::Step])?;
+        let tol = 1e-12 * self.time.abs().max(1.0) + 1e-12 * h.abs();
+        if (t - self.time).abs() > tol {
+            return Err(format!(
+                "fmi3DoStep from t = {t} s, but the FMU is at t = {} s",
+                self.time
+            ));
+        }
+        if !(h > 0.0 && h.is_finite()) {
+            return Err(format!("communication step size {h} must be positive"));
+        }
+        let s = self.piece(t + h);
+        let resume = self.started;
+        let Some(model) = self.model.as_mut() else {
+            return Err("the model is not initialized".into());
+        };
+        let res = model.run_piece(&s, resume);
+        self.started = true;
+        if res.status == RunStatus::Failed {
+            self.phase = Phase::Failed;
+            return Err(res.message);
+        }
+        let last = res.time.len().saturating_sub(1);
+        self.store_outputs(&res, last);
+        self.time = if res.status == RunStatus::Completed {
+            t + h
+        } else {
+            res.end_time
+        };
+        self.values[0] = self.time;
+        Ok(StepOutcome {
+            terminate: res.status == RunStatus::Stopped,
+            last_time: self.time,
+        })
+    }
+
+    /// `fmi3Terminate`.
+    pub fn terminate(&mut self) -> Result<(), String> {
+        self.expect("fmi3Terminate", &[Phase::Step, Phase::Failed])?;
+        self.phase = Phase::Terminated;
+        Ok(())
+    }
+
+    fn var(&self, vr: u32) -> Result<&Variable, String> {
+        self.vars
+            .get(vr as usize)
+            .ok_or_else(|| format!("unknown variable: value reference {vr}"))
+    }
+
+    /// `fmi3GetFloat64` of one variable.
+    pub fn get(&mut self, vr: u32) -> Result<f64, String> {
+        let v = self.var(vr)?;
+        if v.causality == Causality::Output && self.phase == Phase::Initialization {
+            self.initial_outputs()?;
+        }
+        Ok(self.values[vr as usize])
+    }
+
+    /// `fmi3SetFloat64` of one variable.
+    pub fn set(&mut self, vr: u32, value: f64) -> Result<(), String> {
+        let v = self.var(vr)?;
+        if v.causality != Causality::Parameter {
+            return Err(format!("'{}' cannot be set (only parameters can)", v.name));
+        }
+        if !value.is_finite() {
+            return Err(format!("'{}' = {value}: not a finite number", v.name));
+        }
+        if !matches!(self.phase, Phase::Instantiated | Phase::Initialization) {
+            return Err(format!(
+                "'{}': changing a parameter during the simulation is not supported yet \
+                 (set it before fmi3ExitInitializationMode)",
+                v.name
+            ));
+        }
+        self.values[vr as usize] = value;
+        Ok(())
+    }
+}

@@ -1,0 +1,221 @@
+//! The FMU's variables and its `modelDescription.xml`.
+//!
+//! Both the exporter (which writes the XML) and the runtime library (which serves the
+//! values) derive the variable list from the netlist with [`variables`], so their value
+//! references agree: `0` is the independent variable `time`, then every numeric
+//! top-level netlist parameter (in netlist order), then every logged variable (in the
+//! order of the run's result columns).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
+use drivelink_core::units::{parse_unit, Dim};
+use drivelink_core::{Diagram, Error, Plan};
+
+/// The model identifier: the runtime library's file name without `lib` and `.so`.
+pub const MODEL_IDENTIFIER: &str = "drivelink_fmi";
+
+/// What a variable is to the importer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Causality {
+    /// The independent variable (time).
+    Independent,
+    /// A tunable parameter (a top-level netlist parameter).
+    Parameter,
+    /// An output (a logged variable).
+    Output,
+}
+
+/// One FMU variable (all are `Float64`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub value_reference: u32,
+    pub causality: Causality,
+    /// The start value (SI) of a parameter.
+    pub start: Option<f64>,
+    /// The SI unit (`kg*m^2`, `rad/s`), `None` when dimensionless.
+    pub unit: Option<String>,
+}
+
+/// The FMU variables of the netlist `d` compiled to `plan` (see the module docs).
+/// Parameters that are not numbers (text choices, arrays) are not exported.
+pub fn variables(d: &Diagram, plan: &Plan) -> Result<Vec<Variable>, Error> {
+    let scope: Scope = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
+    let mut vars = vec![Variable {
+        name: "time".into(),
+        value_reference: 0,
+        causality: Causality::Independent,
+        start: None,
+        unit: Some("s".into()),
+    }];
+    for (name, _) in &d.parameters {
+        let Some(ScopeVal::Q(q)) = scope.get(name) else {
+            continue;
+        };
+        let unit = q.dim.filter(|d| *d != Dim::ONE).map(unit_name);
+        vars.push(Variable {
+            name: name.clone(),
+            value_reference: vars.len() as u32,
+            causality: Causality::Parameter,
+            start: Some(q.value),
+            unit,
+        });
+    }
+    let empty = plan.empty_result();
+    for (name, unit) in empty.names.iter().zip(&empty.units) {
+        vars.push(Variable {
+            name: name.clone(),
+            value_reference: vars.len() as u32,
+            causality: Causality::Output,
+            start: None,
+            unit: unit.clone().filter(|u| u != "1" && !u.is_empty()),
+        });
+    }
+    Ok(vars)
+}
+
+/// The name of an SI unit of dimension `d`: `N`, `N*m`, `W`, else the base units
+/// (`kg*m^2`).
+fn unit_name(d: Dim) -> String {
+    match d.derived_name() {
+        Some(n) => n.replace('·', "*"),
+        None => d.ascii(),
+    }
+}
+
+/// A token that changes with the shipped netlist's text (FNV-1a, 64 bit), checked by
+/// the runtime at instantiation.
+pub fn instantiation_token(model_json: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in model_json {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{{drivelink-{h:016x}}}")
+}
+
+/// Escape text for an XML attribute.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\n' => o.push_str("&#10;"),
+            c if (c as u32) < 0x20 && c != '\t' => {}
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The `<Unit>` element of a unit name, `None` if it does not parse.
+fn unit_element(name: &str) -> Option<String> {
+    let u = parse_unit(name).ok()?;
+    let d = u.dim;
+    let mut base = String::new();
+    for (attr, e) in [("kg", d.kg), ("m", d.m), ("s", d.s), ("A", d.a), ("K", d.k)] {
+        if e != 0 {
+            let _ = write!(base, " {attr}=\"{e}\"");
+        }
+    }
+    if u.factor != 1.0 {
+        let _ = write!(base, " factor=\"{:e}\"", u.factor);
+    }
+    Some(format!(
+        "    <Unit name=\"{}\">\n      <BaseUnit{base}/>\n    </Unit>\n",
+        esc(name)
+    ))
+}
+
+/// What `modelDescription.xml` says besides the variables.
+pub struct Description<'a> {
+    pub model_name: &'a str,
+    pub description: &'a str,
+    pub token: &'a str,
+    pub start_time: f64,
+    pub stop_time: f64,
+}
+
+/// The FMI 3.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
+pub fn model_description(info: &Description, vars: &[Variable]) -> String {
+    let mut units = BTreeMap::new();
+    for u in vars.iter().filter_map(|v| v.unit.as_deref()) {
+        if let Some(el) = unit_element(u) {
+            units.insert(u.to_string(), el);
+        }
+    }
+    let mut x = String::new();
+    x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<fmiModelDescription fmiVersion=\"3.0\" modelName=\"{}\" description=\"{}\" \
+         instantiationToken=\"{}\" generationTool=\"drivelink {}\">",
+        esc(info.model_name),
+        esc(info.description),
+        esc(info.token),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        x,
+        "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+         canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
+         canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
+    );
+    if !units.is_empty() {
+        x.push_str("  <UnitDefinitions>\n");
+        for el in units.values() {
+            x.push_str(el);
+        }
+        x.push_str("  </UnitDefinitions>\n");
+    }
+    let _ = writeln!(
+        x,
+        "  <DefaultExperiment startTime=\"{:?}\" stopTime=\"{:?}\"/>",
+        info.start_time, info.stop_time
+    );
+    x.push_str("  <ModelVariables>\n");
+    for v in vars {
+        x.push_str(&variable_element(v, &units));
+    }
+    x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
+    let outputs = vars.iter().filter(|v| v.causality == Causality::Output);
+    for v in outputs.clone() {
+        let _ = writeln!(x, "    <Output valueReference=\"{}\"/>", v.value_reference);
+    }
+    for v in outputs {
+        let _ = writeln!(
+            x,
+            "    <InitialUnknown valueReference=\"{}\"/>",
+            v.value_reference
+        );
+    }
+    x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
+}
+
+/// The `<Float64>` element of one variable (its unit only when it is defined).
+fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
+    let (causality, variability) = match v.causality {
+        Causality::Independent => ("independent", "continuous"),
+        Causality::Parameter => ("parameter", "tunable"),
+        Causality::Output => ("output", "continuous"),
+    };
+    let mut attrs = format!(
+        "name=\"{}\" valueReference=\"{}\" causality=\"{causality}\" variability=\"{variability}\"",
+        esc(&v.name),
+        v.value_reference
+    );
+    if let Some(s) = v.start {
+        let _ = write!(attrs, " start=\"{s:?}\"");
+    }
+    if let Some(u) = v.unit.as_deref().filter(|u| units.contains_key(*u)) {
+        let _ = write!(attrs, " unit=\"{}\"", esc(u));
+    }
+    format!("    <Float64 {attrs}/>\n")
+}

@@ -1,0 +1,221 @@
+//! `drivelink fmu`: export a netlist as an FMI 3.0 Co-Simulation FMU.
+//!
+//! The FMU is a zip archive holding `modelDescription.xml` (from `drivelink_fmi::vars`),
+//! the generic runtime library `binaries/x86_64-linux/drivelink_fmi.so` (the
+//! `drivelink-fmi` cdylib built next to this executable, copied as is) and the netlist in
+//! `resources/model.json` (with `--set` values applied and subsystem files inlined). The
+//! zip is written here (stored entries for nothing, deflate through `flate2` for all),
+//! so no system library or compiler is needed. See `docs/fmi.md`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use drivelink_core::{Compiled, Diagram, Error};
+use drivelink_fmi::{
+    instantiation_token, model_description, variables, Description, MODEL_IDENTIFIER,
+};
+
+use crate::{load, report};
+
+/// The long help of `drivelink fmu`.
+pub const LONG_ABOUT: &str =
+    "Export a model as an FMU (Functional Mock-up Unit) that FMI importers \
+(fmpy, Simulink, Dymola, OpenModelica, ...) run without drivelink installed.\n\n\
+Written now: FMI 3.0 Co-Simulation for x86_64 Linux. Variables: `time`, every numeric top-level \
+netlist parameter as a tunable Float64 parameter (SI value, settable before the end of \
+initialization), every logged variable as a Float64 output, all with their SI units. \
+fmi3DoStep advances the model with drivelink's own hybrid solver (events located inside the \
+step). Model Exchange and FMI 2.0 are not written yet. Needs the runtime library: \
+`cargo build -p drivelink-fmi` (same profile as this drivelink).";
+
+/// Arguments of `drivelink fmu`.
+#[derive(clap::Args, Debug)]
+pub struct FmuArgs {
+    /// The model netlist (JSON).
+    model: PathBuf,
+    /// The FMU file to write (`MODEL.fmu`).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// FMI version: 3 (2 is not written yet).
+    #[arg(long, value_name = "3|2", default_value = "3")]
+    fmi: String,
+    /// FMU kind: cs (Co-Simulation); me and both are not written yet.
+    #[arg(long, value_name = "cs|me|both", default_value = "cs")]
+    kind: String,
+    /// Override a top-level parameter (as for `run`): the FMU's parameter starts there.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+/// Run `drivelink fmu`; the exit code (0 written, 2 invalid input or no runtime library).
+pub fn export(args: &FmuArgs) -> u8 {
+    if args.fmi != "3" {
+        let what = if args.fmi == "2" {
+            "FMI 2.0 export is not written yet"
+        } else {
+            "unknown FMI version"
+        };
+        crate::console::error(format!("--fmi {}: {what}; use --fmi 3", args.fmi));
+        return 2;
+    }
+    if args.kind != "cs" {
+        let what = match args.kind.as_str() {
+            "me" | "both" => "Model Exchange export is not written yet",
+            _ => "unknown FMU kind",
+        };
+        crate::console::error(format!("--kind {}: {what}; use --kind cs", args.kind));
+        return 2;
+    }
+    let origin = args.model.display().to_string();
+    let d = match load(&args.model, &args.set) {
+        Ok(d) => d,
+        Err(e) => {
+            report(&origin, &e);
+            return 2;
+        }
+    };
+    match write_fmu(&d, &origin, &args.out) {
+        Ok(n) => {
+            println!(
+                "wrote {} ({n} variables, FMI 3.0 Co-Simulation)",
+                args.out.display()
+            );
+            0
+        }
+        Err(e) => {
+            report(&origin, &e);
+            2
+        }
+    }
+}
+
+/// The runtime library next to the running executable.
+fn runtime_library() -> Result<PathBuf, Error> {
+    let exe = std::env::current_exe().map_err(|e| Error::Io {
+        path: "drivelink executable".into(),
+        message: e.to_string(),
+    })?;
+    let file = format!("lib{MODEL_IDENTIFIER}.so");
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let lib = dir.join(&file);
+    if lib.is_file() {
+        return Ok(lib);
+    }
+    Err(Error::Io {
+        path: lib.display().to_string(),
+        message: format!(
+            "the FMU runtime library {file} is not next to drivelink: build it with \
+             `cargo build -p drivelink-fmi` (with the same --release or not as drivelink)"
+        ),
+    })
+}
+
+/// Inline every subsystem file, so the netlist stands alone in the FMU.
+fn inline_files(d: &mut Diagram) {
+    for b in d.blocks.iter_mut() {
+        if let Some(inner) = b.inner.as_deref_mut() {
+            b.file = None;
+            inline_files(inner);
+        }
+    }
+}
+
+/// Write the FMU of `d` to `out`; the number of variables.
+fn write_fmu(d: &Diagram, origin: &str, out: &Path) -> Result<usize, Error> {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return Err(Error::Io {
+            path: out.display().to_string(),
+            message: "FMU export is written for x86_64 Linux only so far".into(),
+        });
+    }
+    let lib = runtime_library()?;
+    let mut d = d.clone();
+    inline_files(&mut d);
+    let registry = drivelink_blocks::registry();
+    let compiled = Compiled::new(&d, &registry)
+        .map_err(|e| drivelink_netlist::locate_error(&d, &registry, origin, e))?;
+    let vars = variables(&d, compiled.plan())?;
+    let json = serde_json::to_string_pretty(&drivelink_netlist::to_json(&d)).unwrap_or_default();
+    let token = instantiation_token(json.as_bytes());
+    let settings = compiled.plan().settings();
+    let xml = model_description(
+        &Description {
+            model_name: &d.name,
+            description: &d.description,
+            token: &token,
+            start_time: settings.start_time,
+            stop_time: settings.stop_time,
+        },
+        &vars,
+    );
+    let io = |p: &Path, e: std::io::Error| Error::Io {
+        path: p.display().to_string(),
+        message: e.to_string(),
+    };
+    let so = std::fs::read(&lib).map_err(|e| io(&lib, e))?;
+    let entries: [(String, &[u8]); 3] = [
+        ("modelDescription.xml".into(), xml.as_bytes()),
+        (format!("binaries/x86_64-linux/{MODEL_IDENTIFIER}.so"), &so),
+        ("resources/model.json".into(), json.as_bytes()),
+    ];
+    let zip = zip_archive(&entries).map_err(|e| io(out, e))?;
+    std::fs::write(out, zip).map_err(|e| io(out, e))?;
+    Ok(vars.len())
+}
+
+/// A zip archive of `entries` (name, bytes), each deflated.
+fn zip_archive(entries: &[(String, &[u8])]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, data) in entries {
+        let mut enc =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(data)?;
+        let packed = enc.finish()?;
+        let crc = crc32fast::hash(data);
+        let too_big =
+            |n: usize| u32::try_from(n).map_err(|_| std::io::Error::other("zip entry over 4 GB"));
+        let (size, csize, offset) = (
+            too_big(data.len())?,
+            too_big(packed.len())?,
+            too_big(out.len())?,
+        );
+        // Version 2.0, no flags, deflate, DOS time/date of 1980-01-01 00:00.
+        let common = |v: &mut Vec<u8>| {
+            for x in [20u16, 0, 8, 0, 0x21] {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            for x in [crc, csize, size] {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            v.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            v.extend_from_slice(&0u16.to_le_bytes());
+        };
+        out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        common(&mut out);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&packed);
+        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        central.extend_from_slice(&0x031eu16.to_le_bytes()); // made by: Unix, 3.0
+        common(&mut central);
+        // Comment length, disk, internal attributes; external attributes (rw-r--r--).
+        for x in [0u16, 0, 0] {
+            central.extend_from_slice(&x.to_le_bytes());
+        }
+        central.extend_from_slice(&(0o100644u32 << 16).to_le_bytes());
+        central.extend_from_slice(&offset.to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+    }
+    let cd_offset = out.len() as u32;
+    let cd_size = central.len() as u32;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    let n = entries.len() as u16;
+    for x in [0u16, 0, n, n] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.extend_from_slice(&cd_size.to_le_bytes());
+    out.extend_from_slice(&cd_offset.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    Ok(out)
+}

@@ -1,0 +1,218 @@
+//! `drivelink fmu`: the FMU archive of `mech_clutch_lock.json` holds the model
+//! description, the runtime library under the model identifier's name and the netlist;
+//! unsupported kinds and versions are refused with a clear message.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn drivelink() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelink"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = root().join("target").join("cli_fmu").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The entries of a zip archive: (name, compressed size, uncompressed size), from its
+/// central directory.
+fn zip_entries(bytes: &[u8]) -> Vec<(String, u32, u32)> {
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as usize;
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    let eocd = bytes.len() - 22;
+    assert_eq!(u32_at(eocd), 0x0605_4b50, "end of central directory record");
+    let n = u16_at(eocd + 10);
+    let mut p = u32_at(eocd + 16) as usize;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        assert_eq!(u32_at(p), 0x0201_4b50, "central directory entry");
+        let name_len = u16_at(p + 28);
+        let extra = u16_at(p + 30) + u16_at(p + 32);
+        let name = String::from_utf8(bytes[p + 46..p + 46 + name_len].to_vec()).unwrap();
+        out.push((name, u32_at(p + 20), u32_at(p + 24)));
+        p += 46 + name_len + extra;
+    }
+    out
+}
+
+fn lib_size() -> Option<u64> {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_drivelink"));
+    let lib = exe.parent()?.join("libdrivelink_fmi.so");
+    std::fs::metadata(lib).ok().map(|m| m.len())
+}
+
+#[test]
+fn fmu_of_clutch_lock_holds_description_library_and_netlist() {
+    let Some(so_len) = lib_size() else {
+        eprintln!("skipped: build the runtime first (cargo build -p drivelink-fmi)");
+        return;
+    };
+    let dir = out_dir("clutch_lock");
+    let fmu = dir.join("mech_clutch_lock.fmu");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    let o = drivelink()
+        .args([
+            "fmu",
+            model.to_str().unwrap(),
+            "--out",
+            fmu.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&fmu).unwrap();
+    let entries = zip_entries(&bytes);
+    let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "modelDescription.xml",
+            "binaries/x86_64-linux/drivelink_fmi.so",
+            "resources/model.json"
+        ]
+    );
+    assert_eq!(
+        u64::from(entries[1].2),
+        so_len,
+        "the library is copied whole"
+    );
+    assert!(entries[1].1 < entries[1].2, "the library is deflated");
+}
+
+#[test]
+fn fmu_model_description_declares_parameters_outputs_and_units() {
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    let d = drivelink_netlist::load_file(&model).unwrap();
+    let reg = drivelink_blocks::registry();
+    let c = drivelink_core::Compiled::new(&d, &reg).unwrap();
+    let vars = drivelink_fmi::variables(&d, c.plan()).unwrap();
+    let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "time",
+            "J1",
+            "J2",
+            "fn",
+            "mu",
+            "w0",
+            "clutch.mode",
+            "clutch.tau",
+            "clutch.w_rel",
+            "J1.w",
+            "J2.w"
+        ]
+    );
+    for (k, v) in vars.iter().enumerate() {
+        assert_eq!(v.value_reference as usize, k);
+    }
+    // "10 N" is 10 in SI with the unit N; "1 kg*m^2" keeps its base units.
+    assert_eq!(
+        (vars[3].start, vars[3].unit.as_deref()),
+        (Some(10.0), Some("N"))
+    );
+    assert_eq!(
+        (vars[1].start, vars[1].unit.as_deref()),
+        (Some(1.0), Some("kg*m^2"))
+    );
+    assert_eq!(vars[4].unit, None);
+    let xml = drivelink_fmi::model_description(
+        &drivelink_fmi::Description {
+            model_name: "m",
+            description: "a <b> & \"c\"",
+            token: "{t}",
+            start_time: 0.0,
+            stop_time: 3.0,
+        },
+        &vars,
+    );
+    assert!(xml.contains("description=\"a &lt;b&gt; &amp; &quot;c&quot;\""));
+    assert!(xml.contains("<Unit name=\"N*m\">\n      <BaseUnit kg=\"1\" m=\"2\" s=\"-2\"/>"));
+    assert!(xml.contains(
+        "<Float64 name=\"clutch.tau\" valueReference=\"7\" causality=\"output\" variability=\"continuous\" unit=\"N*m\"/>"
+    ));
+    assert_eq!(xml.matches("<Output ").count(), 5);
+}
+
+#[test]
+fn fmu_kinds_not_written_yet_are_refused() {
+    let dir = out_dir("refused");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    for (flag, value, says) in [
+        ("--kind", "me", "Model Exchange export is not written yet"),
+        ("--fmi", "2", "FMI 2.0 export is not written yet"),
+    ] {
+        let fmu = dir.join("x.fmu");
+        let o = drivelink()
+            .args([
+                "fmu",
+                model.to_str().unwrap(),
+                "--out",
+                fmu.to_str().unwrap(),
+                flag,
+                value,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(says));
+        assert!(!Path::new(&fmu).exists());
+    }
+}
+
+/// The bytes of the stored entry `name` of a zip archive, inflated.
+fn zip_read(bytes: &[u8], name: &str) -> Vec<u8> {
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as usize;
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
+    let mut p = 0;
+    while u32_at(p) == 0x0403_4b50 {
+        let (csize, n, extra) = (u32_at(p + 18), u16_at(p + 26), u16_at(p + 28));
+        let start = p + 30 + n + extra;
+        if &bytes[p + 30..p + 30 + n] == name.as_bytes() {
+            let mut out = Vec::new();
+            let mut dec = flate2::read::DeflateDecoder::new(&bytes[start..start + csize]);
+            std::io::Read::read_to_end(&mut dec, &mut out).unwrap();
+            return out;
+        }
+        p = start + csize;
+    }
+    panic!("no entry {name}");
+}
+
+#[test]
+fn fmu_set_value_becomes_the_parameter_start() {
+    if lib_size().is_none() {
+        eprintln!("skipped: build the runtime first (cargo build -p drivelink-fmi)");
+        return;
+    }
+    let dir = out_dir("set");
+    let fmu = dir.join("m.fmu");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    let o = drivelink()
+        .args([
+            "fmu",
+            model.to_str().unwrap(),
+            "--out",
+            fmu.to_str().unwrap(),
+        ])
+        .args(["--set", "J2=500 g*m^2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&fmu).unwrap();
+    let xml = String::from_utf8(zip_read(&bytes, "modelDescription.xml")).unwrap();
+    assert!(xml.contains(
+        "<Float64 name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\" start=\"0.5\" unit=\"kg*m^2\"/>"
+    ), "{xml}");
+    let json = zip_read(&bytes, "resources/model.json");
+    let token = drivelink_fmi::instantiation_token(&json);
+    assert!(xml.contains(&format!("instantiationToken=\"{token}\"")));
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["parameters"]["J2"], "500 g*m^2");
+}
