@@ -466,3 +466,34 @@ fn a_sweep_over_a_speed_with_units_runs_each_speed() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn an_esc_that_brakes_fewer_than_four_wheels_is_refused_naming_the_output() {
+    // The sine-with-dwell car with the rear-right wheel's brake fed by the pedal instead
+    // of the ESC: the ESC's `rr` output drives nothing.
+    let mut v = netlist("vd_fmvss126_sine_dwell");
+    for line in v["connections"].as_array_mut().expect("connections") {
+        let line = line.as_array_mut().expect("a line");
+        if line[0] == "esc.rr" {
+            line[0] = Value::from("brake_rear.y");
+        }
+    }
+    let dir = temp_dir("esc_three_wheels");
+    let path = dir.join("model.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("JSON")).expect("write");
+    let o = drivelink()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(["--no-plots", "--no-report"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("output 'esc.rr' drives nothing") && err.contains("four-wheel"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

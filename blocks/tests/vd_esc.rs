@@ -320,6 +320,11 @@ fn a_run_brakes_by_the_located_modes_and_logs_each_switch() {
     d.connect(&["steer.y", "esc.steer"]);
     d.connect(&["speed.y", "esc.speed"]);
     d.connect(&["yaw.y", "esc.r"]);
+    // Stand-ins for the four wheels' brake inputs (an Esc's outputs must drive them).
+    for w in ["fl", "fr", "rl", "rr"] {
+        d.add(&format!("brake_{w}"), "Gain", json!({"k": 1.0}));
+        d.connect(&[&format!("esc.{w}"), &format!("brake_{w}.u")]);
+    }
     d.log(&["esc.fl", "esc.fr", "esc.rl", "esc.rr", "esc.active"]);
     d.settings.stop_time = 2.0;
     d.settings.rtol = 1e-10;

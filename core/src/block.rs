@@ -113,6 +113,10 @@ pub struct PortDecl {
     /// `useHeatPort = false`). No "unconnected" warning either way. Connected, it is an
     /// ordinary port.
     pub optional: bool,
+    /// An output that must drive at least one input, and why (an `Esc`'s wheel brake
+    /// torques: a stability control that brakes fewer than four wheels is a wiring
+    /// error). `None`: an output may drive nothing.
+    pub must_drive: Option<&'static str>,
 }
 
 impl PortDecl {
@@ -129,6 +133,7 @@ impl PortDecl {
             may_be_undefined: false,
             free_ok: false,
             optional: false,
+            must_drive: None,
         }
     }
     /// A signal input that must be driven.
@@ -193,6 +198,12 @@ impl PortDecl {
     /// The same port with a declared SI unit.
     pub fn with_unit(mut self, unit: &'static str) -> Self {
         self.unit = Some(unit);
+        self
+    }
+    /// The same output, required to drive at least one input (`why`: what the block needs
+    /// it for, in the error when it drives nothing).
+    pub fn must_drive(mut self, why: &'static str) -> Self {
+        self.must_drive = Some(why);
         self
     }
 }

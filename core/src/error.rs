@@ -88,6 +88,13 @@ pub enum Error {
     },
     #[error("input '{block}.{port}' has no driver; connect a signal to it")]
     UndrivenInput { block: String, port: String },
+    /// An output the block needs connected drives nothing (`PortDecl::must_drive`).
+    #[error("output '{block}.{port}' drives nothing; {why}")]
+    UnusedOutput {
+        block: String,
+        port: String,
+        why: &'static str,
+    },
     #[error("algebraic loop through blocks: {}", blocks.join(" -> "))]
     AlgebraicLoop { blocks: Vec<String> },
     #[error("the mechanical network is singular: nodes {} have no inertia in a direction the constraints leave free; {}", nodes.join(", "), singular_advice(unconnected))]

@@ -444,7 +444,7 @@ pub fn locate_error(d: &Diagram, _reg: &Registry, origin: &str, e: Error) -> Err
         | Error::ShortConnection { connection, .. }
         | Error::SignalDrivers { connection, .. } => conn(*connection),
         Error::TwoDrivers { second, .. } => conn(*second),
-        Error::UndrivenInput { block, .. } => blk(block, ""),
+        Error::UndrivenInput { block, .. } | Error::UnusedOutput { block, .. } => blk(block, ""),
         Error::AlgebraicLoop { .. } | Error::RoadProviders { .. } => "connections".to_string(),
         Error::RoadData { block, .. } => blk(block, ""),
         Error::SingularNetwork { .. }

@@ -248,7 +248,11 @@ impl Block for Esc {
             p.push(PortDecl::optional_input(format!("demand_{w}"), 0.0).with_unit("N*m"));
         }
         for w in WHEELS {
-            p.push(PortDecl::output(w).with_unit("N*m"));
+            p.push(
+                PortDecl::output(w)
+                    .with_unit("N*m")
+                    .must_drive("an Esc brakes single wheels of a four-wheel car: connect fl, fr, rl and rr to the brake inputs of the front-left, front-right, rear-left and rear-right wheels"),
+            );
         }
         p
     }

@@ -210,6 +210,8 @@ pub(crate) fn connect(
     let mut driver: Vec<Vec<Option<(Src, usize)>>> =
         ports.iter().map(|p| vec![None; p.len()]).collect();
     let mut taps: Vec<TapAt> = Vec::new();
+    // Outputs that drive at least one input.
+    let mut drives: Vec<Vec<bool>> = ports.iter().map(|p| vec![false; p.len()]).collect();
     let mut errors = Vec::new();
     for (ci, conn) in connections.iter().enumerate() {
         if conn.len() < 2 {
@@ -285,6 +287,14 @@ pub(crate) fn connect(
                 }
             }),
         };
+        if let End::Port(at) = outs[0] {
+            if port_ends
+                .iter()
+                .any(|&p| kind(End::Port(p)) == PortKind::In)
+            {
+                drives[at.block.ix()][at.port] = true;
+            }
+        }
         for &at in &port_ends {
             if kind(End::Port(at)) != PortKind::In {
                 continue;
@@ -304,6 +314,13 @@ pub(crate) fn connect(
     }
     for (b, bp) in ports.iter().enumerate() {
         for (p, decl) in bp.iter().enumerate() {
+            if let (PortKind::Out, Some(why), false) = (decl.kind, decl.must_drive, drives[b][p]) {
+                errors.push(Error::UnusedOutput {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                    why,
+                });
+            }
             if decl.kind == PortKind::In && driver[b][p].is_none() && decl.default.is_none() {
                 errors.push(Error::UndrivenInput {
                     block: names[b].clone(),
