@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (the README's): every Rust test of the workspace, then the
-# Python package's tests (when the package is present), then the report in a real headless
-# browser. Needs only the Rust toolchain and Python 3; the scripts create their virtual
-# environments under target/ and install what they need (and Debian's chromium when it is
-# missing). Stops at the first failing stage.
+# Python package's tests (when the package is present), then the FMI export checked by
+# fmpy, then the report in a real headless browser. Needs only the Rust toolchain and
+# Python 3; the scripts create their virtual environments under target/ and install what
+# they need (and Debian's chromium when it is missing). Stops at the first failing stage.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,6 +22,11 @@ cargo test --workspace --all-targets
 if [ -x scripts/test_python.sh ]; then
     echo "== Python package"
     scripts/test_python.sh
+fi
+
+if [ -x scripts/test_fmi.sh ]; then
+    echo "== FMI export: fmpy validate, and fmpy's runs against drivelink's"
+    scripts/test_fmi.sh
 fi
 
 echo "== report.html in headless Chromium"

@@ -10,7 +10,6 @@
 # fmpy lives in a venv under target/ (created on first use, needs network once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_INCREMENTAL=0
 cargo build -q -p drivelink -p drivelink-fmi
 VENV=target/fmi-venv
 if [ ! -x "$VENV/bin/fmpy" ]; then
