@@ -3,27 +3,12 @@
 //! metrics are located errors.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::{drivelink, temp_dir};
 
 use serde_json::{json, Value};
-
-fn drivelink() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_drivelink"))
-}
-
-/// A fresh, unique temporary directory.
-fn temp_dir(tag: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::SeqCst);
-    let d = std::env::temp_dir().join(format!(
-        "drivelink_metrics_{tag}_{}_{n}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// s.y = amp·sin(2π t) and r.y, a ramp from 0 at t = 1 s to 4 at t = 3 s, on a 1 ms grid;
 /// only s.y is logged (the metrics need r.y too).

@@ -12,15 +12,13 @@
 //! - every maneuver's energy audit closes, and the aids' braking is brake loss.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::{drivelink, temp_dir};
 
 use serde_json::Value;
 
 const G: f64 = 9.80665;
-
-fn drivelink() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_drivelink"))
-}
 
 fn netlist_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("models/netlists/{name}.json"))
@@ -29,20 +27,6 @@ fn netlist_path(name: &str) -> PathBuf {
 fn netlist(name: &str) -> Value {
     let text = std::fs::read_to_string(netlist_path(name)).expect("netlist");
     serde_json::from_str(&text).expect("JSON")
-}
-
-/// A fresh, unique temporary directory.
-fn temp_dir(tag: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::SeqCst);
-    let d = std::env::temp_dir().join(format!(
-        "drivelink_maneuvers_{tag}_{}_{n}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
 }
 
 /// `drivelink run NAME --set ...`: its summary.json (the run must complete or stop).

@@ -1,6 +1,7 @@
 //! Helpers shared by the CLI tests (each `tests/*.rs` file is its own crate; those that
 //! need these declare `mod common;`).
 
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 /// ended within 60 s of the signal (a hang check, far above the few milliseconds it
 /// takes). Waiting for the handler makes the test independent of how long the process
 /// takes to start on a busy machine: a signal before it would kill the process instead.
+#[allow(dead_code)]
 pub fn interrupted(cmd: &mut Command, after: Duration) -> Output {
     let child = cmd
         .stdout(Stdio::piped())
@@ -34,6 +36,7 @@ pub fn interrupted(cmd: &mut Command, after: Duration) -> Output {
 
 /// Wait until process `pid` catches SIGINT (bit 1 of `SigCgt` in `/proc/PID/status`), for
 /// at most 120 s.
+#[allow(dead_code)]
 pub fn wait_for_sigint_handler(pid: u32) {
     let start = Instant::now();
     loop {
@@ -52,4 +55,22 @@ pub fn wait_for_sigint_handler(pid: u32) {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The `drivelink` binary of this build, as a command.
+#[allow(dead_code)]
+pub fn drivelink() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelink"))
+}
+
+/// A fresh, empty temporary directory, unique to this process and call (`tag` names it).
+#[allow(dead_code)]
+pub fn temp_dir(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    let d = std::env::temp_dir().join(format!("drivelink_{tag}_{}_{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a temporary directory");
+    d
 }
