@@ -227,6 +227,17 @@ pub unsafe extern "C" fn fmi3EnterStepMode(instance: *mut c_void) -> Status {
     })
 }
 
+/// Every variable is a scalar: as many values as value references.
+fn scalars(function: &str, n_vr: usize, n_values: usize) -> Result<(), String> {
+    if n_values == n_vr {
+        Ok(())
+    } else {
+        Err(format!(
+            "{function}: {n_values} values for {n_vr} variables (all are scalars)"
+        ))
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetFloat64(
     instance: *mut c_void,
@@ -236,11 +247,7 @@ pub unsafe extern "C" fn fmi3GetFloat64(
     n_values: usize,
 ) -> Status {
     with(instance, |i| {
-        if n_values != n_vr {
-            return Err(format!(
-                "fmi3GetFloat64: {n_values} values for {n_vr} variables (all are scalars)"
-            ));
-        }
+        scalars("fmi3GetFloat64", n_vr, n_values)?;
         let vrs = slice(vrs, n_vr);
         if values.is_null() && n_vr > 0 {
             return Err("fmi3GetFloat64: null values array".into());
@@ -261,11 +268,7 @@ pub unsafe extern "C" fn fmi3SetFloat64(
     n_values: usize,
 ) -> Status {
     with(instance, |i| {
-        if n_values != n_vr {
-            return Err(format!(
-                "fmi3SetFloat64: {n_values} values for {n_vr} variables (all are scalars)"
-            ));
-        }
+        scalars("fmi3SetFloat64", n_vr, n_values)?;
         let vals = slice(values, n_values);
         for (&vr, &v) in slice(vrs, n_vr).iter().zip(vals) {
             i.set(vr, v)?;
