@@ -364,9 +364,10 @@ def constant_radius():
         {"v_start": "5 m/s", "v_end": "19 m/s", "accel_rate": "0.2 m/s^2", "radius_path": "40 m"},
         c, {**SOLVER, "stop_time": 90.0, "output_interval": 0.05},
         [TRAJECTORY,
-         {"name": "steer_vs_ay", "title": "Road-wheel steer against lateral acceleration",
-          "x": "car.ay", "signals": [{"signal": "fl.steer", "unit": "deg", "label": "left"},
-                                     {"signal": "fr.steer", "unit": "deg", "label": "right"}]},
+         {"name": "steer_and_ay", "title": "Road-wheel steer and lateral acceleration as the speed rises",
+          "panels": [[{"signal": "fl.steer", "unit": "deg", "label": "left"},
+                      {"signal": "fr.steer", "unit": "deg", "label": "right"}],
+                     [{"signal": "car.ay", "unit": "m/s^2", "label": "lateral acceleration"}]]},
          {"name": "tracking", "title": "Speed and path tracking",
           "panels": [[{"signal": "car.u", "unit": "km/h", "label": "speed"}],
                      [{"signal": "pf.lateral_error", "unit": "m", "label": "lateral error"}]]}],
@@ -505,7 +506,8 @@ def cruise_hill():
           {"name": "road", "type": "Road",
            "params": {"features": [{"type": "grade", "angle": "2.8624 deg", "x": [100, 2000]}]}})
     c.steer_from("straight.y")
-    c.speed_driver("v_ref.y")
+    # Starting at cruise: the integral holds the flat road's drag from the start.
+    c.speed_driver("v_ref.y", u0=0.11)
     c.wire(["road.surface", "fl.road", "fr.road", "rl.road", "rr.road"])
     metrics = {
         "t_grade": "first_time(car.x >= 100 m)",
