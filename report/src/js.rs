@@ -18,7 +18,17 @@ pub const CLIENT: &str = r##"
   window.drivelinkReport = state;
   var config = { responsive: true, displaylogo: false, scrollZoom: true,
                  modeBarButtonsToRemove: ["select2d", "lasso2d"] };
-  var pool = data.pool || [];
+  // A pool entry {"f32": base64} is an array of little-endian f32 samples, NaN for a gap;
+  // each was a number of 6 significant digits, which toPrecision(6) gives back exactly.
+  function unpack(v) {
+    if (Array.isArray(v) || typeof v.f32 !== "string") { return v; }
+    var bin = atob(v.f32), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    var f = new Float32Array(bytes.buffer), out = new Array(f.length);
+    for (var j = 0; j < f.length; j++) { out[j] = f[j] === f[j] ? +f[j].toPrecision(6) : null; }
+    return out;
+  }
+  var pool = (data.pool || []).map(unpack);
   function unpool(trace) {
     ["x", "y", "text"].forEach(function (k) {
       var v = trace[k];

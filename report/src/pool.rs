@@ -5,6 +5,13 @@
 //! figures are repeated many times. [`pool_arrays`] moves each long `x`, `y` and `text`
 //! array of every trace into one list, once per distinct array, and leaves
 //! `{"pool": index}` in its place; the client script puts the arrays back before drawing.
+//!
+//! A pooled array of samples (numbers of 6 significant digits, see `charts::sample`, and
+//! `null` gaps) is written as `{"f32": base64}`: little-endian `f32`s, `NaN` for `null`.
+//! That takes 5.3 characters per sample instead of about 11, and loses nothing: a decimal
+//! of 6 significant digits survives the round trip through `f32` (which carries 7.2), so
+//! the client's `+x.toPrecision(6)` gives back exactly the number the JSON would have held.
+//! Arrays with anything else (event times of 9 digits, texts) stay JSON.
 
 use std::collections::HashMap;
 
@@ -42,7 +49,53 @@ pub fn pool_arrays(figures: &mut [Value]) -> Vec<Value> {
             }
         }
     }
-    pool
+    pool.into_iter().map(packed).collect()
+}
+
+/// `array` as `{"f32": base64}` when every element is `null` or a number that the `f32`
+/// round trip keeps (see the module doc), else `array` itself.
+fn packed(array: Value) -> Value {
+    let Some(items) = array.as_array() else {
+        return array;
+    };
+    let mut bytes = Vec::with_capacity(4 * items.len());
+    for item in items {
+        let v = match item {
+            Value::Null => f32::NAN,
+            Value::Number(n) => match n.as_f64() {
+                Some(x) if survives_f32(x) => x as f32,
+                _ => return array,
+            },
+            _ => return array,
+        };
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    json!({ "f32": base64(&bytes) })
+}
+
+/// Whether `x` comes back unchanged from `f32` printed with 6 significant digits.
+fn survives_f32(x: f64) -> bool {
+    let narrow = x as f32;
+    narrow.is_finite() && format!("{:.5e}", f64::from(narrow)).parse::<f64>() == Ok(x)
+}
+
+/// Standard base64 (RFC 4648, with padding), as the browser's `atob` reads it.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] =
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            out.push(if i <= chunk.len() {
+                char::from(ALPHABET[((n >> shift) & 63) as usize])
+            } else {
+                '='
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -55,12 +108,46 @@ mod tests {
             for trace in f["figure"]["data"].as_array_mut().unwrap() {
                 for key in KEYS {
                     if let Some(k) = trace[key]["pool"].as_u64() {
-                        trace[key] = pool[k as usize].clone();
+                        trace[key] = unpack(&pool[k as usize]);
                     }
                 }
             }
         }
         figures
+    }
+
+    /// A pool entry as the client restores it: `{"f32": ...}` decoded (`atob`, a
+    /// `Float32Array`, `NaN` to `null`, `+x.toPrecision(6)`), anything else as it is.
+    fn unpack(entry: &Value) -> Value {
+        let Some(text) = entry["f32"].as_str() else {
+            return entry.clone();
+        };
+        let digit = |c: u8| match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        };
+        let mut bytes = Vec::new();
+        for quad in text.as_bytes().chunks(4) {
+            let pad = quad.iter().filter(|&&c| c == b'=').count();
+            let n = quad
+                .iter()
+                .map(|&c| if c == b'=' { 0 } else { u32::from(digit(c)) })
+                .fold(0u32, |n, d| (n << 6) | d);
+            bytes.extend_from_slice(&n.to_be_bytes()[1..4 - pad]);
+        }
+        let values = bytes.chunks(4).map(|b| {
+            let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if x.is_nan() {
+                Value::Null
+            } else {
+                crate::charts::sample(f64::from(x))
+            }
+        });
+        Value::Array(values.collect())
     }
 
     #[test]
@@ -82,5 +169,50 @@ mod tests {
         assert_eq!(figures[1]["figure"]["data"][0]["y"], json!({"pool": 0}));
         assert_eq!(figures[1]["figure"]["data"][1]["x"], json!([1.0, 2.0]));
         assert_eq!(unpool(figures, &pool), original);
+    }
+
+    #[test]
+    fn sampled_arrays_are_packed_as_f32_and_restored_exactly() {
+        use crate::charts::sample;
+        // Samples of 6 significant digits over many decades, signs and gaps.
+        let y: Vec<Value> = (0..200)
+            .map(|i| match i % 17 {
+                0 => Value::Null,
+                k => sample((-1f64).powi(i) * (1.0 + i as f64 * 0.7311) * 10f64.powi(k - 9)),
+            })
+            .collect();
+        // Event times of 9 significant digits do not survive f32: they stay JSON.
+        let events: Vec<Value> = (0..50)
+            .map(|i| crate::charts::num(1.0 + i as f64 * 0.123456789))
+            .collect();
+        let original = vec![json!({"id": "a", "figure": {"data": [
+            {"x": events, "y": y, "name": "s"},
+        ]}})];
+        let mut figures = original.clone();
+        let pool = pool_arrays(&mut figures);
+        assert_eq!(pool.len(), 2);
+        assert!(pool[0].is_array(), "event times stay JSON: {}", pool[0]);
+        let text = pool[1]["f32"].as_str().expect("samples packed");
+        assert_eq!(text.len(), (200usize * 4).div_ceil(3) * 4);
+        assert!(text.len() * 5 < serde_json::to_string(&y).unwrap().len() * 3);
+        assert_eq!(unpool(figures, &pool), original);
+        // Beyond the range of f32: stays JSON.
+        let huge = Value::Array((0..20).map(|i| sample(1e300 * f64::from(i))).collect());
+        assert_eq!(packed(huge.clone()), huge);
+    }
+
+    #[test]
+    fn base64_matches_rfc_4648_test_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
     }
 }
