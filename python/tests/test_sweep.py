@@ -51,8 +51,11 @@ def test_sweep_gives_the_cli_table(netlist, cli, tmp_path):
     assert units["end_time"] == "s" and "throttle" not in units and "status" not in units
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(tmp_path / "sweep.parquet").metadata
-    assert json.loads(meta[b"drivelink.study"])["units"] == units
+    schema = pq.read_schema(tmp_path / "sweep.parquet")
+    assert json.loads(schema.metadata[b"drivelink.study"])["units"] == units
+    # Each column's unit is its Arrow field metadata, where pyarrow users look for it.
+    field_units = {f.name: f.metadata[b"unit"].decode() for f in schema if f.metadata and b"unit" in f.metadata}
+    assert field_units == units
 
 
 def test_sweep_errors_are_the_cli_messages(netlist, cli, tmp_path):

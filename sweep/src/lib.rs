@@ -51,12 +51,20 @@ pub fn write_study(dir: &Path, table: &Table, study: &Value) -> Result<(), Sweep
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    let units = study
+        .get("units")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect();
     table.write_parquet(
         &dir.join("sweep.parquet"),
         &[
             ("drivelink.study_id", id),
             ("drivelink.study", text.clone()),
         ],
+        &units,
     )?;
     let p = dir.join("study.json");
     std::fs::write(&p, text).map_err(|e| SweepError::io(p.display(), e))

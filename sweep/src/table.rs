@@ -6,18 +6,19 @@
 //! `f64`), `NaN` for a missing number; text quoted when it holds a comma, quote or line
 //! break. Parquet: one row group, every column `REQUIRED` (INT64, DOUBLE, or BYTE_ARRAY
 //! with the UTF8 annotation), uncompressed, with the study file (`study.json`) in the
-//! key-value metadata under `drivelink.study`.
+//! key-value metadata under `drivelink.study`, written through Arrow so that each column's
+//! unit is its Arrow field metadata `unit` (what `pyarrow` and `pandas` read back).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use parquet::basic::{ConvertedType, Repetition, Type as PhysicalType};
-use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
 
 use crate::error::SweepError;
 
@@ -171,34 +172,33 @@ impl Table {
         Ok(Table { columns, rows })
     }
 
-    /// Write the table as a Parquet file with `metadata` as key-value metadata.
+    /// Write the table as a Parquet file with `metadata` as key-value metadata and each
+    /// column's unit (`units`, by column name) as the Arrow field metadata `unit`.
     pub fn write_parquet(
         &self,
         path: &Path,
         metadata: &[(&str, String)],
+        units: &HashMap<String, String>,
     ) -> Result<(), SweepError> {
         let err = |e: parquet::errors::ParquetError| SweepError::io(path.display(), e);
-        let fields = self
+        let fields: Vec<Field> = self
             .columns
             .iter()
             .map(|c| {
-                let (ty, conv) = match c.kind {
-                    ColKind::Int => (PhysicalType::INT64, ConvertedType::NONE),
-                    ColKind::Float => (PhysicalType::DOUBLE, ConvertedType::NONE),
-                    ColKind::Text => (PhysicalType::BYTE_ARRAY, ConvertedType::UTF8),
+                let ty = match c.kind {
+                    ColKind::Int => DataType::Int64,
+                    ColKind::Float => DataType::Float64,
+                    ColKind::Text => DataType::Utf8,
                 };
-                Type::primitive_type_builder(&c.name, ty)
-                    .with_repetition(Repetition::REQUIRED)
-                    .with_converted_type(conv)
-                    .build()
-                    .map(Arc::new)
+                let unit = units.get(&c.name).map(|u| ("unit".to_string(), u.clone()));
+                Field::new(&c.name, ty, false)
+                    .with_metadata(unit.into_iter().collect::<HashMap<_, _>>())
             })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(err)?;
-        let schema = Type::group_type_builder("schema")
-            .with_fields(fields)
-            .build()
-            .map_err(err)?;
+            .collect();
+        let arrays: Vec<ArrayRef> = (0..self.columns.len()).map(|j| self.array(j)).collect();
+        let schema = Arc::new(Schema::new(fields));
+        let batch = RecordBatch::try_new(schema.clone(), arrays)
+            .map_err(|e| SweepError::io(path.display(), e))?;
         let kv = metadata
             .iter()
             .map(|(k, v)| KeyValue::new(k.to_string(), v.clone()))
@@ -208,51 +208,29 @@ impl Table {
             .set_created_by(format!("drivelink {}", env!("CARGO_PKG_VERSION")))
             .build();
         let file = std::fs::File::create(path).map_err(|e| SweepError::io(path.display(), e))?;
-        let mut writer =
-            SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(err)?;
-        let mut group = writer.next_row_group().map_err(err)?;
-        let mut j = 0;
-        while let Some(mut col) = group.next_column().map_err(err)? {
-            let cells = self.rows.iter().map(|r| &r[j]);
-            match self.columns[j].kind {
-                ColKind::Int => {
-                    let v: Vec<i64> = cells
-                        .map(|c| if let Cell::Int(i) = c { *i } else { 0 })
-                        .collect();
-                    col.typed::<Int64Type>()
-                        .write_batch(&v, None, None)
-                        .map_err(err)?;
-                }
-                ColKind::Float => {
-                    let v: Vec<f64> = cells
-                        .map(|c| match c {
-                            Cell::Float(x) => *x,
-                            Cell::Int(i) => *i as f64,
-                            Cell::Text(_) => f64::NAN,
-                        })
-                        .collect();
-                    col.typed::<DoubleType>()
-                        .write_batch(&v, None, None)
-                        .map_err(err)?;
-                }
-                ColKind::Text => {
-                    let v: Vec<ByteArray> = cells
-                        .map(|c| match c {
-                            Cell::Text(s) => ByteArray::from(s.as_str()),
-                            other => ByteArray::from(other.csv().as_str()),
-                        })
-                        .collect();
-                    col.typed::<ByteArrayType>()
-                        .write_batch(&v, None, None)
-                        .map_err(err)?;
-                }
-            }
-            col.close().map_err(err)?;
-            j += 1;
-        }
-        group.close().map_err(err)?;
+        let mut writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(err)?;
+        writer.write(&batch).map_err(err)?;
         writer.close().map_err(err)?;
         Ok(())
+    }
+
+    /// Column `j` as an Arrow array of its kind (a cell of another kind as in the CSV).
+    fn array(&self, j: usize) -> ArrayRef {
+        let cells = self.rows.iter().map(|r| &r[j]);
+        match self.columns[j].kind {
+            ColKind::Int => Arc::new(Int64Array::from_iter_values(
+                cells.map(|c| if let Cell::Int(i) = c { *i } else { 0 }),
+            )),
+            ColKind::Float => Arc::new(Float64Array::from_iter_values(cells.map(|c| match c {
+                Cell::Float(x) => *x,
+                Cell::Int(i) => *i as f64,
+                Cell::Text(_) => f64::NAN,
+            }))),
+            ColKind::Text => Arc::new(StringArray::from_iter_values(cells.map(|c| match c {
+                Cell::Text(s) => s.clone(),
+                other => other.csv(),
+            }))),
+        }
     }
 }
 

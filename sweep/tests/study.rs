@@ -409,6 +409,19 @@ fn parquet_holds_the_same_table_as_the_csv() {
     assert!(kv
         .iter()
         .any(|k| k.key == "drivelink.study_id" && k.value.as_deref() == Some(s.id())));
+    // Each column's unit is its Arrow field metadata `unit`, as `study.json` lists them.
+    let arrow = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(dir.join("sweep.parquet")).unwrap(),
+    )
+    .unwrap();
+    let field_units: serde_json::Map<String, serde_json::Value> = arrow
+        .schema()
+        .fields()
+        .iter()
+        .filter_map(|f| Some((f.name().clone(), f.metadata().get("unit")?.clone().into())))
+        .collect();
+    assert_eq!(serde_json::Value::Object(field_units), s.units_json());
+    assert_eq!(s.units_json()["lock"], "s");
     let rows: Vec<_> = reader
         .get_row_iter(None)
         .unwrap()
