@@ -53,7 +53,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("g", "m/s^2", G, "gravitational acceleration (>= 0)"),
             ParamSpec::number("v0", "m/s", 0.0, "initial velocity"),
             ParamSpec::number("s0", "m", 0.0, "initial position"),
-            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0); the lag starts at a0, so a run starting at speed with a0 = 0 builds its load transfer up over a few time constants"),
+            ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0); the lag starts at a0, so a run starting at speed with a0 = 0 builds its load transfer up over a few time constants. An explicit method steps at most about 3.3·lag while the lag is excited: a longitudinal model that does not use the axle loads may set it to 1 s"),
             ParamSpec::number("a0", "m/s^2", 0.0, "initial value of the lagged acceleration the load transfer follows (0: no pitch at the start, right for a launch from rest; the run's initial acceleration, e.g. −drag/m for a car coasting at v0, starts with the load transfer settled)"),
         ],
         build,
