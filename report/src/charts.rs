@@ -328,7 +328,7 @@ fn signal_trace(s: &PanelSignal<'_>, t: &[f64], x_range: (f64, f64), axis: usize
             "dash": s.dash.plotly(), "shape": if s.step { "hv" } else { "linear" }
         },
         "connectgaps": false,
-        "hovertemplate": format!("%{{y:.6g}}{}<extra>{}</extra>", crate::html::escape(&unit), crate::html::escape(s.label)),
+        "hovertemplate": format!("%{{y:.6g}}{}<extra>{}</extra>", crate::markup::escape(&unit), crate::markup::escape(s.label)),
     })
 }
 
@@ -346,7 +346,7 @@ fn finish_layout(
     let xy = scope.x.as_deref();
     let x_title = xy.unwrap_or("time [s]");
     let mut x_axis = json!({
-        "title": {"text": crate::html::escape(x_title)}, "anchor": format!("y{}", axis_suffix(bottom_axis)),
+        "title": {"text": crate::markup::escape(x_title)}, "anchor": format!("y{}", axis_suffix(bottom_axis)),
         "domain": [0.0, 1.0],
         "showspikes": true, "spikemode": "across", "spikethickness": 1,
         "spikecolor": "#999999", "spikedash": "dot", "exponentformat": "e"
@@ -369,7 +369,7 @@ fn finish_layout(
     layout.insert("height".into(), json!(height.round()));
     layout.insert(
         "title".into(),
-        json!({"text": crate::html::escape(scope.title_text()), "x": 0.01, "xanchor": "left"}),
+        json!({"text": crate::markup::escape(scope.title_text()), "x": 0.01, "xanchor": "left"}),
     );
     layout.insert(
         "hovermode".into(),
@@ -438,12 +438,12 @@ fn event_trace(result: &SimResult, kind: EventTag, axis: usize) -> Value {
             let mut s = format!(
                 "t = {} s<br>{}: <b>{}</b>",
                 num(e.time),
-                crate::html::escape(&e.block),
+                crate::markup::escape(&e.block),
                 kind.as_str()
             );
             if !e.detail.is_empty() {
                 s.push_str("<br>");
-                s.push_str(&crate::html::escape(&e.detail));
+                s.push_str(&crate::markup::escape(&e.detail));
             }
             s
         })

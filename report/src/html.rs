@@ -16,26 +16,11 @@ use crate::charts::scope_figure;
 use crate::diagram::{anchor, block_types, DiagramSvg};
 use crate::energy::{self, clean, energy_figure, fmt_energy, fmt_joules, loss_label};
 use crate::js;
+pub use crate::markup::escape;
 use crate::{ReportError, ReportInput};
 
 /// At most this many event rows are written into the table (the rest are in `events.csv`).
 pub const MAX_EVENT_ROWS: usize = 10_000;
-
-/// `s` with `& < > " '` escaped for HTML text and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// JSON text safe inside a `<script>` element (`<` written as `\u003c`).
 fn script_json(v: &Value) -> String {

@@ -21,6 +21,7 @@ mod error;
 pub mod events;
 pub mod html;
 mod js;
+mod markup;
 mod pool;
 
 use std::path::Path;

@@ -171,7 +171,7 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     Some(&tag[start..start + len])
 }
 
-/// `s` with the escapes of [`crate::html::escape`] undone.
+/// `s` with the escapes of [`crate::markup::escape`] undone.
 fn unescape(s: &str) -> String {
     s.replace("&lt;", "<")
         .replace("&gt;", ">")

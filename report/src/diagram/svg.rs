@@ -17,7 +17,7 @@ use drivelink_core::block::PortKind;
 use super::level::{Port, Side, LABEL_BELOW};
 use super::place::{Placed, PlacedNode, LEGEND_H, MARGIN};
 use super::{icons, LineKind, NAME_FONT, PORT_FONT, TYPE_FONT};
-use crate::html::escape;
+use crate::markup::escape;
 
 const FONT: &str = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
 
