@@ -32,16 +32,8 @@ use crate::jacobian::SparsityPattern;
 use crate::radau::Radau;
 use crate::stepper::{rhs, Kind, Stepper};
 use crate::system::HybridSystem;
+use crate::verdict::Verdict;
 use crate::{Method, MethodSwitch, Settings, Stats};
-
-/// What an attempt decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Verdict {
-    /// Accepted; `h_next` is the proposed next step.
-    Accept { h_next: f64 },
-    /// Rejected; retry from the same point with `h_next`.
-    Reject { h_next: f64 },
-}
 
 /// Dopri5's stability boundary on the negative real axis (Hairer's stiffness test).
 const STIFF_HRHO: f64 = 3.25;

@@ -44,8 +44,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use crate::engine::{Engine, Verdict};
+use crate::engine::Engine;
 use crate::locate::{crossed, locate, Bracket};
+use crate::verdict::Verdict;
 use crate::{
     EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome, OutputKind,
     Settings, SolverError, Stats, Status,

@@ -20,6 +20,7 @@ mod radau;
 pub mod simd;
 mod stepper;
 mod tableau;
+mod verdict;
 pub use integrator::integrate;
 pub use jacobian::{jacobian, Colouring, Differencing, FiniteDifferences, SparsityPattern};
 

@@ -32,11 +32,11 @@
 
 use nalgebra::{Complex, DMatrix};
 
-use crate::engine::Verdict;
 use crate::iteration::IterationMatrices;
 use crate::jacobian::{FiniteDifferences, SparsityPattern};
 use crate::stepper::{fastest, hinit, rhs, Tol, Worst};
 use crate::system::HybridSystem;
+use crate::verdict::Verdict;
 
 /// Method coefficients (RADAU5's `RADCOR`), computed once.
 #[derive(Debug, Clone, Copy)]
