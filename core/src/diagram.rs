@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use drivelink_solver::Settings;
 
-use crate::compile::Scope;
+use crate::param_scope::Scope;
 use crate::error::Error;
 use crate::scope::ScopeSpec;
 

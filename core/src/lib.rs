@@ -12,6 +12,7 @@ pub mod frame;
 pub mod ids;
 pub mod model;
 pub mod network;
+pub mod param_scope;
 pub mod params;
 pub mod plan;
 pub mod probe;

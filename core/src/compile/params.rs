@@ -14,22 +14,11 @@ use crate::suggest;
 use crate::units;
 
 use super::flatten::Flat;
+pub use crate::param_scope::{Scope, ScopeVal};
 
 /// Declared unit of a parameter that takes a value of any dimension (signal levels such as
 /// `Constant.value` or `Step.after`, which carry whatever the signal means).
 pub const ANY_UNIT: &str = "*";
-
-/// A resolved model parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScopeVal {
-    /// A number with its dimension (bare numbers adapt to any).
-    Q(Quantity),
-    /// An array (a table, a vector) kept as JSON.
-    Json(Value),
-    /// A word that is not an expression: the value of a choice parameter
-    /// (`"diff_type": "clutch_pack"`, used by `"type": "diff_type"`).
-    Text(String),
-}
 
 /// Whether `s` is a plain word (`clutch_pack`), the form a text parameter takes.
 fn is_word(s: &str) -> bool {
@@ -37,9 +26,6 @@ fn is_word(s: &str) -> bool {
     matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
-
-/// Resolved parameters visible to the blocks of one (sub)diagram.
-pub type Scope = BTreeMap<String, ScopeVal>;
 
 fn quantity_lookup(scope: &Scope) -> impl Fn(&str) -> Option<Quantity> + '_ {
     move |name: &str| match scope.get(name) {
