@@ -344,3 +344,30 @@ fn bad_fuel_parameters_name_the_block_and_parameter() {
     let e = compile(&d, &registry()).err().expect("refused").to_string();
     assert!(e.contains("eng") && e.contains("efficiency"), "{e}");
 }
+
+/// A torque map says what the engine gives at rest (an engine tied to the wheels without a
+/// clutch, as FASTSim's conventional car, starts the car): from rest at half throttle the
+/// flat map's 100 N·m spin 0.2 kg·m² up to 500 rad/s in 1 s, burning fuel from the first
+/// instant. The power polynomial gives no torque at rest: that engine stays still.
+#[test]
+fn a_torque_map_engine_starts_from_rest() {
+    let run = |params: Value| {
+        let mut d = Diagram::new("from_rest");
+        d.add("u", "Constant", json!({"value": 0.5}));
+        d.add("eng", "Engine", with(params, json!({"inertia": 0.2})));
+        d.connect(&["u.y", "eng.throttle"]);
+        d.log(&["eng.w", "eng.fuel"]);
+        d.settings.stop_time = 1.0;
+        run_completed(&d).1
+    };
+    let r = run(fastsim_params());
+    close(
+        last(&r, "eng.w"),
+        0.5 * TAU_FULL / 0.2,
+        1e-9,
+        "map engine's speed",
+    );
+    assert!(last(&r, "eng.fuel") > 0.0);
+    let r = run(json!({"efficiency": {"power_fraction": FRACTIONS, "eta": ETAS}}));
+    assert_eq!(last(&r, "eng.w"), 0.0, "polynomial engine at rest");
+}

@@ -28,9 +28,12 @@
 //!
 //! The energy audit: the machine is an energy source whose supplied work is `∫p_elec dt`;
 //! its mechanical work goes into the network and its loss is booked as the block's internal
-//! loss (`MechDecl::internal_loss`, listed as `NAME.loss`). `inertia` (rotor, kg·m²) is
-//! added to the flange's node. Variables `w` (rad/s, ω), `p_mech` (W), `region` (1 torque
-//! limited, 2 power limited, 3 overspeed).
+//! loss (`MechDecl::internal_loss`, listed as `NAME.loss`). In a model with a `Battery`
+//! the audit books the battery's chemical energy as the source instead, and the machine's
+//! electrical energy as drawn from the bus (the variable `energy_electrical` marks the
+//! block as a bus consumer). `inertia` (rotor, kg·m²) is added to the flange's node.
+//! Variables `w` (rad/s, ω), `p_mech` (W), `region` (1 torque limited, 2 power limited, 3
+//! overspeed), `energy_electrical` (J, ∫p_elec dt, a state from 0).
 
 use drivelink_core::{
     Block, Cx, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError, ParamKind, ParamSpec,
@@ -254,6 +257,12 @@ impl Block for ElectricMachine {
     fn is_energy_source(&self) -> bool {
         true
     }
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        dx[0] = self.power(cx).2;
+    }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()
     }
@@ -331,12 +340,16 @@ impl Block for ElectricMachine {
                 .doc("mechanical power tau·ω delivered to the flange"),
             VarDecl::new("region", VarSource::Custom(2), "1")
                 .doc("1 torque limited, 2 power limited, 3 overspeed"),
+            VarDecl::new("energy_electrical", VarSource::Custom(3), "J")
+                .doc("electrical energy drawn from the bus since the start, ∫p_elec dt (negative: net generated)")
+                .from_state(),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
             0 => PAIR.w_rel(cx),
             1 => self.power(cx).1,
+            3 => cx.x[0],
             _ => match self.region {
                 Region::Torque => 1.0,
                 Region::Power => 2.0,
