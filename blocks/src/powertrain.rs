@@ -16,6 +16,9 @@ use drivelink_core::Block;
 use crate::signal::FirstCall;
 use crate::util::{Table1D, Table2D};
 
+pub(crate) mod fuel;
+use fuel::Fuel;
+
 /// SimDriveline 1.x default converter tables (speed ratio, torque ratio, capacity factor K
 /// in rad/s/√(N·m)).
 pub const DEFAULT_SPEED_RATIO: [f64; 10] = [0.0, 0.5, 0.6, 0.7, 0.8, 0.87, 0.92, 0.94, 0.96, 0.97];
@@ -31,7 +34,7 @@ pub fn register(r: &mut Registry) {
     r.register(BlockType {
         name: "Engine",
         category: "powertrain",
-        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 and above max_speed (smooth governor band). Optional: torque_map (torque over speed × throttle, bilinear, replaces the polynomial), friction (motoring torque over |speed|, opposing the rotation, also while stalled; the energy audit books its work as the loss NAME.friction and the combustion work as the engine's supplied energy), idle_speed (an idle controller raises the throttle to idle_gain·(idle_speed − Ω) below it), stall_speed (below it the engine stalls: no combustion torque, a logged stall event, the run goes on; it does not restart), inertia (crankshaft inertia on the crank node, initial speed w0). Without them the torque is exactly the polynomial's.",
+        doc: "Gasoline or diesel engine: tau = throttle·(P_max/Ω0)·(p1 + p2·w − p3·w²), w = Ω/Ω0, throttle clamped to [0,1]; zero torque at Ω <= 0 (Ω < 0 with a torque_map, which gives its torque at rest) and above max_speed (smooth governor band). Optional: torque_map (torque over speed × throttle, bilinear, replaces the polynomial), friction (motoring torque over |speed|, opposing the rotation, also while stalled; the energy audit books its work as the loss NAME.friction and the combustion work as the engine's supplied energy), idle_speed (an idle controller raises the throttle to idle_gain·(idle_speed − Ω) below it), stall_speed (below it the engine stalls: no combustion torque, a logged stall event, the run goes on; it does not restart), inertia (crankshaft inertia on the crank node, initial speed w0). Without them the torque is exactly the polynomial's. Fuel (optional): efficiency over the power fraction (FASTSim's form: fuel power = P_out/η(P_out/max_power), P_out = max(tau·Ω, 0) + aux_power) or fuel_map (g/s or BSFC g/kWh over speed × torque), at least idle_fuel_power while running, none once stalled; fuel_rate = fuel power/fuel_lhv, fuel its integral; the energy audit then books the fuel energy as the engine's supplied energy and fuel power − shaft power as the loss NAME.loss.",
         params: vec![
             ParamSpec::with("kind", ParamKind::Choice(&["gasoline", "diesel"]), ParamDefault::Value(json!("gasoline")), "power polynomial preset"),
             ParamSpec::number("max_power", "W", 150e3, "maximum power P_max (> 0)"),
@@ -48,6 +51,11 @@ pub fn register(r: &mut Registry) {
             ParamSpec::optional("stall_speed", ParamKind::Number { unit: "rad/s" }, "speed below which the engine stalls (> 0)"),
             ParamSpec::optional("inertia", ParamKind::Number { unit: "kg*m^2" }, "crankshaft inertia added to the crank node (> 0)"),
             ParamSpec::optional("w0", ParamKind::Number { unit: "rad/s" }, "initial crank speed (with inertia)"),
+            ParamSpec::optional("efficiency", ParamKind::Json, "fuel conversion efficiency, FASTSim's form {\"power_fraction\": [...], \"eta\": [...]}: η in (0, 1] over P_out/max_power (fractions strictly increasing, >= 0; linear, ends held)"),
+            ParamSpec::optional("fuel_map", ParamKind::Json, "fuel map over crank speed (rad/s) × shaft torque (N*m), one row per speed: {\"speed\": [...], \"torque\": [...], \"rate\": [[g/s ...]]} or {..., \"bsfc\": [[g/kWh ...]]} (>= 0; bilinear, edges held)"),
+            ParamSpec::optional("fuel_lhv", ParamKind::Number { unit: "J/kg" }, "fuel lower heating value (> 0; default 43.2e6, FASTSim's gasoline)"),
+            ParamSpec::optional("aux_power", ParamKind::Number { unit: "W" }, "accessory power the engine carries while running, added to the shaft power in the efficiency form (>= 0; FASTSim's pwr_aux)"),
+            ParamSpec::optional("idle_fuel_power", ParamKind::Number { unit: "W" }, "least fuel power while running (>= 0; FASTSim's pwr_idle_fuel; default 0)"),
         ],
         build: BlockBuild::Primitive(build_engine),
         ports_doc: "throttle[in], crank[rot]",
@@ -150,6 +158,7 @@ fn build_engine(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         w_max,
         band,
         ext: engine_extensions(p)?,
+        fuel: Fuel::from_params(p, p_max)?,
         stalled: false,
         map_cell: (0, 0),
         first: FirstCall::armed(),
@@ -272,6 +281,8 @@ pub struct Engine {
     band: f64,
     /// Torque map, friction, idle control, stall, inertia (`None`: the plain polynomial).
     ext: Option<EngineExt>,
+    /// The fuel law (`None`: no fuel accounting; the audit books the shaft work).
+    fuel: Option<Fuel>,
     /// Stalled (below `stall_speed` since the logged stall event).
     stalled: bool,
     /// The torque map's cell at (speed, effective throttle): a mode, so a step never
@@ -312,7 +323,9 @@ impl Engine {
         }
     }
     fn combustion(&self, e: &EngineExt, u: f64, w: f64) -> f64 {
-        if self.stalled || w <= 0.0 {
+        // The polynomial is a power law (no torque at rest); a torque map says what the
+        // engine gives at rest.
+        if self.stalled || w < 0.0 || (w == 0.0 && e.map.is_none()) {
             return 0.0;
         }
         let u = Self::throttle(e, u, w);
@@ -368,6 +381,16 @@ impl Engine {
     fn n_stall_guards(&self) -> usize {
         usize::from(self.stall_speed().is_some())
     }
+    /// `(shaft torque, fuel power W)` at throttle `u` and crank speed `w`: no fuel without
+    /// a fuel law or once stalled.
+    fn torque_and_fuel(&self, u: f64, w: f64) -> (f64, f64) {
+        let tau = self.torque(u, w);
+        let fuel = match &self.fuel {
+            Some(f) if !self.stalled => f.power(w, tau),
+            _ => 0.0,
+        };
+        (tau, fuel)
+    }
 }
 
 impl Block for Engine {
@@ -377,10 +400,19 @@ impl Block for Engine {
     fn ports(&self) -> Vec<PortDecl> {
         vec![PortDecl::input("throttle"), PortDecl::rot("crank")]
     }
+    fn n_states(&self) -> usize {
+        usize::from(self.fuel.is_some())
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        if let Some(f) = &self.fuel {
+            dx[0] = f.rate(self.torque_and_fuel(cx.u(0), cx.v(1)).1);
+        }
+    }
     fn mech(&self) -> MechDecl {
         let mut m = MechDecl {
             has_forces: true,
-            internal_loss: self.ext.as_ref().is_some_and(|e| e.friction.is_some()),
+            internal_loss: self.fuel.is_some()
+                || self.ext.as_ref().is_some_and(|e| e.friction.is_some()),
             ..Default::default()
         };
         if let Some(j) = self.ext.as_ref().and_then(|e| e.inertia) {
@@ -393,6 +425,14 @@ impl Block for Engine {
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let w = cx.v(1);
+        if self.fuel.is_some() {
+            // The fuel power is supplied, the shaft power delivered: the rest (friction
+            // included) is the engine's loss.
+            let (tau, fuel) = self.torque_and_fuel(cx.u(0), w);
+            f.add(1, tau);
+            f.dissipate(fuel - tau * w);
+            return;
+        }
         f.add(1, self.torque(cx.u(0), w));
         // The friction torque opposes the rotation: its power is dissipated in the engine.
         if let Some(e) = self.ext.as_ref().filter(|e| e.friction.is_some()) {
@@ -400,7 +440,11 @@ impl Block for Engine {
         }
     }
     fn internal_loss_name(&self) -> &'static str {
-        "friction"
+        if self.fuel.is_some() {
+            "loss"
+        } else {
+            "friction"
+        }
     }
     fn n_guards(&self) -> usize {
         self.n_stall_guards() + if self.map().is_some() { 4 } else { 0 }
@@ -459,6 +503,13 @@ impl Block for Engine {
                 .doc("throttle after the idle controller, clamped to [0, 1] (0 while stalled)"),
             VarDecl::new("stalled", VarSource::Custom(4), "1")
                 .doc("1 once the engine has stalled (needs stall_speed)"),
+            VarDecl::new("fuel_rate", VarSource::Custom(5), "g/s")
+                .doc("fuel mass flow (needs efficiency or fuel_map; 0 without)"),
+            VarDecl::new("fuel", VarSource::Custom(6), "g")
+                .doc("fuel burnt since the start, the integral of fuel_rate (0 without a fuel law)")
+                .from_state(),
+            VarDecl::new("fuel_power", VarSource::Custom(7), "W")
+                .doc("fuel chemical power, fuel_rate times fuel_lhv (0 without a fuel law)"),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
@@ -470,6 +521,18 @@ impl Block for Engine {
             (3, Some(e)) if !self.stalled => Self::throttle(e, u, w),
             (3, None) => u.clamp(0.0, 1.0),
             (4, _) => f64::from(u8::from(self.stalled)),
+            (5 | 7, _) => match &self.fuel {
+                Some(f) => {
+                    let p = self.torque_and_fuel(u, w).1;
+                    if i == 5 {
+                        f.rate(p)
+                    } else {
+                        p
+                    }
+                }
+                None => 0.0,
+            },
+            (6, _) if self.fuel.is_some() => cx.x[0],
             _ => 0.0,
         }
     }

@@ -33,7 +33,11 @@
 //!   (`full`) until discharging is asked.
 //!
 //! Variables: `ocv` (V), `power` (W, delivered after the limits), `limit` (1 discharge
-//! clipped, −1 charge clipped, 0 free), `state` (−1 empty, 1 full, 0 normal).
+//! clipped, −1 charge clipped, 0 free), `state` (−1 empty, 1 full, 0 normal),
+//! `energy_terminal` (J, ∫power dt) and `energy_chemical` (J, `energy_terminal` plus the
+//! integrated loss), both integrated as states from 0. The energy audit reads these two:
+//! the chemical energy is a source, the difference the battery's loss (see
+//! `drivelink_core::model::energy`).
 
 use drivelink_core::{
     Block, Cx, EventCx, EventTag, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl,
@@ -325,10 +329,12 @@ impl Block for Battery {
         ]
     }
     fn n_states(&self) -> usize {
-        1
+        3
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = self.soc0;
+        x[1] = 0.0;
+        x[2] = 0.0;
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let o = self.op(cx.x[0], cx.u(0));
@@ -338,7 +344,10 @@ impl Block for Battery {
         y[3] = o.loss;
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
-        dx[0] = -self.op(cx.x[0], cx.u(0)).i / self.cap;
+        let o = self.op(cx.x[0], cx.u(0));
+        dx[0] = -o.i / self.cap;
+        dx[1] = o.p;
+        dx[2] = o.loss;
     }
     fn n_guards(&self) -> usize {
         4
@@ -406,9 +415,20 @@ impl Block for Battery {
                 .doc("1 discharge power clipped, −1 charge power clipped, 0 free"),
             VarDecl::new("state", VarSource::Custom(3), "1")
                 .doc("−1 empty (discharge cut), 1 full (charge cut), 0 normal"),
+            VarDecl::new("energy_terminal", VarSource::Custom(4), "J")
+                .doc("energy delivered at the terminals since the start, ∫power dt (+ discharging)")
+                .from_state(),
+            VarDecl::new("energy_chemical", VarSource::Custom(5), "J")
+                .doc("chemical energy drawn since the start: energy_terminal plus the integrated loss")
+                .from_state(),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
+        match i {
+            4 => return cx.x[1],
+            5 => return cx.x[1] + cx.x[2],
+            _ => {}
+        }
         let o = self.op(cx.x[0], cx.u(0));
         match i {
             0 => o.ocv,

@@ -28,9 +28,12 @@
 //!
 //! The energy audit: the machine is an energy source whose supplied work is `∫p_elec dt`;
 //! its mechanical work goes into the network and its loss is booked as the block's internal
-//! loss (`MechDecl::internal_loss`, listed as `NAME.loss`). `inertia` (rotor, kg·m²) is
-//! added to the flange's node. Variables `w` (rad/s, ω), `p_mech` (W), `region` (1 torque
-//! limited, 2 power limited, 3 overspeed).
+//! loss (`MechDecl::internal_loss`, listed as `NAME.loss`). In a model with a `Battery`
+//! the audit books the battery's chemical energy as the source instead, and the machine's
+//! electrical energy as drawn from the bus (the variable `energy_electrical` marks the
+//! block as a bus consumer). `inertia` (rotor, kg·m²) is added to the flange's node.
+//! Variables `w` (rad/s, ω), `p_mech` (W), `region` (1 torque limited, 2 power limited, 3
+//! overspeed), `energy_electrical` (J, ∫p_elec dt, a state from 0).
 
 use drivelink_core::{
     Block, Cx, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError, ParamKind, ParamSpec,
@@ -38,9 +41,8 @@ use drivelink_core::{
 };
 
 use super::reg;
+use crate::powertrain::fuel::{check_eta, json_map, keys, power_fraction_table};
 use crate::util::{loss_heat, FlangePair, Table1D, Table2D};
-use drivelink_core::params::xy_from_rows;
-use drivelink_core::ParamValue;
 use serde_json::Value;
 
 const CMD: usize = 0;
@@ -118,86 +120,26 @@ impl Efficiency {
     }
 }
 
-/// A number array of an efficiency object, its key named in errors.
-fn numbers(
-    p: &Params,
-    obj: &serde_json::Map<String, Value>,
-    key: &str,
-) -> Result<Vec<f64>, ParamError> {
-    let bad = || p.invalid("efficiency", format!("`{key}` must be an array of numbers"));
-    obj.get(key)
-        .and_then(Value::as_array)
-        .ok_or_else(bad)?
-        .iter()
-        .map(|v| v.as_f64().ok_or_else(bad))
-        .collect()
-}
-
 /// The `efficiency` parameter (see the module docs); every η must be in (0, 1].
 fn efficiency(p: &Params) -> Result<Efficiency, ParamError> {
     let v = p.json("efficiency")?;
-    let check = |etas: &[f64]| -> Result<(), ParamError> {
-        match etas.iter().find(|e| !(**e > 0.0 && **e <= 1.0)) {
-            Some(e) => Err(p.invalid("efficiency", format!("η must be in (0, 1], got {e}"))),
-            None => Ok(()),
-        }
-    };
-    let keys =
-        |o: &serde_json::Map<String, Value>| o.keys().cloned().collect::<Vec<_>>().join(", ");
     match &v {
         Value::Number(n) => {
             let e = n.as_f64().unwrap_or(f64::NAN);
-            check(&[e])?;
+            check_eta(p, "efficiency", &[e])?;
             Ok(Efficiency::Const(e))
         }
-        Value::Object(o) if o.contains_key("power_fraction") && o.len() == 2 => {
-            let (x, y) = (numbers(p, o, "power_fraction")?, numbers(p, o, "eta")?);
-            check(&y)?;
-            let rows: Vec<Vec<f64>> = x.iter().zip(&y).map(|(a, b)| vec![*a, *b]).collect();
-            if x.len() != y.len() {
-                return Err(p.invalid(
-                    "efficiency",
-                    format!("power_fraction has {} entries, eta {}", x.len(), y.len()),
-                ));
-            }
-            let (x, y) = xy_from_rows(&rows).map_err(|m| p.invalid("efficiency", m))?;
-            Ok(Efficiency::PowerFraction(Table1D::new(x, y, false)))
-        }
+        Value::Object(o) if o.contains_key("power_fraction") && o.len() == 2 => Ok(
+            Efficiency::PowerFraction(power_fraction_table(p, "efficiency", o)?),
+        ),
         Value::Object(o) if o.contains_key("speed") && o.len() == 3 => {
-            let mut sub = Params {
-                block: p.block.clone(),
-                type_name: p.type_name.clone(),
-                values: Default::default(),
-            };
-            sub.values
-                .insert("speed".into(), ParamValue::Vector(numbers(p, o, "speed")?));
-            sub.values.insert(
-                "torque".into(),
-                ParamValue::Vector(numbers(p, o, "torque")?),
-            );
-            let rows = o
-                .get("eta")
-                .and_then(Value::as_array)
-                .ok_or_else(|| p.invalid("efficiency", "`eta` must be a table [[...], ...]"))?;
-            let mut z = Vec::with_capacity(rows.len());
-            for (i, r) in rows.iter().enumerate() {
-                let row = r
+            let (map, etas) = json_map(p, "efficiency", o, "eta")?;
+            check_eta(p, "efficiency", &etas)?;
+            let signed = ["speed", "torque"].iter().any(|k| {
+                o[*k]
                     .as_array()
-                    .and_then(|r| r.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>());
-                z.push(row.ok_or_else(|| {
-                    p.invalid(
-                        "efficiency",
-                        format!("`eta` row {i} must be an array of numbers"),
-                    )
-                })?);
-            }
-            check(&z.concat())?;
-            sub.values.insert("eta".into(), ParamValue::Table(z));
-            let signed = [sub.vector("speed")?, sub.vector("torque")?]
-                .iter()
-                .any(|a| a.iter().any(|x| *x < 0.0));
-            let map = Table2D::from_params(&sub, "speed", "torque", "eta", false)
-                .map_err(|e| p.invalid("efficiency", format!("`{}` {}", e.param, e.message)))?;
+                    .is_some_and(|a| a.iter().any(|x| x.as_f64() < Some(0.0)))
+            });
             Ok(Efficiency::Map(map, signed))
         }
         Value::Object(o) => Err(p.invalid(
@@ -315,6 +257,12 @@ impl Block for ElectricMachine {
     fn is_energy_source(&self) -> bool {
         true
     }
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        dx[0] = self.power(cx).2;
+    }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()
     }
@@ -392,12 +340,16 @@ impl Block for ElectricMachine {
                 .doc("mechanical power tau·ω delivered to the flange"),
             VarDecl::new("region", VarSource::Custom(2), "1")
                 .doc("1 torque limited, 2 power limited, 3 overspeed"),
+            VarDecl::new("energy_electrical", VarSource::Custom(3), "J")
+                .doc("electrical energy drawn from the bus since the start, ∫p_elec dt (negative: net generated)")
+                .from_state(),
         ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
             0 => PAIR.w_rel(cx),
             1 => self.power(cx).1,
+            3 => cx.x[0],
             _ => match self.region {
                 Region::Torque => 1.0,
                 Region::Power => 2.0,

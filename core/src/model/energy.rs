@@ -8,6 +8,20 @@
 //! solver tolerance. Rigid bodies contribute their kinetic energy of translation and
 //! rotation to `KE` and gravity's `m·g·z` to `PE`.
 //!
+//! Energy exchanged at signal level (an electrical bus of powers wired as signals) is
+//! booked through reserved block variables (J, integrated from 0 at the start):
+//! - a store declaring `energy_chemical` and `energy_terminal` (a `Battery`) supplies its
+//!   chemical energy (a source under its name) and loses `energy_chemical −
+//!   energy_terminal` (the loss `NAME.loss`);
+//! - a mechanical source declaring `energy_electrical` (an `ElectricMachine`) draws its
+//!   supplied energy from the bus. When the model has a store, such sources are not
+//!   sources: the stores' terminal energy minus what they drew is booked as the loss
+//!   `electrical_loads` (an auxiliary load wired to the bus, any other consumer).
+//!
+//! An engine with a fuel law supplies its fuel's chemical energy (`fuel_lhv` · fuel) and
+//! books fuel power − shaft power as its internal loss, through the mechanical work and
+//! internal-loss states like any source.
+//!
 //! The thermal side ([`HeatAudit`]): the loss heat the blocks delivered to connected heat
 //! ports equals the heat stored in the capacitive nodes (`C·ΔT`) plus the heat that left
 //! through fixed temperatures; its residual closes to the solver tolerance as well. The
@@ -160,6 +174,8 @@ impl Model {
         for (j, jp) in plan.joints.iter().enumerate() {
             losses.push((jp.name.clone(), -x[plan.x_joint_energy + j]));
         }
+        // (The model was last evaluated at the final state, by `block_potentials`.)
+        self.book_signal_energy(&x, &mut sources, &mut losses);
         let kinetic_initial = self.net.kinetic_energy(&x0[n..2 * n]) + self.frames_energy(&x0).0;
         let kinetic_final = self.net.kinetic_energy(&x[n..2 * n]) + self.frames_energy(&x).0;
         let potential_initial: f64 = pe0.iter().sum::<f64>() + self.frames_energy(&x0).1;
@@ -185,6 +201,69 @@ impl Model {
         };
         audit.relative_residual = residual / audit.scale();
         audit
+    }
+
+    /// The value of each block's variable `name` at the final state `x` (the model
+    /// evaluated there), by block: `None` for blocks without it.
+    fn final_var(&self, x: &[f64], name: &str) -> Vec<Option<f64>> {
+        let plan = &self.plan;
+        let t = plan.settings.stop_time;
+        (0..plan.blocks.len())
+            .map(|b| {
+                let blk = &self.blocks[b];
+                let i = blk.variables().into_iter().find_map(|v| match v.source {
+                    crate::block::VarSource::Custom(i) if v.name == name => Some(i),
+                    _ => None,
+                })?;
+                let b = BlockIx::at(b);
+                cx_of!(cx = self, plan, b, t, x);
+                Some(blk.var(&cx, i))
+            })
+            .collect()
+    }
+
+    /// Book the signal-level stores and bus consumers (see the module docs) into the
+    /// mechanical `sources` and `losses`.
+    fn book_signal_energy(
+        &self,
+        x: &[f64],
+        sources: &mut Vec<(String, f64)>,
+        losses: &mut Vec<(String, f64)>,
+    ) {
+        let chemical = self.final_var(x, "energy_chemical");
+        let terminal = self.final_var(x, "energy_terminal");
+        let mut stores = Vec::new();
+        for (b, bp) in self.plan.blocks.iter().enumerate() {
+            if let (Some(c), Some(t)) = (chemical[b], terminal[b]) {
+                stores.push((bp.name.clone(), c, t));
+            }
+        }
+        if stores.is_empty() {
+            return;
+        }
+        let consumers: Vec<&str> = self
+            .final_var(x, "energy_electrical")
+            .iter()
+            .zip(&self.plan.blocks)
+            .filter(|(e, _)| e.is_some())
+            .map(|(_, bp)| bp.name.as_str())
+            .collect();
+        // What the machines supplied to the network (their electrical energy) came from the
+        // stores' terminals.
+        let mut drawn = 0.0;
+        sources.retain(|(n, e)| {
+            let consumer = consumers.contains(&n.as_str());
+            if consumer {
+                drawn += e;
+            }
+            !consumer
+        });
+        let delivered: f64 = stores.iter().map(|s| s.2).sum();
+        for (k, (name, c, t)) in stores.into_iter().enumerate() {
+            sources.insert(k, (name.clone(), c));
+            losses.push((format!("{name}.loss"), c - t));
+        }
+        losses.push(("electrical_loads".into(), delivered - drawn));
     }
 
     /// Kinetic (translation + rotation) and gravitational potential energy of the rigid
