@@ -1,8 +1,11 @@
 //! `Battery`: a traction battery at signal level, an open-circuit voltage behind an internal
 //! resistance (or a fixed efficiency), its state of charge integrated from the current.
 //!
-//! `p[in]` (W, the power asked at the terminals, + discharging) -> `soc[out]`, `v[out]`
-//! (terminal voltage, V), `i[out]` (A, + discharging), `loss[out]` (W).
+//! `p[in]` (W, the power asked at the terminals, + discharging) -> `v[out]` (terminal
+//! voltage, V), `i[out]` (A, + discharging), `loss[out]` (W). The state of charge is the
+//! variable `soc`, a state: wired as a signal (`["battery.soc", "ems.soc"]`) it is known
+//! before any output of the instant, so a strategy that sets the battery's power may read
+//! it without an algebraic loop (an output port would feed through from `p`).
 //!
 //! Size and voltage: `capacity` (charge, SI A·s: write `"60 A*h"`) with `ocv` (V, a number
 //! or a table `[[soc, V], ...]`, linear, held outside), or `energy` (SI J: write
@@ -52,8 +55,8 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "Battery",
-        "Traction battery: open-circuit voltage ocv(soc) behind r_internal (i = (ocv − sqrt(ocv² − 4·R·p))/(2R), loss R·i²) or a one-way efficiency; soc' = −i/capacity (capacity, or energy/v_nominal). p (+ discharging) is clipped to p_discharge_max, ocv²/(4R) and −p_charge_max (located modes, events `limit`); soc_min reached cuts the discharge (`empty`), soc_max the charge (`full`). Variables ocv, power, limit, state.",
-        "p[in] -> soc[out], v[out], i[out], loss[out]",
+        "Traction battery: open-circuit voltage ocv(soc) behind r_internal (i = (ocv − sqrt(ocv² − 4·R·p))/(2R), loss R·i²) or a one-way efficiency; soc' = −i/capacity (capacity, or energy/v_nominal). p (+ discharging) is clipped to p_discharge_max, ocv²/(4R) and −p_charge_max (located modes, events `limit`); soc_min reached cuts the discharge (`empty`), soc_max the charge (`full`). Variables soc (a state: connectable as a signal without a loop), ocv, power, limit, state.",
+        "p[in] -> v[out], i[out], loss[out]",
         vec![
             ParamSpec::with("ocv", ParamKind::NumberOrTable { unit: "V" }, drivelink_core::ParamDefault::Required, "open-circuit voltage, a number or a table [[soc, V], ...] (> 0)"),
             opt("capacity", "A*s", "charge capacity (SI A·s; write \"60 A*h\"); or give energy"),
@@ -322,7 +325,6 @@ impl Block for Battery {
     fn ports(&self) -> Vec<PortDecl> {
         vec![
             PortDecl::input("p").with_unit("W"),
-            PortDecl::output("soc").with_unit("1"),
             PortDecl::output("v").with_unit("V"),
             PortDecl::output("i").with_unit("A"),
             PortDecl::output("loss").with_unit("W"),
@@ -338,10 +340,9 @@ impl Block for Battery {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let o = self.op(cx.x[0], cx.u(0));
-        y[0] = cx.x[0];
-        y[1] = o.v;
-        y[2] = o.i;
-        y[3] = o.loss;
+        y[0] = o.v;
+        y[1] = o.i;
+        y[2] = o.loss;
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         let o = self.op(cx.x[0], cx.u(0));
@@ -408,6 +409,9 @@ impl Block for Battery {
     }
     fn variables(&self) -> Vec<VarDecl> {
         vec![
+            VarDecl::new("soc", VarSource::Custom(6), "1")
+                .doc("state of charge (a state: wired as a signal it closes no loop, so a strategy may read it while driving the battery's power)")
+                .from_state(),
             VarDecl::new("ocv", VarSource::Custom(0), "V").doc("open-circuit voltage"),
             VarDecl::new("power", VarSource::Custom(1), "W")
                 .doc("terminal power delivered after the limits (+ discharging)"),
@@ -427,6 +431,7 @@ impl Block for Battery {
         match i {
             4 => return cx.x[1],
             5 => return cx.x[1] + cx.x[2],
+            6 => return cx.x[0],
             _ => {}
         }
         let o = self.op(cx.x[0], cx.u(0));

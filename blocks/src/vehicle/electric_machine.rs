@@ -23,7 +23,9 @@
 //!   when an axis reaches below zero, else at `(|ω|, |tau|)`, the same map for all four
 //!   quadrants). A table's breakpoints are not located: `p_elec` is continuous but may
 //!   have a kink inside a step;
-//!   `loss = p_elec − P >= 0`. The quadrant is a located mode (guard `cmd·ω`);
+//!   `loss = p_elec − P >= 0`. The quadrant is a located mode (guard `cmd·ω`, with a
+//!   hysteresis band of 1e-9 of the corner speed so that a machine standing still with a
+//!   little torque keeps its mode);
 //! - `regen = false`: no torque in the generating quadrant (`cmd·ω < 0`).
 //!
 //! The energy audit: the machine is an energy source whose supplied work is `∫p_elec dt`;
@@ -202,6 +204,13 @@ impl ElectricMachine {
         let pe = if self.generating { pm * eta } else { pm / eta };
         (tau, pm, pe, pe - pm)
     }
+    /// The hysteresis band of the quadrant mode, in `cmd·ω` (rad/s): 1e-9 of the corner
+    /// speed. A machine held at a standstill with a little torque (a car stopped against
+    /// its rolling resistance) sits on the boundary `cmd·ω = 0` where round-off flips the
+    /// sign of ω; the band keeps the mode, at a power error below 1e-9 of `max_power`.
+    fn quadrant_band(&self) -> f64 {
+        1e-9 * self.w_corner
+    }
     fn region_for(&self, w: f64) -> Region {
         let a = w.abs();
         if a >= self.w_max || (self.region == Region::Overspeed && a > OVERSPEED_BAND * self.w_max)
@@ -291,7 +300,7 @@ impl Block for ElectricMachine {
             Region::Overspeed => (1.0, a - OVERSPEED_BAND * self.w_max),
         };
         let q = cx.u(CMD) * w;
-        g[2] = if self.generating { -q } else { q };
+        g[2] = crate::util::hysteresis_guard(self.generating, -q, self.quadrant_band());
     }
     fn reset(&mut self, _t0: f64) {
         self.region = Region::Torque;
@@ -304,7 +313,8 @@ impl Block for ElectricMachine {
         let w = PAIR.w_rel(&view);
         let q = view.u(CMD) * w;
         let region = self.region_for(w);
-        let generating = if self.generating { q <= 0.0 } else { q < 0.0 };
+        let generating =
+            crate::util::hysteresis_mode(self.generating, fresh, -q, self.quadrant_band());
         let mut changed = false;
         if region != self.region {
             if !fresh {

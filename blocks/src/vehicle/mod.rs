@@ -41,6 +41,7 @@ pub mod esc;
 pub mod magic_formula;
 pub mod path;
 pub mod path_follower;
+pub mod power_split;
 pub mod rigid_body;
 pub mod road;
 pub mod steer_inputs;
@@ -103,4 +104,5 @@ pub fn register(r: &mut Registry) {
     drive_cycle::register(r);
     battery::register(r);
     electric_machine::register(r);
+    power_split::register(r);
 }
