@@ -5,7 +5,8 @@
 //! deflated (method 8, inflated with `flate2`), checked against its CRC-32. Zip64 archives,
 //! encryption and other compression methods are refused with a message. Entry names are
 //! checked before anything is written: absolute names and `..` components are refused, so
-//! an archive cannot write outside its directory.
+//! an archive cannot write outside its directory. [`write_zip`] writes the same format
+//! (tests build small FMUs with it).
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -121,10 +122,12 @@ impl Archive {
                     .map_err(|err| format!("'{}' does not inflate: {err}", e.name))?;
                 out
             }
-            m => return Err(format!(
+            m => {
+                return Err(format!(
                 "'{}' uses compression method {m}; only stored (0) and deflate (8) are supported",
                 e.name
-            )),
+            ))
+            }
         };
         if out.len() != e.size || crc32fast::hash(&out) != e.crc {
             return Err(format!(
@@ -208,69 +211,70 @@ impl Drop for TempDir {
     }
 }
 
+/// A zip archive of `(name, data, deflate)` entries (deflated or stored), as [`Archive`]
+/// reads it: tests and tools build small FMUs with it.
+pub fn write_zip(files: &[(&str, &[u8], bool)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    let mut cdir = Vec::new();
+    for &(name, data, deflate) in files {
+        let (method, body) = if deflate {
+            let mut enc =
+                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+            let _ = enc.write_all(data);
+            (8u16, enc.finish().unwrap_or_default())
+        } else {
+            (0u16, data.to_vec())
+        };
+        let crc = crc32fast::hash(data);
+        let offset = out.len() as u32;
+        let head = |sig: u32, central: bool| {
+            let mut h = Vec::new();
+            h.extend(sig.to_le_bytes());
+            if central {
+                h.extend(20u16.to_le_bytes());
+            }
+            h.extend(20u16.to_le_bytes());
+            h.extend(0u16.to_le_bytes());
+            h.extend(method.to_le_bytes());
+            h.extend([0u8; 4]);
+            h.extend(crc.to_le_bytes());
+            h.extend((body.len() as u32).to_le_bytes());
+            h.extend((data.len() as u32).to_le_bytes());
+            h.extend((name.len() as u16).to_le_bytes());
+            h.extend(0u16.to_le_bytes());
+            if central {
+                h.extend([0u8; 6]); // comment length, disk, internal attributes
+                h.extend([0u8; 4]);
+                h.extend(offset.to_le_bytes());
+            }
+            h.extend(name.as_bytes());
+            h
+        };
+        out.extend(head(LOCAL_SIG, false));
+        out.extend(&body);
+        cdir.extend(head(CDIR_SIG, true));
+    }
+    let at = out.len() as u32;
+    out.extend(&cdir);
+    out.extend(EOCD_SIG.to_le_bytes());
+    out.extend([0u8; 4]);
+    out.extend((files.len() as u16).to_le_bytes());
+    out.extend((files.len() as u16).to_le_bytes());
+    out.extend((cdir.len() as u32).to_le_bytes());
+    out.extend(at.to_le_bytes());
+    out.extend(0u16.to_le_bytes());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    /// A zip of `(name, data, deflate)` entries, written by hand.
-    pub(crate) fn zip(files: &[(&str, &[u8], bool)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut cdir = Vec::new();
-        for &(name, data, deflate) in files {
-            let (method, body) = if deflate {
-                let mut enc =
-                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-                enc.write_all(data).unwrap();
-                (8u16, enc.finish().unwrap())
-            } else {
-                (0u16, data.to_vec())
-            };
-            let crc = crc32fast::hash(data);
-            let offset = out.len() as u32;
-            let head = |sig: u32, central: bool| {
-                let mut h = Vec::new();
-                h.extend(sig.to_le_bytes());
-                if central {
-                    h.extend(20u16.to_le_bytes());
-                }
-                h.extend(20u16.to_le_bytes());
-                h.extend(0u16.to_le_bytes());
-                h.extend(method.to_le_bytes());
-                h.extend([0u8; 4]);
-                h.extend(crc.to_le_bytes());
-                h.extend((body.len() as u32).to_le_bytes());
-                h.extend((data.len() as u32).to_le_bytes());
-                h.extend((name.len() as u16).to_le_bytes());
-                h.extend(0u16.to_le_bytes());
-                if central {
-                    h.extend([0u8; 6]); // comment length, disk, internal attributes
-                    h.extend([0u8; 4]);
-                    h.extend(offset.to_le_bytes());
-                }
-                h.extend(name.as_bytes());
-                h
-            };
-            out.extend(head(LOCAL_SIG, false));
-            out.extend(&body);
-            cdir.extend(head(CDIR_SIG, true));
-        }
-        let at = out.len() as u32;
-        out.extend(&cdir);
-        out.extend(EOCD_SIG.to_le_bytes());
-        out.extend([0u8; 4]);
-        out.extend((files.len() as u16).to_le_bytes());
-        out.extend((files.len() as u16).to_le_bytes());
-        out.extend((cdir.len() as u32).to_le_bytes());
-        out.extend(at.to_le_bytes());
-        out.extend(0u16.to_le_bytes());
-        out
-    }
 
     #[test]
     fn stored_and_deflated_entries_read_back_exactly() {
         let text = b"hello hello hello hello, deflate me".repeat(20);
-        let a = Archive::parse(zip(&[
+        let a = Archive::parse(write_zip(&[
             ("a.txt", b"stored", false),
             ("d/b.txt", &text, true),
         ]))
@@ -288,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_flipped_byte_is_reported_as_corrupt() {
-        let mut bytes = zip(&[("a.txt", b"some stored data", false)]);
+        let mut bytes = write_zip(&[("a.txt", b"some stored data", false)]);
         bytes[35] ^= 0xff; // inside the stored data (30-byte header + 5-byte name)
         let a = Archive::parse(bytes).unwrap();
         let e = a.read(a.entry("a.txt").unwrap()).unwrap_err();
@@ -299,7 +303,7 @@ mod tests {
     fn text_is_not_a_zip_and_escaping_names_are_refused() {
         let e = Archive::parse(b"{\"not\": \"a zip\"} padding padding".to_vec()).unwrap_err();
         assert!(e.contains("not a zip"), "{e}");
-        let a = Archive::parse(zip(&[("../evil", b"x", false)])).unwrap();
+        let a = Archive::parse(write_zip(&[("../evil", b"x", false)])).unwrap();
         let dir = TempDir::new("archive_evil").unwrap();
         let e = a.extract_to(dir.path()).unwrap_err();
         assert!(e.contains("outside"), "{e}");
