@@ -46,10 +46,10 @@ struct Port {
 }
 
 impl Port {
-    fn to_si(&self, v: f64) -> f64 {
+    fn fmu_to_si(&self, v: f64) -> f64 {
         self.factor * v + self.offset
     }
-    fn from_si(&self, si: f64) -> f64 {
+    fn si_to_fmu(&self, si: f64) -> f64 {
         (si - self.offset) / self.factor
     }
 }
@@ -241,7 +241,7 @@ fn parameter_values(fmu: &Unpacked, given: &Value) -> Result<(Vec<u32>, Vec<f64>
                             var.unit.as_deref().unwrap_or("")
                         )))
                     }
-                    (Some(_), _) => p.from_si(q.value),
+                    (Some(_), _) => p.si_to_fmu(q.value),
                     (None, _) => q.value,
                 }
             }
@@ -379,7 +379,7 @@ impl FmuBlock {
     fn sample_inputs(&mut self, cx: &EventCx) -> bool {
         let mut changed = false;
         for (i, p) in self.inputs.iter().enumerate() {
-            let v = p.from_si(cx.u(i));
+            let v = p.si_to_fmu(cx.u(i));
             changed |= !same(v, self.u[i]);
             self.u_new[i] = v;
         }
@@ -397,7 +397,7 @@ impl FmuBlock {
         self.inst.get(&self.out_vrs, &mut self.y_raw)?;
         let mut changed = false;
         for ((y, &raw), p) in self.y.iter_mut().zip(&self.y_raw).zip(&self.outputs) {
-            let v = p.to_si(raw);
+            let v = p.fmu_to_si(raw);
             changed |= !same(*y, v);
             *y = v;
         }
@@ -436,7 +436,7 @@ impl Block for FmuBlock {
         let mut v = Vec::with_capacity(self.inputs.len() + self.outputs.len());
         for p in &self.inputs {
             let mut d = match p.start {
-                Some(s) => PortDecl::optional_input(p.name.clone(), p.to_si(s)),
+                Some(s) => PortDecl::optional_input(p.name.clone(), p.fmu_to_si(s)),
                 None => PortDecl::input(p.name.clone()),
             };
             d.unit = p.unit;
