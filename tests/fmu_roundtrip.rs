@@ -47,11 +47,16 @@ fn export(model: &Path, dir: &Path) -> PathBuf {
 
 /// A netlist with one `Fmu` block `plant` (its params `params`), logging `log`.
 fn import_netlist(params: Value, log: &[&str], stop: f64, interval: f64) -> Value {
+    import_netlist_as("plant", params, log, stop, interval)
+}
+
+/// The same with the block named `name`.
+fn import_netlist_as(name: &str, params: Value, log: &[&str], stop: f64, interval: f64) -> Value {
     json!({
         "drivelink": 1,
         "name": "fmu_import",
         "solver": { "stop_time": stop, "output_interval": interval },
-        "blocks": [{ "name": "plant", "type": "Fmu", "params": params }],
+        "blocks": [{ "name": name, "type": "Fmu", "params": params }],
         "connections": [],
         "log": log,
     })
@@ -100,15 +105,17 @@ fn worst_at_points(
 
 #[test]
 fn exported_lag_imported_back_matches_the_native_run_at_every_communication_point() {
-    let dir = temp_dir("fmu_roundtrip_lag");
+    let dir = temp_dir("import_lag");
     let model = fixture("lag.json");
     let fmu = export(&model, &dir);
     let native = run_file(&model);
     let step = 0.01;
     // Output every half step: the midpoints show the held values.
-    let v = import_netlist(
+    // A block name of its own: the test looks for its unpacked directory below.
+    let v = import_netlist_as(
+        "lagplant",
         json!({ "fmu": fmu.to_str().unwrap(), "step": "10 ms" }),
-        &["plant.lag_y", "plant.step_y"],
+        &["lagplant.lag_y", "lagplant.step_y"],
         1.0,
         step / 2.0,
     );
@@ -120,40 +127,40 @@ fn exported_lag_imported_back_matches_the_native_run_at_every_communication_poin
         "{}",
         imported.message
     );
-    let worst = worst_at_points(&imported, "plant.lag_y", &native, "lag.y", step, 1.0);
+    let worst = worst_at_points(&imported, "lagplant.lag_y", &native, "lag.y", step, 1.0);
     eprintln!("lag.y: worst difference at the communication points {worst:.3e} of its range");
     assert!(worst < 1e-9, "lag.y differs by {worst:e} of its range");
     // The closed form at the points, as a check of the native run itself.
     for k in 2..100 {
         let t = k as f64 * step;
         let exact = 1.0 - (-(t - 0.0123) / 0.5).exp();
-        let got = imported.value_at("plant.lag_y", t).unwrap();
+        let got = imported.value_at("lagplant.lag_y", t).unwrap();
         assert!((got - exact).abs() < 1e-9, "t = {t}: {got} vs {exact}");
     }
     // Held between points: the value at the midpoint is the value at the point before.
     for k in 0..100 {
         let t = k as f64 * step;
-        let held = imported.value_at("plant.lag_y", t).unwrap();
-        let mid = imported.value_at("plant.lag_y", t + step / 2.0).unwrap();
+        let held = imported.value_at("lagplant.lag_y", t).unwrap();
+        let mid = imported.value_at("lagplant.lag_y", t + step / 2.0).unwrap();
         assert_eq!(mid, held, "t = {t}");
     }
     // The step at 12.3 ms shows at the next point, 20 ms.
-    assert_eq!(imported.value_at("plant.step_y", 0.015), Some(0.0));
-    assert_eq!(imported.value_at("plant.step_y", 0.02), Some(1.0));
+    assert_eq!(imported.value_at("lagplant.step_y", 0.015), Some(0.0));
+    assert_eq!(imported.value_at("lagplant.step_y", 0.02), Some(1.0));
     // The unpacked FMU is removed with the model.
     drop(m);
     let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&format!("drivelink_fmu_plant_{}_", std::process::id())))
+        .filter(|n| n.starts_with(&format!("drivelink_fmu_lagplant_{}_", std::process::id())))
         .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
 }
 
 #[test]
 fn an_fmu_parameter_given_in_the_netlist_changes_the_imported_run() {
-    let dir = temp_dir("fmu_roundtrip_param");
+    let dir = temp_dir("import_param");
     let fmu = export(&fixture("lag.json"), &dir);
     // tau = 250 ms given with a unit (the FMU's tau is in s).
     let v = import_netlist(
@@ -172,7 +179,7 @@ fn an_fmu_parameter_given_in_the_netlist_changes_the_imported_run() {
 
 #[test]
 fn an_fmu_whose_step_fails_fails_the_run_with_the_fmu_message() {
-    let dir = temp_dir("fmu_roundtrip_fail");
+    let dir = temp_dir("import_fail");
     let fmu = export(&fixture("divide_by_zero.json"), &dir);
     let v = import_netlist(
         json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1 }),
@@ -232,7 +239,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 
 #[test]
 fn broken_fmus_are_refused_with_what_is_wrong() {
-    let dir = temp_dir("fmu_errors");
+    let dir = temp_dir("import_errors");
     let e = build_error(&dir.join("missing.fmu"), json!({}));
     assert!(e.contains("cannot be read"), "{e}");
 
@@ -262,15 +269,15 @@ fn broken_fmus_are_refused_with_what_is_wrong() {
     let e = build_error(&nomd, json!({}));
     assert!(e.contains("no modelDescription.xml"), "{e}");
 
-    let md2 = r#"<fmiModelDescription fmiVersion="2.0" modelName="m" guid="{g}"/>"#;
-    let fmi2 = write(
+    let md1 = r#"<fmiModelDescription fmiVersion="1.0" modelName="m" guid="{g}"/>"#;
+    let fmi1 = write(
         &dir,
-        "fmi2.fmu",
-        &write_zip(&[("modelDescription.xml", md2.as_bytes(), false)]),
+        "fmi1.fmu",
+        &write_zip(&[("modelDescription.xml", md1.as_bytes(), false)]),
     );
-    let e = build_error(&fmi2, json!({}));
+    let e = build_error(&fmi1, json!({}));
     assert!(
-        e.contains("FMI 2.0 FMU") && e.contains("supported versions: 3.0"),
+        e.contains("FMI 1.0 FMU") && e.contains("supported versions: 3.0, 2.0"),
         "{e}"
     );
 
@@ -318,7 +325,7 @@ fn broken_fmus_are_refused_with_what_is_wrong() {
 
 #[test]
 fn parameters_the_fmu_does_not_have_are_refused() {
-    let dir = temp_dir("fmu_errors_params");
+    let dir = temp_dir("import_errors_params");
     let fmu = export(&fixture("lag.json"), &dir);
     let e = build_error(&fmu, json!({ "parameters": { "tauu": 1 } }));
     assert!(
@@ -335,7 +342,7 @@ fn parameters_the_fmu_does_not_have_are_refused() {
 
 #[test]
 fn the_cli_exits_2_on_a_missing_fmu() {
-    let dir = temp_dir("fmu_cli_missing");
+    let dir = temp_dir("import_cli_missing");
     let missing = dir.join("nowhere.fmu");
     let net = dir.join("import.json");
     let v = import_netlist(

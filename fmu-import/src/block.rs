@@ -1,4 +1,5 @@
-//! The `Fmu` block: one FMI 3.0 Co-Simulation instance stepped at communication points.
+//! The `Fmu` block: one FMI 3.0 or 2.0 Co-Simulation instance stepped at communication
+//! points.
 //!
 //! Ports: every scalar `Float64` variable of causality `input` is a signal input and of
 //! causality `output` a signal output, in the order of the model description, named after
@@ -15,8 +16,8 @@
 //! values after the other blocks' mode changes) and, if they changed, sets them and reads
 //! the outputs anew. So the block's outputs at `t_k` are the FMU's outputs at `t_k`. The
 //! instance is created when the block is built (and initialised once, so that parameter
-//! values the FMU refuses are build errors), reset (`fmi3Reset`) at the start of every run
-//! and initialised at the start time with the inputs of the initial instant.
+//! values the FMU refuses are build errors), reset (`fmi3Reset`, `fmi2Reset`) at the start
+//! of every run and initialised at the start time with the inputs of the initial instant.
 //!
 //! A call that fails during a run (status `fmi3Error`, `fmi3Discard` or `fmi3Fatal`) logs
 //! an event with the function, the status and the FMU's last logged messages, and the
@@ -29,8 +30,8 @@ use drivelink_core::units::parse_unit;
 use drivelink_core::{Block, Cx, EventCx, EventTag, ParamError, Params, PortDecl};
 use serde_json::Value;
 
+use crate::cosim::{CallError, CoSim, Phase};
 use crate::description::{Causality, Description, Variable};
-use crate::fmi3::{CallError, Instance, Phase};
 use crate::{FmuError, Unpacked};
 
 /// One port of the block: an FMU variable and the conversion of its values to SI
@@ -81,7 +82,7 @@ pub struct FmuBlock {
     /// Why the run failed (the message, and whether it has been logged as an event).
     failed: Option<(String, bool)>,
     /// Declared before `fmu`: freed before the library is unloaded.
-    inst: Instance,
+    inst: Box<dyn CoSim>,
     fmu: Unpacked,
 }
 
@@ -304,8 +305,10 @@ pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         )
     };
     let token = fmu.description.instantiation_token.clone();
-    let inst =
-        Instance::new(fmu.api.clone(), &p.block, &token, fmu.resources.as_deref()).map_err(call)?;
+    let inst = fmu
+        .library
+        .instantiate(&p.block, &token, fmu.resources.as_deref())
+        .map_err(call)?;
     let deps = &fmu.description.output_deps;
     let feed = inputs
         .iter()
@@ -347,7 +350,7 @@ pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
 impl FmuBlock {
     /// From any state but fatal to initialization mode at `t0`, parameters set.
     fn initialise(&mut self, t0: f64) -> Result<(), CallError> {
-        if self.inst.phase != Phase::Instantiated {
+        if self.inst.phase() != Phase::Instantiated {
             self.inst.reset()?;
         }
         self.inst.set(&self.params.0, &self.params.1)?;
@@ -471,7 +474,7 @@ impl Block for FmuBlock {
         for (u, p) in self.u.iter_mut().zip(&self.inputs) {
             *u = p.start.unwrap_or(0.0);
         }
-        if self.inst.phase == Phase::Fatal {
+        if self.inst.phase() == Phase::Fatal {
             let e = CallError {
                 function: "(an earlier call)",
                 status: "Fatal",

@@ -1,6 +1,8 @@
-//! What drivelink reads of an FMU's `modelDescription.xml`: the FMI version, the
-//! Co-Simulation interface, the unit definitions and the variables, with the output
-//! dependencies of the model structure.
+//! What drivelink reads of an FMU's `modelDescription.xml` (FMI 3.0 or 2.0): the FMI
+//! version, the Co-Simulation interface, the unit definitions and the variables, with the
+//! output dependencies of the model structure. FMI 2.0's `Real` variables are read as
+//! `Float64`, its `guid` as the instantiation token and its `ModelStructure` indices as
+//! value references.
 
 use std::collections::BTreeMap;
 
@@ -48,7 +50,7 @@ pub struct Variable {
     pub name: String,
     pub value_reference: u32,
     pub causality: Causality,
-    /// The element name: `Float64`, `Int32`, `Boolean`, ...
+    /// The element name: `Float64` (FMI 2.0 `Real`), `Int32`, `Boolean`, ...
     pub type_name: String,
     /// Whether it is an array (has `<Dimension>` children).
     pub array: bool,
@@ -115,17 +117,17 @@ pub fn fmi_version(xml: &str) -> Result<String, String> {
         .ok_or_else(|| "<fmiModelDescription> has no fmiVersion".into())
 }
 
-/// Parse an FMI 3.0 model description.
+/// Parse an FMI 3.0 or 2.0 model description.
 pub fn parse(xml: &str) -> Result<Description, String> {
     let doc = roxmltree::Document::parse(xml).map_err(|e| format!("is not XML: {e}"))?;
     let root = doc.root_element();
+    let version = root.attribute("fmiVersion").unwrap_or("");
+    let v2 = version.starts_with("2.");
+    let token = if v2 { "guid" } else { "instantiationToken" };
     let mut d = Description {
-        fmi_version: root.attribute("fmiVersion").unwrap_or("").to_string(),
+        fmi_version: version.to_string(),
         model_name: root.attribute("modelName").unwrap_or("").to_string(),
-        instantiation_token: root
-            .attribute("instantiationToken")
-            .unwrap_or("")
-            .to_string(),
+        instantiation_token: root.attribute(token).unwrap_or("").to_string(),
         cs_identifier: None,
         interfaces: Vec::new(),
         default_step: None,
@@ -143,7 +145,9 @@ pub fn parse(xml: &str) -> Result<Description, String> {
             }
             "DefaultExperiment" => d.default_step = attr_f64(n, "stepSize")?,
             "UnitDefinitions" => parse_units(n, &mut d.units)?,
+            "ModelVariables" if v2 => parse_variables2(n, &mut d.variables)?,
             "ModelVariables" => parse_variables(n, &mut d.variables)?,
+            "ModelStructure" if v2 => parse_structure2(n, &d.variables, &mut d.output_deps)?,
             "ModelStructure" => parse_structure(n, &mut d.output_deps)?,
             _ => {}
         }
@@ -195,6 +199,74 @@ fn parse_variables(n: roxmltree::Node, vars: &mut Vec<Variable>) -> Result<(), S
             unit: v.attribute("unit").map(str::to_string),
             constant: v.attribute("variability") == Some("constant"),
         });
+    }
+    Ok(())
+}
+
+/// FMI 2.0: `<ScalarVariable name valueReference causality variability>` with one type
+/// element (`<Real start unit/>`, `<Integer/>`, ...).
+fn parse_variables2(n: roxmltree::Node, vars: &mut Vec<Variable>) -> Result<(), String> {
+    for v in n.children().filter(|c| c.has_tag_name("ScalarVariable")) {
+        let name = v
+            .attribute("name")
+            .ok_or("a <ScalarVariable> has no name")?;
+        let vr = v
+            .attribute("valueReference")
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .ok_or_else(|| format!("variable '{name}' has no valid valueReference"))?;
+        let ty = v
+            .children()
+            .find(roxmltree::Node::is_element)
+            .ok_or_else(|| format!("variable '{name}' has no type element"))?;
+        let real = ty.has_tag_name("Real");
+        vars.push(Variable {
+            name: name.to_string(),
+            value_reference: vr,
+            causality: Causality::parse(v.attribute("causality").unwrap_or("local")),
+            type_name: if real {
+                "Float64".into()
+            } else {
+                ty.tag_name().name().to_string()
+            },
+            array: false,
+            start: if real { attr_f64(ty, "start")? } else { None },
+            unit: ty.attribute("unit").map(str::to_string),
+            constant: v.attribute("variability") == Some("constant"),
+        });
+    }
+    Ok(())
+}
+
+/// FMI 2.0: `<Outputs><Unknown index dependencies/></Outputs>`, 1-based indices into the
+/// variables.
+fn parse_structure2(
+    n: roxmltree::Node,
+    vars: &[Variable],
+    deps: &mut BTreeMap<u32, Option<Vec<u32>>>,
+) -> Result<(), String> {
+    let vr_of = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| vars.get(i))
+            .map(|v| v.value_reference)
+            .ok_or_else(|| format!("ModelStructure: '{t}' is not the index of a variable"))
+    };
+    let Some(outputs) = n.children().find(|c| c.has_tag_name("Outputs")) else {
+        return Ok(());
+    };
+    for u in outputs.children().filter(|c| c.has_tag_name("Unknown")) {
+        let vr = vr_of(u.attribute("index").unwrap_or(""))?;
+        let list = match u.attribute("dependencies") {
+            None => None,
+            Some(s) => Some(
+                s.split_whitespace()
+                    .map(vr_of)
+                    .collect::<Result<Vec<u32>, String>>()?,
+            ),
+        };
+        deps.insert(vr, list);
     }
     Ok(())
 }
@@ -272,6 +344,37 @@ mod tests {
         assert!(d.variables[5].array);
         assert_eq!(d.output_deps[&3], Some(vec![2]));
         assert_eq!(d.output_deps[&4], None);
+    }
+
+    #[test]
+    fn an_fmi2_description_is_read_with_reals_as_float64() {
+        let xml = r#"<fmiModelDescription fmiVersion="2.0" modelName="m2" guid="{g}">
+  <CoSimulation modelIdentifier="m2_id"/>
+  <DefaultExperiment stepSize="0.5"/>
+  <ModelVariables>
+    <ScalarVariable name="u" valueReference="7" causality="input"><Real start="3" unit="rpm"/></ScalarVariable>
+    <ScalarVariable name="n" valueReference="8" causality="output"><Integer/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="9" causality="output"><Real/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Outputs><Unknown index="2"/><Unknown index="3" dependencies="1"/></Outputs></ModelStructure>
+</fmiModelDescription>"#;
+        let d = parse(xml).unwrap();
+        assert_eq!(d.instantiation_token, "{g}");
+        assert_eq!(d.cs_identifier.as_deref(), Some("m2_id"));
+        assert_eq!(d.default_step, Some(0.5));
+        let u = &d.variables[0];
+        assert_eq!(
+            (
+                u.type_name.as_str(),
+                u.value_reference,
+                u.start,
+                u.unit.as_deref()
+            ),
+            ("Float64", 7, Some(3.0), Some("rpm"))
+        );
+        assert_eq!(d.variables[1].type_name, "Integer");
+        assert_eq!(d.output_deps[&8], None);
+        assert_eq!(d.output_deps[&9], Some(vec![7]));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub enum FmuError {
     NoDescription { file: String },
     #[error("'{file}': modelDescription.xml {reason}")]
     BadDescription { file: String, reason: String },
-    #[error("'{file}' is an FMI {version} FMU; the Fmu block imports FMI 3.0 only (supported versions: 3.0)")]
+    #[error("'{file}' is an FMI {version} FMU; the Fmu block imports FMI 3.0 and 2.0 (supported versions: 3.0, 2.0)")]
     Version { file: String, version: String },
     #[error("'{file}' offers no Co-Simulation (it offers: {offered}); the Fmu block imports Co-Simulation FMUs only")]
     NoCoSimulation { file: String, offered: String },

@@ -6,19 +6,16 @@
 
 #![allow(non_snake_case)]
 
-use std::collections::VecDeque;
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CString};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use crate::cosim::{check, CallError, CoSim, LogBuf, Phase};
 
 type Status = i32;
 type ValueReference = u32;
 type InstanceEnv = *mut c_void;
 type Inst = *mut c_void;
-
-const OK: Status = 0;
-const WARNING: Status = 1;
-const FATAL: Status = 4;
 
 /// `fmi3LogMessageCallback`.
 type LogMessage = unsafe extern "C" fn(
@@ -96,88 +93,17 @@ impl Api {
     }
 }
 
-/// How many logged messages an instance keeps.
-const KEPT_MESSAGES: usize = 8;
-
-/// The messages an instance logged, newest last (the callback's environment).
-#[derive(Default)]
-struct LogBuf(Mutex<VecDeque<String>>);
-
-impl LogBuf {
-    fn take(&self) -> Vec<String> {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        q.drain(..).collect()
-    }
-}
-
 unsafe extern "C" fn log_message(
     env: InstanceEnv,
     status: Status,
-    category: *const c_char,
+    _category: *const c_char,
     message: *const c_char,
 ) {
-    if env.is_null() {
-        return;
+    if !env.is_null() {
+        // SAFETY: `env` is the `LogBuf` the instance was created with; it outlives the
+        // instance. The message is the FMU's NUL-terminated argument.
+        (*(env as *const LogBuf)).push(status, message);
     }
-    // SAFETY: `env` is the `LogBuf` the instance was created with; it outlives the
-    // instance. The strings are the FMU's NUL-terminated arguments.
-    let buf = &*(env as *const LogBuf);
-    let text = |p: *const c_char| {
-        if p.is_null() {
-            String::new()
-        } else {
-            CStr::from_ptr(p).to_string_lossy().into_owned()
-        }
-    };
-    let line = format!("[{}] {}", status_name(status), text(message));
-    let _ = text(category);
-    let mut q = buf.0.lock().unwrap_or_else(|e| e.into_inner());
-    if q.len() == KEPT_MESSAGES {
-        q.pop_front();
-    }
-    q.push_back(line);
-}
-
-fn status_name(s: Status) -> &'static str {
-    match s {
-        0 => "OK",
-        1 => "Warning",
-        2 => "Discard",
-        3 => "Error",
-        4 => "Fatal",
-        _ => "unknown status",
-    }
-}
-
-/// A failed FMI call: the function, its status and what the FMU logged before returning.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallError {
-    pub function: &'static str,
-    pub status: &'static str,
-    pub messages: Vec<String>,
-}
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} returned {}", self.function, self.status)?;
-        if self.messages.is_empty() {
-            write!(f, " (the FMU logged nothing)")
-        } else {
-            write!(f, "; the FMU logged: {}", self.messages.join(" | "))
-        }
-    }
-}
-
-/// Where an instance is in the FMI state machine (the part drivelink uses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Instantiated,
-    Initialization,
-    Step,
-    /// A call returned `fmi3Error` or `fmi3Discard`: only reset or free are allowed.
-    Failed,
-    /// A call returned `fmi3Fatal`: nothing may be called any more, not even free.
-    Fatal,
 }
 
 /// One FMU instance. Freed (after `fmi3Terminate` if it was stepping) when dropped.
@@ -185,7 +111,7 @@ pub struct Instance {
     api: Arc<Api>,
     ptr: Inst,
     log: Box<LogBuf>,
-    pub phase: Phase,
+    phase: Phase,
 }
 
 // SAFETY: the instance is used by one thread at a time (`&mut self` for every call); the
@@ -241,23 +167,17 @@ impl Instance {
     }
 
     fn check(&mut self, function: &'static str, s: Status) -> Result<(), CallError> {
-        if s == OK || s == WARNING {
-            return Ok(());
-        }
-        self.phase = if s >= FATAL {
-            Phase::Fatal
-        } else {
-            Phase::Failed
-        };
-        Err(CallError {
-            function,
-            status: status_name(s),
-            messages: self.log.take(),
-        })
+        check(&mut self.phase, &self.log, function, s)
+    }
+}
+
+impl CoSim for Instance {
+    fn phase(&self) -> Phase {
+        self.phase
     }
 
     /// `fmi3EnterInitializationMode` at `start` (no tolerance, no stop time).
-    pub fn enter_initialization(&mut self, start: f64) -> Result<(), CallError> {
+    fn enter_initialization(&mut self, start: f64) -> Result<(), CallError> {
         // SAFETY: a live instance (not freed, not fatal: callers check the phase).
         let s = unsafe {
             (self.api.enter_initialization_mode)(self.ptr, false, 0.0, start, false, 0.0)
@@ -268,7 +188,7 @@ impl Instance {
     }
 
     /// `fmi3ExitInitializationMode`: the instance then steps.
-    pub fn exit_initialization(&mut self) -> Result<(), CallError> {
+    fn exit_initialization(&mut self) -> Result<(), CallError> {
         // SAFETY: as above.
         let s = unsafe { (self.api.exit_initialization_mode)(self.ptr) };
         self.check("fmi3ExitInitializationMode", s)?;
@@ -277,7 +197,7 @@ impl Instance {
     }
 
     /// `fmi3Reset`: back to the instantiated state, every variable at its start value.
-    pub fn reset(&mut self) -> Result<(), CallError> {
+    fn reset(&mut self) -> Result<(), CallError> {
         if self.phase == Phase::Step {
             // SAFETY: as above.
             let s = unsafe { (self.api.terminate)(self.ptr) };
@@ -291,7 +211,7 @@ impl Instance {
     }
 
     /// `fmi3SetFloat64` of scalars.
-    pub fn set(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
+    fn set(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
         if vrs.is_empty() {
             return Ok(());
         }
@@ -309,7 +229,7 @@ impl Instance {
     }
 
     /// `fmi3GetFloat64` of scalars into `values`.
-    pub fn get(&mut self, vrs: &[u32], values: &mut [f64]) -> Result<(), CallError> {
+    fn get(&mut self, vrs: &[u32], values: &mut [f64]) -> Result<(), CallError> {
         if vrs.is_empty() {
             return Ok(());
         }
@@ -327,7 +247,7 @@ impl Instance {
     }
 
     /// `fmi3DoStep(t, h)`; `Ok(true)` when the FMU asks to terminate the simulation.
-    pub fn do_step(&mut self, t: f64, h: f64) -> Result<bool, CallError> {
+    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, CallError> {
         let (mut event, mut terminate, mut early) = (false, false, false);
         let mut last = t;
         // SAFETY: as above; the out-pointers point at locals.

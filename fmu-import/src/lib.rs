@@ -1,18 +1,22 @@
-//! drivelink-fmu-import: FMUs (FMI 3.0 Co-Simulation) as drivelink blocks.
+//! drivelink-fmu-import: FMUs (FMI 3.0 and 2.0 Co-Simulation) as drivelink blocks.
 //!
 //! The `Fmu` block unpacks an FMU into a temporary directory of its own (removed when the
 //! block is dropped), reads its `modelDescription.xml`, loads
-//! `binaries/<platform>/<modelIdentifier>.so` and drives one FMU instance with the FMI 3.0
-//! C functions (declared by hand in [`fmi3`], no bindings generator, no system library).
+//! `binaries/<platform>/<modelIdentifier>.so` and drives one FMU instance with the FMI C
+//! functions (declared by hand in [`fmi3`] and [`fmi2`], no bindings generator, no system
+//! library) through the version-independent [`cosim::CoSim`].
 //! The FMU's `Float64` inputs and outputs become the block's signal ports; the FMU is
 //! stepped as a sampled block: every `step` seconds a time event advances it and reads its
 //! outputs, which are held until the next one. See [`block`] and `docs/fmi.md`.
 
 pub mod archive;
 pub mod block;
+pub mod cosim;
 pub mod description;
 pub mod error;
+pub mod fmi2;
 pub mod fmi3;
+pub mod printf;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +39,17 @@ pub fn platform() -> String {
     format!("{}-{os}", std::env::consts::ARCH)
 }
 
+/// The platform directory of FMI 2.0 binaries for this build (`linux64`, `darwin64`,
+/// `win64`, or `linux32` on a 32-bit build).
+pub fn platform2() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win",
+        os => os,
+    };
+    format!("{os}{}", usize::BITS)
+}
+
 /// The shared-library suffix of this platform.
 const LIB_SUFFIX: &str = std::env::consts::DLL_SUFFIX;
 
@@ -43,7 +58,7 @@ pub fn register(r: &mut Registry) {
     r.register(BlockType {
         name: "Fmu",
         category: "fmi",
-        doc: "An FMI 3.0 Co-Simulation FMU run as a block (see docs/fmi.md): its Float64 inputs are signal inputs and its Float64 outputs signal outputs, named after the FMU variables with every character other than a letter, digit or '_' replaced by '_' (output `clutch.w_rel` is port `clutch_w_rel`). Every `step` seconds from the start time a time event advances the FMU to that instant (fmi3DoStep with the inputs held since the last one), sets the inputs sampled there and reads the outputs, which are held until the next step. An input with a start value may stay unconnected (it reads that value). The archive is unpacked into a temporary directory of the block's own, removed when the model is dropped. Linux x86_64 binaries; FMI 2.0 and Model Exchange are refused with a message.",
+        doc: "An FMI 3.0 or 2.0 Co-Simulation FMU run as a block (see docs/fmi.md): its Float64 inputs are signal inputs and its Float64 outputs signal outputs, named after the FMU variables with every character other than a letter, digit or '_' replaced by '_' (output `clutch.w_rel` is port `clutch_w_rel`). Every `step` seconds from the start time a time event advances the FMU to that instant (fmi3DoStep with the inputs held since the last one), sets the inputs sampled there and reads the outputs, which are held until the next step. An input with a start value may stay unconnected (it reads that value). The archive is unpacked into a temporary directory of the block's own, removed when the model is dropped. Linux x86_64 binaries; Model Exchange is refused with a message.",
         params: vec![
             ParamSpec::optional(
                 "fmu",
@@ -77,6 +92,31 @@ pub fn register(r: &mut Registry) {
     });
 }
 
+/// The loaded library of an FMU, by FMI version.
+pub enum Library {
+    Fmi3(Arc<fmi3::Api>),
+    Fmi2(Arc<fmi2::Api>),
+}
+
+impl Library {
+    /// A new Co-Simulation instance named `name`.
+    pub fn instantiate(
+        &self,
+        name: &str,
+        token: &str,
+        resources: Option<&Path>,
+    ) -> Result<Box<dyn cosim::CoSim>, cosim::CallError> {
+        Ok(match self {
+            Library::Fmi3(api) => {
+                Box::new(fmi3::Instance::new(api.clone(), name, token, resources)?)
+            }
+            Library::Fmi2(api) => {
+                Box::new(fmi2::Instance::new(api.clone(), name, token, resources)?)
+            }
+        })
+    }
+}
+
 /// An FMU unpacked into its own temporary directory, with its description read and its
 /// library loaded.
 pub struct Unpacked {
@@ -84,7 +124,7 @@ pub struct Unpacked {
     pub file: String,
     pub description: Description,
     /// The loaded library (shared by the instances of this unpacking).
-    pub api: Arc<fmi3::Api>,
+    pub library: Library,
     /// `resources/` of the unpacked FMU, if it has one.
     pub resources: Option<std::path::PathBuf>,
     /// Removed when dropped: keep it as long as the library and the instances live.
@@ -110,7 +150,8 @@ pub fn open(path: &Path, file: &str, tag: &str) -> Result<Unpacked, FmuError> {
     let bad = |reason: String| FmuError::BadDescription { file: f(), reason };
     let xml = String::from_utf8(xml).map_err(|_| bad("is not UTF-8 text".into()))?;
     let version = description::fmi_version(&xml).map_err(bad)?;
-    if !version.starts_with("3.") {
+    let v2 = version == "2.0";
+    if !v2 && !version.starts_with("3.") {
         return Err(FmuError::Version { file: f(), version });
     }
     let description = description::parse(&xml).map_err(bad)?;
@@ -122,7 +163,8 @@ pub fn open(path: &Path, file: &str, tag: &str) -> Result<Unpacked, FmuError> {
         };
         return Err(FmuError::NoCoSimulation { file: f(), offered });
     };
-    let binary = format!("binaries/{}/{id}{LIB_SUFFIX}", platform());
+    let dir_name = if v2 { platform2() } else { platform() };
+    let binary = format!("binaries/{dir_name}/{id}{LIB_SUFFIX}");
     if zip.entry(&binary).is_none() {
         let mut found: Vec<&str> = zip
             .entries
@@ -149,16 +191,21 @@ pub fn open(path: &Path, file: &str, tag: &str) -> Result<Unpacked, FmuError> {
     zip.extract_to(dir.path())
         .map_err(|reason| FmuError::Corrupt { file: f(), reason })?;
     let lib_path = dir.path().join(&binary);
-    let api = fmi3::Api::load(&lib_path).map_err(|reason| FmuError::Load {
+    let load_error = |reason| FmuError::Load {
         file: f(),
         binary: binary.clone(),
         reason,
-    })?;
+    };
+    let library = if v2 {
+        Library::Fmi2(Arc::new(fmi2::Api::load(&lib_path).map_err(load_error)?))
+    } else {
+        Library::Fmi3(Arc::new(fmi3::Api::load(&lib_path).map_err(load_error)?))
+    };
     let resources = Some(dir.path().join("resources")).filter(|p| p.is_dir());
     Ok(Unpacked {
         file: f(),
         description,
-        api: Arc::new(api),
+        library,
         resources,
         dir,
     })

@@ -1,5 +1,6 @@
 //! An FMU that drivelink did not write (`examples/dahlquist_fmu.rs`: `dx/dt = −k·x + u`,
-//! stepped exactly, and `y = 2·u`) run as an `Fmu` block: its input driven by a sine is
+//! stepped exactly, and `y = 2·u`), packed as an FMI 3.0 and as an FMI 2.0 FMU, run as an
+//! `Fmu` block: its input driven by a sine is
 //! sampled and held at the communication points, so `x` follows the exact recursion of
 //! a sampled system; an unconnected input reads its start value; the resource path
 //! reaches the FMU; a value the FMU refuses at initialization and an input it refuses
@@ -34,6 +35,31 @@ const MD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </fmiModelDescription>
 "#;
 
+const MD2: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="Dahlquist" guid="{dahlquist-test}">
+  <CoSimulation modelIdentifier="dahlquist" canHandleVariableCommunicationStepSize="true"/>
+  <UnitDefinitions>
+    <Unit name="1/s"><BaseUnit s="-1"/></Unit>
+  </UnitDefinitions>
+  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.1"/>
+  <ModelVariables>
+    <ScalarVariable name="time" valueReference="0" causality="independent" variability="continuous"><Real/></ScalarVariable>
+    <ScalarVariable name="x" valueReference="1" causality="output" variability="continuous"><Real/></ScalarVariable>
+    <ScalarVariable name="k" valueReference="2" causality="parameter" variability="fixed"><Real start="1" unit="1/s"/></ScalarVariable>
+    <ScalarVariable name="x0" valueReference="3" causality="parameter" variability="fixed"><Real start="1"/></ScalarVariable>
+    <ScalarVariable name="u" valueReference="4" causality="input" variability="continuous"><Real start="0"/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="5" causality="output" variability="continuous"><Real/></ScalarVariable>
+    <ScalarVariable name="limit" valueReference="6" causality="parameter" variability="fixed"><Real start="1000"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs><Unknown index="2" dependencies=""/><Unknown index="6" dependencies="5"/></Outputs>
+  </ModelStructure>
+</fmiModelDescription>
+"#;
+
+/// The FMI versions the example library serves, with the prefix of their functions.
+const VERSIONS: [(u8, &str); 2] = [(3, "fmi3"), (2, "fmi2")];
+
 /// The example's library, built next to this test by `cargo test -p drivelink-fmu-import`.
 fn library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -49,21 +75,29 @@ fn library() -> PathBuf {
     lib
 }
 
-/// The FMU file: description, binary, `resources/x0.txt` holding `x0`.
+/// The FMU file: description, binary, `resources/x0.txt` holding `x0` (FMI 3.0).
 fn dahlquist_fmu(dir: &Path, x0: f64) -> PathBuf {
+    dahlquist_fmu_v(dir, x0, 3)
+}
+
+/// The FMU file of FMI version `fmi` (3 or 2).
+fn dahlquist_fmu_v(dir: &Path, x0: f64, fmi: u8) -> PathBuf {
     let so = std::fs::read(library()).unwrap();
+    let (md, platform) = match fmi {
+        3 => (MD, drivelink_fmu_import::platform()),
+        _ => (MD2, drivelink_fmu_import::platform2()),
+    };
     let binary = format!(
-        "binaries/{}/dahlquist{}",
-        drivelink_fmu_import::platform(),
+        "binaries/{platform}/dahlquist{}",
         std::env::consts::DLL_SUFFIX
     );
     let x0 = x0.to_string();
     let bytes = write_zip(&[
-        ("modelDescription.xml", MD.as_bytes(), true),
+        ("modelDescription.xml", md.as_bytes(), true),
         (&binary, &so, true),
         ("resources/x0.txt", x0.as_bytes(), false),
     ]);
-    let p = dir.join("dahlquist.fmu");
+    let p = dir.join(format!("dahlquist{fmi}.fmu"));
     std::fs::write(&p, bytes).unwrap();
     p
 }
@@ -94,8 +128,14 @@ fn run(v: &Value) -> SimResult {
 
 #[test]
 fn a_sine_input_is_sampled_and_held_at_the_communication_points() {
+    for (fmi, _) in VERSIONS {
+        sine_input(fmi);
+    }
+}
+
+fn sine_input(fmi: u8) {
     let dir = TempDir::new("dahlquist_sine").unwrap();
-    let fmu = dahlquist_fmu(dir.path(), 2.0);
+    let fmu = dahlquist_fmu_v(dir.path(), 2.0, fmi);
     let (k, h, w): (f64, f64, f64) = (1.5, 0.1, 2.0 * std::f64::consts::PI * 0.7);
     let v = netlist(
         json!({ "fmu": fmu.to_str().unwrap(), "parameters": { "k": k } }),
@@ -104,7 +144,7 @@ fn a_sine_input_is_sampled_and_held_at_the_communication_points() {
         &["plant.x", "plant.y"],
     );
     let r = run(&v);
-    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    assert_eq!(r.status, RunStatus::Completed, "FMI {fmi}: {}", r.message);
     // x_k = x_k−1·e^(−k·h) + u(t_k−1)·(1 − e^(−k·h))/k, x_0 = 2 (from resources/x0.txt).
     let e = (-k * h).exp();
     let mut x = 2.0;
@@ -112,14 +152,13 @@ fn a_sine_input_is_sampled_and_held_at_the_communication_points() {
         let t = j as f64 * h;
         let u = (w * t).sin();
         let got = r.value_at("plant.x", t).unwrap();
-        assert!((got - x).abs() < 1e-12, "x at t = {t}: {got} vs {x}");
+        assert!(
+            (got - x).abs() < 1e-12,
+            "FMI {fmi}: x at t = {t}: {got} vs {x}"
+        );
         // y = 2·u(t_k), read after setting the input sampled at t_k.
         let y = r.value_at("plant.y", t).unwrap();
-        assert!(
-            (y - 2.0 * u).abs() < 1e-12,
-            "y at t = {t}: {y} vs {}",
-            2.0 * u
-        );
+        assert!((y - 2.0 * u).abs() < 1e-12, "FMI {fmi}: y at t = {t}: {y}");
         // Held until the next point.
         assert_eq!(r.value_at("plant.x", t + h / 2.0), Some(got), "t = {t}");
         x = x * e + u * (1.0 - e) / k;
@@ -177,23 +216,28 @@ fn feedback_through_the_held_output_runs() {
 
 #[test]
 fn a_value_the_fmu_refuses_is_a_build_error_with_its_message() {
-    let dir = TempDir::new("dahlquist_bad_k").unwrap();
-    let fmu = dahlquist_fmu(dir.path(), 1.0);
-    let v = netlist(
-        json!({ "fmu": fmu.to_str().unwrap(), "parameters": { "k": -1 } }),
-        json!([]),
-        json!([]),
-        &[],
-    );
-    let e = compile(&v).err().expect("refused");
-    for part in [
-        "block 'plant'",
-        "dahlquist.fmu",
-        "fmi3ExitInitializationMode returned Error",
-        "k = -1 must be >= 0",
-    ] {
-        assert!(e.contains(part), "{part}: {e}");
+    for (fmi, prefix) in VERSIONS {
+        let dir = TempDir::new("dahlquist_bad_k").unwrap();
+        let fmu = dahlquist_fmu_v(dir.path(), 1.0, fmi);
+        let v = netlist(
+            json!({ "fmu": fmu.to_str().unwrap(), "parameters": { "k": -1 } }),
+            json!([]),
+            json!([]),
+            &[],
+        );
+        let e = compile(&v).err().expect("refused");
+        let call = format!("{prefix}ExitInitializationMode returned Error");
+        for part in [
+            "block 'plant'",
+            &format!("dahlquist{fmi}.fmu"),
+            &call,
+            "the FMU logged: [Error] k = -1 must be >= 0",
+        ] {
+            assert!(e.contains(part), "{part}: {e}");
+        }
     }
+    let dir = TempDir::new("dahlquist_not_param").unwrap();
+    let fmu = dahlquist_fmu(dir.path(), 1.0);
     let v = netlist(
         json!({ "fmu": fmu.to_str().unwrap(), "parameters": { "y": 1 } }),
         json!([]),
@@ -206,30 +250,33 @@ fn a_value_the_fmu_refuses_is_a_build_error_with_its_message() {
 
 #[test]
 fn an_input_the_fmu_refuses_during_a_step_fails_the_run_with_its_message() {
-    let dir = TempDir::new("dahlquist_limit").unwrap();
-    let fmu = dahlquist_fmu(dir.path(), 1.0);
-    // u = t: above the limit 0.45 from the point 0.5 s on; the step from there fails.
-    let v = netlist(
-        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1, "parameters": { "limit": 0.45 } }),
-        json!([{ "name": "t", "type": "Ramp", "params": { "start_time": 0, "height": 10, "duration": 10 } }]),
-        json!([["t.y", "plant.u"]]),
-        &["plant.x"],
-    );
-    let r = run(&v);
-    assert_eq!(r.status, RunStatus::Failed, "{}", r.message);
-    assert!(r.message.contains("plant.x"), "{}", r.message);
-    let ev = r
-        .events
-        .iter()
-        .find(|e| e.block == "plant")
-        .unwrap_or_else(|| panic!("no event of plant; {}", r.message));
-    for part in [
-        "fmi3DoStep returned Error",
-        "input u = 0.5 exceeds the limit 0.45",
-    ] {
-        assert!(ev.detail.contains(part), "{part}: {}", ev.detail);
+    for (fmi, prefix) in VERSIONS {
+        let dir = TempDir::new("dahlquist_limit").unwrap();
+        let fmu = dahlquist_fmu_v(dir.path(), 1.0, fmi);
+        // u = t: above the limit 0.45 from the point 0.5 s on; the step from there fails.
+        let v = netlist(
+            json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1, "parameters": { "limit": 0.45 } }),
+            json!([{ "name": "t", "type": "Ramp", "params": { "start_time": 0, "height": 10, "duration": 10 } }]),
+            json!([["t.y", "plant.u"]]),
+            &["plant.x"],
+        );
+        let r = run(&v);
+        assert_eq!(r.status, RunStatus::Failed, "{}", r.message);
+        assert!(r.message.contains("plant.x"), "{}", r.message);
+        let ev = r
+            .events
+            .iter()
+            .find(|e| e.block == "plant")
+            .unwrap_or_else(|| panic!("no event of plant; {}", r.message));
+        let call = format!("{prefix}DoStep returned Error");
+        for part in [
+            call.as_str(),
+            "[Error] input u = 0.5 exceeds the limit 0.45",
+        ] {
+            assert!(ev.detail.contains(part), "{part}: {}", ev.detail);
+        }
+        assert_eq!(ev.time, 6.0 * 0.1);
     }
-    assert_eq!(ev.time, 6.0 * 0.1);
 }
 
 #[test]
