@@ -159,6 +159,52 @@ fn exported_lag_imported_back_matches_the_native_run_at_every_communication_poin
 }
 
 #[test]
+fn exported_clutch_lock_imported_back_locks_inside_a_step_as_the_native_run() {
+    let dir = temp_dir("import_clutch");
+    let model = fixture("clutch_lock.json");
+    let fmu = export(&model, &dir);
+    let native = run_file(&model);
+    let step = 0.01;
+    let v = import_netlist_as(
+        "clutchplant",
+        json!({ "fmu": fmu.to_str().unwrap(), "step": step }),
+        &[
+            "clutchplant.clutch_w_rel",
+            "clutchplant.clutch_tau",
+            "clutchplant.J1_w",
+            "clutchplant.J2_w",
+        ],
+        3.0,
+        step,
+    );
+    let imported = compile(&v).unwrap().run();
+    assert_eq!(
+        imported.status,
+        RunStatus::Completed,
+        "{}",
+        imported.message
+    );
+    for (port, var) in [
+        ("clutchplant.clutch_w_rel", "clutch.w_rel"),
+        ("clutchplant.clutch_tau", "clutch.tau"),
+        ("clutchplant.J1_w", "J1.w"),
+        ("clutchplant.J2_w", "J2.w"),
+    ] {
+        let worst = worst_at_points(&imported, port, &native, var, step, 3.0);
+        eprintln!("{var}: worst difference at the communication points {worst:.3e} of its range");
+        assert!(worst < 1e-9, "{var} differs by {worst:e} of its range");
+    }
+    // Locked (at 4/3 s, inside the step from 1.33 s to 1.34 s) from the point 1.34 s on.
+    let w = |t: f64| imported.value_at("clutchplant.clutch_w_rel", t).unwrap();
+    assert!(
+        w(1.33).abs() > 1e-3,
+        "still slipping at 1.33 s: {}",
+        w(1.33)
+    );
+    assert!(w(1.34).abs() < 1e-9, "locked at 1.34 s: {}", w(1.34));
+}
+
+#[test]
 fn an_fmu_parameter_given_in_the_netlist_changes_the_imported_run() {
     let dir = temp_dir("import_param");
     let fmu = export(&fixture("lag.json"), &dir);
