@@ -192,6 +192,29 @@ fn an_unconnected_input_reads_its_start_value_and_the_default_step_is_the_fmu_s(
 }
 
 #[test]
+fn communication_points_count_from_the_start_time() {
+    let dir = TempDir::new("dahlquist_start").unwrap();
+    let fmu = dahlquist_fmu(dir.path(), 1.0);
+    let mut v = netlist(
+        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1 }),
+        json!([]),
+        json!([]),
+        &["plant.x"],
+    );
+    v["solver"] = json!({ "start_time": 0.25, "stop_time": 1.5, "output_interval": 0.05 });
+    let r = run(&v);
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    // The FMU starts at 0.25 s from x0 = 1 (k = 1) and is stepped at 0.25 + j·0.1.
+    for j in 0..12 {
+        let t = 0.25 + j as f64 * 0.1;
+        let got = r.value_at("plant.x", t).unwrap();
+        let exact = (-(j as f64) * 0.1).exp();
+        assert!((got - exact).abs() < 1e-12, "t = {t}: {got} vs {exact}");
+        assert_eq!(r.value_at("plant.x", t + 0.05), Some(got), "held after {t}");
+    }
+}
+
+#[test]
 fn feedback_through_the_held_output_runs() {
     // u = −x: x_k = x_k−1·(e + (e − 1)/k) with e = e^(−k·h) (x holds between points).
     let dir = TempDir::new("dahlquist_loop").unwrap();
