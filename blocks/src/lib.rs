@@ -33,6 +33,7 @@ pub fn registry() -> Registry {
     driveline::register(&mut r);
     thermal::register(&mut r);
     register_abs(&mut r);
+    drivelink_fmu_import::register(&mut r);
     r
 }
 

@@ -29,6 +29,11 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
         let BlockBuild::Primitive(f) = &t.build else {
             continue;
         };
+        // An `Fmu` block is built from an FMU file, not from example values: the root
+        // crate's tests/fmu_roundtrip.rs builds it from real FMUs.
+        if t.name == "Fmu" {
+            continue;
+        }
         // Example values for required parameters (some types need a specific range).
         let mut built = None;
         for x in [1.0, 2.0, 0.5] {

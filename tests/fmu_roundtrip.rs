@@ -1,0 +1,427 @@
+//! The `Fmu` block: a drivelink model exported with `drivelink fmu` and imported back by
+//! an `Fmu` block reproduces the native run at the communication points and holds its
+//! outputs between them; an FMU whose step fails fails the run with the FMU's message;
+//! every broken FMU is refused with an error naming the block and the file (exit 2 from
+//! the CLI).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{drivelink, temp_dir};
+use drivelink::core::{RunStatus, SimResult};
+use drivelink_fmu_import::archive::write_zip;
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/fmu").join(name)
+}
+
+/// `drivelink fmu MODEL --out DIR/NAME.fmu`, returning the FMU's path.
+fn export(model: &Path, dir: &Path) -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_drivelink"));
+    let lib = exe.with_file_name("libdrivelink_fmi.so");
+    assert!(
+        lib.is_file(),
+        "{} is missing: build the FMU runtime first (cargo build -p drivelink-fmi, or cargo test --workspace)",
+        lib.display()
+    );
+    let stem = model.file_stem().unwrap().to_str().unwrap();
+    let out = dir.join(format!("{stem}.fmu"));
+    let o = drivelink()
+        .args([
+            "fmu",
+            model.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// A netlist with one `Fmu` block `plant` (its params `params`), logging `log`.
+fn import_netlist(params: Value, log: &[&str], stop: f64, interval: f64) -> Value {
+    import_netlist_as("plant", params, log, stop, interval)
+}
+
+/// The same with the block named `name`.
+fn import_netlist_as(name: &str, params: Value, log: &[&str], stop: f64, interval: f64) -> Value {
+    json!({
+        "drivelink": 1,
+        "name": "fmu_import",
+        "solver": { "stop_time": stop, "output_interval": interval },
+        "blocks": [{ "name": name, "type": "Fmu", "params": params }],
+        "connections": [],
+        "log": log,
+    })
+}
+
+fn compile(v: &Value) -> Result<drivelink::core::Model, String> {
+    let d = drivelink::netlist::load_value(v, "fmu_import.json", Path::new("."))
+        .map_err(|e| e.to_string())?;
+    drivelink::core::compile(&d, &drivelink::blocks::registry()).map_err(|e| e.to_string())
+}
+
+fn run_file(path: &Path) -> SimResult {
+    let d = drivelink::netlist::load_file(path).unwrap();
+    let mut m = drivelink::core::compile(&d, &drivelink::blocks::registry()).unwrap();
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    r
+}
+
+/// The largest difference between the imported and the native signal at the
+/// communication points `k·step` before `stop`, relative to the native signal's range (a
+/// point at the stop time itself is not taken: a run ends before the time events due
+/// then, as for every sampled block).
+fn worst_at_points(
+    imp: &SimResult,
+    port: &str,
+    nat: &SimResult,
+    var: &str,
+    step: f64,
+    stop: f64,
+) -> f64 {
+    let y = nat.get(var).unwrap();
+    let range = y.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        - y.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert!(range > 0.0, "{var} is constant");
+    let n = (stop / step).round() as usize;
+    (0..n)
+        .map(|k| {
+            let t = k as f64 * step;
+            let a = imp.value_at(port, t).unwrap();
+            let b = nat.value_at(var, t).unwrap();
+            (a - b).abs() / range
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn exported_lag_imported_back_matches_the_native_run_at_every_communication_point() {
+    let dir = temp_dir("import_lag");
+    let model = fixture("lag.json");
+    let fmu = export(&model, &dir);
+    let native = run_file(&model);
+    let step = 0.01;
+    // Output every half step: the midpoints show the held values.
+    // A block name of its own: the test looks for its unpacked directory below.
+    let v = import_netlist_as(
+        "lagplant",
+        json!({ "fmu": fmu.to_str().unwrap(), "step": "10 ms" }),
+        &["lagplant.lag_y", "lagplant.step_y"],
+        1.0,
+        step / 2.0,
+    );
+    let mut m = compile(&v).unwrap();
+    let imported = m.run();
+    assert_eq!(
+        imported.status,
+        RunStatus::Completed,
+        "{}",
+        imported.message
+    );
+    let worst = worst_at_points(&imported, "lagplant.lag_y", &native, "lag.y", step, 1.0);
+    eprintln!("lag.y: worst difference at the communication points {worst:.3e} of its range");
+    assert!(worst < 1e-9, "lag.y differs by {worst:e} of its range");
+    // The closed form at the points, as a check of the native run itself.
+    for k in 2..100 {
+        let t = k as f64 * step;
+        let exact = 1.0 - (-(t - 0.0123) / 0.5).exp();
+        let got = imported.value_at("lagplant.lag_y", t).unwrap();
+        assert!((got - exact).abs() < 1e-9, "t = {t}: {got} vs {exact}");
+    }
+    // Held between points: the value at the midpoint is the value at the point before.
+    for k in 0..100 {
+        let t = k as f64 * step;
+        let held = imported.value_at("lagplant.lag_y", t).unwrap();
+        let mid = imported.value_at("lagplant.lag_y", t + step / 2.0).unwrap();
+        assert_eq!(mid, held, "t = {t}");
+    }
+    // The step at 12.3 ms shows at the next point, 20 ms.
+    assert_eq!(imported.value_at("lagplant.step_y", 0.015), Some(0.0));
+    assert_eq!(imported.value_at("lagplant.step_y", 0.02), Some(1.0));
+    // The unpacked FMU is removed with the model.
+    drop(m);
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("drivelink_fmu_lagplant_{}_", std::process::id())))
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
+#[test]
+fn exported_clutch_lock_imported_back_locks_inside_a_step_as_the_native_run() {
+    let dir = temp_dir("import_clutch");
+    let model = fixture("clutch_lock.json");
+    let fmu = export(&model, &dir);
+    let native = run_file(&model);
+    let step = 0.01;
+    let v = import_netlist_as(
+        "clutchplant",
+        json!({ "fmu": fmu.to_str().unwrap(), "step": step }),
+        &[
+            "clutchplant.clutch_w_rel",
+            "clutchplant.clutch_tau",
+            "clutchplant.J1_w",
+            "clutchplant.J2_w",
+        ],
+        3.0,
+        step,
+    );
+    let imported = compile(&v).unwrap().run();
+    assert_eq!(
+        imported.status,
+        RunStatus::Completed,
+        "{}",
+        imported.message
+    );
+    for (port, var) in [
+        ("clutchplant.clutch_w_rel", "clutch.w_rel"),
+        ("clutchplant.clutch_tau", "clutch.tau"),
+        ("clutchplant.J1_w", "J1.w"),
+        ("clutchplant.J2_w", "J2.w"),
+    ] {
+        let worst = worst_at_points(&imported, port, &native, var, step, 3.0);
+        eprintln!("{var}: worst difference at the communication points {worst:.3e} of its range");
+        assert!(worst < 1e-9, "{var} differs by {worst:e} of its range");
+    }
+    // Locked (at 4/3 s, inside the step from 1.33 s to 1.34 s) from the point 1.34 s on.
+    let w = |t: f64| imported.value_at("clutchplant.clutch_w_rel", t).unwrap();
+    assert!(
+        w(1.33).abs() > 1e-3,
+        "still slipping at 1.33 s: {}",
+        w(1.33)
+    );
+    assert!(w(1.34).abs() < 1e-9, "locked at 1.34 s: {}", w(1.34));
+}
+
+#[test]
+fn an_fmu_parameter_given_in_the_netlist_changes_the_imported_run() {
+    let dir = temp_dir("import_param");
+    let fmu = export(&fixture("lag.json"), &dir);
+    // tau = 250 ms given with a unit (the FMU's tau is in s).
+    let v = import_netlist(
+        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.01, "parameters": { "tau": "250 ms" } }),
+        &["plant.lag_y"],
+        0.5,
+        0.01,
+    );
+    let r = compile(&v).unwrap().run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    let t: f64 = 0.3;
+    let exact = 1.0 - (-(t - 0.0123) / 0.25).exp();
+    let got = r.value_at("plant.lag_y", t).unwrap();
+    assert!((got - exact).abs() < 1e-9, "{got} vs {exact}");
+}
+
+#[test]
+fn an_fmu_whose_step_fails_fails_the_run_with_the_fmu_message() {
+    let dir = temp_dir("import_fail");
+    let fmu = export(&fixture("divide_by_zero.json"), &dir);
+    let v = import_netlist(
+        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1 }),
+        &["plant.div_y"],
+        1.0,
+        0.1,
+    );
+    let r = compile(&v).unwrap().run();
+    assert_eq!(r.status, RunStatus::Failed, "{}", r.message);
+    assert!(r.message.contains("plant.div_y"), "{}", r.message);
+    // The division by zero at 0.55 s fails the FMU's step from 0.5 s to 0.6 s.
+    assert_eq!(r.end_time, 6.0 * 0.1);
+    let ev = r
+        .events
+        .iter()
+        .find(|e| e.block == "plant")
+        .unwrap_or_else(|| panic!("no event of plant: {:?}; {}", r.events, r.message));
+    eprintln!("{}\n{}", r.message, ev.detail);
+    for part in ["fmi3DoStep returned Error", "non-finite value inf", "div.y"] {
+        assert!(ev.detail.contains(part), "{part}: {}", ev.detail);
+    }
+    assert_eq!(r.value_at("plant.div_y", 0.5), Some(1.0));
+}
+
+/// The build error of an `Fmu` block whose file is `fmu` (with more params): it names the
+/// block and the file.
+fn build_error(fmu: &Path, extra: Value) -> String {
+    let e = build_error_of(fmu, extra);
+    assert!(e.contains(fmu.to_str().unwrap()), "names the file: {e}");
+    e
+}
+
+/// The build error of an `Fmu` block whose file is `fmu` (with more params): it names the
+/// block.
+fn build_error_of(fmu: &Path, extra: Value) -> String {
+    let mut params = json!({ "fmu": fmu.to_str().unwrap(), "step": 0.01 });
+    if let (Value::Object(p), Value::Object(x)) = (&mut params, extra) {
+        p.extend(x);
+    }
+    let e = compile(&import_netlist(params, &[], 1.0, 0.1))
+        .err()
+        .expect("the FMU is refused");
+    assert!(e.contains("block 'plant'"), "names the block: {e}");
+    e
+}
+
+const MD3: &str = r#"<fmiModelDescription fmiVersion="3.0" modelName="m" instantiationToken="{t}">
+  <CoSimulation modelIdentifier="m"/>
+  <ModelVariables><Float64 name="y" valueReference="1" causality="output"/></ModelVariables>
+</fmiModelDescription>"#;
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn broken_fmus_are_refused_with_what_is_wrong() {
+    let dir = temp_dir("import_errors");
+    let e = build_error(&dir.join("missing.fmu"), json!({}));
+    assert!(e.contains("cannot be read"), "{e}");
+
+    let text = write(
+        &dir,
+        "text.fmu",
+        b"this is a text file, not a zip archive at all",
+    );
+    let e = build_error(&text, json!({}));
+    assert!(
+        e.contains("is not an FMU (not a readable zip archive)"),
+        "{e}"
+    );
+
+    let mut bytes = write_zip(&[("modelDescription.xml", MD3.as_bytes(), true)]);
+    let mid = bytes.len() / 4;
+    bytes[mid] ^= 0x55;
+    let corrupt = write(&dir, "corrupt.fmu", &bytes);
+    let e = build_error(&corrupt, json!({}));
+    assert!(e.contains("corrupt") || e.contains("inflate"), "{e}");
+
+    let nomd = write(
+        &dir,
+        "nomd.fmu",
+        &write_zip(&[("readme.txt", b"hi", false)]),
+    );
+    let e = build_error(&nomd, json!({}));
+    assert!(e.contains("no modelDescription.xml"), "{e}");
+
+    let md1 = r#"<fmiModelDescription fmiVersion="1.0" modelName="m" guid="{g}"/>"#;
+    let fmi1 = write(
+        &dir,
+        "fmi1.fmu",
+        &write_zip(&[("modelDescription.xml", md1.as_bytes(), false)]),
+    );
+    let e = build_error(&fmi1, json!({}));
+    assert!(
+        e.contains("FMI 1.0 FMU") && e.contains("supported versions: 3.0, 2.0"),
+        "{e}"
+    );
+
+    let me = MD3.replace(
+        "<CoSimulation modelIdentifier=\"m\"/>",
+        "<ModelExchange modelIdentifier=\"m\"/>",
+    );
+    let me = write(
+        &dir,
+        "me.fmu",
+        &write_zip(&[("modelDescription.xml", me.as_bytes(), false)]),
+    );
+    let e = build_error(&me, json!({}));
+    assert!(
+        e.contains("offers no Co-Simulation (it offers: ModelExchange)"),
+        "{e}"
+    );
+
+    let win = write(
+        &dir,
+        "win.fmu",
+        &write_zip(&[
+            ("modelDescription.xml", MD3.as_bytes(), false),
+            ("binaries/x86_64-windows/m.dll", b"MZ", false),
+        ]),
+    );
+    let e = build_error(&win, json!({}));
+    let expected = format!("binaries/{}/m.so", drivelink_fmu_import::platform());
+    assert!(
+        e.contains(&expected) && e.contains("binaries/x86_64-windows/m.dll"),
+        "{e}"
+    );
+
+    let junk = write(
+        &dir,
+        "junk.fmu",
+        &write_zip(&[
+            ("modelDescription.xml", MD3.as_bytes(), false),
+            (&expected, b"not a shared library", false),
+        ]),
+    );
+    let e = build_error(&junk, json!({}));
+    assert!(e.contains("cannot load its binary"), "{e}");
+}
+
+#[test]
+fn parameters_the_fmu_does_not_have_are_refused() {
+    let dir = temp_dir("import_errors_params");
+    let fmu = export(&fixture("lag.json"), &dir);
+    let e = build_error(&fmu, json!({ "parameters": { "tauu": 1 } }));
+    assert!(
+        e.contains("has no variable 'tauu' (did you mean 'tau'?)"),
+        "{e}"
+    );
+    let e = build_error(&fmu, json!({ "parameters": { "lag.y": 1 } }));
+    assert!(e.contains("'lag.y' is an output of the FMU"), "{e}");
+    let e = build_error(&fmu, json!({ "parameters": { "tau": "3 m" } }));
+    assert!(e.contains("dimension"), "{e}");
+    let e = build_error_of(&fmu, json!({ "kind": "me" }));
+    assert!(e.contains("Model Exchange import is not supported"), "{e}");
+}
+
+#[test]
+fn the_cli_exits_2_on_a_missing_fmu() {
+    let dir = temp_dir("import_cli_missing");
+    let missing = dir.join("nowhere.fmu");
+    let net = dir.join("import.json");
+    let v = import_netlist(
+        json!({ "fmu": missing.to_str().unwrap(), "step": 0.01 }),
+        &[],
+        1.0,
+        0.1,
+    );
+    std::fs::write(&net, v.to_string()).unwrap();
+    let o = drivelink()
+        .args([
+            "run",
+            net.to_str().unwrap(),
+            "--out",
+            dir.join("out").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("plant") && err.contains("nowhere.fmu") && err.contains("cannot be read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_block_catalogue_lists_fmu() {
+    let o = drivelink().args(["blocks", "Fmu"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("Fmu [fmi]"), "{text}");
+    for part in ["fmu", "step", "parameters", "Co-Simulation"] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+}
