@@ -337,6 +337,7 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str, notes: bool) -> Resul
             Ok(j @ (Value::Number(_) | Value::Bool(_) | Value::Array(_) | Value::String(_))) => j,
             _ => Value::String(value.trim().to_string()),
         };
+        let parsed = from_working_directory(parsed);
         let params = v
             .as_object_mut()
             .and_then(|m| m.get_mut("parameters"))
@@ -372,6 +373,19 @@ fn apply_sets(v: &mut Value, set: &[String], origin: &str, notes: bool) -> Resul
         }
     }
     Error::from_list(errors)
+}
+
+/// A `--set` value naming an existing file by a relative path (`--set cycle=my.csv`) as
+/// its absolute path: on the command line a path is the shell's, from the working
+/// directory, while a relative path written in a netlist is taken from the netlist's
+/// folder.
+fn from_working_directory(v: Value) -> Value {
+    match &v {
+        Value::String(s) if Path::new(s).is_relative() && Path::new(s).is_file() => {
+            std::fs::canonicalize(s).map_or(v, |p| Value::String(p.display().to_string()))
+        }
+        _ => v,
+    }
 }
 
 fn build(model: &Path, set: &[String], stop_time: Option<&str>) -> Result<Model, Error> {

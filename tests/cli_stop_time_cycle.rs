@@ -228,3 +228,42 @@ fn cli_run_stops_at_the_cycle_unless_told_otherwise() {
     assert_eq!(s["status"], "completed", "{}", s["message"]);
     assert_eq!(s["end_time"].as_f64(), Some(100.0));
 }
+
+#[test]
+fn cycle_csv_next_to_the_netlist_is_found_from_any_working_directory() {
+    // A three-point trace in `my_cycle.csv` beside the netlist, named by a relative path;
+    // the CLI runs from another directory (the system's temporary directory's parent).
+    let dir = std::env::temp_dir().join(format!("drivelink_csv_beside_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("cycles")).unwrap();
+    std::fs::write(
+        dir.join("cycles/my_cycle.csv"),
+        "time,speed [km/h]\n0,0\n10,36\n30,36\n",
+    )
+    .unwrap();
+    let mut v = cycle_netlist(1);
+    v["blocks"][0]["params"]["cycle"] = json!("cycles/my_cycle.csv");
+    let file = dir.join("trace_only.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let elsewhere = std::env::temp_dir().parent().unwrap_or(Path::new("/")).to_path_buf();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_drivelink"))
+        .current_dir(&elsewhere)
+        .args(["run", "--no-plots", "--no-report"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // The run ends with the file's trace (30 s), having driven 50 m + 200 m.
+    assert_eq!(s["end_time"].as_f64(), Some(30.0));
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let k = head.iter().position(|c| *c == "dist.y").unwrap();
+    let last: f64 = csv.lines().last().unwrap().split(',').nth(k).unwrap().parse().unwrap();
+    assert!((last - 250.0).abs() < 1e-6, "distance {last} m");
+    let _ = std::fs::remove_dir_all(&dir);
+}

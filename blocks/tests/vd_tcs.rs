@@ -226,6 +226,7 @@ fn bad_parameters_are_typed_errors_naming_the_parameter() {
         block: "tcs".into(),
         type_name: "Tcs".into(),
         values,
+        base_dir: None,
     };
     let e = build_from(&p).err().expect("unknown mode refused");
     assert_eq!(e.param, "mode");

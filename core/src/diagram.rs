@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use drivelink_solver::Settings;
 
-use crate::param_scope::Scope;
 use crate::error::Error;
+use crate::param_scope::Scope;
 use crate::scope::ScopeSpec;
 
 /// The word of `"stop_time": "cycle"`: the run ends at the end of the model's drive cycle
@@ -121,6 +121,23 @@ pub struct Diagram {
     /// The netlist's `metrics` section: (name, expression in the metric language of
     /// `drivelink-sweep`), in order; computed after every run of the top-level diagram.
     pub metrics: Vec<(String, String)>,
+    /// The directory the diagram was loaded from (its netlist file's, for a subsystem
+    /// file that file's): relative file paths in block parameters (`Fmu.fmu`, a
+    /// `DriveCycle` CSV) are found from it. `None` for a diagram built in code: paths are
+    /// then relative to the working directory.
+    pub base_dir: BaseDir,
+}
+
+/// Where a diagram's relative paths start (see [`Diagram::base_dir`]). Not part of what
+/// the diagram *is*: two diagrams equal in everything else are equal wherever they came
+/// from, so a netlist saved and loaded elsewhere loads back equal.
+#[derive(Debug, Clone, Default)]
+pub struct BaseDir(pub Option<std::path::PathBuf>);
+
+impl PartialEq for BaseDir {
+    fn eq(&self, _other: &BaseDir) -> bool {
+        true
+    }
 }
 
 impl Diagram {
@@ -184,6 +201,7 @@ impl Diagram {
             ports: Vec::new(),
             aliases: Vec::new(),
             metrics: Vec::new(),
+            base_dir: BaseDir::default(),
         }
     }
 

@@ -154,6 +154,9 @@ pub struct Params {
     pub block: String,
     pub type_name: String,
     pub values: BTreeMap<String, ParamValue>,
+    /// The directory relative file paths start from (the block's netlist file's; `None`
+    /// for a diagram built in code: the working directory). See [`Params::path`].
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 impl Params {
@@ -167,6 +170,17 @@ impl Params {
     /// Error for a value out of its valid range.
     pub fn invalid(&self, param: &str, message: impl Into<String>) -> ParamError {
         self.err(param, message)
+    }
+    /// Text parameter `name` as a file path: a relative path is taken from the directory of
+    /// the netlist the block was written in ([`Params::base_dir`]), as a subsystem `file`
+    /// is; an absolute one as it is.
+    pub fn path(&self, name: &str) -> Result<std::path::PathBuf, ParamError> {
+        let text = self.text(name)?;
+        let p = std::path::Path::new(text);
+        Ok(match &self.base_dir {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        })
     }
     pub fn has(&self, name: &str) -> bool {
         self.values.contains_key(name)

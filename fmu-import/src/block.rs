@@ -261,8 +261,8 @@ fn parameter_values(fmu: &Unpacked, given: &Value) -> Result<(Vec<u32>, Vec<f64>
 pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     let (param, file) = match (p.has("fmu"), p.has("path")) {
         (true, true) => return Err(p.invalid("path", "give either `fmu` or `path`, not both")),
-        (true, false) => ("fmu", p.text("fmu")?.to_string()),
-        (false, true) => ("path", p.text("path")?.to_string()),
+        (true, false) => ("fmu", p.path("fmu")?.display().to_string()),
+        (false, true) => ("path", p.path("path")?.display().to_string()),
         (false, false) => return Err(p.invalid("fmu", "is required: the path of the .fmu file")),
     };
     if p.has("kind") && p.text("kind")? == "me" {

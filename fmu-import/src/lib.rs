@@ -63,7 +63,7 @@ pub fn register(r: &mut Registry) {
             ParamSpec::optional(
                 "fmu",
                 ParamKind::Text,
-                "path of the .fmu file (relative to the working directory); required unless `path` is given",
+                "path of the .fmu file (relative to the netlist's folder); required unless `path` is given",
             ),
             ParamSpec::optional(
                 "path",

@@ -87,6 +87,7 @@ pub(crate) fn json_map(
         block: p.block.clone(),
         type_name: p.type_name.clone(),
         values: Default::default(),
+        base_dir: p.base_dir.clone(),
     };
     for axis in ["speed", "torque"] {
         sub.values.insert(

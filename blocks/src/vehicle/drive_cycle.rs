@@ -4,7 +4,8 @@
 //! `cycle` = `"udds"`, `"hwfet"`, `"us06"`, `"ftp75"`, `"nedc"`, `"wltc3b"` (embedded in
 //! the block with `include_str!`: nothing is read at run time, nothing is needed on a fresh
 //! machine) or the path of a CSV file, read once when the block is built (a relative path
-//! is relative to the working directory of the process). The file's first line names the
+//! is taken from the netlist's folder, as a subsystem `file` is; from the working directory
+//! for a model built in code). The file's first line names the
 //! columns: `time` (or `time [s]`) and a speed with its unit, `speed [m/s]`, `speed [km/h]`
 //! or `speed [mph]`, in any order, other columns ignored; then one row per breakpoint,
 //! times strictly increasing, speeds finite and >= 0. Blank lines and lines starting with
@@ -51,7 +52,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "DriveCycle",
-        "A speed trace: one of the standard cycles (\"udds\", \"hwfet\", \"us06\", \"ftp75\", \"nedc\", \"wltc3b\", shipped in models/cycles/) or a CSV file (columns time and speed [m/s | km/h | mph], read when the block is built, relative to the working directory). v = the trace at t + preview (linear between breakpoints), a = its slope, done = 1 from the trace's end on; every breakpoint is a time event. Variables distance (m, of the trace), segment.",
+        "A speed trace: one of the standard cycles (\"udds\", \"hwfet\", \"us06\", \"ftp75\", \"nedc\", \"wltc3b\", shipped in models/cycles/) or a CSV file (columns time and speed [m/s | km/h | mph], read when the block is built, relative to the netlist's folder). v = the trace at t + preview (linear between breakpoints), a = its slope, done = 1 from the trace's end on; every breakpoint is a time event. Variables distance (m, of the trace), segment.",
         "v[out], a[out], done[out]",
         vec![
             ParamSpec::with(
@@ -227,7 +228,7 @@ fn load(p: &Params) -> Result<Trace, ParamError> {
     if let Some(t) = Trace::standard(name) {
         return Ok(t);
     }
-    let path = std::path::Path::new(name);
+    let path = p.path("cycle")?;
     let looks_like_path = name.contains(['/', '\\', '.']);
     if !looks_like_path && !path.exists() {
         let names = STANDARD_CYCLES.iter().map(|(n, _)| *n);
@@ -239,8 +240,8 @@ fn load(p: &Params) -> Result<Trace, ParamError> {
             ),
         ));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| p.invalid("cycle", format!("cannot read `{name}`: {e}")))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| p.invalid("cycle", format!("cannot read `{}`: {e}", path.display())))?;
     Trace::parse_csv(&text).map_err(|m| p.invalid("cycle", format!("`{name}` {m}")))
 }
 

@@ -20,6 +20,8 @@ pub(crate) struct FlatBlock {
     pub type_name: String,
     pub params: serde_json::Map<String, Value>,
     pub scope: Rc<Scope>,
+    /// The directory of the diagram the block came from (see [`Diagram::base_dir`]).
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 /// A diagram flattened to primitive blocks.
@@ -115,6 +117,16 @@ fn flatten(
                     Err(e) => errors.push(e),
                 }
             }
+            // An inner diagram written inline finds its paths where the outer one does.
+            let inherited;
+            let inner: &Diagram = if inner.base_dir.0.is_none() && d.base_dir.0.is_some() {
+                let mut c = (**inner).clone();
+                c.base_dir = d.base_dir.clone();
+                inherited = c;
+                &inherited
+            } else {
+                inner
+            };
             expand(inner, &overrides, &full, reg, out, errors, depth);
             continue;
         }
@@ -134,6 +146,7 @@ fn flatten(
                 type_name: b.type_name.clone(),
                 params: b.params.clone(),
                 scope: scope.clone(),
+                base_dir: d.base_dir.0.clone(),
             }),
             BlockBuild::Composite(f) => {
                 let params = match resolve_params(&full, t.name, &t.params, &b.params, &scope) {
@@ -144,7 +157,10 @@ fn flatten(
                     }
                 };
                 match f(&params) {
-                    Ok(inner) => {
+                    Ok(mut inner) => {
+                        if inner.base_dir.0.is_none() {
+                            inner.base_dir = d.base_dir.clone();
+                        }
                         expand(&inner, &Scope::new(), &full, reg, out, errors, depth);
                         if let Some(entry) = out.sub_ports.get_mut(&full) {
                             entry.0 = t.name.to_string();

@@ -27,6 +27,26 @@ fn is_word(s: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
+/// Whether `s`, not an expression, reads as a file path: no spaces, and either rooted
+/// (`/data/x.fmu`, `./a.csv`, `../b.csv`, `C:\\runs\\a.csv`) or ending in a file
+/// extension of 2 to 5 letters and digits (`cycles/city.csv`, `trace.csv`; not
+/// `engine.w`). Such a value is the text of a path parameter (`DriveCycle.cycle`,
+/// `Fmu.fmu`); anything else that is not an expression stays an error (`1/tauu` names its
+/// unknown identifier).
+fn is_path(s: &str) -> bool {
+    let rooted = s.starts_with(['/', '\\'])
+        || s.starts_with("./")
+        || s.starts_with("../")
+        || s.get(1..3) == Some(":\\");
+    let ext = s.rsplit_once('.').is_some_and(|(stem, e)| {
+        !stem.is_empty()
+            && (2..=5).contains(&e.len())
+            && e.chars().all(|c| c.is_ascii_alphanumeric())
+            && e.chars().any(|c| c.is_ascii_alphabetic())
+    });
+    !s.is_empty() && !s.chars().any(char::is_whitespace) && (rooted || ext)
+}
+
 fn quantity_lookup(scope: &Scope) -> impl Fn(&str) -> Option<Quantity> + '_ {
     move |name: &str| match scope.get(name) {
         Some(ScopeVal::Q(q)) => Some(*q),
@@ -93,7 +113,9 @@ pub(crate) fn scope_value(v: &Value, scope: &Scope) -> Result<ScopeVal, String> 
             Some(v @ (ScopeVal::Json(_) | ScopeVal::Text(_))) => Ok(v.clone()),
             _ => match eval_expr(s, scope) {
                 Ok(q) => Ok(ScopeVal::Q(q)),
-                Err(_) if is_word(s.trim()) => Ok(ScopeVal::Text(s.trim().to_string())),
+                Err(_) if is_word(s.trim()) || is_path(s.trim()) => {
+                    Ok(ScopeVal::Text(s.trim().to_string()))
+                }
                 Err(e) => Err(e),
             },
         },
@@ -437,6 +459,7 @@ pub fn resolve_params(
             block: block.to_string(),
             type_name: type_name.to_string(),
             values,
+            base_dir: None,
         })
     } else {
         Err(errors)
@@ -467,7 +490,10 @@ pub(crate) fn build_blocks(flat: &Flat, reg: &Registry) -> Result<Built, Error> 
             continue;
         };
         match resolve_params(&fb.name, t.name, &t.params, &fb.params, &fb.scope) {
-            Ok(p) => match build(&p) {
+            Ok(mut p) => match {
+                p.base_dir = fb.base_dir.clone();
+                build(&p)
+            } {
                 Ok(b) => {
                     built.blocks.push(b);
                     built.names.push(fb.name.clone());
@@ -480,4 +506,24 @@ pub(crate) fn build_blocks(flat: &Flat, reg: &Registry) -> Result<Built, Error> 
     }
     Error::from_list(errors)?;
     Ok(built)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_file_path_is_a_text_parameter_and_a_broken_expression_is_not() {
+        for p in [
+            "cycles/city.csv",
+            "/tmp/c.csv",
+            "./a.csv",
+            "../b.fmu",
+            "trace.csv",
+            "C:\\r\\a.csv",
+        ] {
+            assert!(super::is_path(p), "{p}");
+        }
+        for e in ["1/tauu", "engine.w", "m s", "", "2*tau", "a/b"] {
+            assert!(!super::is_path(e), "{e}");
+        }
+    }
 }

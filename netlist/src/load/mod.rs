@@ -168,6 +168,7 @@ pub(crate) fn load_value_inner(
     check_keys(&mut cx, "", top, spec::TOP, "top-level");
     check_version(&mut cx, top, prefix.is_empty());
     let mut d = Diagram::new("");
+    d.base_dir = drivelink_core::diagram::BaseDir(Some(base.to_path_buf()));
     load_header(&mut cx, top, origin, &mut d);
     d.parameters = load_parameters(&mut cx, top);
     // Evaluate the parameters once here so their errors name this file (compile evaluates
