@@ -309,3 +309,28 @@ fn an_unloaded_motor_stops_accelerating_at_max_speed() {
     assert_eq!(last(&r, "em.tau"), 0.0);
     assert_eq!(last(&r, "em.region"), 3.0);
 }
+
+#[test]
+fn a_machine_without_regen_starting_at_rest_motors() {
+    // At rest the quadrant boundary cmd·ω = 0 is where the run starts: the machine must
+    // start motoring (not generating, where regen = false gives no torque) and spin the
+    // inertia up at T/J.
+    let j = 0.5;
+    let mut d = Diagram::new("em_rest");
+    d.add("cmd", "Constant", json!({"value": 0.5}));
+    d.add(
+        "em",
+        "ElectricMachine",
+        json!({"max_torque": T_MAX, "max_power": P_MAX, "regen": false}),
+    );
+    d.add("load", "Inertia", json!({"J": j}));
+    d.connect(&["cmd.y", "em.cmd"]);
+    d.connect(&["em.flange", "load.flange"]);
+    d.log(&["load.w"]);
+    let t_end = 0.5 * j * W_C / (0.5 * T_MAX);
+    d.settings.stop_time = t_end;
+    d.settings.rtol = 1e-10;
+    d.settings.atol = 1e-10;
+    let (_, r) = run_completed(&d);
+    close(last(&r, "load.w"), 0.5 * T_MAX * t_end / j, 1e-9 * W_C, "speed T·t/J");
+}

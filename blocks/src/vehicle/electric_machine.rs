@@ -300,7 +300,7 @@ impl Block for ElectricMachine {
             Region::Overspeed => (1.0, a - OVERSPEED_BAND * self.w_max),
         };
         let q = cx.u(CMD) * w;
-        g[2] = crate::util::hysteresis_guard(self.generating, -q, self.quadrant_band());
+        g[2] = crate::util::hysteresis_guard(!self.generating, q, self.quadrant_band());
     }
     fn reset(&mut self, _t0: f64) {
         self.region = Region::Torque;
@@ -313,8 +313,9 @@ impl Block for ElectricMachine {
         let w = PAIR.w_rel(&view);
         let q = view.u(CMD) * w;
         let region = self.region_for(w);
+        // Motoring is the "on" side, so a machine at rest (q = 0) starts motoring.
         let generating =
-            crate::util::hysteresis_mode(self.generating, fresh, -q, self.quadrant_band());
+            !crate::util::hysteresis_mode(!self.generating, fresh, q, self.quadrant_band());
         let mut changed = false;
         if region != self.region {
             if !fresh {
