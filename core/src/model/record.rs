@@ -60,6 +60,14 @@ impl Model {
         let mut k = 0;
         for op in &log.ops {
             match *op {
+                LogOp::Signal(s) => {
+                    row[k] = self.ev.sig[s as usize];
+                    k += 1;
+                }
+                LogOp::State(i) => {
+                    row[k] = x[i as usize];
+                    k += 1;
+                }
                 LogOp::Value(r) => {
                     row[k] = self.var_value(r, t, x);
                     k += 1;
