@@ -582,6 +582,59 @@ mod tests {
     }
 
     #[test]
+    fn a_full_factorization_cache_replaces_an_entry_and_solves_like_a_fresh_one() {
+        // Three inertias, two clutches (0–1, 1–2): the sets {}, {0}, {1}, {0, 1} met in
+        // turn with room for two. Every set beyond the second replaces the last entry, so
+        // each new set is factorized, the kept first set is not, and every solve is the
+        // fresh network's, bit for bit.
+        let mk = || {
+            Network::new(
+                vec!["a".into(), "b".into(), "c".into()],
+                vec![PortKind::Rot; 3],
+                vec![1.0, 2.0, 4.0],
+                vec![],
+                vec![
+                    NodeRow::new([(0, 1.0), (1, -1.0)], None),
+                    NodeRow::new([(1, 1.0), (2, -1.0)], None),
+                ],
+            )
+        };
+        use FrictionMode::{Free, Locked};
+        let sets = [
+            [Free, Free],
+            [Locked, Free],
+            [Free, Locked],
+            [Locked, Locked],
+        ];
+        let solve = |nw: &mut Network, modes: [FrictionMode; 2]| {
+            nw.modes.copy_from_slice(&modes);
+            nw.refactor().unwrap();
+            nw.f.copy_from_slice(&[3.0, 0.0, -1.0]);
+            nw.solve();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (bits(&nw.a), bits(&nw.lambda_fric))
+        };
+        let mut nw = mk();
+        nw.set_factor_cache_limit(2);
+        let mut want = Vec::new();
+        for (k, &modes) in sets.iter().enumerate() {
+            want.push(solve(&mut mk(), modes));
+            assert_eq!(solve(&mut nw, modes), want[k]);
+            assert_eq!(nw.factorizations(), k + 1);
+            assert!(nw.cache.len() <= 2);
+        }
+        // The first set is still kept; the fourth replaced the third.
+        assert_eq!(solve(&mut nw, sets[0]), want[0]);
+        assert_eq!(solve(&mut nw, sets[3]), want[3]);
+        assert_eq!(nw.factorizations(), 4);
+        assert_eq!(solve(&mut nw, sets[2]), want[2]);
+        assert_eq!(nw.factorizations(), 5);
+        // All locked, the three inertias turn as one: (3 − 1)/(1 + 2 + 4).
+        let a = f64::from_bits(want[3].0[0]);
+        assert!((a - 2.0 / 7.0).abs() < 1e-15, "{a}");
+    }
+
+    #[test]
     fn gear_pair_reflects_inertia() {
         // w0 = 2 w1; J0 = 1, J1 = 4; torque 1 on node 0.
         // Reduced: q = w1, w0 = 2q; J_eq = 1*4 + 4 = 8 on q; torque on q = 2*1 = 2 -> q' = 0.25.
