@@ -175,8 +175,9 @@ pub(super) enum LogOp {
     Signal(u32),
     /// A state (a connected node's position or speed), read in place.
     State(u32),
-    /// One value read from the model's buffers (a joint, an acceleration, an unconnected
-    /// node).
+    /// A variable of a friction joint.
+    Joint(u32, crate::block::FrictionVar),
+    /// One value read from the model's buffers (an acceleration, an unconnected node).
     Value(VarRef),
     /// Block `b`'s custom variables `vars` (a range of [`LogProgram::vars`]) in one
     /// `Block::vars` call, into consecutive columns.
@@ -221,6 +222,7 @@ impl LogProgram {
                 VarRef::Signal(slot) => p.ops.push(LogOp::Signal(slot.ix() as u32)),
                 VarRef::NodeSpeed(k) if k.ix() < n => p.ops.push(LogOp::State((n + k.ix()) as u32)),
                 VarRef::NodePos(k) if k.ix() < n => p.ops.push(LogOp::State(k.ix() as u32)),
+                VarRef::Friction(j, fv) => p.ops.push(LogOp::Joint(j.ix() as u32, fv)),
                 r => p.ops.push(LogOp::Value(r)),
             }
         }
