@@ -12,9 +12,12 @@
 //! in reduced coordinates: with `N` a basis of the null space of `G`,
 //! `a = S·f + C·b`, `S = N (NᵀMN)⁻¹ Nᵀ`, `C = (I − S·M)·G⁺`, and the minimum-norm constraint
 //! forces `λ = (G⁺)ᵀ (M·a − f) = Q·f + R·b` with `Q = (G⁺)ᵀ(M·S − I)`, `R = (G⁺)ᵀ·M·C`
-//! (an evaluation forms `[a; λ]` as one axpy per non-zero force). The matrices are factorized once per mode (when the set of
-//! locked joints changes); an evaluation is three small dense mat-vecs and allocates
-//! nothing. The null-space form makes massless nodes fine whenever `NᵀMN` is positive
+//! (an evaluation forms `[a; λ]` as one axpy per non-zero force). The matrices depend on
+//! the set of active rows only (the fixed rows and the locked joints), so they are
+//! factorized once per set met in a run and kept (with the load-dependent joints'
+//! sensitivities, `load.rs`) in a small cache keyed by that set: a mode change back to a set
+//! met before (an ABS cycle, a gear shift back) only points the network at the kept
+//! factorization. An evaluation is three small dense mat-vecs and allocates nothing. The null-space form makes massless nodes fine whenever `NᵀMN` is positive
 //! definite, and redundant but consistent constraints (a lock that closes a loop) harmless.
 //! `b` is non-zero only for tracking rows (prescribed speed with a time constant).
 //!
@@ -86,6 +89,16 @@ struct Factor {
     has_tracking: bool,
 }
 
+/// The factorization of one set of active rows and what else depends on that set only.
+#[derive(Debug, Clone)]
+struct ModeFactor {
+    /// The active rows (the cache key), as in [`Network::active`].
+    active: Vec<usize>,
+    factor: Factor,
+    /// The load-dependent joints' sensitivities under this factorization (`load.rs`).
+    load: Vec<load::LoadSens>,
+}
+
 /// The mechanical network of a compiled model.
 #[derive(Debug, Clone)]
 pub struct Network {
@@ -101,22 +114,30 @@ pub struct Network {
     /// Indices of active rows: `i < rows.len()` are fixed rows, others friction joints
     /// `i - rows.len()`.
     active: Vec<usize>,
-    factor: Option<Factor>,
+    /// The entry of `cache` of the current modes (`None` before the first factorization
+    /// and after a failed one).
+    factor: Option<usize>,
     // scratch
     pub f: Vec<f64>,
     pub a: Vec<f64>,
     b: Vec<f64>,
     /// `[a; λ]` of the last solve.
     out: Vec<f64>,
-    /// Factorizations of the sets of active rows met so far (at most [`FACTOR_CACHE`]).
-    cache: Vec<(Vec<usize>, Factor)>,
+    /// Factorizations of the sets of active rows met so far (at most `cache_limit`; a new
+    /// set beyond that replaces the last entry).
+    cache: Vec<ModeFactor>,
+    /// The most entries `cache` holds ([`FACTOR_CACHE`] unless set lower).
+    cache_limit: usize,
+    /// Factorizations computed (cache misses) since the network was built.
+    factorizations: usize,
     /// λ per fixed row (0 when inactive is impossible: fixed rows are always active).
     pub lambda_rows: Vec<f64>,
     /// λ per friction joint (0 unless locked).
     pub lambda_fric: Vec<f64>,
     tmp: Vec<f64>,
-    /// Load-dependent friction joints and their sensitivities (`load.rs`).
-    load: Vec<load::LoadSens>,
+    /// The load-dependent friction joints (`load.rs`); their sensitivities are in the
+    /// cache entries.
+    load_joints: Vec<usize>,
 }
 
 /// Why a factorization failed: the nodes without inertia in a free direction.
@@ -151,10 +172,12 @@ impl Network {
             b: Vec::with_capacity(nr + nf),
             out: Vec::with_capacity(n + nr + nf),
             cache: Vec::new(),
+            cache_limit: FACTOR_CACHE,
+            factorizations: 0,
             lambda_rows: vec![0.0; nr],
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
-            load: Vec::new(),
+            load_joints: Vec::new(),
         }
     }
 
@@ -182,10 +205,9 @@ impl Network {
             }
         }
         let m = self.active.len();
-        if let Some((_, fac)) = self.cache.iter().find(|(a, _)| *a == self.active) {
-            self.factor = Some(fac.clone());
+        if let Some(k) = self.cache.iter().position(|e| e.active == self.active) {
+            self.factor = Some(k);
             self.size_scratch(m);
-            self.refresh_load();
             return Ok(());
         }
         // Until the new factorization exists, none is valid: a solve after a failed
@@ -266,7 +288,7 @@ impl Network {
             .enumerate()
             .filter_map(|(r, &i)| self.row(i).tracking.map(|tc| (r, i, tc)))
             .collect();
-        self.factor = Some(Factor {
+        let factor = Factor {
             s: s.as_slice().to_vec(),
             p: p.as_slice().to_vec(),
             sq,
@@ -274,14 +296,50 @@ impl Network {
             proj: proj.as_slice().to_vec(),
             has_tracking,
             tracking,
-        });
-        if self.cache.len() < FACTOR_CACHE {
-            if let Some(f) = &self.factor {
-                self.cache.push((self.active.clone(), f.clone()));
-            }
-        }
-        self.refresh_load();
+        };
+        let load = self.load_sens(&factor);
+        let entry = ModeFactor {
+            active: self.active.clone(),
+            factor,
+            load,
+        };
+        let k = if self.cache.len() < self.cache_limit {
+            self.cache.push(entry);
+            self.cache.len() - 1
+        } else {
+            let last = self.cache.len() - 1;
+            self.cache[last] = entry;
+            last
+        };
+        self.factor = Some(k);
+        self.factorizations += 1;
         Ok(())
+    }
+
+    /// The factorization of the current modes.
+    #[inline]
+    fn current(&self) -> Option<&ModeFactor> {
+        self.factor.map(|k| &self.cache[k])
+    }
+
+    /// How many factorizations the network has computed: one per set of active rows met
+    /// (while the cache holds them), however often the modes return to a set.
+    pub fn factorizations(&self) -> usize {
+        self.factorizations
+    }
+
+    /// Keep at most `limit` factorizations (at least one, the current modes'), forgetting
+    /// the others: `1` refactors at every change of the set of active rows.
+    pub fn set_factor_cache_limit(&mut self, limit: usize) {
+        self.cache_limit = limit.clamp(1, FACTOR_CACHE);
+        if self.cache.len() > self.cache_limit {
+            let keep = self.factor.map(|k| self.cache.swap_remove(k));
+            self.cache.clear();
+            self.factor = keep.map(|e| {
+                self.cache.push(e);
+                0
+            });
+        }
     }
 
     /// Size the per-solve scratch for `m` active rows (zero tracking right-hand sides).
@@ -300,10 +358,10 @@ impl Network {
     /// Set the tracking right-hand sides: `b_r = (target − row·v)/tc` for tracking rows.
     /// `targets[i]` is the target of fixed row `i` (ignored for velocity rows).
     pub fn set_tracking(&mut self, v: &[f64], targets: &[f64]) {
-        let Some(fac) = self.factor.as_ref() else {
+        let Some(k) = self.factor else {
             return;
         };
-        for &(r, i, tc) in &fac.tracking {
+        for &(r, i, tc) in &self.cache[k].factor.tracking {
             if i < targets.len() {
                 self.b[r] = (targets[i] - self.rows[i].dot(v)) / tc;
             }
@@ -314,9 +372,10 @@ impl Network {
     /// Requires a successful `refactor` for the current modes.
     pub fn solve(&mut self) {
         let n = self.n;
-        let Some(fac) = self.factor.as_ref() else {
+        let Some(k) = self.factor else {
             return;
         };
+        let fac = &self.cache[k].factor;
         let m = self.active.len();
         let w = n + m;
         // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
@@ -342,9 +401,10 @@ impl Network {
     /// Project speeds onto the active velocity constraints in the mass metric.
     pub fn project(&mut self, v: &mut [f64]) {
         let n = self.n;
-        let Some(fac) = self.factor.as_ref() else {
+        let Some(k) = self.factor else {
             return;
         };
+        let fac = &self.cache[k].factor;
         for i in 0..n {
             self.tmp[i] = 0.0;
         }
@@ -519,6 +579,59 @@ mod tests {
             .iter()
             .zip(&want.1)
             .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn a_full_factorization_cache_replaces_an_entry_and_solves_like_a_fresh_one() {
+        // Three inertias, two clutches (0–1, 1–2): the sets {}, {0}, {1}, {0, 1} met in
+        // turn with room for two. Every set beyond the second replaces the last entry, so
+        // each new set is factorized, the kept first set is not, and every solve is the
+        // fresh network's, bit for bit.
+        let mk = || {
+            Network::new(
+                vec!["a".into(), "b".into(), "c".into()],
+                vec![PortKind::Rot; 3],
+                vec![1.0, 2.0, 4.0],
+                vec![],
+                vec![
+                    NodeRow::new([(0, 1.0), (1, -1.0)], None),
+                    NodeRow::new([(1, 1.0), (2, -1.0)], None),
+                ],
+            )
+        };
+        use FrictionMode::{Free, Locked};
+        let sets = [
+            [Free, Free],
+            [Locked, Free],
+            [Free, Locked],
+            [Locked, Locked],
+        ];
+        let solve = |nw: &mut Network, modes: [FrictionMode; 2]| {
+            nw.modes.copy_from_slice(&modes);
+            nw.refactor().unwrap();
+            nw.f.copy_from_slice(&[3.0, 0.0, -1.0]);
+            nw.solve();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (bits(&nw.a), bits(&nw.lambda_fric))
+        };
+        let mut nw = mk();
+        nw.set_factor_cache_limit(2);
+        let mut want = Vec::new();
+        for (k, &modes) in sets.iter().enumerate() {
+            want.push(solve(&mut mk(), modes));
+            assert_eq!(solve(&mut nw, modes), want[k]);
+            assert_eq!(nw.factorizations(), k + 1);
+            assert!(nw.cache.len() <= 2);
+        }
+        // The first set is still kept; the fourth replaced the third.
+        assert_eq!(solve(&mut nw, sets[0]), want[0]);
+        assert_eq!(solve(&mut nw, sets[3]), want[3]);
+        assert_eq!(nw.factorizations(), 4);
+        assert_eq!(solve(&mut nw, sets[2]), want[2]);
+        assert_eq!(nw.factorizations(), 5);
+        // All locked, the three inertias turn as one: (3 − 1)/(1 + 2 + 4).
+        let a = f64::from_bits(want[3].0[0]);
+        assert!((a - 2.0 / 7.0).abs() < 1e-15, "{a}");
     }
 
     #[test]

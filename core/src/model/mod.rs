@@ -118,9 +118,10 @@ struct Eval {
     /// release in a run): a joint released at an event instant starts sliding and is not
     /// relocked at that instant while its slip accelerates in its sliding direction.
     released_at: Vec<f64>,
-    /// Power delivered by each force block at the last evaluation, and the part of it
-    /// the block dissipated inside itself (`Forces::dissipate`).
-    block_power: Vec<[f64; 2]>,
+    /// Power delivered by each force block at the last evaluation.
+    block_power: Vec<f64>,
+    /// The part of `block_power` each block dissipated inside itself (`Forces::dissipate`).
+    block_loss: Vec<f64>,
     /// Targets of the tracking rows.
     targets: Vec<f64>,
     /// Loads on every rigid body (6 each: world force, body moment).
@@ -453,7 +454,8 @@ impl Model {
                 joint_kin: vec![0.0; nj],
                 joint_wrel: vec![0.0; nj],
                 released_at: vec![f64::NEG_INFINITY; nj],
-                block_power: vec![[0.0; 2]; blocks.len()],
+                block_power: vec![0.0; blocks.len()],
+                block_loss: vec![0.0; blocks.len()],
                 targets: vec![0.0; plan.rows.len()],
                 frame_load: vec![0.0; FRAME_LOADS * nf],
                 frame_acc: vec![0.0; FRAME_LOADS * nf],

@@ -171,7 +171,13 @@ impl EnergyProgram {
 /// One step of recording a row of logged values.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum LogOp {
-    /// One value read from the model's buffers (a signal, a node, a joint).
+    /// A signal slot, read in place.
+    Signal(u32),
+    /// A state (a connected node's position or speed), read in place.
+    State(u32),
+    /// A variable of a friction joint.
+    Joint(u32, crate::block::FrictionVar),
+    /// One value read from the model's buffers (an acceleration, an unconnected node).
     Value(VarRef),
     /// Block `b`'s custom variables `vars` (a range of [`LogProgram::vars`]) in one
     /// `Block::vars` call, into consecutive columns.
@@ -182,8 +188,9 @@ pub(super) enum LogOp {
     },
 }
 
-/// The logged variables laid out for recording: consecutive custom variables of one
-/// block are one call.
+/// The logged variables laid out for recording: signals and node states are read in place
+/// (the same values [`super::Model`]'s `var_value` gives), consecutive custom variables of
+/// one block are one call.
 #[derive(Debug, Clone, Default)]
 pub(super) struct LogProgram {
     pub ops: Vec<LogOp>,
@@ -195,6 +202,7 @@ impl LogProgram {
     /// The recording program of `plan`'s log.
     pub fn new(plan: &Plan) -> LogProgram {
         let mut p = LogProgram::default();
+        let n = plan.nodes.len();
         for &v in &plan.log {
             match plan.vars[v].source {
                 VarRef::Custom(b, i) => {
@@ -211,6 +219,10 @@ impl LogProgram {
                         }),
                     }
                 }
+                VarRef::Signal(slot) => p.ops.push(LogOp::Signal(slot.ix() as u32)),
+                VarRef::NodeSpeed(k) if k.ix() < n => p.ops.push(LogOp::State((n + k.ix()) as u32)),
+                VarRef::NodePos(k) if k.ix() < n => p.ops.push(LogOp::State(k.ix() as u32)),
+                VarRef::Friction(j, fv) => p.ops.push(LogOp::Joint(j.ix() as u32, fv)),
                 r => p.ops.push(LogOp::Value(r)),
             }
         }

@@ -26,20 +26,23 @@ impl Model {
             VarRef::NodeSpeed(k) => x[n + k.ix()],
             VarRef::NodePos(k) => x[k.ix()],
             VarRef::NodeAccel(k) => self.net.a[k.ix()],
-            VarRef::Friction(j, fv) => {
-                let j = j.ix();
-                match fv {
-                    FrictionVar::WRel => self.ev.joint_wrel[j],
-                    FrictionVar::PhiRel => self.net.friction_rows[j].dot(&x[..n]),
-                    FrictionVar::Tau => self.friction_tau(j),
-                    FrictionVar::Mode => self.net.modes[j].code(),
-                    FrictionVar::PowerLoss => -self.friction_tau(j) * self.ev.joint_wrel[j],
-                }
-            }
+            VarRef::Friction(j, fv) => self.joint_value(j.ix(), fv, &x[..n]),
             VarRef::Custom(b, i) => {
                 cx_of!(cx = self, plan, b, t, x);
                 self.blocks[b.ix()].var(&cx, i)
             }
+        }
+    }
+
+    /// Variable `fv` of friction joint `j` after `eval` (`pos`: the node positions).
+    #[inline(always)]
+    fn joint_value(&self, j: usize, fv: FrictionVar, pos: &[f64]) -> f64 {
+        match fv {
+            FrictionVar::WRel => self.ev.joint_wrel[j],
+            FrictionVar::PhiRel => self.net.friction_rows[j].dot(pos),
+            FrictionVar::Tau => self.friction_tau(j),
+            FrictionVar::Mode => self.net.modes[j].code(),
+            FrictionVar::PowerLoss => -self.friction_tau(j) * self.ev.joint_wrel[j],
         }
     }
 
@@ -60,6 +63,18 @@ impl Model {
         let mut k = 0;
         for op in &log.ops {
             match *op {
+                LogOp::Signal(s) => {
+                    row[k] = self.ev.sig[s as usize];
+                    k += 1;
+                }
+                LogOp::State(i) => {
+                    row[k] = x[i as usize];
+                    k += 1;
+                }
+                LogOp::Joint(j, fv) => {
+                    row[k] = self.joint_value(j as usize, fv, &x[..plan.nodes.len()]);
+                    k += 1;
+                }
                 LogOp::Value(r) => {
                     row[k] = self.var_value(r, t, x);
                     k += 1;

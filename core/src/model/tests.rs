@@ -1,10 +1,14 @@
 //! Model-level tests on blocks defined here (the real blocks live in another crate): a
 //! source and a first-order lag in the linear kernels, enough for the output-point
-//! evaluation (`demand.rs`) and the solver's stiffness verdict as users see it.
+//! evaluation (`demand.rs`) and the solver's stiffness verdict as users see it; a pulsed
+//! clutch between two inertias for the network's factorizations per set of modes.
 
 use serde_json::json;
 
-use crate::block::{Block, Cx, Linear, PortDecl};
+use crate::block::{
+    Block, Cx, Forces, FrictionDecl, FrictionLaw, Linear, MechDecl, PortDecl, Row, VarDecl,
+    VarSource,
+};
 use crate::params::{BlockBuild, BlockType, ParamSpec, Params, Registry};
 use crate::{compile, Diagram, Method, RunStatus};
 
@@ -54,6 +58,61 @@ impl Block for Lag {
     }
 }
 
+/// Two inertias (`a`: 1 kg·m², `b`: 2 kg·m²) joined by a clutch whose normal force pulses
+/// as `sin(2π t)` (engaged in every first half second); a motor of 10 N·m less
+/// 2 N·m·s/rad drives `a` and a viscous drag of 1 N·m·s/rad brakes `b`. The clutch engages, locks, breaks away and is
+/// released again every second.
+struct PulsedClutch;
+
+impl PulsedClutch {
+    fn engagement(t: f64) -> f64 {
+        (2.0 * std::f64::consts::PI * t).sin()
+    }
+}
+
+impl Block for PulsedClutch {
+    fn type_name(&self) -> &'static str {
+        "PulsedClutch"
+    }
+    fn ports(&self) -> Vec<PortDecl> {
+        vec![PortDecl::rot("a"), PortDecl::rot("b")]
+    }
+    fn mech(&self) -> MechDecl {
+        MechDecl {
+            masses: vec![(0, 1.0), (1, 2.0)],
+            frictions: vec![FrictionDecl {
+                row: Row(vec![(0, 1.0), (1, -1.0)]),
+                label: String::new(),
+            }],
+            has_forces: true,
+            ..MechDecl::default()
+        }
+    }
+    fn variables(&self) -> Vec<VarDecl> {
+        let mut v = vec![
+            VarDecl::new("w_a", VarSource::Speed(0), "rad/s"),
+            VarDecl::new("w_b", VarSource::Speed(1), "rad/s"),
+            VarDecl::new("a_b", VarSource::Accel(1), "rad/s2"),
+        ];
+        v.extend(VarDecl::friction_set(0, "", true));
+        v
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        f.add(0, 10.0 - 2.0 * cx.v(0));
+        f.add(1, -cx.v(1));
+    }
+    fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
+        let e = Self::engagement(cx.t);
+        let cap = 12.0 * e.max(0.0);
+        FrictionLaw {
+            kinetic: cap,
+            lo: -cap,
+            hi: cap,
+            engagement: e,
+        }
+    }
+}
+
 fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(BlockType {
@@ -71,6 +130,14 @@ fn registry() -> Registry {
         params: vec![ParamSpec::number("tau", "s", 1.0, "time constant")],
         build: BlockBuild::Primitive(|p: &Params| Ok(Box::new(Lag { tau: p.num("tau")? }))),
         ports_doc: "u[in], y[out]",
+    });
+    r.register(BlockType {
+        name: "PulsedClutch",
+        category: "test",
+        doc: "two inertias and a pulsed clutch",
+        params: vec![],
+        build: BlockBuild::Primitive(|_: &Params| Ok(Box::new(PulsedClutch))),
+        ports_doc: "a[rot], b[rot]",
     });
     r
 }
@@ -153,4 +220,50 @@ fn a_stiff_lag_under_dopri5_stops_early_naming_its_block() {
     let mut m = compile(&d, &reg).expect("compiles");
     let r = m.run();
     assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+}
+
+#[test]
+fn a_clutch_factorizes_once_per_set_of_modes_however_often_it_returns_to_one() {
+    let reg = registry();
+    let mut d = Diagram::new("pulsed");
+    d.add("clutch", "PulsedClutch", json!({}));
+    d.settings.stop_time = 5.0;
+    // Every variable logged: the speeds, the joint's slip, torque and mode.
+    let names: Vec<String> = compile(&d, &reg)
+        .expect("compiles")
+        .variable_names()
+        .map(String::from)
+        .collect();
+    d.log(&names);
+    let run = |cache_limit: usize| {
+        let mut m = compile(&d, &reg).expect("compiles");
+        m.net.set_factor_cache_limit(cache_limit);
+        let r = m.run();
+        assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+        (r, m.net.factorizations())
+    };
+    let (cached, n_cached) = run(64);
+    let (fresh, n_fresh) = run(1);
+    let count = |r: &crate::SimResult, kind: crate::result::EventTag| {
+        r.events.iter().filter(|e| e.kind == kind).count()
+    };
+    // Five pulses: the clutch locks and is released again in each.
+    let locks = count(&cached, crate::result::EventTag::Lock);
+    assert!(locks >= 5, "{:?}", cached.events);
+    assert!(count(&cached, crate::result::EventTag::Free) >= 4);
+    // Two sets of active rows (none; the clutch's row): two factorizations, however often
+    // the modes change. Without the cache, one at every change of the set.
+    assert_eq!(n_cached, 2);
+    assert!(
+        n_fresh > 2 * locks - 1,
+        "{n_fresh} factorizations for {locks} locks"
+    );
+    // The kept factorizations give the fresh ones' trajectory to the bit.
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&cached.time), bits(&fresh.time));
+    assert!(cached.columns.len() >= 5, "{names:?}");
+    for (a, b) in cached.columns.iter().zip(&fresh.columns) {
+        assert_eq!(bits(a), bits(b));
+    }
+    assert_eq!(cached.events, fresh.events);
 }
