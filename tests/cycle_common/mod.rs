@@ -34,6 +34,7 @@ pub fn param(net: &Value, name: &str) -> f64 {
         "" | "kg" | "m" | "m^2" | "kg*m^2" | "kg/m^3" | "m/s^2" | "W" | "V" => 1.0,
         "kW" => 1e3,
         "MJ" | "MJ/kg" => 1e6,
+        "kWh" => 3.6e6,
         "kg/L" => 1e3,
         other => panic!("unit {other} of {name}"),
     };

@@ -2,12 +2,13 @@
 //! controller with feed-forward on the reference's rate, one command split into
 //! accelerator and brake pedals.
 //!
-//! `v_ref[in]`, `v[in]` (m/s) -> `accel[out]`, `brake[out]` (pedals, `[0, 1]`). With the
-//! speed error `e = v_ref − v`:
+//! `v_ref[in]`, `v[in]` (m/s), optional `a_ref[in]` (m/s²) -> `accel[out]`, `brake[out]`
+//! (pedals, `[0, 1]`). With the speed error `e = v_ref − v`:
 //!
 //! ```text
 //! u      = kff·ṽ_ref + kp·e + i          one command (dimensionless)
-//! ṽ_ref  = (v_ref − r)/tau_ref,  r' = (v_ref − r)/tau_ref   filtered rate of the reference
+//! ṽ_ref  = a_ref when connected (a drive cycle's exact slope, `DriveCycle.a`), else
+//!          (v_ref − r)/tau_ref,  r' = (v_ref − r)/tau_ref   the filtered rate of the reference
 //! i'     = ki·e                 while the command is not saturated, 0 while it is
 //! accel  = clamp(u, 0, 1)       brake = clamp(−u·brake_gain, 0, 1)
 //! ```
@@ -43,8 +44,8 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "LongitudinalDriver",
-        "Speed controller (cruise control, drive cycles): u = kff·dv_ref/dt (filtered, tau_ref) + kp·e + ki·∫e with e = v_ref − v; accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1): never both pedals, a continuous hand-over at u = 0. The saturations are located modes; the integral is frozen while saturated (anti-windup). Variables error, integral, command, ref_rate, mode (−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated).",
-        "v_ref[in], v[in] -> accel[out], brake[out]",
+        "Speed controller (cruise control, drive cycles): u = kff·dv_ref/dt (the optional input a_ref, e.g. DriveCycle.a, else the reference differentiated through a filter of time constant tau_ref) + kp·e + ki·∫e with e = v_ref − v; accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1): never both pedals, a continuous hand-over at u = 0. The saturations are located modes; the integral is frozen while saturated (anti-windup). Variables error, integral, command, ref_rate, mode (−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated).",
+        "v_ref[in], v[in], a_ref[in] (optional) -> accel[out], brake[out]",
         vec![
             ParamSpec::number("kp", "s/m", 0.5, "proportional gain, command per m/s of speed error (>= 0)"),
             ParamSpec::number("ki", "1/m", 0.1, "integral gain, command per metre of integrated speed error (>= 0)"),
@@ -136,10 +137,20 @@ impl LongitudinalDriver {
     fn ref_rate(&self, v_ref: f64, r: f64) -> f64 {
         (v_ref - r) / self.tau
     }
+    /// The rate the feed-forward acts on: the `a_ref` input when it is connected (a
+    /// drive cycle's exact slope), else the filtered rate of the reference.
+    fn feed_rate(&self, cx: &Cx) -> f64 {
+        let a_ref = cx.u(2);
+        if a_ref.is_nan() {
+            self.ref_rate(cx.u(0), cx.x[1])
+        } else {
+            a_ref
+        }
+    }
     /// The command `u` from the inputs and states.
     fn command(&self, cx: &Cx) -> f64 {
         let (v_ref, v) = (cx.u(0), cx.u(1));
-        self.kff * self.ref_rate(v_ref, cx.x[1]) + self.kp * (v_ref - v) + cx.x[0]
+        self.kff * self.feed_rate(cx) + self.kp * (v_ref - v) + cx.x[0]
     }
     /// The command at which braking saturates (`−1/brake_gain`).
     fn u_brake_full(&self) -> f64 {
@@ -175,6 +186,7 @@ impl Block for LongitudinalDriver {
         vec![
             PortDecl::input("v_ref").with_unit("m/s"),
             PortDecl::input("v").with_unit("m/s"),
+            PortDecl::optional_input("a_ref", f64::NAN).with_unit("m/s^2"),
             PortDecl::output("accel").with_unit("1"),
             PortDecl::output("brake").with_unit("1"),
         ]
@@ -263,7 +275,7 @@ impl Block for LongitudinalDriver {
             VarDecl::new("command", VarSource::Custom(2), "1")
                 .doc("command u: accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1)"),
             VarDecl::new("ref_rate", VarSource::Custom(3), "m/s^2")
-                .doc("filtered rate of the reference (the feed-forward's input)"),
+                .doc("the feed-forward's input: a_ref when connected, else the filtered rate of the reference"),
             VarDecl::new("mode", VarSource::Custom(4), "1")
                 .doc("−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated"),
         ]
@@ -273,7 +285,7 @@ impl Block for LongitudinalDriver {
             0 => cx.u(0) - cx.u(1),
             1 => cx.x[0],
             2 => self.command(cx),
-            3 => self.ref_rate(cx.u(0), cx.x[1]),
+            3 => self.feed_rate(cx),
             _ => self.region.code(),
         }
     }
