@@ -900,6 +900,7 @@ pub struct EventCx<'a> {
     log: &'a mut Vec<(EventTag, String)>,
     stop: &'a mut bool,
     impacts: Option<&'a mut Vec<(usize, f64)>>,
+    failure: Option<&'a mut Option<String>>,
 }
 
 impl<'a> EventCx<'a> {
@@ -920,12 +921,36 @@ impl<'a> EventCx<'a> {
             log,
             stop,
             impacts: None,
+            failure: None,
         }
     }
     /// The same view, recording impact requests ([`EventCx::impact`]) in `impacts`.
     pub fn with_impacts(mut self, impacts: &'a mut Vec<(usize, f64)>) -> Self {
         self.impacts = Some(impacts);
         self
+    }
+    /// The same view, recording a failure ([`EventCx::fail`]) in `failure`.
+    pub fn with_failure(mut self, failure: &'a mut Option<String>) -> Self {
+        self.failure = Some(failure);
+        self
+    }
+    /// Fail the run at this instant with `message` (an FMU call that returned an error,
+    /// a table the run has left): the run ends with status "failed" and the message names
+    /// the block, as any simulation failure (exit 1, results so far written). Without a
+    /// model to fail (a probe), the block's run stops and the message is logged.
+    pub fn fail(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        match &mut self.failure {
+            Some(f) => {
+                if f.is_none() {
+                    **f = Some(message);
+                }
+            }
+            None => {
+                self.log.push((EventTag::Stop, message));
+                *self.stop = true;
+            }
+        }
     }
     /// Ask for an impact on this block's friction joint `k` at this instant: the model
     /// applies an impulse along the joint's row (through the mechanical network, momentum

@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use drivelink_core::units::parse_unit;
-use drivelink_core::{Block, Cx, EventCx, EventTag, ParamError, Params, PortDecl};
+use drivelink_core::{Block, Cx, EventCx, ParamError, Params, PortDecl};
 use serde_json::Value;
 
 use crate::cosim::{CallError, CoSim, Phase};
@@ -357,23 +357,19 @@ impl FmuBlock {
         self.inst.enter_initialization(t0)
     }
 
-    /// The run fails: outputs NaN, the message kept to be logged.
+    /// The run fails: outputs NaN, the message kept for [`FmuBlock::report_failure`].
     fn fail(&mut self, e: CallError, t: f64) {
         let msg = format!("FMU '{}' failed at t = {t} s: {e}", self.fmu.file);
         self.failed = Some((msg, false));
         self.y.fill(f64::NAN);
     }
 
-    /// Log the failure once (as a stop event) and, if the block has no output to carry
-    /// the NaN, stop the run.
+    /// Fail the run with the FMU's message (once).
     fn report_failure(&mut self, cx: &mut EventCx) {
-        if let Some((msg, logged)) = &mut self.failed {
-            if !*logged {
-                *logged = true;
-                cx.log(EventTag::Stop, msg.clone());
-                if self.outputs.is_empty() {
-                    cx.request_stop();
-                }
+        if let Some((msg, reported)) = &mut self.failed {
+            if !*reported {
+                *reported = true;
+                cx.fail(msg.clone());
             }
         }
     }

@@ -490,17 +490,17 @@ pub(crate) fn build_blocks(flat: &Flat, reg: &Registry) -> Result<Built, Error> 
             continue;
         };
         match resolve_params(&fb.name, t.name, &t.params, &fb.params, &fb.scope) {
-            Ok(mut p) => match {
+            Ok(mut p) => {
                 p.base_dir = fb.base_dir.clone();
-                build(&p)
-            } {
-                Ok(b) => {
-                    built.blocks.push(b);
-                    built.names.push(fb.name.clone());
-                    built.types.push(t.name);
+                match build(&p) {
+                    Ok(b) => {
+                        built.blocks.push(b);
+                        built.names.push(fb.name.clone());
+                        built.types.push(t.name);
+                    }
+                    Err(e) => errors.push(Error::Param(e)),
                 }
-                Err(e) => errors.push(Error::Param(e)),
-            },
+            }
             Err(es) => errors.extend(es),
         }
     }

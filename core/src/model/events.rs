@@ -39,6 +39,7 @@ impl Model {
         let n = plan.nodes.len();
         let mut log: Vec<(EventTag, String)> = Vec::new();
         let mut impacts: Vec<(usize, f64)> = Vec::new();
+        let mut failure: Option<String> = None;
         let xr = plan.blocks[b.ix()].x.clone();
         // The block's own states are mutable; the node speeds and positions it reads are
         // a copy (blocks change node speeds only through impacts, applied below).
@@ -69,11 +70,21 @@ impl Model {
             &mut log,
             stop,
         )
-        .with_impacts(&mut impacts);
+        .with_impacts(&mut impacts)
+        .with_failure(&mut failure);
         let r = f(&mut *self.blocks[b.ix()], &mut ecx);
         self.cache.current = false;
         for (tag, d) in log {
             self.push_event(t, &plan.blocks[b.ix()].name, tag, d);
+        }
+        if let Some(message) = failure {
+            if self.ev.failure.is_none() {
+                self.ev.failure = Some(format!(
+                    "block '{}' ({}): {message}",
+                    plan.blocks[b.ix()].name,
+                    self.blocks[b.ix()].type_name()
+                ));
+            }
         }
         if !impacts.is_empty() {
             self.apply_impacts(t, x, &impacts);
@@ -164,6 +175,7 @@ impl Model {
                 self.eval(t, x);
             }
             self.ev.pending = pending;
+            self.take_failure()?;
         }
         // A stop requested in `update_modes` counts only from the round in which nothing
         // changed: in an earlier round a block listed before the ones driving it may
@@ -190,6 +202,7 @@ impl Model {
                     round_stop = Some(b);
                 }
             }
+            self.take_failure()?;
             if self.settle_frictions(t, x)? {
                 changed = true;
             }
@@ -237,6 +250,15 @@ impl Model {
             self.cache.valid = true;
         }
         Ok(EventAction::Continue)
+    }
+
+    /// A failure a block asked for in its last event call ([`EventCx::fail`]), as the
+    /// error that fails the run.
+    fn take_failure(&mut self) -> Result<(), SystemError> {
+        match self.ev.failure.take() {
+            Some(message) => Err(SystemError { message }),
+            None => Ok(()),
+        }
     }
 
     /// Make the initial speeds consistent with the always-active constraints (all joints

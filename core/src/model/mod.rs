@@ -124,6 +124,8 @@ struct Eval {
     block_loss: Vec<f64>,
     /// Targets of the tracking rows.
     targets: Vec<f64>,
+    /// A failure a block asked for at the current event ([`crate::EventCx::fail`]).
+    failure: Option<String>,
     /// Loads on every rigid body (6 each: world force, body moment).
     frame_load: Vec<f64>,
     /// Accelerations of every rigid body (6 each: world `v̇`, body `ω̇`).
@@ -457,6 +459,7 @@ impl Model {
                 block_power: vec![0.0; blocks.len()],
                 block_loss: vec![0.0; blocks.len()],
                 targets: vec![0.0; plan.rows.len()],
+                failure: None,
                 frame_load: vec![0.0; FRAME_LOADS * nf],
                 frame_acc: vec![0.0; FRAME_LOADS * nf],
                 frame_dx: vec![0.0; FRAME_STATES * nf],
