@@ -556,7 +556,9 @@ mod tests {
     #[test]
     fn every_block_type_builds_an_example_instance_for_its_variables() {
         let reg = drivelink_blocks::registry();
-        for t in reg.types() {
+        // `Fmu` builds from an FMU file, which an example value cannot name: its ports and
+        // variables are the file's (tests/fmu_roundtrip.rs lists them from a real FMU).
+        for t in reg.types().filter(|t| t.name != "Fmu") {
             for f in forms(&reg, t) {
                 assert!(
                     f.vars.is_ok(),

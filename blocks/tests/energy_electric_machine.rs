@@ -332,5 +332,10 @@ fn a_machine_without_regen_starting_at_rest_motors() {
     d.settings.rtol = 1e-10;
     d.settings.atol = 1e-10;
     let (_, r) = run_completed(&d);
-    close(last(&r, "load.w"), 0.5 * T_MAX * t_end / j, 1e-9 * W_C, "speed T·t/J");
+    close(
+        last(&r, "load.w"),
+        0.5 * T_MAX * t_end / j,
+        1e-9 * W_C,
+        "speed T·t/J",
+    );
 }

@@ -121,6 +121,17 @@ pub fn check(
     })
 }
 
+/// The function `name` of an FMU's loaded library, as the FMI headers declare it (`T`, the
+/// caller's declaration of that signature); `Err` names what is missing.
+pub(crate) fn symbol<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
+    let c = format!("{name}\0");
+    // SAFETY: `T` is the function type the FMI headers give `name` (the callers in
+    // fmi2.rs and fmi3.rs declare each one from the standard).
+    unsafe { lib.get::<T>(c.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|_| format!("the library does not export {name}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,13 +77,7 @@ impl Api {
         // SAFETY: loading an FMU's library runs its initialisers (importing an FMU is
         // running its code).
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
-        fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
-            let c = format!("{name}\0");
-            // SAFETY: the symbol is declared with the type of the FMI 2.0 headers.
-            unsafe { lib.get::<T>(c.as_bytes()) }
-                .map(|s| *s)
-                .map_err(|_| format!("the library does not export {name}"))
-        }
+        use crate::cosim::symbol as sym;
         Ok(Api {
             instantiate: sym(&lib, "fmi2Instantiate")?,
             free_instance: sym(&lib, "fmi2FreeInstance")?,

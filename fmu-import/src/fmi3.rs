@@ -71,13 +71,7 @@ impl Api {
         // SAFETY: loading an FMU's library runs its initialisers; running foreign code is
         // what importing an FMU means.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
-        fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
-            let c = format!("{name}\0");
-            // SAFETY: the symbol is declared with the type of the FMI 3.0 headers.
-            unsafe { lib.get::<T>(c.as_bytes()) }
-                .map(|s| *s)
-                .map_err(|_| format!("the library does not export {name}"))
-        }
+        use crate::cosim::symbol as sym;
         Ok(Api {
             instantiate: sym(&lib, "fmi3InstantiateCoSimulation")?,
             free_instance: sym(&lib, "fmi3FreeInstance")?,

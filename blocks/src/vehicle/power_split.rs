@@ -64,14 +64,14 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::required("mg2_max_power", "W", "MG2's max_power (> 0)"),
             ParamSpec::required("brake_max_torque", "N*m", "the friction brake's torque at input 1, at the wheels (> 0)"),
             ParamSpec::number("final_ratio", "1", 1.0, "ring speed over wheel speed (> 0)"),
-            ParamSpec::with("engine_full_torque", ParamKind::Table { cols: 2 }, ParamDefault::Required, "the engine's torque at full throttle [[speed rad/s, torque N*m], ...] (speeds increasing, torques > 0)"),
-            ParamSpec::with("engine_line", ParamKind::Table { cols: 2 }, ParamDefault::Required, "operating line: engine speed for an engine power [[power W, speed rad/s], ...] (powers increasing, speeds > 0)"),
-            ParamSpec::required("p_on", "W", "power request above which the engine starts (> p_off)"),
-            ParamSpec::required("p_off", "W", "power request below which the engine stops (> 0); also its least power while running"),
-            ParamSpec::required("p_engine_max", "W", "most power asked of the engine (> p_off)"),
+            ParamSpec::with("engine_full_torque", ParamKind::Table { cols: 2 }, ParamDefault::Value(serde_json::json!(DEFAULT_FULL_TORQUE)), "the engine's torque at full throttle [[speed rad/s, torque N*m], ...] (speeds increasing, torques > 0)"),
+            ParamSpec::with("engine_line", ParamKind::Table { cols: 2 }, ParamDefault::Value(serde_json::json!(DEFAULT_LINE)), "operating line: engine speed for an engine power [[power W, speed rad/s], ...] (powers increasing, speeds > 0)"),
+            ParamSpec::number("p_on", "W", 12000.0, "power request above which the engine starts (> p_off)"),
+            ParamSpec::number("p_off", "W", 5000.0, "power request below which the engine stops (> 0); also its least power while running"),
+            ParamSpec::number("p_engine_max", "W", 70000.0, "most power asked of the engine (> p_off)"),
             ParamSpec::number("soc_target", "1", 0.6, "state of charge the strategy sustains, in (0, 1)"),
-            ParamSpec::required("soc_gain", "W", "engine power asked per unit of state of charge below the target (>= 0)"),
-            ParamSpec::required("speed_kp", "N*m*s", "engine speed control: MG1 torque (at the carrier) per rad/s of speed error (> 0)"),
+            ParamSpec::number("soc_gain", "W", 200000.0, "engine power asked per unit of state of charge below the target (>= 0)"),
+            ParamSpec::number("speed_kp", "N*m*s", 6.0, "engine speed control: MG1 torque (at the carrier) per rad/s of speed error (> 0)"),
             ParamSpec::number("speed_ki", "N*m", 0.0, "engine speed control: integral gain, per rad of integrated speed error (>= 0)"),
             ParamSpec::number("fade_low", "m/s", 0.2, "speed below which regeneration is off (>= 0)"),
             ParamSpec::number("fade_high", "m/s", 1.0, "speed above which regeneration takes all it can (> fade_low)"),
@@ -79,6 +79,30 @@ pub(crate) fn register(r: &mut Registry) {
         build,
     );
 }
+
+/// The default full-throttle torque: the third-generation Prius's 73 kW engine (its power
+/// polynomial at 544.5 rad/s), `[speed rad/s, torque N·m]`.
+const DEFAULT_FULL_TORQUE: [[f64; 2]; 9] = [
+    [0.0, 134.068],
+    [50.0, 145.249],
+    [100.0, 154.168],
+    [150.0, 160.827],
+    [200.0, 165.224],
+    [300.0, 167.237],
+    [400.0, 160.205],
+    [544.5, 134.068],
+    [576.0, 125.863],
+];
+
+/// The default operating line of that engine: `[power W, speed rad/s]`.
+const DEFAULT_LINE: [[f64; 2]; 6] = [
+    [3000.0, 100.0],
+    [10000.0, 130.0],
+    [20000.0, 180.0],
+    [40000.0, 300.0],
+    [60000.0, 430.0],
+    [73000.0, 544.0],
+];
 
 /// A two-column table as a [`Table1D`] (held at its ends), its axis strictly increasing
 /// and its values positive.
