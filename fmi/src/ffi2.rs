@@ -36,9 +36,8 @@ type Component = *mut c_void;
 type Env = *mut c_void;
 
 /// `fmi2CallbackLogger`: `(env, instanceName, status, category, message, ...)`.
-pub type Logger = Option<
-    unsafe extern "C" fn(Env, *const c_char, Status, *const c_char, *const c_char, ...),
->;
+pub type Logger =
+    Option<unsafe extern "C" fn(Env, *const c_char, Status, *const c_char, *const c_char, ...)>;
 
 /// `fmi2CallbackFunctions`.
 #[repr(C)]
@@ -79,16 +78,26 @@ impl Host for Handle {
     }
 }
 
-/// Call the variadic logger with `"%s"` and `message`.
+/// Call the variadic logger with `"%s"` and `message` (the instance name is an argument
+/// of its own, not repeated in the message).
 fn log_to(logger: Logger, env: Env, name: &CString, status: Status, message: &str) {
     let Some(f) = logger else { return };
-    let text = format!("{}: {message}", name.to_string_lossy()).replace('\0', " ");
+    let text = message.replace('\0', " ");
     let (Ok(c), Ok(m)) = (CString::new(category(status)), CString::new(text)) else {
         return;
     };
     // SAFETY: the importer's callback, called with valid NUL-terminated strings and a
     // format whose one conversion is the one `char *` argument passed.
-    unsafe { f(env, name.as_ptr(), status, c.as_ptr(), c"%s".as_ptr(), m.as_ptr()) };
+    unsafe {
+        f(
+            env,
+            name.as_ptr(),
+            status,
+            c.as_ptr(),
+            c"%s".as_ptr(),
+            m.as_ptr(),
+        )
+    };
 }
 
 /// The handle behind a component (`None` for null).
@@ -282,7 +291,12 @@ pub unsafe extern "C" fn fmi2SetReal(
 
 /// A getter or setter of a type this FMU has no variables of: nothing to do for no value
 /// references, else an error naming the first.
-unsafe fn no_variables_of(c: Component, function: &str, vrs: *const ValueReference, n: usize) -> Status {
+unsafe fn no_variables_of(
+    c: Component,
+    function: &str,
+    vrs: *const ValueReference,
+    n: usize,
+) -> Status {
     with(c, |_| match slice(vrs, n).first() {
         None => Ok(()),
         Some(vr) => Err(format!(
@@ -349,15 +363,23 @@ pub unsafe extern "C" fn fmi2DoStep(
 #[no_mangle]
 pub unsafe extern "C" fn fmi2CancelStep(c: Component) -> Status {
     with(c, |_| {
-        Err("fmi2CancelStep: there is no step to cancel (fmi2DoStep never returns \
+        Err(
+            "fmi2CancelStep: there is no step to cancel (fmi2DoStep never returns \
              fmi2Pending: it runs to completion)"
-            .into())
+                .into(),
+        )
     })
 }
 
 /// Write `value` to `out` and return OK, or log that the status `kind` is not available
 /// from this FMU and return `fmi2Discard`.
-unsafe fn status_answer<T>(c: Component, function: &str, kind: i32, value: Option<T>, out: *mut T) -> Status {
+unsafe fn status_answer<T>(
+    c: Component,
+    function: &str,
+    kind: i32,
+    value: Option<T>,
+    out: *mut T,
+) -> Status {
     let Some(h) = handle(c) else { return ERROR };
     match value {
         Some(v) if !out.is_null() => {
