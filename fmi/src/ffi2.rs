@@ -262,8 +262,8 @@ pub unsafe extern "C" fn fmi2GetReal(
     values: *mut f64,
 ) -> Status {
     with(c, |i| {
-        if values.is_null() && n_vr > 0 {
-            return Err("fmi2GetReal: null values array".into());
+        if (values.is_null() || vrs.is_null()) && n_vr > 0 {
+            return Err("fmi2GetReal: null value reference or values array".into());
         }
         for (k, &vr) in slice(vrs, n_vr).iter().enumerate() {
             *values.add(k) = i.get(vr)?;
