@@ -6,7 +6,8 @@
 # steps and compare every output at the communication points with `drivelink run` of the
 # same netlist (output grid = the communication step), both at rtol = atol = 1e-11
 # (FMI_RTOL): each signal must agree to 1e-5 of its range. FMI_MODELS="a b" checks other
-# netlists of models/netlists/, FMI_VERSIONS="3" or "2" one version only.
+# netlists of models/netlists/, FMI_VERSIONS="3" or "2" one version only. Then runs
+# examples/fmi/full_car_fmpy.py (the full car in fmpy at 10 ms steps, plotted).
 # fmpy lives in a venv under target/ (created on first use, needs network once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,3 +102,5 @@ for model in sys.argv[3:]:
                 raise SystemExit(f"FAIL {tag} FMI {v}: {worst:.3e} > {TOL:g}")
 print(f"fmi: all outputs within {TOL:g} of their range (worst {worst_all:.3e})")
 PY
+# The example that runs the exported full car in fmpy next to `drivelink run` (docs/fmi.md).
+"$VENV/bin/python" examples/fmi/full_car_fmpy.py --fmi "${VERSIONS%% *}" --out "$OUT/example"
