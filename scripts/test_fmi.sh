@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # FMI export check: build drivelink and its FMU runtime, export mech_clutch_lock.json,
 # full_car.json and two vehicle netlists (a rigid body on tires braking in a turn with
-# ABS, a quarter car stopping with ABS) as FMI 3.0
-# Co-Simulation FMUs, validate them with fmpy, simulate them
-# with fmpy at 1 ms and 100 ms communication steps and compare every output at the
-# communication points with `drivelink run` of the same netlist (output grid = the
-# communication step), both at rtol = atol = 1e-11 (FMI_RTOL): each signal must agree
-# to 1e-5 of its range. FMI_MODELS="a b" checks other netlists of models/netlists/.
+# ABS, a quarter car stopping with ABS) as FMI 3.0 and as FMI 2.0 Co-Simulation FMUs,
+# validate them with fmpy, simulate them with fmpy at 1 ms and 100 ms communication
+# steps and compare every output at the communication points with `drivelink run` of the
+# same netlist (output grid = the communication step), both at rtol = atol = 1e-11
+# (FMI_RTOL): each signal must agree to 1e-5 of its range. FMI_MODELS="a b" checks other
+# netlists of models/netlists/, FMI_VERSIONS="3" or "2" one version only. Then runs
+# examples/fmi/full_car_fmpy.py (the full car in fmpy at 10 ms steps, plotted).
 # fmpy lives in a venv under target/ (created on first use, needs network once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,20 +21,24 @@ OUT=target/fmi-check
 rm -rf "$OUT"
 mkdir -p "$OUT"
 MODELS="${FMI_MODELS:-mech_clutch_lock full_car vd_brake_turn_abs vehicle_emergency_stop_abs}"
-for m in $MODELS; do
-    ./target/debug/drivelink fmu "models/netlists/$m.json" --out "$OUT/$m.fmu"
-    "$VENV/bin/fmpy" validate "$OUT/$m.fmu" | tee "$OUT/$m.validate.txt"
-    grep -q "No problems found" "$OUT/$m.validate.txt"
+VERSIONS="${FMI_VERSIONS:-3 2}"
+for v in $VERSIONS; do
+    for m in $MODELS; do
+        ./target/debug/drivelink fmu "models/netlists/$m.json" --fmi "$v" --out "$OUT/$m.fmi$v.fmu"
+        "$VENV/bin/fmpy" validate "$OUT/$m.fmi$v.fmu" | tee "$OUT/$m.fmi$v.validate.txt"
+        grep -q "No problems found" "$OUT/$m.fmi$v.validate.txt"
+    done
 done
-"$VENV/bin/python" - "$OUT" $MODELS <<'PY'
+"$VENV/bin/python" - "$OUT" "$VERSIONS" $MODELS <<'PY'
 import csv, json, math, os, subprocess, sys, time
 from fmpy import simulate_fmu
 
 out = sys.argv[1]
+versions = sys.argv[2].split()
 TOL = 1e-5
 RTOL = float(os.environ.get("FMI_RTOL", "1e-11"))
 worst_all = 0.0
-for model in sys.argv[2:]:
+for model in sys.argv[3:]:
     net = json.load(open(f"models/netlists/{model}.json"))
     stop = float(net.get("solver", {}).get("stop_time", 10))
     for h in [1e-3, 0.1]:
@@ -51,8 +56,6 @@ for model in sys.argv[2:]:
         s["rtol"] = s["atol"] = RTOL
         path = f"{out}/{tag}.json"
         json.dump(n2, open(path, "w"), indent=1)
-        subprocess.run(["./target/debug/drivelink", "fmu", path, "--out", f"{out}/{tag}.fmu"],
-                       check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["./target/debug/drivelink", "run", path, "--out", f"{out}/{tag}",
                         "--no-plots", "--no-report"], check=True, stdout=subprocess.DEVNULL)
         rows = list(csv.reader(open(f"{out}/{tag}/results.csv")))
@@ -63,32 +66,41 @@ for model in sys.argv[2:]:
             k = round(r[0] / h)
             if abs(r[0] - k * h) < 1e-9:
                 native[k] = r
-        t0 = time.time()
-        res = simulate_fmu(f"{out}/{tag}.fmu", fmi_type="CoSimulation", output_interval=h,
-                           stop_time=stop)
-        wall = time.time() - t0
-        worst, where, n = 0.0, "", 0
-        for j, name in enumerate(head[1:], start=1):
-            col = [r[j] for r in data]
-            span = max(col) - min(col)
-            scale = span if span > 0 else max(1.0, abs(col[0]))
-            for i, row in enumerate(res):
-                k = round(row["time"] / h)
-                ref = native.get(k)
-                if ref is None and i == len(res) - 1 and row["time"] > data[-1][0]:
-                    # A block stopped the run: fmpy stamps the values it stopped with
-                    # at its next communication point.
-                    ref = data[-1]
-                if ref is None:
-                    raise SystemExit(f"{tag}: no native row at t = {row['time']}")
-                e = abs(row[name] - ref[j]) / scale
-                n += 1
-                if not e <= worst:
-                    worst, where = e, f"{name} at t = {row['time']:.6g} (fmu {row[name]!r}, run {ref[j]!r})"
-        print(f"{tag}: {len(res)} communication points x {len(head) - 1} outputs, fmpy {wall:.2f} s, "
-              f"max |fmu - run| / range = {worst:.3e}" + (f"  [{where}]" if worst > 0 else ""))
-        worst_all = max(worst_all, worst)
-        if not worst <= TOL:
-            raise SystemExit(f"FAIL {tag}: {worst:.3e} > {TOL:g}")
+        for v in versions:
+            # The FMU ignores the netlist's output grid: one export per model and version.
+            fmu = f"{out}/{model}_tight.fmi{v}.fmu"
+            if not os.path.exists(fmu):
+                subprocess.run(["./target/debug/drivelink", "fmu", path, "--fmi", v, "--out", fmu],
+                               check=True, stdout=subprocess.DEVNULL)
+            t0 = time.time()
+            res = simulate_fmu(fmu, fmi_type="CoSimulation", output_interval=h, stop_time=stop)
+            wall = time.time() - t0
+            worst, where, n = 0.0, "", 0
+            for j, name in enumerate(head[1:], start=1):
+                col = [r[j] for r in data]
+                span = max(col) - min(col)
+                scale = span if span > 0 else max(1.0, abs(col[0]))
+                for i, row in enumerate(res):
+                    k = round(row["time"] / h)
+                    ref = native.get(k) if abs(row["time"] - k * h) < 1e-9 else None
+                    if ref is None and i == len(res) - 1 and row["time"] >= data[-1][0] - 1e-9:
+                        # A block stopped the run: FMI 3.0 fmpy stamps the values it
+                        # stopped with at its next communication point, FMI 2.0 fmpy at
+                        # fmi2LastSuccessfulTime (the stop time).
+                        ref = data[-1]
+                    if ref is None:
+                        raise SystemExit(f"{tag} FMI {v}: no native row at t = {row['time']}")
+                    e = abs(row[name] - ref[j]) / scale
+                    n += 1
+                    if not e <= worst:
+                        worst, where = e, f"{name} at t = {row['time']:.6g} (fmu {row[name]!r}, run {ref[j]!r})"
+            print(f"{tag} FMI {v}.0: {len(res)} communication points x {len(head) - 1} outputs, "
+                  f"fmpy {wall:.2f} s, max |fmu - run| / range = {worst:.3e}"
+                  + (f"  [{where}]" if worst > 0 else ""))
+            worst_all = max(worst_all, worst)
+            if not worst <= TOL:
+                raise SystemExit(f"FAIL {tag} FMI {v}: {worst:.3e} > {TOL:g}")
 print(f"fmi: all outputs within {TOL:g} of their range (worst {worst_all:.3e})")
 PY
+# The example that runs the exported full car in fmpy next to `drivelink run` (docs/fmi.md).
+"$VENV/bin/python" examples/fmi/full_car_fmpy.py --fmi "${VERSIONS%% *}" --out "$OUT/example"

@@ -1,6 +1,6 @@
 //! `drivelink fmu`: the FMU archive of `mech_clutch_lock.json` holds the model
-//! description, the runtime library under the model identifier's name and the netlist;
-//! unsupported kinds and versions are refused with a clear message.
+//! description, the runtime library under the model identifier's name and the netlist
+//! (FMI 3.0 and FMI 2.0); unsupported kinds and versions are refused with a clear message.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -141,12 +141,17 @@ fn fmu_model_description_declares_parameters_outputs_and_units() {
 }
 
 #[test]
-fn fmu_kinds_not_written_yet_are_refused() {
+fn fmu_kinds_and_versions_not_written_are_refused() {
     let dir = out_dir("refused");
     let model = root().join("models/netlists/mech_clutch_lock.json");
     for (flag, value, says) in [
         ("--kind", "me", "Model Exchange export is not written yet"),
-        ("--fmi", "2", "FMI 2.0 export is not written yet"),
+        (
+            "--fmi",
+            "4",
+            "--fmi 4: unknown FMI version; supported versions: 3 (FMI 3.0, the default), 2 (FMI 2.0)",
+        ),
+        ("--fmi", "1", "supported versions: 3 (FMI 3.0, the default), 2 (FMI 2.0)"),
     ] {
         let fmu = dir.join("x.fmu");
         let o = drivelink()
@@ -215,4 +220,65 @@ fn fmu_set_value_becomes_the_parameter_start() {
     assert!(xml.contains(&format!("instantiationToken=\"{token}\"")));
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["parameters"]["J2"], "500 g*m^2");
+}
+
+#[test]
+fn fmi2_fmu_holds_a_2_0_description_and_the_library_under_linux64() {
+    let Some(so_len) = lib_size() else {
+        eprintln!("skipped: build the runtime first (cargo build -p drivelink-fmi)");
+        return;
+    };
+    let dir = out_dir("fmi2");
+    let fmu = dir.join("m.fmu");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    let o = drivelink()
+        .args([
+            "fmu",
+            model.to_str().unwrap(),
+            "--fmi",
+            "2",
+            "--out",
+            fmu.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(11 variables, FMI 2.0 Co-Simulation)"));
+    let bytes = std::fs::read(&fmu).unwrap();
+    let entries = zip_entries(&bytes);
+    let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "modelDescription.xml",
+            "binaries/linux64/drivelink_fmi.so",
+            "resources/model.json"
+        ]
+    );
+    assert_eq!(u64::from(entries[1].2), so_len);
+    let xml = String::from_utf8(zip_read(&bytes, "modelDescription.xml")).unwrap();
+    let json = zip_read(&bytes, "resources/model.json");
+    let token = drivelink_fmi::instantiation_token(&json);
+    assert!(xml.contains("fmiVersion=\"2.0\""), "{xml}");
+    assert!(xml.contains(&format!("guid=\"{token}\"")), "{xml}");
+    assert!(xml.contains(
+        "<CoSimulation modelIdentifier=\"drivelink_fmi\" canHandleVariableCommunicationStepSize=\"true\""
+    ));
+    assert!(xml.contains("<Unit name=\"N*m\">\n      <BaseUnit kg=\"1\" m=\"2\" s=\"-2\"/>"));
+    assert!(xml.contains(
+        "<ScalarVariable name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\">\n      <Real start=\"2.0\" unit=\"kg*m^2\"/>"
+    ), "{xml}");
+    assert!(xml.contains(
+        "<ScalarVariable name=\"clutch.tau\" valueReference=\"7\" causality=\"output\" variability=\"continuous\">\n      <Real unit=\"N*m\"/>"
+    ), "{xml}");
+    // The 1-based indices of the five outputs (value references 6..=10) in both lists.
+    for i in 7..=11 {
+        assert!(xml.contains(&format!("<Unknown index=\"{i}\" dependencies=\"\"/>")));
+        assert!(xml.contains(&format!("<Unknown index=\"{i}\"/>")));
+    }
+    assert_eq!(xml.matches("<Unknown ").count(), 10);
+    // The 3.0 names and elements do not leak into the 2.0 description.
+    for absent in ["Float64", "instantiationToken", "<Output ", "x86_64-linux"] {
+        assert!(!xml.contains(absent), "{absent} in {xml}");
+    }
 }

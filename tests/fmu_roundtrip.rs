@@ -23,6 +23,11 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `drivelink fmu MODEL --out DIR/NAME.fmu`, returning the FMU's path.
 fn export(model: &Path, dir: &Path) -> PathBuf {
+    export_fmi(model, dir, "3")
+}
+
+/// The same as FMI `version` (`--fmi 3` or `2`).
+fn export_fmi(model: &Path, dir: &Path, version: &str) -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_drivelink"));
     let lib = exe.with_file_name("libdrivelink_fmi.so");
     assert!(
@@ -38,6 +43,8 @@ fn export(model: &Path, dir: &Path) -> PathBuf {
             model.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
+            "--fmi",
+            version,
         ])
         .output()
         .unwrap();
@@ -202,6 +209,52 @@ fn exported_clutch_lock_imported_back_locks_inside_a_step_as_the_native_run() {
         w(1.33)
     );
     assert!(w(1.34).abs() < 1e-9, "locked at 1.34 s: {}", w(1.34));
+}
+
+#[test]
+fn exported_fmi2_fmus_imported_back_match_the_native_runs() {
+    let dir = temp_dir("import_fmi2");
+    let step = 0.01;
+    for (fixture_name, stop, signals) in [
+        ("lag.json", 1.0, &["lag.y", "step.y"][..]),
+        (
+            "clutch_lock.json",
+            3.0,
+            &["clutch.w_rel", "clutch.tau", "J1.w", "J2.w"][..],
+        ),
+    ] {
+        let model = fixture(fixture_name);
+        let fmu = export_fmi(&model, &dir, "2");
+        // It is an FMI 2.0 FMU: the binary is where FMI 2.0 puts it.
+        let bytes = std::fs::read(&fmu).unwrap();
+        let needle = b"binaries/linux64/drivelink_fmi.so";
+        assert!(bytes.windows(needle.len()).any(|w| w == needle));
+        let native = run_file(&model);
+        let ports: Vec<String> = signals
+            .iter()
+            .map(|s| format!("plant2.{}", s.replace('.', "_")))
+            .collect();
+        let log: Vec<&str> = ports.iter().map(String::as_str).collect();
+        let v = import_netlist_as(
+            "plant2",
+            json!({ "fmu": fmu.to_str().unwrap(), "step": step }),
+            &log,
+            stop,
+            step,
+        );
+        let imported = compile(&v).unwrap().run();
+        assert_eq!(
+            imported.status,
+            RunStatus::Completed,
+            "{}",
+            imported.message
+        );
+        for (port, var) in ports.iter().zip(signals) {
+            let worst = worst_at_points(&imported, port, &native, var, step, stop);
+            eprintln!("FMI 2.0 {var}: worst difference at the communication points {worst:.3e} of its range");
+            assert!(worst < 1e-9, "{var} differs by {worst:e} of its range");
+        }
+    }
 }
 
 #[test]

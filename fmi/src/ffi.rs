@@ -44,20 +44,39 @@ impl Handle {
     }
 }
 
-fn log_to(logger: LogMessage, env: InstanceEnv, name: &str, status: Status, message: &str) {
-    let Some(f) = logger else { return };
-    let category = if status >= ERROR {
+/// The log category of a message of `status` (declared in the model description).
+pub(crate) fn category(status: Status) -> &'static str {
+    if status >= ERROR {
         "logStatusError"
     } else {
         "logEvents"
-    };
+    }
+}
+
+fn log_to(logger: LogMessage, env: InstanceEnv, name: &str, status: Status, message: &str) {
+    let Some(f) = logger else { return };
     let text = format!("{name}: {message}").replace('\0', " ");
-    let (Ok(c), Ok(m)) = (CString::new(category), CString::new(text)) else {
+    let (Ok(c), Ok(m)) = (CString::new(category(status)), CString::new(text)) else {
         return;
     };
     // SAFETY: the importer's callback, called with valid NUL-terminated strings.
-    // SAFETY: the importer's callback, called with valid NUL-terminated strings.
     unsafe { f(env, status, c.as_ptr(), m.as_ptr()) };
+}
+
+/// What the C side holds of an instance, for [`with_host`]: the instance and a way to
+/// log (FMI 3.0's [`Handle`], FMI 2.0's `ffi2::Handle`).
+pub(crate) trait Host {
+    fn instance(&mut self) -> &mut Instance;
+    fn log(&self, status: Status, message: &str);
+}
+
+impl Host for Handle {
+    fn instance(&mut self) -> &mut Instance {
+        &mut self.inst
+    }
+    fn log(&self, status: Status, message: &str) {
+        Handle::log(self, status, message);
+    }
 }
 
 /// Run `f` on the instance behind `ptr`: errors are logged and return `fmi3Error`, a
@@ -66,19 +85,31 @@ fn log_to(logger: LogMessage, env: InstanceEnv, name: &str, status: Status, mess
 /// # Safety
 /// `ptr` is null or an instance made by [`fmi3InstantiateCoSimulation`], not freed.
 unsafe fn with(ptr: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), String>) -> Status {
+    with_host::<Handle>(ptr, f)
+}
+
+/// [`with`] for any kind of handle `H` (the status codes OK = 0 and Error = 3 are the
+/// same in FMI 3.0 and 2.0).
+///
+/// # Safety
+/// `ptr` is null or a live `H` made by `Box::into_raw`.
+pub(crate) unsafe fn with_host<H: Host>(
+    ptr: *mut c_void,
+    f: impl FnOnce(&mut Instance) -> Result<(), String>,
+) -> Status {
     if ptr.is_null() {
         return ERROR;
     }
-    // SAFETY: a non-null instance is a `Handle` made by `fmi3InstantiateCoSimulation`.
-    let h = &mut *(ptr as *mut Handle);
-    match catch_unwind(AssertUnwindSafe(|| f(&mut h.inst))) {
+    // SAFETY: a non-null instance is an `H` made by its instantiate function.
+    let h = &mut *(ptr as *mut H);
+    match catch_unwind(AssertUnwindSafe(|| f(h.instance()))) {
         Ok(Ok(())) => OK,
         Ok(Err(msg)) => {
             h.log(ERROR, &msg);
             ERROR
         }
         Err(_) => {
-            h.inst.phase = Phase::Failed;
+            h.instance().phase = Phase::Failed;
             h.log(
                 ERROR,
                 "internal error (a panic in drivelink); please report it",
@@ -89,7 +120,7 @@ unsafe fn with(ptr: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), Str
 }
 
 /// A C string argument (`None` for null or non-UTF-8).
-unsafe fn text(p: *const c_char) -> Option<String> {
+pub(crate) unsafe fn text(p: *const c_char) -> Option<String> {
     if p.is_null() {
         return None;
     }
@@ -97,7 +128,7 @@ unsafe fn text(p: *const c_char) -> Option<String> {
 }
 
 /// A slice from a C array (empty for a null pointer or `n == 0`).
-unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+pub(crate) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
     if p.is_null() || n == 0 {
         &[]
     } else {
@@ -228,7 +259,7 @@ pub unsafe extern "C" fn fmi3EnterStepMode(instance: *mut c_void) -> Status {
 }
 
 /// Every variable is a scalar: as many values as value references.
-fn scalars(function: &str, n_vr: usize, n_values: usize) -> Result<(), String> {
+pub(crate) fn scalars(function: &str, n_vr: usize, n_values: usize) -> Result<(), String> {
     if n_values == n_vr {
         Ok(())
     } else {

@@ -1,6 +1,8 @@
 //! One FMU instance: the compiled netlist, the parameter values, the model stepped in
-//! pieces and the output values, with the FMI 3.0 Co-Simulation state machine. Nothing
-//! here knows about C; `ffi.rs` turns its `Result`s into `fmi3Status` and logger calls.
+//! pieces and the output values, with the Co-Simulation state machine shared by FMI 3.0
+//! and FMI 2.0 (the two differ only in how the start time and tolerance arrive: FMI 2.0's
+//! `fmi2SetupExperiment` is [`Instance::setup_experiment`]). Nothing here knows about C;
+//! `ffi.rs` and `ffi2.rs` turn its `Result`s into status codes and logger calls.
 
 use std::path::Path;
 
@@ -18,6 +20,23 @@ pub enum Phase {
     Terminated,
     /// A step failed: only `Terminate`, `Reset` and `FreeInstance` are allowed.
     Failed,
+}
+
+/// The FMI version an instance serves: it names the functions in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    Fmi3,
+    Fmi2,
+}
+
+impl Version {
+    /// The C name of the FMI function `name` (`DoStep` -> `fmi3DoStep`).
+    pub fn function(self, name: &str) -> String {
+        match self {
+            Version::Fmi3 => format!("fmi3{name}"),
+            Version::Fmi2 => format!("fmi2{name}"),
+        }
+    }
 }
 
 /// What a successful `doStep` reports.
@@ -41,12 +60,21 @@ pub struct Instance {
     started: bool,
     settings: Settings,
     time: f64,
+    /// The end of the experiment given by the importer: no step may go beyond it.
+    stop: Option<f64>,
+    version: Version,
     pub phase: Phase,
 }
 
 impl Instance {
-    /// Load `resources/model.json` from `resource_dir`, check the token and compile.
+    /// Load `resources/model.json` from `resource_dir`, check the token and compile (an
+    /// FMI 3.0 instance).
     pub fn new(resource_dir: &Path, token: &str) -> Result<Instance, String> {
+        Instance::new_for(resource_dir, token, Version::Fmi3)
+    }
+
+    /// The same for FMI `version`.
+    pub fn new_for(resource_dir: &Path, token: &str, version: Version) -> Result<Instance, String> {
         let path = resource_dir.join("model.json");
         let text = std::fs::read(&path)
             .map_err(|e| format!("cannot read the FMU's netlist {}: {e}", path.display()))?;
@@ -73,6 +101,8 @@ impl Instance {
             started: false,
             time: settings.start_time,
             settings,
+            stop: None,
+            version,
             phase: Phase::Instantiated,
         };
         inst.reset();
@@ -87,26 +117,45 @@ impl Instance {
         self.settings = self.compiled.plan().settings().clone();
         self.time = self.settings.start_time;
         self.values[0] = self.time;
+        self.stop = None;
         self.model = None;
         self.started = false;
         self.phase = Phase::Instantiated;
     }
 
-    fn expect(&self, what: &str, allowed: &[Phase]) -> Result<(), String> {
+    /// The FMI version this instance serves.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The current time (the last communication point reached).
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Whether `function` (without its `fmi3`/`fmi2` prefix) may be called now.
+    fn expect(&self, function: &str, allowed: &[Phase]) -> Result<(), String> {
         if allowed.contains(&self.phase) {
             Ok(())
         } else {
-            Err(format!("{what} is not allowed in phase {:?}", self.phase))
+            Err(format!(
+                "{} is not allowed in phase {:?}",
+                self.version.function(function),
+                self.phase
+            ))
         }
     }
 
-    /// `fmi3EnterInitializationMode`.
-    pub fn enter_initialization(
+    /// `fmi2SetupExperiment` (and the first half of `fmi3EnterInitializationMode`): a
+    /// given tolerance becomes the solver's `rtol`, the start time the importer's, and a
+    /// given stop time bounds the steps.
+    pub fn setup_experiment(
         &mut self,
         tolerance: Option<f64>,
         start: f64,
+        stop: Option<f64>,
     ) -> Result<(), String> {
-        self.expect("fmi3EnterInitializationMode", &[Phase::Instantiated])?;
+        self.expect("SetupExperiment", &[Phase::Instantiated])?;
         if !start.is_finite() {
             return Err(format!("start time {start} is not finite"));
         }
@@ -114,11 +163,40 @@ impl Instance {
             if !(tol > 0.0 && tol < 1.0) {
                 return Err(format!("tolerance {tol} must be in (0, 1)"));
             }
+        }
+        if let Some(end) = stop {
+            if !(end.is_finite() && end >= start) {
+                return Err(format!(
+                    "stop time {end} must be finite and not before the start time {start}"
+                ));
+            }
+        }
+        if let Some(tol) = tolerance {
             self.settings.rtol = tol;
         }
         self.settings.start_time = start;
         self.time = start;
         self.values[0] = start;
+        self.stop = stop;
+        Ok(())
+    }
+
+    /// `fmi3EnterInitializationMode`: the experiment's tolerance and start time, then
+    /// initialization mode.
+    pub fn enter_initialization(
+        &mut self,
+        tolerance: Option<f64>,
+        start: f64,
+    ) -> Result<(), String> {
+        self.expect("EnterInitializationMode", &[Phase::Instantiated])?;
+        self.setup_experiment(tolerance, start, None)?;
+        self.begin_initialization()
+    }
+
+    /// `fmi2EnterInitializationMode`: initialization mode with the experiment set up by
+    /// [`Instance::setup_experiment`] (or the netlist's start time and tolerance).
+    pub fn begin_initialization(&mut self) -> Result<(), String> {
+        self.expect("EnterInitializationMode", &[Phase::Instantiated])?;
         self.phase = Phase::Initialization;
         Ok(())
     }
@@ -171,27 +249,36 @@ impl Instance {
         }
     }
 
-    /// `fmi3ExitInitializationMode`.
+    /// `fmi3ExitInitializationMode`, `fmi2ExitInitializationMode`.
     pub fn exit_initialization(&mut self) -> Result<(), String> {
-        self.expect("fmi3ExitInitializationMode", &[Phase::Initialization])?;
+        self.expect("ExitInitializationMode", &[Phase::Initialization])?;
         self.initial_outputs()?;
         self.model = Some(self.build_model()?);
         self.phase = Phase::Step;
         Ok(())
     }
 
-    /// `fmi3DoStep` from `t` over `h`.
+    /// `fmi3DoStep`, `fmi2DoStep` from `t` over `h`.
     pub fn do_step(&mut self, t: f64, h: f64) -> Result<StepOutcome, String> {
-        self.expect("fmi3DoStep", &[Phase::Step])?;
+        self.expect("DoStep", &[Phase::Step])?;
         let tol = 1e-12 * self.time.abs().max(1.0) + 1e-12 * h.abs();
         if (t - self.time).abs() > tol {
             return Err(format!(
-                "fmi3DoStep from t = {t} s, but the FMU is at t = {} s",
+                "{} from t = {t} s, but the FMU is at t = {} s",
+                self.version.function("DoStep"),
                 self.time
             ));
         }
         if !(h > 0.0 && h.is_finite()) {
             return Err(format!("communication step size {h} must be positive"));
+        }
+        if let Some(end) = self.stop {
+            if t + h > end + 1e-9 * end.abs().max(1.0) {
+                return Err(format!(
+                    "a step to t = {} s goes beyond the experiment's stop time {end} s",
+                    t + h
+                ));
+            }
         }
         let s = self.piece(t + h);
         let resume = self.started;
@@ -218,9 +305,9 @@ impl Instance {
         })
     }
 
-    /// `fmi3Terminate`.
+    /// `fmi3Terminate`, `fmi2Terminate`.
     pub fn terminate(&mut self) -> Result<(), String> {
-        self.expect("fmi3Terminate", &[Phase::Step, Phase::Failed])?;
+        self.expect("Terminate", &[Phase::Step, Phase::Failed])?;
         self.phase = Phase::Terminated;
         Ok(())
     }
@@ -231,7 +318,7 @@ impl Instance {
             .ok_or_else(|| format!("unknown variable: value reference {vr}"))
     }
 
-    /// `fmi3GetFloat64` of one variable.
+    /// `fmi3GetFloat64` (`fmi2GetReal`) of one variable.
     pub fn get(&mut self, vr: u32) -> Result<f64, String> {
         let v = self.var(vr)?;
         if v.causality == Causality::Output && self.phase == Phase::Initialization {
@@ -240,7 +327,7 @@ impl Instance {
         Ok(self.values[vr as usize])
     }
 
-    /// `fmi3SetFloat64` of one variable.
+    /// `fmi3SetFloat64` (`fmi2SetReal`) of one variable.
     pub fn set(&mut self, vr: u32, value: f64) -> Result<(), String> {
         let v = self.var(vr)?;
         if v.causality != Causality::Parameter {
@@ -252,8 +339,9 @@ impl Instance {
         if !matches!(self.phase, Phase::Instantiated | Phase::Initialization) {
             return Err(format!(
                 "'{}': changing a parameter during the simulation is not supported yet \
-                 (set it before fmi3ExitInitializationMode)",
-                v.name
+                 (set it before {})",
+                v.name,
+                self.version.function("ExitInitializationMode")
             ));
         }
         self.values[vr as usize] = value;

@@ -1,10 +1,12 @@
-//! drivelink models as FMI 3.0 Co-Simulation FMUs.
+//! drivelink models as FMI 3.0 and FMI 2.0 Co-Simulation FMUs.
 //!
 //! Built as a `cdylib`, this crate is the runtime library shipped in every exported FMU
-//! (`binaries/x86_64-linux/drivelink_fmi.so`): at instantiation it loads the netlist the
-//! FMU carries in `resources/model.json`, compiles it with the block library, and each
-//! `fmi3DoStep` advances the model with drivelink's own hybrid solver (events located
-//! inside the step) by [`drivelink_core::Model::run_piece`]. As an `rlib` it gives the
+//! (`binaries/x86_64-linux/drivelink_fmi.so` for FMI 3.0, `binaries/linux64/` for FMI
+//! 2.0: the same library exports both C interfaces, [`ffi`] and [`ffi2`]): at
+//! instantiation it loads the netlist the FMU carries in `resources/model.json`, compiles
+//! it with the block library, and each `fmi3DoStep` (`fmi2DoStep`) advances the model with
+//! drivelink's own hybrid solver (events located inside the step) by
+//! [`drivelink_core::Model::run_piece`]. As an `rlib` it gives the
 //! exporter (`drivelink fmu`) the variable list and `modelDescription.xml` ([`vars`]), so
 //! both sides number the variables the same way. See `docs/fmi.md`.
 
@@ -12,10 +14,12 @@
 #![allow(clippy::result_large_err)]
 
 pub mod ffi;
+pub mod ffi2;
 pub mod instance;
 pub mod vars;
 
-pub use instance::Instance;
+pub use instance::{Instance, Version};
 pub use vars::{
-    instantiation_token, model_description, variables, Description, Variable, MODEL_IDENTIFIER,
+    instantiation_token, model_description, model_description_fmi2, variables, Description,
+    Variable, MODEL_IDENTIFIER,
 };

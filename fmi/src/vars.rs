@@ -1,4 +1,4 @@
-//! The FMU's variables and its `modelDescription.xml`.
+//! The FMU's variables and its `modelDescription.xml` (FMI 3.0 or FMI 2.0).
 //!
 //! Both the exporter (which writes the XML) and the runtime library (which serves the
 //! values) derive the variable list from the netlist with [`variables`], so their value
@@ -142,14 +142,42 @@ pub struct Description<'a> {
     pub stop_time: f64,
 }
 
-/// The FMI 3.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
-pub fn model_description(info: &Description, vars: &[Variable]) -> String {
+/// The `<Unit>` elements of the units of `vars` (by name), the same in FMI 3.0 and 2.0.
+fn unit_elements(vars: &[Variable]) -> BTreeMap<String, String> {
     let mut units = BTreeMap::new();
     for u in vars.iter().filter_map(|v| v.unit.as_deref()) {
         if let Some(el) = unit_element(u) {
             units.insert(u.to_string(), el);
         }
     }
+    units
+}
+
+/// The `<UnitDefinitions>` element of `units` (nothing when there are none).
+fn unit_definitions(units: &BTreeMap<String, String>) -> String {
+    if units.is_empty() {
+        return String::new();
+    }
+    let mut x = String::from("  <UnitDefinitions>\n");
+    for el in units.values() {
+        x.push_str(el);
+    }
+    x.push_str("  </UnitDefinitions>\n");
+    x
+}
+
+/// The causality and variability attributes of a variable.
+fn causality_variability(c: Causality) -> (&'static str, &'static str) {
+    match c {
+        Causality::Independent => ("independent", "continuous"),
+        Causality::Parameter => ("parameter", "tunable"),
+        Causality::Output => ("output", "continuous"),
+    }
+}
+
+/// The FMI 3.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
+pub fn model_description(info: &Description, vars: &[Variable]) -> String {
+    let units = unit_elements(vars);
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -167,13 +195,7 @@ pub fn model_description(info: &Description, vars: &[Variable]) -> String {
          canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
          canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
     );
-    if !units.is_empty() {
-        x.push_str("  <UnitDefinitions>\n");
-        for el in units.values() {
-            x.push_str(el);
-        }
-        x.push_str("  </UnitDefinitions>\n");
-    }
+    x.push_str(&unit_definitions(&units));
     let _ = writeln!(
         x,
         "  <DefaultExperiment startTime=\"{:?}\" stopTime=\"{:?}\"/>",
@@ -201,11 +223,7 @@ pub fn model_description(info: &Description, vars: &[Variable]) -> String {
 
 /// The `<Float64>` element of one variable (its unit only when it is defined).
 fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
-    let (causality, variability) = match v.causality {
-        Causality::Independent => ("independent", "continuous"),
-        Causality::Parameter => ("parameter", "tunable"),
-        Causality::Output => ("output", "continuous"),
-    };
+    let (causality, variability) = causality_variability(v.causality);
     let mut attrs = format!(
         "name=\"{}\" valueReference=\"{}\" causality=\"{causality}\" variability=\"{variability}\"",
         esc(&v.name),
@@ -218,4 +236,81 @@ fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
         let _ = write!(attrs, " unit=\"{}\"", esc(u));
     }
     format!("    <Float64 {attrs}/>\n")
+}
+
+/// The FMI 2.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`: the `guid` is
+/// the instantiation token, every variable a `<ScalarVariable>` with a `<Real>` (start and
+/// unit), the outputs in `ModelStructure` `Outputs` (depending on nothing: the FMU has no
+/// inputs) and `InitialUnknowns` (they are computed in initialization mode).
+pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
+    let units = unit_elements(vars);
+    let mut x = String::new();
+    x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"{}\" guid=\"{}\" \
+         description=\"{}\" generationTool=\"drivelink {}\" numberOfEventIndicators=\"0\">",
+        esc(info.model_name),
+        esc(info.token),
+        esc(info.description),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        x,
+        "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+         canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
+         maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
+         canBeInstantiatedOnlyOncePerProcess=\"false\" \
+         canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+         canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+    );
+    x.push_str(&unit_definitions(&units));
+    x.push_str(
+        "  <LogCategories>\n    <Category name=\"logEvents\"/>\n    \
+         <Category name=\"logStatusError\"/>\n  </LogCategories>\n",
+    );
+    let _ = writeln!(
+        x,
+        "  <DefaultExperiment startTime=\"{:?}\" stopTime=\"{:?}\"/>",
+        info.start_time, info.stop_time
+    );
+    x.push_str("  <ModelVariables>\n");
+    for (k, v) in vars.iter().enumerate() {
+        let (causality, variability) = causality_variability(v.causality);
+        let _ = writeln!(
+            x,
+            "    <!-- index {} -->\n    <ScalarVariable name=\"{}\" valueReference=\"{}\" \
+             causality=\"{causality}\" variability=\"{variability}\">",
+            k + 1,
+            esc(&v.name),
+            v.value_reference
+        );
+        let mut real = String::new();
+        if let Some(s) = v.start {
+            let _ = write!(real, " start=\"{s:?}\"");
+        }
+        if let Some(u) = v.unit.as_deref().filter(|u| units.contains_key(*u)) {
+            let _ = write!(real, " unit=\"{}\"", esc(u));
+        }
+        let _ = writeln!(x, "      <Real{real}/>\n    </ScalarVariable>");
+    }
+    x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
+    // 1-based indices into ModelVariables.
+    let outputs: Vec<usize> = (0..vars.len())
+        .filter(|&k| vars[k].causality == Causality::Output)
+        .map(|k| k + 1)
+        .collect();
+    if !outputs.is_empty() {
+        x.push_str("    <Outputs>\n");
+        for i in &outputs {
+            let _ = writeln!(x, "      <Unknown index=\"{i}\" dependencies=\"\"/>");
+        }
+        x.push_str("    </Outputs>\n    <InitialUnknowns>\n");
+        for i in &outputs {
+            let _ = writeln!(x, "      <Unknown index=\"{i}\"/>");
+        }
+        x.push_str("    </InitialUnknowns>\n");
+    }
+    x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
 }
