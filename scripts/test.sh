@@ -16,6 +16,10 @@ if ! cargo test --workspace --all-targets --no-run; then
     echo "== the build failed; retrying it once"
     cargo test --workspace --all-targets --no-run
 fi
+# The FMU runtime library (a cdylib, which `cargo test` does not link): the export and
+# round-trip tests pack target/debug/libdrivelink_fmi.so into the FMUs they write.
+echo "== cargo build -p drivelink-fmi (the FMU runtime library)"
+cargo build -p drivelink-fmi
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets
 
