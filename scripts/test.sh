@@ -16,10 +16,12 @@ if ! cargo test --workspace --all-targets --no-run; then
     echo "== the build failed; retrying it once"
     cargo test --workspace --all-targets --no-run
 fi
-# The FMU runtime library (a cdylib, which `cargo test` does not link): the export and
-# round-trip tests pack target/debug/libdrivelink_fmi.so into the FMUs they write.
-echo "== cargo build -p drivelink-fmi (the FMU runtime library)"
+# The cdylibs `cargo test --all-targets` does not link: the FMU runtime library (the export
+# and round-trip tests pack target/debug/libdrivelink_fmi.so into the FMUs they write) and
+# the example FMU library the import tests pack (fmu-import/examples/dahlquist_fmu.rs).
+echo "== cargo build -p drivelink-fmi, and fmu-import's example FMU library"
 cargo build -p drivelink-fmi
+cargo build -p drivelink-fmu-import --examples
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets
 
