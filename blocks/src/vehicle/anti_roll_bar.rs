@@ -28,6 +28,22 @@
 //! `E` makes its loss zero (to the solver's tolerance): its energy is stored, the wheels'
 //! losses are theirs alone.
 //!
+//! # On a road: the share along the road's normal
+//!
+//! On a `Road` each wheel's own share acts along the road's normal `n` at its contact, and
+//! its compression changes at `ċ = −(n·v_G)/(n·ẑ_body)`. The bar's share must follow: the
+//! force `bar·n/(n·ẑ_body)` at the contact point `G` is the one whose power is
+//! `−bar·ċ` for every motion of the body, so with it the bar's power is again
+//! `−kb·(c_left − c_right)·(ċ_left − ċ_right) = −dE/dt` (a vertical share would make the
+//! bar's books hold the road's work through its twist). The optional inputs
+//! `hit_{left,right}_{x,y,z}` and `normal_{left,right}_{x,y,z}` (the wheels' `hit_*` and
+//! `normal_*` variables) give the contacts; with them the bar applies
+//! `+bar·n_l/(n_l·ẑ_body)` at the left contact and `−bar·n_r/(n_r·ẑ_body)` at the right
+//! (a couple only when the normals agree). A wheel whose normal reads 0 (in the air) takes
+//! the vertical `bar/(ẑ_body·ẑ)` at the point mirrored from the other contact by the arm
+//! `(0, track, c_left − c_right)`; both 0 (unwired, or both in the air): the couple above,
+//! bit for bit. The contact inputs enter the forces only (no feedthrough).
+//!
 //! A wheel off the ground (or unloaded to zero by the bar) applies the reaction to the
 //! bar's part, so that corner carries no load. The wheels have no vertical state (their
 //! hubs follow the ground): while a wheel is in the air or unloaded, the bar still winds
@@ -68,8 +84,8 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "AntiRollBar",
-        "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself as a couple over the track, so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
-        "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
+        "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself (a couple over the track; on a road, with the contact inputs wired, along each wheel's road normal at its contact), so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
+        "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m), hit_left_x, hit_left_y, hit_left_z, normal_left_x, normal_left_y, normal_left_z, hit_right_x, …, normal_right_z [in] (optional, 0: the wheels' hit_* and normal_* variables; wired, the bar's share of each load acts along that wheel's road normal at its contact, as the wheel's own share, so the bar's work stays its own on bumps and grades; 0 normals: a vertical couple) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
         vec![
             ParamSpec::required("stiffness", "N/m", "bar stiffness at the wheels (>= 0): the force on each wheel per metre of compression difference"),
             ParamSpec::required("track", "m", "lateral distance between the two wheels' suspension axes, y_left − y_right of their center (> 0); the two wheels must otherwise mirror each other (same center x and z, suspension_distance, radius, force_app_point_distance)"),

@@ -110,6 +110,20 @@
 //! slope corners, patch edges) is a mode switched at located events (one guard per edge).
 //! Unconnected, the code path is the plane's, unchanged.
 //!
+//! The load along `n` has the power `−F·ċ` (`n·v_G = −ċ·(n·ẑ_body)`): the spring stores
+//! what the body's motion pays, and a static road does no work (Unity's WheelCollider
+//! applies `F` along the suspension axis instead, whose power on a slope is not `−F·ċ`).
+//! An `AntiRollBar` wired to the wheel's `hit_*` and `normal_*` variables applies its share
+//! along the same `n` (see [`super::anti_roll_bar`]).
+//!
+//! A kerb step makes the compression jump at its located crossing: the spring's stored
+//! energy changes with no work done (the massless, point-contact wheel has no impact to
+//! pay for the climb). On a road with steps the wheel books each jump in the state
+//! `kerb_energy` (J, a variable; + up a kerb), logged on the crossing's event, and its
+//! `potential_energy` is the spring's energy less it — computed with the edges' sides
+//! taken from the point (a function of the state alone, as the audit requires) — so the
+//! audit closes over kerbs with no element delivering energy.
+//!
 //! # Linear range (cornering stiffness)
 //!
 //! For small slip the curve is `c(s) ≈ ye·s/xe`, so the side force per unit slip velocity
