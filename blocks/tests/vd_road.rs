@@ -512,8 +512,8 @@ fn heightfield_is_bilinear_with_edge_values_outside() {
 }
 
 /// Adds a rear `AntiRollBar` of `stiffness` (N/m) between `rl` and `rr`, with the wheels'
-/// contact points and road normals wired to its contact inputs.
-fn with_rear_bar(d: &mut Diagram, stiffness: f64) {
+/// contact points and road normals wired to its contact inputs when `wired`.
+fn with_rear_bar(d: &mut Diagram, stiffness: f64, wired: bool) {
     d.add(
         "bar",
         "AntiRollBar",
@@ -525,6 +525,9 @@ fn with_rear_bar(d: &mut Diagram, stiffness: f64) {
     d.connect(&["bar.left", "rl.bar_force"]);
     d.connect(&["bar.right", "rr.bar_force"]);
     for (w, side) in [("rl", "left"), ("rr", "right")] {
+        if !wired {
+            break;
+        }
         for q in ["hit", "normal"] {
             for c in ["x", "y", "z"] {
                 d.connect(&[&format!("{w}.{q}_{c}"), &format!("bar.{q}_{side}_{c}")]);
@@ -548,7 +551,7 @@ fn loss_of(a: &EnergyAudit, name: &str) -> f64 {
 fn coast_over(feature: Value) -> (SimResult, EnergyAudit, EnergyAudit) {
     let run = |features: Value| {
         let mut d = car(DOWN, 10.0, json!({}), Some(json!({ "features": features })));
-        with_rear_bar(&mut d, 20000.0);
+        with_rear_bar(&mut d, 20000.0, true);
         d.settings.stop_time = 3.0;
         d.log(&["bar.energy", "car.speed"]);
         run_audited(&d)
@@ -674,4 +677,30 @@ fn kerb_steps_book_the_suspension_energy_jump_as_kerb_energy() {
     }
     // Up the kerb the springs gain energy, down it they lose some.
     assert!(last(&r, "fl.kerb_energy").abs() > 0.0);
+}
+
+#[test]
+fn bar_wired_to_the_contacts_on_the_plane_acts_as_the_vertical_couple() {
+    // A steady turn rolls the car on the ground plane; the bar's share along the plane's
+    // normal at the two contacts is the vertical couple of the unwired bar.
+    let run = |wired: bool| {
+        let mut d = car(DOWN, 15.0, json!({}), None);
+        with_rear_bar(&mut d, 20000.0, wired);
+        d.add("steer", "Constant", json!({"value": 0.04}));
+        d.connect(&["steer.y", "fl.steer", "fr.steer"]);
+        d.settings.stop_time = 3.0;
+        d.log(&["bar.energy", "car.roll", "car.yaw", "rl.fz"]);
+        run_audited(&d)
+    };
+    let ((wired, a), (couple, _)) = (run(true), run(false));
+    assert!(last(&wired, "bar.energy") > 1.0, "the bar hardly twisted");
+    for n in ["bar.energy", "car.roll", "car.yaw", "rl.fz"] {
+        let (x, y) = (last(&wired, n), last(&couple, n));
+        assert!(
+            (x - y).abs() <= 1e-7 * (1.0 + y.abs()),
+            "{n}: wired {x} vs couple {y}"
+        );
+    }
+    assert!(a.relative_residual.abs() <= 1e-6, "{a:#?}");
+    assert!(loss_of(&a, "bar").abs() <= 1e-6 * last(&wired, "bar.energy"));
 }
