@@ -6,7 +6,7 @@
 //! force; a flat road is the ground plane; bad road parameters are typed errors.
 
 use drivelink_blocks::registry;
-use drivelink_core::{compile, Diagram, Error, EventTag, G};
+use drivelink_core::{compile, Diagram, EnergyAudit, Error, EventTag, SimResult, G};
 use serde_json::{json, Value};
 
 mod common;
@@ -509,4 +509,198 @@ fn heightfield_is_bilinear_with_edge_values_outside() {
     assert_eq!(s.height(10.0, 5.0), 0.3);
     assert_eq!(s.height(-4.0, -5.0), 0.0);
     assert_eq!(s.smooth(10.0, 0.0, None).1, 0.0);
+}
+
+/// Adds a rear `AntiRollBar` of `stiffness` (N/m) between `rl` and `rr`, with the wheels'
+/// contact points and road normals wired to its contact inputs when `wired`.
+fn with_rear_bar(d: &mut Diagram, stiffness: f64, wired: bool) {
+    d.add(
+        "bar",
+        "AntiRollBar",
+        json!({"stiffness": stiffness, "track": 2.0 * HALF_TRACK}),
+    );
+    d.connect(&["car.frame", "bar.body"]);
+    d.connect(&["rl.compression", "bar.c_left"]);
+    d.connect(&["rr.compression", "bar.c_right"]);
+    d.connect(&["bar.left", "rl.bar_force"]);
+    d.connect(&["bar.right", "rr.bar_force"]);
+    for (w, side) in [("rl", "left"), ("rr", "right")] {
+        if !wired {
+            break;
+        }
+        for q in ["hit", "normal"] {
+            for c in ["x", "y", "z"] {
+                d.connect(&[&format!("{w}.{q}_{c}"), &format!("bar.{q}_{side}_{c}")]);
+            }
+        }
+    }
+}
+
+/// The loss booked for element `name` in the audit.
+fn loss_of(a: &EnergyAudit, name: &str) -> f64 {
+    a.losses
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no loss {name} in {a:?}"))
+        .1
+}
+
+/// A car with a rear anti-roll bar coasting at 10 m/s over `feature` (under its left
+/// wheels only, so the bar twists), and the same car on a flat road: their audits and the
+/// bump run's results.
+fn coast_over(feature: Value) -> (SimResult, EnergyAudit, EnergyAudit) {
+    let run = |features: Value| {
+        let mut d = car(DOWN, 10.0, json!({}), Some(json!({ "features": features })));
+        with_rear_bar(&mut d, 20000.0, true);
+        d.settings.stop_time = 3.0;
+        d.log(&["bar.energy", "car.speed"]);
+        run_audited(&d)
+    };
+    let (r, bump) = run(json!([feature]));
+    let (_, flat) = run(json!([]));
+    (r, bump, flat)
+}
+
+/// What must hold for a car coasting over a road feature: the audit closes, nothing
+/// delivers energy, the bar's work is minus its energy change (its loss is 0 to the
+/// solver's tolerance, relative to the largest energy it stored), and the kinetic energy
+/// the feature cost equals the extra losses and stored energy it left (a static road does
+/// no work).
+fn assert_the_road_does_no_work(feature: Value) {
+    let (r, bump, flat) = coast_over(feature.clone());
+    let bar_peak = r
+        .get("bar.energy")
+        .unwrap()
+        .iter()
+        .cloned()
+        .fold(0.0, f64::max);
+    let bar_loss = loss_of(&bump, "bar");
+    let ke_cost = flat.kinetic_final - bump.kinetic_final;
+    let extra: f64 = bump.losses.iter().map(|l| l.1).sum::<f64>()
+        - flat.losses.iter().map(|l| l.1).sum::<f64>()
+        + (bump.potential_final - flat.potential_final);
+    println!(
+        "{feature}: residual {:.3e}, bar peak energy {bar_peak:.4} J, bar loss {bar_loss:.3e} J, kinetic energy cost {ke_cost:.4} J, extra losses + stored {extra:.4} J",
+        bump.relative_residual
+    );
+    assert!(bump.relative_residual.abs() <= 1e-6, "{bump:#?}");
+    assert!(
+        bump.energy_created().is_empty(),
+        "{:?}",
+        bump.energy_created()
+    );
+    assert!(bar_peak > 1.0, "the bar hardly twisted: {bar_peak} J");
+    assert!(
+        bar_loss.abs() <= 1e-6 * bar_peak,
+        "the bar's work differs from minus its energy change by {bar_loss} J"
+    );
+    // The feature costs kinetic energy: the dampers dissipate what it stirred up.
+    assert!(ke_cost > 0.0, "the car gained {} J over the road", -ke_cost);
+    let scale = bump.kinetic_initial;
+    assert!(
+        (ke_cost - extra).abs() <= 1e-6 * scale,
+        "kinetic energy cost {ke_cost} J vs extra losses and stored energy {extra} J"
+    );
+}
+
+#[test]
+fn coasting_over_a_half_sine_bump_costs_kinetic_energy_and_the_bar_stores_its_energy() {
+    assert_the_road_does_no_work(
+        json!({"type": "bump", "x": 8.0, "length": 2.0, "height": 0.06, "shape": "half_sine", "y": [0.0, 2.0]}),
+    );
+}
+
+#[test]
+fn coasting_over_a_ramp_costs_kinetic_energy_and_the_bar_stores_its_energy() {
+    assert_the_road_does_no_work(
+        json!({"type": "bump", "x": 8.0, "length": 3.0, "height": 0.06, "shape": "ramp", "y": [0.0, 2.0]}),
+    );
+}
+
+#[test]
+fn kerb_steps_book_the_suspension_energy_jump_as_kerb_energy() {
+    let (x0, len, hk) = (6.0, 8.0, 0.05);
+    let mut d = car(
+        DOWN,
+        10.0,
+        json!({}),
+        Some(
+            json!({"features": [{"type": "bump", "x": x0, "length": len, "height": hk, "shape": "step", "y": [0.0, 2.0]}]}),
+        ),
+    );
+    d.settings.stop_time = 2.5;
+    log_wheels(&mut d, &["compression", "kerb_energy"]);
+    let (r, a) = run_audited(&d);
+    assert!(a.relative_residual.abs() <= 1e-6, "{a:#?}");
+    assert!(a.energy_created().is_empty(), "{:?}", a.energy_created());
+    // Every left wheel climbs the kerb and comes down again; each crossing's jump is the
+    // spring's energy at the compression after it less that before (½·k·(c − c0)², the
+    // compressions recorded on both sides of the event instant), and the wheel's
+    // kerb_energy is their sum.
+    let c0 = 0.3 * 0.3;
+    for w in WHEELS {
+        let k = if w.starts_with('f') { K * B } else { K * A };
+        let spring = |c: f64| 0.5 * k * (c - c0).max(0.0).powi(2);
+        let comp = r.get(&format!("{w}.compression")).unwrap();
+        let mut sum = 0.0;
+        let mut crossings = 0;
+        for e in r
+            .events
+            .iter()
+            .filter(|e| e.block == w && e.detail.starts_with("road:"))
+        {
+            let i = r.time.iter().position(|&t| t == e.time).unwrap();
+            let jump = spring(comp[i + 1]) - spring(comp[i]);
+            let logged: f64 = e
+                .detail
+                .split("suspension energy ")
+                .nth(1)
+                .and_then(|s| s.split(' ').next())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("no energy in {}", e.detail));
+            assert!(
+                (logged - jump).abs() <= 1e-6 * jump.abs(),
+                "{w}: logged {logged:+.6e} J vs jump {jump:+.6e} J"
+            );
+            sum += jump;
+            crossings += 1;
+        }
+        let booked = last(&r, &format!("{w}.kerb_energy"));
+        println!(
+            "{w}: {crossings} kerb crossings, kerb_energy {booked:.6} J (jumps sum {sum:.6} J)"
+        );
+        assert_eq!(crossings, if w.ends_with('l') { 2 } else { 0 }, "{w}");
+        assert!(
+            (booked - sum).abs() <= 1e-9 * (1.0 + sum.abs()),
+            "{w}: kerb_energy {booked} J vs jumps {sum} J"
+        );
+    }
+    // Up the kerb the springs gain energy, down it they lose some.
+    assert!(last(&r, "fl.kerb_energy").abs() > 0.0);
+}
+
+#[test]
+fn bar_wired_to_the_contacts_on_the_plane_acts_as_the_vertical_couple() {
+    // A steady turn rolls the car on the ground plane; the bar's share along the plane's
+    // normal at the two contacts is the vertical couple of the unwired bar.
+    let run = |wired: bool| {
+        let mut d = car(DOWN, 15.0, json!({}), None);
+        with_rear_bar(&mut d, 20000.0, wired);
+        d.add("steer", "Constant", json!({"value": 0.04}));
+        d.connect(&["steer.y", "fl.steer", "fr.steer"]);
+        d.settings.stop_time = 3.0;
+        d.log(&["bar.energy", "car.roll", "car.yaw", "rl.fz"]);
+        run_audited(&d)
+    };
+    let ((wired, a), (couple, _)) = (run(true), run(false));
+    assert!(last(&wired, "bar.energy") > 1.0, "the bar hardly twisted");
+    for n in ["bar.energy", "car.roll", "car.yaw", "rl.fz"] {
+        let (x, y) = (last(&wired, n), last(&couple, n));
+        assert!(
+            (x - y).abs() <= 1e-7 * (1.0 + y.abs()),
+            "{n}: wired {x} vs couple {y}"
+        );
+    }
+    assert!(a.relative_residual.abs() <= 1e-6, "{a:#?}");
+    assert!(loss_of(&a, "bar").abs() <= 1e-6 * last(&wired, "bar.energy"));
 }

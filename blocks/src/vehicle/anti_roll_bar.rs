@@ -28,12 +28,28 @@
 //! `E` makes its loss zero (to the solver's tolerance): its energy is stored, the wheels'
 //! losses are theirs alone.
 //!
+//! # On a road: the share along the road's normal
+//!
+//! On a `Road` each wheel's own share acts along the road's normal `n` at its contact, and
+//! its compression changes at `ċ = −(n·v_G)/(n·ẑ_body)`. The bar's share must follow: the
+//! force `bar·n/(n·ẑ_body)` at the contact point `G` is the one whose power is
+//! `−bar·ċ` for every motion of the body, so with it the bar's power is again
+//! `−kb·(c_left − c_right)·(ċ_left − ċ_right) = −dE/dt` (a vertical share would make the
+//! bar's books hold the road's work through its twist). The optional inputs
+//! `hit_{left,right}_{x,y,z}` and `normal_{left,right}_{x,y,z}` (the wheels' `hit_*` and
+//! `normal_*` variables) give the contacts; with them the bar applies
+//! `+bar·n_l/(n_l·ẑ_body)` at the left contact and `−bar·n_r/(n_r·ẑ_body)` at the right
+//! (a couple only when the normals agree). A wheel whose normal reads 0 (in the air) takes
+//! the vertical `bar/(ẑ_body·ẑ)` at the point mirrored from the other contact by the arm
+//! `(0, track, c_left − c_right)`; both 0 (unwired, or both in the air): the couple above,
+//! bit for bit. The contact inputs enter the forces only (no feedthrough).
+//!
 //! A wheel off the ground (or unloaded to zero by the bar) applies the reaction to the
 //! bar's part, so that corner carries no load. The wheels have no vertical state (their
 //! hubs follow the ground): while a wheel is in the air or unloaded, the bar still winds
 //! up with the ray's compression, and the audit books the difference in that wheel's loss.
 
-use drivelink_core::frame::cross;
+use drivelink_core::frame::{add, cross, dot, scale, FrameState, V3};
 use drivelink_core::{
     Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
     VarSource,
@@ -45,13 +61,31 @@ use super::wheel_collider::AXIS_DOWN;
 const BODY: usize = 0;
 const IN_LEFT: usize = 0;
 const IN_RIGHT: usize = 1;
+/// The first of the contact inputs: `hit_left_{x,y,z}`, `normal_left_{x,y,z}`, then the
+/// same for the right wheel.
+const IN_CONTACT: usize = 2;
+/// The names of the contact inputs, in input order.
+const CONTACT_INPUTS: [&str; 12] = [
+    "hit_left_x",
+    "hit_left_y",
+    "hit_left_z",
+    "normal_left_x",
+    "normal_left_y",
+    "normal_left_z",
+    "hit_right_x",
+    "hit_right_y",
+    "hit_right_z",
+    "normal_right_x",
+    "normal_right_y",
+    "normal_right_z",
+];
 
 pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "AntiRollBar",
-        "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself as a couple over the track, so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
-        "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
+        "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself (a couple over the track; on a road, with the contact inputs wired, along each wheel's road normal at its contact), so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
+        "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m), hit_left_x[in], hit_left_y[in], hit_left_z[in], normal_left_x[in], normal_left_y[in], normal_left_z[in], hit_right_x[in], hit_right_y[in], hit_right_z[in], normal_right_x[in], normal_right_y[in], normal_right_z[in] (optional, 0: the wheels' hit_* and normal_* variables; wired, the bar's share of each load acts along that wheel's road normal at its contact, as the wheel's own share, so the bar's work stays its own on bumps and grades; 0 normals: a vertical couple) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
         vec![
             ParamSpec::required("stiffness", "N/m", "bar stiffness at the wheels (>= 0): the force on each wheel per metre of compression difference"),
             ParamSpec::required("track", "m", "lateral distance between the two wheels' suspension axes, y_left − y_right of their center (> 0); the two wheels must otherwise mirror each other (same center x and z, suspension_distance, radius, force_app_point_distance)"),
@@ -85,18 +119,49 @@ impl AntiRollBar {
     }
 }
 
+/// The body point (body axes from the centre of mass) at world point `p`.
+fn body_point(st: &FrameState, p: V3) -> V3 {
+    st.to_body(add(p, scale(-1.0, st.pos())))
+}
+
+impl AntiRollBar {
+    /// Wheel `i`'s contact on the contact inputs (0 left, 1 right): its world contact
+    /// point and the direction `n/(n·ẑ_body)` of the bar's share of its load (the road's
+    /// normal `n` scaled so that its component along the suspension axis is 1); `None`
+    /// while the normal inputs read 0 (unconnected, or the wheel in the air).
+    fn contact(&self, cx: &Cx, i: usize, zb: V3) -> Option<(V3, V3)> {
+        let u = |k: usize| cx.u(IN_CONTACT + 6 * i + k);
+        let n = [u(3), u(4), u(5)];
+        let nz = dot(n, zb);
+        (nz > AXIS_DOWN).then(|| ([u(0), u(1), u(2)], scale(1.0 / nz, n)))
+    }
+}
+
 impl Block for AntiRollBar {
     fn type_name(&self) -> &'static str {
         "AntiRollBar"
     }
     fn ports(&self) -> Vec<PortDecl> {
-        vec![
+        let mut ports = vec![
             PortDecl::frame("body"),
             PortDecl::input("c_left").with_unit("m"),
             PortDecl::input("c_right").with_unit("m"),
             PortDecl::output("left").with_unit("N"),
             PortDecl::output("right").with_unit("N"),
-        ]
+        ];
+        // The wheels' contacts (their hit_* and normal_* variables), optional.
+        ports.extend(CONTACT_INPUTS.iter().map(|n| {
+            PortDecl::optional_input(*n, 0.0).with_unit(if n.starts_with("hit") {
+                "m"
+            } else {
+                "1"
+            })
+        }));
+        ports
+    }
+    fn feedthrough(&self, input: usize) -> bool {
+        // The contact inputs enter the forces only, not the outputs.
+        input < IN_CONTACT
     }
     fn mech(&self) -> MechDecl {
         MechDecl {
@@ -112,14 +177,36 @@ impl Block for AntiRollBar {
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let dc = self.twist(cx);
         let st = cx.frame(BODY);
-        let zz = st.rotation()[2][2];
-        if dc == 0.0 || !(zz > AXIS_DOWN) {
+        let r = st.rotation();
+        let zb = [r[0][2], r[1][2], r[2][2]];
+        if dc == 0.0 || !(zb[2] > AXIS_DOWN) {
             return;
         }
-        // The vertical force on the left wheel's force point, the opposite one on the
-        // right's: the couple of the arm between them (body axes).
-        let force = st.to_body([0.0, 0.0, self.stiffness * dc / zz]);
-        f.add_frame_moment(BODY, cross([0.0, self.track, dc], force));
+        let bar = self.stiffness * dc;
+        let arm = [0.0, self.track, dc];
+        let vertical = [0.0, 0.0, 1.0 / zb[2]];
+        // Each share along its wheel's `n/(n·ẑ_body)` at its contact point; a wheel in
+        // the air: vertical, at the point mirrored from the other wheel's.
+        let (pl, dl, pr, dr) = match (self.contact(cx, 0, zb), self.contact(cx, 1, zb)) {
+            (None, None) => {
+                // The vertical force on the left wheel's force point, the opposite one on
+                // the right's: the couple of the arm between them (body axes).
+                let force = st.to_body([0.0, 0.0, bar / zb[2]]);
+                f.add_frame_moment(BODY, cross(arm, force));
+                return;
+            }
+            (Some((pl, dl)), Some((pr, dr))) => (body_point(st, pl), dl, body_point(st, pr), dr),
+            (Some((pl, dl)), None) => {
+                let pl = body_point(st, pl);
+                (pl, dl, add(pl, scale(-1.0, arm)), vertical)
+            }
+            (None, Some((pr, dr))) => {
+                let pr = body_point(st, pr);
+                (add(pr, arm), vertical, pr, dr)
+            }
+        };
+        f.add_frame_force(BODY, pl, scale(bar, dl));
+        f.add_frame_force(BODY, pr, scale(-bar, dr));
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
         let dc = self.twist(cx);

@@ -110,6 +110,20 @@
 //! slope corners, patch edges) is a mode switched at located events (one guard per edge).
 //! Unconnected, the code path is the plane's, unchanged.
 //!
+//! The load along `n` has the power `−F·ċ` (`n·v_G = −ċ·(n·ẑ_body)`): the spring stores
+//! what the body's motion pays, and a static road does no work (Unity's WheelCollider
+//! applies `F` along the suspension axis instead, whose power on a slope is not `−F·ċ`).
+//! An `AntiRollBar` wired to the wheel's `hit_*` and `normal_*` variables applies its share
+//! along the same `n` (see [`super::anti_roll_bar`]).
+//!
+//! A kerb step makes the compression jump at its located crossing: the spring's stored
+//! energy changes with no work done (the massless, point-contact wheel has no impact to
+//! pay for the climb). On a road with steps the wheel books each jump in the state
+//! `kerb_energy` (J, a variable; + up a kerb), logged on the crossing's event, and its
+//! `potential_energy` is the spring's energy less it — computed with the edges' sides
+//! taken from the point (a function of the state alone, as the audit requires) — so the
+//! audit closes over kerbs with no element delivering energy.
+//!
 //! # Linear range (cornering stiffness)
 //!
 //! For small slip the curve is `c(s) ≈ ye·s/xe`, so the side force per unit slip velocity
@@ -785,6 +799,11 @@ impl WheelCollider {
     }
     /// Where the suspension's ray meets the ground plane in pose `st`.
     fn ray(&self, st: &FrameState) -> Ray {
+        self.ray_with(st, self.sides.as_deref())
+    }
+    /// [`WheelCollider::ray`] with the road's edges on the given `sides` (`None`: from
+    /// the point itself).
+    fn ray_with(&self, st: &FrameState, sides: super::road::Sides) -> Ray {
         // Only the heights of the rotated body vectors enter the suspension: row 2 of the
         // rotation (`zz` is the world height of the body's z axis).
         let r = st.rotation();
@@ -801,7 +820,7 @@ impl WheelCollider {
             };
         }
         if let Some(road) = &self.road {
-            return self.ray_on(road, st);
+            return self.ray_on(road, st, sides);
         }
         let inv_zz = 1.0 / zz;
         Ray {
@@ -819,12 +838,11 @@ impl WheelCollider {
     /// `f(s) = M_z + s·d_z − h(M_x + s·d_x, M_y + s·d_y) = 0`, solved by Newton's method
     /// from the vertical projection, first on the road without its kerb steps (the edge
     /// point `q`), then with the steps that apply there (a constant between events).
-    fn ray_on(&self, road: &Surface, st: &FrameState) -> Ray {
+    fn ray_on(&self, road: &Surface, st: &FrameState, sides: super::road::Sides) -> Ray {
         let r = st.rotation();
         let zb = [r[0][2], r[1][2], r[2][2]];
         let d = [-zb[0], -zb[1], -zb[2]];
         let m = st.point(self.center);
-        let sides = self.sides.as_deref();
         let (h_m, _, _) = road.smooth(m[0], m[1], sides);
         let (sq, _) = solve_ray(road, m, d, 0.0, (m[2] - h_m) / zb[2], sides);
         let q = [m[0] + sq * d[0], m[1] + sq * d[1]];
@@ -988,6 +1006,21 @@ impl WheelCollider {
             u
         }
     }
+    /// The index of the kerb-energy state (on a road with kerb steps), after the patch's.
+    fn kerb_ix(&self) -> Option<usize> {
+        let road = self.road.as_ref()?;
+        road.has_steps()
+            .then_some(if self.stick.is_some() { 2 } else { 0 })
+    }
+    /// The compression of `ray` as the contact reports it: `no_ground` when it meets
+    /// nothing.
+    fn compression(&self, ray: &Ray) -> f64 {
+        if ray.meets {
+            ray.c
+        } else {
+            self.no_ground()
+        }
+    }
     /// The compression reported when the suspension's ray does not meet the ground at all:
     /// `−(suspension_distance + radius)`, as for a mount twice its reach above the ground.
     fn no_ground(&self) -> f64 {
@@ -1027,6 +1060,7 @@ impl WheelCollider {
             // The ground plane z = 0: its normal is the world z axis.
             13 if k.grounded => 1.0,
             8..=13 => 0.0,
+            14 => self.kerb_ix().map_or(0.0, |j| cx.x[j]),
             _ => f64::NAN,
         }
     }
@@ -1256,6 +1290,12 @@ impl Block for WheelCollider {
             VarDecl::new("normal_y", VarSource::Custom(12), "1").doc("world y of the ground normal; 0 in the air"),
             VarDecl::new("normal_z", VarSource::Custom(13), "1").doc("world z of the ground normal: 1 on the plane, 0 in the air"),
         ];
+        if self.kerb_ix().is_some() {
+            v.push(
+                VarDecl::new("kerb_energy", VarSource::Custom(14), "J")
+                    .doc("on a road with kerb steps: the suspension energy (spring and bump stop) the located kerb crossings added (+ up a kerb, − down one); it is booked against the wheel's stored energy, so the audit closes without the wheel delivering it (see docs/vehicle.md)"),
+            );
+        }
         if self.stick.is_some() {
             v.push(
                 VarDecl::new("patch_stuck", VarSource::Custom(6), "1")
@@ -1290,7 +1330,14 @@ impl Block for WheelCollider {
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
         let k = self.contact_of(cx);
-        let e = self.stored(k.c);
+        let e = match self.kerb_ix() {
+            // On a road with kerbs: a function of the state alone (the edges' sides from
+            // the point, not the located modes), less what the kerbs put in.
+            Some(i) => {
+                self.stored(self.compression(&self.ray_with(cx.frame(BODY), None))) - cx.x[i]
+            }
+            None => self.stored(k.c),
+        };
         match self.stick {
             // The patch spring: ½·fz·(kx·dx² + ky·dy²) (d is 0 while the patch slips).
             Some(st) if k.grounded => {
@@ -1301,21 +1348,18 @@ impl Block for WheelCollider {
         }
     }
     fn n_states(&self) -> usize {
-        if self.stick.is_some() {
-            2
-        } else {
-            0
-        }
+        let patch = if self.stick.is_some() { 2 } else { 0 };
+        patch + usize::from(self.kerb_ix().is_some())
     }
     fn initial_states(&self, x: &mut [f64]) {
         x.fill(0.0);
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        // The kerb energy changes only at the located kerb crossings.
+        dx.fill(0.0);
         if self.stick.is_none() {
             return;
         }
-        dx[0] = 0.0;
-        dx[1] = 0.0;
         if self.mode == Patch::Stick {
             let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
             if k.grounded {
@@ -1507,6 +1551,13 @@ impl WheelCollider {
         if old == new {
             return false;
         }
+        // A kerb makes the compression jump: the spring's energy changes with no work
+        // done; book the change as kerb energy.
+        let jump = self.stored(self.compression(&self.ray(ecx.view().frame(BODY))))
+            - self.stored(self.compression(&ray));
+        if let Some(i) = self.kerb_ix() {
+            ecx.x[i] += jump;
+        }
         let (dh, mu0, mu1) = (
             road.steps(x, y, Some(&new)) - road.steps(x, y, Some(&old)),
             road.mu(x, y, Some(&old)),
@@ -1523,7 +1574,7 @@ impl WheelCollider {
             ecx.log(
                 EventTag::ZeroCrossing,
                 format!(
-                    "road: crossed {} at x = {x:.6} m, y = {y:.6} m: kerb step {dh:+.6} m, friction scale {mu0} -> {mu1}",
+                    "road: crossed {} at x = {x:.6} m, y = {y:.6} m: kerb step {dh:+.6} m, friction scale {mu0} -> {mu1}, suspension energy {jump:+.6e} J (kerb_energy)",
                     crossed.join(", ")
                 ),
             );
