@@ -4,14 +4,17 @@
 //! values) derive the variable list from the netlist with [`variables`], so their value
 //! references agree: `0` is the independent variable `time`, then every numeric
 //! top-level netlist parameter (in netlist order), then every logged variable (in the
-//! order of the run's result columns).
+//! order of the run's result columns). [`model_variables`] appends what Model Exchange
+//! needs: every continuous state (named after what it is, [`Model::state_owner`]), its
+//! derivative (`der(NAME)`) and every event indicator (`guard(NAME)`, the guard's name).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
 use drivelink_core::units::{parse_unit, Dim};
-use drivelink_core::{Diagram, Error, Plan};
+use drivelink_core::{Diagram, Error, Model, Plan};
+use drivelink_solver::HybridSystem;
 
 /// The model identifier: the runtime library's file name without `lib` and `.so`.
 pub const MODEL_IDENTIFIER: &str = "drivelink_fmi";
@@ -25,6 +28,46 @@ pub enum Causality {
     Parameter,
     /// An output (a logged variable).
     Output,
+    /// A continuous state of the model (Model Exchange).
+    State,
+    /// The derivative of the state with this value reference.
+    Derivative(u32),
+    /// An event indicator: a guard of the model.
+    Indicator,
+}
+
+/// Which FMI interfaces an FMU offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    CoSimulation,
+    ModelExchange,
+    Both,
+}
+
+impl Kind {
+    /// The kind of `--kind` (`cs`, `me`, `both`).
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s.trim() {
+            "cs" => Some(Kind::CoSimulation),
+            "me" => Some(Kind::ModelExchange),
+            "both" => Some(Kind::Both),
+            _ => None,
+        }
+    }
+    pub fn has_cs(self) -> bool {
+        self != Kind::ModelExchange
+    }
+    pub fn has_me(self) -> bool {
+        self != Kind::CoSimulation
+    }
+    /// What it is called in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::CoSimulation => "Co-Simulation",
+            Kind::ModelExchange => "Model Exchange",
+            Kind::Both => "Model Exchange and Co-Simulation",
+        }
+    }
 }
 
 /// One FMU variable (all are `Float64`).
@@ -72,6 +115,52 @@ pub fn variables(d: &Diagram, plan: &Plan) -> Result<Vec<Variable>, Error> {
             start: None,
             unit: unit.clone().filter(|u| u != "1" && !u.is_empty()),
         });
+    }
+    Ok(vars)
+}
+
+/// [`variables`] followed by the continuous states of `model` (a run instance of `plan`),
+/// their derivatives and the event indicators (see the module docs). Names are made
+/// unique by appending ` #2`, ` #3`, ... to a repeated one.
+pub fn model_variables(d: &Diagram, plan: &Plan, model: &Model) -> Result<Vec<Variable>, Error> {
+    let mut vars = variables(d, plan)?;
+    let mut taken: std::collections::HashSet<String> =
+        vars.iter().map(|v| v.name.clone()).collect();
+    let mut unique = |name: String| {
+        let mut n = name.clone();
+        let mut k = 1;
+        while !taken.insert(n.clone()) {
+            k += 1;
+            n = format!("{name} #{k}");
+        }
+        n
+    };
+    let nx = model.n_states();
+    let first_state = vars.len() as u32;
+    let names: Vec<String> = (0..nx).map(|i| unique(model.state_owner(i))).collect();
+    let push = |vars: &mut Vec<Variable>, name: String, causality: Causality| {
+        vars.push(Variable {
+            name,
+            value_reference: vars.len() as u32,
+            causality,
+            start: None,
+            unit: None,
+        });
+    };
+    for name in &names {
+        push(&mut vars, name.clone(), Causality::State);
+    }
+    for (i, name) in names.iter().enumerate() {
+        let der = unique(format!("der({name})"));
+        push(
+            &mut vars,
+            der,
+            Causality::Derivative(first_state + i as u32),
+        );
+    }
+    for i in 0..model.n_guards() {
+        let name = unique(format!("guard({})", model.guard_name(i)));
+        push(&mut vars, name, Causality::Indicator);
     }
     Ok(vars)
 }
@@ -172,11 +261,20 @@ fn causality_variability(c: Causality) -> (&'static str, &'static str) {
         Causality::Independent => ("independent", "continuous"),
         Causality::Parameter => ("parameter", "tunable"),
         Causality::Output => ("output", "continuous"),
+        Causality::State | Causality::Derivative(_) | Causality::Indicator => {
+            ("local", "continuous")
+        }
     }
 }
 
 /// The FMI 3.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
 pub fn model_description(info: &Description, vars: &[Variable]) -> String {
+    model_description_of(info, vars, Kind::CoSimulation)
+}
+
+/// The FMI 3.0 `modelDescription.xml` of an FMU of `kind` with `vars` (Model Exchange
+/// needs those of [`model_variables`]: its states, derivatives and event indicators).
+pub fn model_description_of(info: &Description, vars: &[Variable], kind: Kind) -> String {
     let units = unit_elements(vars);
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -189,12 +287,22 @@ pub fn model_description(info: &Description, vars: &[Variable]) -> String {
         esc(info.token),
         env!("CARGO_PKG_VERSION")
     );
-    let _ = writeln!(
-        x,
-        "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-         canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
-         canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
-    );
+    if kind.has_me() {
+        let _ = writeln!(
+            x,
+            "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             needsCompletedIntegratorStep=\"false\" canGetAndSetFMUState=\"false\" \
+             canSerializeFMUState=\"false\"/>"
+        );
+    }
+    if kind.has_cs() {
+        let _ = writeln!(
+            x,
+            "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
+             canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
+        );
+    }
     x.push_str(&unit_definitions(&units));
     let _ = writeln!(
         x,
@@ -206,18 +314,41 @@ pub fn model_description(info: &Description, vars: &[Variable]) -> String {
         x.push_str(&variable_element(v, &units));
     }
     x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
-    let outputs = vars.iter().filter(|v| v.causality == Causality::Output);
-    for v in outputs.clone() {
-        let _ = writeln!(x, "    <Output valueReference=\"{}\"/>", v.value_reference);
-    }
-    for v in outputs {
-        let _ = writeln!(
-            x,
-            "    <InitialUnknown valueReference=\"{}\"/>",
-            v.value_reference
-        );
-    }
+    x.push_str(&model_structure(vars));
     x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
+}
+
+/// The FMI 3.0 `<ModelStructure>` elements, in the order the schema wants: the outputs,
+/// the state derivatives, the initial unknowns (outputs, states, derivatives: all
+/// computed in initialization), the event indicators.
+fn model_structure(vars: &[Variable]) -> String {
+    let mut x = String::new();
+    let of = |f: fn(&Causality) -> bool| {
+        vars.iter()
+            .filter(move |v| f(&v.causality))
+            .map(|v| v.value_reference)
+    };
+    let mut list = |element: &str, vrs: &mut dyn Iterator<Item = u32>| {
+        for vr in vrs {
+            let _ = writeln!(x, "    <{element} valueReference=\"{vr}\"/>");
+        }
+    };
+    list("Output", &mut of(|c| *c == Causality::Output));
+    list(
+        "ContinuousStateDerivative",
+        &mut of(|c| matches!(c, Causality::Derivative(_))),
+    );
+    list(
+        "InitialUnknown",
+        &mut of(|c| {
+            matches!(
+                c,
+                Causality::Output | Causality::State | Causality::Derivative(_)
+            )
+        }),
+    );
+    list("EventIndicator", &mut of(|c| *c == Causality::Indicator));
     x
 }
 
@@ -234,6 +365,9 @@ fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
     }
     if let Some(u) = v.unit.as_deref().filter(|u| units.contains_key(*u)) {
         let _ = write!(attrs, " unit=\"{}\"", esc(u));
+    }
+    if let Causality::Derivative(of) = v.causality {
+        let _ = write!(attrs, " derivative=\"{of}\"");
     }
     format!("    <Float64 {attrs}/>\n")
 }
