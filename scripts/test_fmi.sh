@@ -10,8 +10,8 @@
 # Exchange FMUs of mech_clutch_lock, full_car and vehicle_emergency_stop_abs
 # (FMI_ME_MODELS): fmpy integrates them with CVODE at rtol 1e-9 and 10 ms output points;
 # every output must agree with the native run to 1e-5 of its range at the output
-# points, and every clutch lock or unlock of the native run must be an event instant of
-# fmpy's within 1e-6 s. (vd_brake_turn_abs is left out there: its tire forces under ABS
+# points, and every clutch event of the native run (lock, unlock, engage, free) must be
+# an event instant of fmpy's within 1e-6 s. (vd_brake_turn_abs is left out there: its tire forces under ABS
 # move by more than 1e-5 of their range with the integration error itself, see the
 # Co-Simulation notes below.) FMI_MODELS="a b" checks other netlists of
 # models/netlists/, FMI_VERSIONS="3" or "2" one version only. Then runs examples/fmi/full_car_fmpy.py (the
@@ -179,7 +179,8 @@ for model in sys.argv[2:]:
     instants = [t for t, n in Counter(res["time"].tolist()).items() if n > 1]
     instants += [float(res["time"][0]), float(res["time"][-1])]
     events = list(csv.DictReader(open(f"{out}/{tag}/events.csv")))
-    clutch = [float(e["time"]) for e in events if e["kind"] in ("lock", "unlock")]
+    clutch = [float(e["time"]) for e in events
+              if e["kind"] in ("lock", "unlock", "engage", "free")]
     late = max((min(abs(t - u) for u in instants) if instants else float("inf")
                 for t in clutch), default=0.0)
     print(f"{tag}: {len(native)} output points x {len(head) - 1} outputs, fmpy CVODE {wall:.2f} s, "

@@ -31,7 +31,7 @@ instantiation token). Both carry the same runtime library and netlist. Variables
 every numeric top-level netlist parameter as a tunable Float64 (FMI 2.0: Real) parameter \
 (SI value, settable before the end of initialization), every logged variable as an output, \
 all with their SI units.\n\n\
---kind cs (the default): Co-Simulation: doStep advances the model with drivelink's own \
+--kind cs (the default for FMI 2.0): Co-Simulation: doStep advances the model with drivelink's own \
 hybrid solver (events located inside the step); FMI 2.0: fmi2SetupExperiment gives the \
 tolerance (the solver's rtol), the start time and a stop time no step may pass, and a block \
 that stops the run ends fmi2DoStep with fmi2Discard (fmi2Terminated true).\n\
@@ -41,7 +41,7 @@ with their derivatives \"der(...)\"); every guard of the model is an event indic
 (\"guard(...)\": the modes are valid while it is >= 0); fmi3UpdateDiscreteStates makes one \
 event-handler call (clutch locks, shifts, contacts) per call, asks for another while a guard \
 stays negative, and announces the blocks' time events as nextEventTime.\n\
---kind both (FMI 3.0 only): one FMU with both interfaces.\n\n\
+--kind both (FMI 3.0 only, its default): one FMU with both interfaces.\n\n\
 Not written yet: FMI 2.0 Model Exchange, inputs, FMU state. Needs the runtime library: \
 `cargo build -p drivelink-fmi` (same profile as this drivelink).";
 
@@ -56,9 +56,10 @@ pub struct FmuArgs {
     /// FMI version: 3 (FMI 3.0) or 2 (FMI 2.0).
     #[arg(long, value_name = "3|2", default_value = "3")]
     fmi: String,
-    /// FMU kind: cs (Co-Simulation), me (Model Exchange, FMI 3.0 only) or both (FMI 3.0).
-    #[arg(long, value_name = "cs|me|both", default_value = "cs")]
-    kind: String,
+    /// FMU kind: cs (Co-Simulation), me (Model Exchange, FMI 3.0 only) or both (FMI 3.0);
+    /// default: both for FMI 3.0, cs for FMI 2.0.
+    #[arg(long, value_name = "cs|me|both")]
+    kind: Option<String>,
     /// Override a top-level parameter (as for `run`): the FMU's parameter starts there.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -107,19 +108,22 @@ pub fn export(args: &FmuArgs) -> u8 {
         ));
         return 2;
     };
-    let Some(kind) = Kind::parse(&args.kind) else {
+    let default = match version {
+        FmiVersion::V3 => "both",
+        FmiVersion::V2 => "cs",
+    };
+    let kind_arg = args.kind.as_deref().unwrap_or(default);
+    let Some(kind) = Kind::parse(kind_arg) else {
         crate::console::error(format!(
-            "--kind {}: unknown FMU kind; supported kinds: cs (Co-Simulation, the default), \
-             me (Model Exchange), both",
-            args.kind
+            "--kind {kind_arg}: unknown FMU kind; supported kinds: cs (Co-Simulation), \
+             me (Model Exchange), both (the default for FMI 3.0)"
         ));
         return 2;
     };
     if version == FmiVersion::V2 && kind.has_me() {
         crate::console::error(format!(
-            "--kind {}: FMI 2.0 Model Exchange export is not written yet; use --fmi 3 or \
-             --kind cs",
-            args.kind
+            "--kind {kind_arg}: FMI 2.0 Model Exchange export is not written yet; use --fmi 3 \
+             or --kind cs"
         ));
         return 2;
     }

@@ -68,6 +68,12 @@ fn fmu_of_clutch_lock_holds_description_library_and_netlist() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // FMI 3.0 with both interfaces by default.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("(24 variables, FMI 3.0 Model Exchange and Co-Simulation)"),
+        "{stdout}"
+    );
     let bytes = std::fs::read(&fmu).unwrap();
     let entries = zip_entries(&bytes);
     let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
@@ -153,7 +159,7 @@ fn fmu_kinds_and_versions_not_written_are_refused() {
         ),
         (
             &["--kind", "sc"],
-            "--kind sc: unknown FMU kind; supported kinds: cs (Co-Simulation, the default), me (Model Exchange), both",
+            "--kind sc: unknown FMU kind; supported kinds: cs (Co-Simulation), me (Model Exchange), both (the default for FMI 3.0)",
         ),
         (
             &["--fmi", "4"],
