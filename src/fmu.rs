@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use drivelink_core::{Compiled, Diagram, Error};
 use drivelink_fmi::{
-    instantiation_token, model_description_fmi2, model_description_of, model_variables, variables,
-    Description, Kind, MODEL_IDENTIFIER,
+    instantiation_token, model_description_fmi2_of, model_description_of, model_variables,
+    variables, Description, Kind, MODEL_IDENTIFIER,
 };
 
 use crate::{load, report};
@@ -31,18 +31,19 @@ instantiation token). Both carry the same runtime library and netlist. Variables
 every numeric top-level netlist parameter as a tunable Float64 (FMI 2.0: Real) parameter \
 (SI value, settable before the end of initialization), every logged variable as an output, \
 all with their SI units.\n\n\
---kind cs (the default for FMI 2.0): Co-Simulation: doStep advances the model with drivelink's own \
-hybrid solver (events located inside the step); FMI 2.0: fmi2SetupExperiment gives the \
-tolerance (the solver's rtol), the start time and a stop time no step may pass, and a block \
-that stops the run ends fmi2DoStep with fmi2Discard (fmi2Terminated true).\n\
---kind me (FMI 3.0 only): Model Exchange: the importer integrates every continuous state of \
-the model (variables named after what they are, e.g. \"speed of the shaft at 'J1.flange'\", \
-with their derivatives \"der(...)\"); every guard of the model is an event indicator \
-(\"guard(...)\": the modes are valid while it is >= 0); fmi3UpdateDiscreteStates makes one \
-event-handler call (clutch locks, shifts, contacts) per call, asks for another while a guard \
-stays negative, and announces the blocks' time events as nextEventTime.\n\
---kind both (FMI 3.0 only, its default): one FMU with both interfaces.\n\n\
-Not written yet: FMI 2.0 Model Exchange, inputs, FMU state. Needs the runtime library: \
+--kind both (the default): one FMU offering both interfaces.\n\
+--kind cs: Co-Simulation: doStep advances the model with drivelink's own hybrid solver \
+(events located inside the step); FMI 2.0: fmi2SetupExperiment gives the tolerance (the \
+solver's rtol), the start time and a stop time no step may pass, and a block that stops the \
+run ends fmi2DoStep with fmi2Discard (fmi2Terminated true).\n\
+--kind me: Model Exchange: the importer integrates every continuous state of the model \
+(variables named after what they are, e.g. \"speed of the shaft at 'J1.flange'\", with \
+their derivatives \"der(...)\"); every guard of the model is an event indicator (FMI 3.0: \
+variables \"guard(...)\"; the modes are valid while it is >= 0); each \
+fmi3UpdateDiscreteStates (fmi2NewDiscreteStates) makes one event-handler call (clutch \
+locks, shifts, contacts), asks for another while a guard stays negative, and announces the \
+blocks' time events as nextEventTime.\n\n\
+Not written yet: inputs, FMU state, directional derivatives. Needs the runtime library: \
 `cargo build -p drivelink-fmi` (same profile as this drivelink).";
 
 /// Arguments of `drivelink fmu`.
@@ -56,10 +57,9 @@ pub struct FmuArgs {
     /// FMI version: 3 (FMI 3.0) or 2 (FMI 2.0).
     #[arg(long, value_name = "3|2", default_value = "3")]
     fmi: String,
-    /// FMU kind: cs (Co-Simulation), me (Model Exchange, FMI 3.0 only) or both (FMI 3.0);
-    /// default: both for FMI 3.0, cs for FMI 2.0.
-    #[arg(long, value_name = "cs|me|both")]
-    kind: Option<String>,
+    /// FMU kind: cs (Co-Simulation), me (Model Exchange) or both (the default).
+    #[arg(long, value_name = "cs|me|both", default_value = "both")]
+    kind: String,
     /// Override a top-level parameter (as for `run`): the FMU's parameter starts there.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -108,25 +108,14 @@ pub fn export(args: &FmuArgs) -> u8 {
         ));
         return 2;
     };
-    let default = match version {
-        FmiVersion::V3 => "both",
-        FmiVersion::V2 => "cs",
-    };
-    let kind_arg = args.kind.as_deref().unwrap_or(default);
+    let kind_arg = args.kind.as_str();
     let Some(kind) = Kind::parse(kind_arg) else {
         crate::console::error(format!(
             "--kind {kind_arg}: unknown FMU kind; supported kinds: cs (Co-Simulation), \
-             me (Model Exchange), both (the default for FMI 3.0)"
+             me (Model Exchange), both (the default)"
         ));
         return 2;
     };
-    if version == FmiVersion::V2 && kind.has_me() {
-        crate::console::error(format!(
-            "--kind {kind_arg}: FMI 2.0 Model Exchange export is not written yet; use --fmi 3 \
-             or --kind cs"
-        ));
-        return 2;
-    }
     let origin = args.model.display().to_string();
     let d = match load(&args.model, &args.set) {
         Ok(d) => d,
@@ -222,7 +211,7 @@ fn write_fmu(
     };
     let xml = match version {
         FmiVersion::V3 => model_description_of(&info, &vars, kind),
-        FmiVersion::V2 => model_description_fmi2(&info, &vars),
+        FmiVersion::V2 => model_description_fmi2_of(&info, &vars, kind),
     };
     let io = |p: &Path, e: std::io::Error| Error::Io {
         path: p.display().to_string(),
@@ -239,7 +228,15 @@ fn write_fmu(
     ];
     let zip = zip_archive(&entries).map_err(|e| io(out, e))?;
     std::fs::write(out, zip).map_err(|e| io(out, e))?;
-    Ok(vars.len())
+    // FMI 2.0 declares the event indicators by their number only.
+    let declared = match version {
+        FmiVersion::V3 => vars.len(),
+        FmiVersion::V2 => vars
+            .iter()
+            .filter(|v| v.causality != drivelink_fmi::vars::Causality::Indicator)
+            .count(),
+    };
+    Ok(declared)
 }
 
 /// A zip archive of `entries` (name, bytes), each deflated (fast level).

@@ -152,14 +152,10 @@ fn fmu_model_description_declares_parameters_outputs_and_units() {
 fn fmu_kinds_and_versions_not_written_are_refused() {
     let dir = out_dir("refused");
     let model = root().join("models/netlists/mech_clutch_lock.json");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 3] = [
         (
-            &["--kind", "me", "--fmi", "2"],
-            "--kind me: FMI 2.0 Model Exchange export is not written yet",
-        ),
-        (
-            &["--kind", "sc"],
-            "--kind sc: unknown FMU kind; supported kinds: cs (Co-Simulation), me (Model Exchange), both (the default for FMI 3.0)",
+            &["--kind", "sc", "--fmi", "2"],
+            "--kind sc: unknown FMU kind; supported kinds: cs (Co-Simulation), me (Model Exchange), both (the default)",
         ),
         (
             &["--fmi", "4"],
@@ -228,6 +224,33 @@ fn model_exchange_fmu_declares_states_derivatives_and_event_indicators() {
         // The value references of Co-Simulation's variables do not move.
         assert!(xml.contains("<Float64 name=\"J2.w\" valueReference=\"10\""));
     }
+    // FMI 2.0 (both kinds by default): the indicators are counted, not declared; a
+    // derivative names its state by index (the 1-based position in ModelVariables).
+    let fmu = dir.join("fmi2.fmu");
+    let o = drivelink()
+        .args(["fmu", model.to_str().unwrap(), "--fmi", "2", "--out"])
+        .arg(&fmu)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("(21 variables, FMI 2.0 Model Exchange and Co-Simulation)"),
+        "{stdout}"
+    );
+    let xml = String::from_utf8(zip_read(
+        &std::fs::read(&fmu).unwrap(),
+        "modelDescription.xml",
+    ))
+    .unwrap();
+    assert!(xml.contains("numberOfEventIndicators=\"3\""));
+    assert!(xml.contains("<ModelExchange modelIdentifier=\"drivelink_fmi\""));
+    assert!(xml.contains("<CoSimulation modelIdentifier=\"drivelink_fmi\""));
+    assert!(!xml.contains("guard("));
+    assert!(xml.contains(
+        "<ScalarVariable name=\"der(speed of the shaft at &apos;J1.flange&apos;)\" valueReference=\"18\" causality=\"local\" variability=\"continuous\">\n      <Real derivative=\"14\"/>"
+    ), "{xml}");
+    assert_eq!(xml.matches("<Unknown ").count(), 5 + 5 + 15);
 }
 
 /// The bytes of the stored entry `name` of a zip archive, inflated.
@@ -296,6 +319,8 @@ fn fmi2_fmu_holds_a_2_0_description_and_the_library_under_linux64() {
             model.to_str().unwrap(),
             "--fmi",
             "2",
+            "--kind",
+            "cs",
             "--out",
             fmu.to_str().unwrap(),
         ])

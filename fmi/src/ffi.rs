@@ -356,7 +356,7 @@ pub unsafe extern "C" fn fmi3DoStep(
 }
 
 /// Write `value` through `p` unless it is null.
-unsafe fn put<T>(p: *mut T, value: T) {
+pub(crate) unsafe fn put<T>(p: *mut T, value: T) {
     if !p.is_null() {
         *p = value;
     }
@@ -372,7 +372,11 @@ unsafe fn slice_mut<'a, T>(p: *mut T, n: usize) -> &'a mut [T] {
 }
 
 /// An output array of `n` values: null only when `n` is 0.
-unsafe fn out_array<'a>(function: &str, p: *mut f64, n: usize) -> Result<&'a mut [f64], String> {
+pub(crate) unsafe fn out_array<'a>(
+    function: &str,
+    p: *mut f64,
+    n: usize,
+) -> Result<&'a mut [f64], String> {
     if p.is_null() && n > 0 {
         return Err(format!("{function}: null array for {n} values"));
     }

@@ -38,11 +38,18 @@ pub enum Version {
 }
 
 impl Version {
-    /// The C name of the FMI function `name` (`DoStep` -> `fmi3DoStep`).
+    /// The C name of the FMI function `name` (`DoStep` -> `fmi3DoStep`); the FMI 3.0
+    /// names of the Model Exchange functions FMI 2.0 calls otherwise are translated
+    /// (`GetContinuousStateDerivatives` -> `fmi2GetDerivatives`, `UpdateDiscreteStates`
+    /// -> `fmi2NewDiscreteStates`).
     pub fn function(self, name: &str) -> String {
         match self {
             Version::Fmi3 => format!("fmi3{name}"),
-            Version::Fmi2 => format!("fmi2{name}"),
+            Version::Fmi2 => match name {
+                "GetContinuousStateDerivatives" => "fmi2GetDerivatives".into(),
+                "UpdateDiscreteStates" => "fmi2NewDiscreteStates".into(),
+                _ => format!("fmi2{name}"),
+            },
         }
     }
 }
@@ -104,7 +111,16 @@ impl Instance {
 
     /// An FMI 3.0 Model Exchange instance.
     pub fn new_model_exchange(resource_dir: &Path, token: &str) -> Result<Instance, String> {
-        Instance::make(resource_dir, token, Version::Fmi3, Interface::ModelExchange)
+        Instance::new_model_exchange_for(resource_dir, token, Version::Fmi3)
+    }
+
+    /// A Model Exchange instance for FMI `version`.
+    pub fn new_model_exchange_for(
+        resource_dir: &Path,
+        token: &str,
+        version: Version,
+    ) -> Result<Instance, String> {
+        Instance::make(resource_dir, token, version, Interface::ModelExchange)
     }
 
     fn make(
@@ -472,7 +488,7 @@ impl Instance {
     }
 }
 
-/// Model Exchange (FMI 3.0): see [`crate::me`].
+/// Model Exchange (FMI 3.0 and 2.0: the functions of the same names): see [`crate::me`].
 impl Instance {
     /// The Model Exchange run and the model, in one of the `allowed` phases.
     fn me_run(
@@ -515,7 +531,7 @@ impl Instance {
         Ok(())
     }
 
-    /// `fmi3UpdateDiscreteStates`.
+    /// `fmi3UpdateDiscreteStates`, `fmi2NewDiscreteStates`.
     pub fn update_discrete_states(&mut self) -> Result<DiscreteUpdate, String> {
         let (me, model) = self.me_run("UpdateDiscreteStates", &[Phase::Event])?;
         let out = me.update(model);
@@ -530,10 +546,13 @@ impl Instance {
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
         let (me, _) = self.me_run("EnterContinuousTimeMode", &[Phase::Event])?;
         if me.pending() {
+            let t = me.t;
+            let v = self.version;
             return Err(format!(
-                "fmi3EnterContinuousTimeMode at t = {} s while discrete states still need an \
-                 update (call fmi3UpdateDiscreteStates until discreteStatesNeedUpdate is false)",
-                me.t
+                "{} at t = {t} s while discrete states still need an update (call {} until \
+                 it needs no more)",
+                v.function("EnterContinuousTimeMode"),
+                v.function("UpdateDiscreteStates")
             ));
         }
         self.phase = Phase::Continuous;
@@ -542,9 +561,10 @@ impl Instance {
 
     /// `fmi3SetTime`.
     pub fn set_time(&mut self, t: f64) -> Result<(), String> {
+        let f = self.version.function("SetTime");
         let (me, _) = self.me_run("SetTime", &[Phase::Continuous, Phase::Event])?;
         if !t.is_finite() {
-            return Err(format!("fmi3SetTime: time {t} is not finite"));
+            return Err(format!("{f}: time {t} is not finite"));
         }
         if t != me.t {
             me.t = t;
@@ -558,18 +578,11 @@ impl Instance {
     /// `fmi3SetContinuousStates`.
     pub fn set_states(&mut self, x: &[f64]) -> Result<(), String> {
         let nx = self.n_states;
+        let f = self.version.function("SetContinuousStates");
         let (me, _) = self.me_run("SetContinuousStates", &[Phase::Continuous, Phase::Event])?;
-        if x.len() != nx {
-            return Err(format!(
-                "fmi3SetContinuousStates: {} values for {nx} continuous states",
-                x.len()
-            ));
-        }
+        count(&f, x.len(), nx, "continuous states")?;
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-            return Err(format!(
-                "fmi3SetContinuousStates: state {i} = {} is not finite",
-                x[i]
-            ));
+            return Err(format!("{f}: state {i} = {} is not finite", x[i]));
         }
         me.x.copy_from_slice(x);
         me.outputs_current = false;
@@ -582,8 +595,9 @@ impl Instance {
     /// `fmi3GetContinuousStates`.
     pub fn get_states(&mut self, x: &mut [f64]) -> Result<(), String> {
         let nx = self.n_states;
+        let f = self.version.function("GetContinuousStates");
         let (me, _) = self.me_run("GetContinuousStates", &Self::READABLE)?;
-        count("fmi3GetContinuousStates", x.len(), nx, "continuous states")?;
+        count(&f, x.len(), nx, "continuous states")?;
         x.copy_from_slice(&me.x);
         Ok(())
     }
@@ -591,22 +605,18 @@ impl Instance {
     /// `fmi3GetNominalsOfContinuousStates`: [`NOMINAL`] for every state (allowed from
     /// instantiation on).
     pub fn get_nominals(&mut self, nominals: &mut [f64]) -> Result<(), String> {
-        let f = "fmi3GetNominalsOfContinuousStates";
-        count(f, nominals.len(), self.n_states, "continuous states")?;
+        let f = self.version.function("GetNominalsOfContinuousStates");
+        count(&f, nominals.len(), self.n_states, "continuous states")?;
         nominals.fill(NOMINAL);
         Ok(())
     }
 
-    /// `fmi3GetContinuousStateDerivatives`.
+    /// `fmi3GetContinuousStateDerivatives`, `fmi2GetDerivatives`.
     pub fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), String> {
         let nx = self.n_states;
+        let f = self.version.function("GetContinuousStateDerivatives");
         let (me, model) = self.me_run("GetContinuousStateDerivatives", &Self::READABLE)?;
-        count(
-            "fmi3GetContinuousStateDerivatives",
-            dx.len(),
-            nx,
-            "continuous states",
-        )?;
+        count(&f, dx.len(), nx, "continuous states")?;
         me.derivatives(model, dx);
         Ok(())
     }
@@ -614,8 +624,9 @@ impl Instance {
     /// `fmi3GetEventIndicators`.
     pub fn get_indicators(&mut self, z: &mut [f64]) -> Result<(), String> {
         let nz = self.n_indicators;
+        let f = self.version.function("GetEventIndicators");
         let (me, model) = self.me_run("GetEventIndicators", &Self::READABLE)?;
-        count("fmi3GetEventIndicators", z.len(), nz, "event indicators")?;
+        count(&f, z.len(), nz, "event indicators")?;
         me.indicators(model, z);
         Ok(())
     }

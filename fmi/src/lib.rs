@@ -24,6 +24,7 @@ pub mod vars;
 
 pub use instance::{Instance, Version};
 pub use vars::{
-    instantiation_token, model_description, model_description_fmi2, model_description_of,
-    model_variables, variables, Description, Kind, Variable, MODEL_IDENTIFIER,
+    instantiation_token, model_description, model_description_fmi2, model_description_fmi2_of,
+    model_description_of, model_variables, variables, Description, Kind, Variable,
+    MODEL_IDENTIFIER,
 };

@@ -232,9 +232,9 @@ pub struct Description<'a> {
 }
 
 /// The `<Unit>` elements of the units of `vars` (by name), the same in FMI 3.0 and 2.0.
-fn unit_elements(vars: &[Variable]) -> BTreeMap<String, String> {
+fn unit_elements<'a>(vars: impl IntoIterator<Item = &'a Variable>) -> BTreeMap<String, String> {
     let mut units = BTreeMap::new();
-    for u in vars.iter().filter_map(|v| v.unit.as_deref()) {
+    for u in vars.into_iter().filter_map(|v| v.unit.as_deref()) {
         if let Some(el) = unit_element(u) {
             units.insert(u.to_string(), el);
         }
@@ -372,32 +372,61 @@ fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
     format!("    <Float64 {attrs}/>\n")
 }
 
-/// The FMI 2.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`: the `guid` is
-/// the instantiation token, every variable a `<ScalarVariable>` with a `<Real>` (start and
-/// unit), the outputs in `ModelStructure` `Outputs` (depending on nothing: the FMU has no
-/// inputs) and `InitialUnknowns` (they are computed in initialization mode).
+/// The FMI 2.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
 pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
-    let units = unit_elements(vars);
+    model_description_fmi2_of(info, vars, Kind::CoSimulation)
+}
+
+/// The FMI 2.0 `modelDescription.xml` of an FMU of `kind` with `vars`: the `guid` is the
+/// instantiation token, every variable but the event indicators (FMI 2.0 only counts
+/// them: `numberOfEventIndicators`) a `<ScalarVariable>` with a `<Real>` (start, unit,
+/// and `derivative` = the 1-based index of its state), the outputs in `ModelStructure`
+/// `Outputs` (depending on nothing without states: the FMU has no inputs; on every state
+/// otherwise), the derivatives in `Derivatives`, and outputs, states and derivatives in
+/// `InitialUnknowns` (they are computed in initialization mode).
+pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Kind) -> String {
+    let indicators = vars
+        .iter()
+        .filter(|v| v.causality == Causality::Indicator)
+        .count();
+    let vars: Vec<&Variable> = vars
+        .iter()
+        .filter(|v| v.causality != Causality::Indicator)
+        .collect();
+    let units = unit_elements(vars.iter().copied());
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         x,
         "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"{}\" guid=\"{}\" \
-         description=\"{}\" generationTool=\"drivelink {}\" numberOfEventIndicators=\"0\">",
+         description=\"{}\" generationTool=\"drivelink {}\" \
+         numberOfEventIndicators=\"{indicators}\">",
         esc(info.model_name),
         esc(info.token),
         esc(info.description),
         env!("CARGO_PKG_VERSION")
     );
-    let _ = writeln!(
-        x,
-        "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-         canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
-         maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
-         canBeInstantiatedOnlyOncePerProcess=\"false\" \
-         canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
-         canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
-    );
+    if kind.has_me() {
+        let _ = writeln!(
+            x,
+            "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             completedIntegratorStepNotNeeded=\"true\" \
+             canBeInstantiatedOnlyOncePerProcess=\"false\" \
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+        );
+    }
+    if kind.has_cs() {
+        let _ = writeln!(
+            x,
+            "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
+             maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
+             canBeInstantiatedOnlyOncePerProcess=\"false\" \
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+        );
+    }
     x.push_str(&unit_definitions(&units));
     x.push_str(
         "  <LogCategories>\n    <Category name=\"logEvents\"/>\n    \
@@ -409,6 +438,12 @@ pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
         info.start_time, info.stop_time
     );
     x.push_str("  <ModelVariables>\n");
+    // 1-based indices into ModelVariables, by value reference.
+    let index: BTreeMap<u32, usize> = vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| (v.value_reference, k + 1))
+        .collect();
     for (k, v) in vars.iter().enumerate() {
         let (causality, variability) = causality_variability(v.causality);
         let _ = writeln!(
@@ -426,25 +461,56 @@ pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
         if let Some(u) = v.unit.as_deref().filter(|u| units.contains_key(*u)) {
             let _ = write!(real, " unit=\"{}\"", esc(u));
         }
+        if let Some(i) = match v.causality {
+            Causality::Derivative(of) => index.get(&of),
+            _ => None,
+        } {
+            let _ = write!(real, " derivative=\"{i}\"");
+        }
         let _ = writeln!(x, "      <Real{real}/>\n    </ScalarVariable>");
     }
     x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
-    // 1-based indices into ModelVariables.
-    let outputs: Vec<usize> = (0..vars.len())
-        .filter(|&k| vars[k].causality == Causality::Output)
-        .map(|k| k + 1)
-        .collect();
-    if !outputs.is_empty() {
-        x.push_str("    <Outputs>\n");
-        for i in &outputs {
-            let _ = writeln!(x, "      <Unknown index=\"{i}\" dependencies=\"\"/>");
-        }
-        x.push_str("    </Outputs>\n    <InitialUnknowns>\n");
-        for i in &outputs {
-            let _ = writeln!(x, "      <Unknown index=\"{i}\"/>");
-        }
-        x.push_str("    </InitialUnknowns>\n");
-    }
+    x.push_str(&model_structure_fmi2(&vars));
     x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
+}
+
+/// The FMI 2.0 `<ModelStructure>` content of `vars` (as listed in `ModelVariables`).
+fn model_structure_fmi2(vars: &[&Variable]) -> String {
+    let mut x = String::new();
+    let indices = |f: fn(&Causality) -> bool| -> Vec<usize> {
+        (0..vars.len())
+            .filter(|&k| f(&vars[k].causality))
+            .map(|k| k + 1)
+            .collect()
+    };
+    let outputs = indices(|c| *c == Causality::Output);
+    let derivatives = indices(|c| matches!(c, Causality::Derivative(_)));
+    let initial = indices(|c| {
+        matches!(
+            c,
+            Causality::Output | Causality::State | Causality::Derivative(_)
+        )
+    });
+    // Without states an output depends on nothing (the FMU has no inputs); with them,
+    // on every state (the attribute left out).
+    let depends = if derivatives.is_empty() {
+        " dependencies=\"\""
+    } else {
+        ""
+    };
+    let mut list = |element: &str, items: &[usize], attrs: &str| {
+        if items.is_empty() {
+            return;
+        }
+        let _ = writeln!(x, "    <{element}>");
+        for i in items {
+            let _ = writeln!(x, "      <Unknown index=\"{i}\"{attrs}/>");
+        }
+        let _ = writeln!(x, "    </{element}>");
+    };
+    list("Outputs", &outputs, depends);
+    list("Derivatives", &derivatives, "");
+    list("InitialUnknowns", &initial, "");
     x
 }
