@@ -1,5 +1,4 @@
-//! drivelink models as FMI 3.0 Model Exchange and Co-Simulation FMUs and FMI 2.0
-//! Co-Simulation FMUs.
+//! drivelink models as FMI 3.0 and FMI 2.0 FMUs, Model Exchange and Co-Simulation.
 //!
 //! Built as a `cdylib`, this crate is the runtime library shipped in every exported FMU
 //! (`binaries/x86_64-linux/drivelink_fmi.so` for FMI 3.0, `binaries/linux64/` for FMI

@@ -1,7 +1,8 @@
 //! Model Exchange: the importer integrates the model's continuous states itself and the
 //! FMU serves derivatives, event indicators and event handling at the `(t, x)` it is given.
 //!
-//! How drivelink's hybrid model maps onto FMI 3.0 Model Exchange:
+//! How drivelink's hybrid model maps onto FMI 3.0 Model Exchange (FMI 2.0's functions of
+//! the same names, `fmi2NewDiscreteStates` for `fmi3UpdateDiscreteStates`, the same way):
 //! - continuous states: every state of the model ([`HybridSystem::n_states`]);
 //! - event indicators: every guard ([`HybridSystem::guards`]), a fixed number; the modes
 //!   are valid while every guard is `>= 0`, a state event is one going negative;
