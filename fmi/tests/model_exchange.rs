@@ -4,8 +4,8 @@
 //! event iteration (`fmi3EnterEventMode`, `fmi3UpdateDiscreteStates` until no update is
 //! needed); time events are stepped to exactly, as announced by `nextEventTime`.
 //! The clutch of `mech_clutch_lock.json` locks when the native run's event says (and at
-//! the closed-form 4/3 s); a step torque announced as a time event follows its
-//! closed-form speed.
+//! the closed-form 4/3 s), and where a parameter set before initialization moves it; a
+//! step torque announced as a time event follows its closed-form speed.
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
@@ -274,6 +274,27 @@ fn clutch_locks_at_the_native_runs_event_time() {
     }
     // The speeds are the states 2 and 3.
     assert!((run.x[2] - run.x[3]).abs() < 1e-12, "{:?}", run.x);
+}
+
+#[test]
+fn parameter_set_before_initialization_moves_the_lock() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read(root.join("models/netlists/mech_clutch_lock.json")).unwrap();
+    let (dir, token) = resources("param", &text);
+    let me = importer(&dir, &token);
+    // J1 = 2 kg*m^2: the lock at dw J1 J2 / ((J1 + J2) T) = 10*2*2/(4*5) = 2 s, at the speed
+    // J1 w0 / (J1 + J2) = 5 rad/s.
+    ok(unsafe { fmi3SetFloat64(me.inst, [1u32].as_ptr(), 1, [2.0].as_ptr(), 1) });
+    let run = me.simulate(3.0, 1e-3);
+    assert_eq!(run.state_events.len(), 1, "{:?}", run.state_events);
+    assert!(
+        (run.state_events[0] - 2.0).abs() < 1e-6,
+        "{:?}",
+        run.state_events
+    );
+    for w in me.get(&[9, 10]) {
+        assert!((w - 5.0).abs() < 1e-9, "locked speed {w}");
+    }
 }
 
 const STEP_TORQUE: &str = r#"{
