@@ -1,5 +1,5 @@
-//! `drivelink fmu`: export a netlist as an FMI 3.0 Model Exchange and/or Co-Simulation
-//! FMU, or an FMI 2.0 Co-Simulation FMU.
+//! `drivelink fmu`: export a netlist as an FMI 3.0 or FMI 2.0 FMU offering Model Exchange,
+//! Co-Simulation or both (the default).
 //!
 //! The FMU is a zip archive holding `modelDescription.xml` (from `drivelink_fmi::vars`),
 //! the generic runtime library (the `drivelink-fmi` cdylib built next to this executable,
