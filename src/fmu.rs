@@ -1,4 +1,5 @@
-//! `drivelink fmu`: export a netlist as an FMI 3.0 or FMI 2.0 Co-Simulation FMU.
+//! `drivelink fmu`: export a netlist as an FMI 3.0 or FMI 2.0 FMU offering Model Exchange,
+//! Co-Simulation or both (the default).
 //!
 //! The FMU is a zip archive holding `modelDescription.xml` (from `drivelink_fmi::vars`),
 //! the generic runtime library (the `drivelink-fmi` cdylib built next to this executable,
@@ -14,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use drivelink_core::{Compiled, Diagram, Error};
 use drivelink_fmi::{
-    instantiation_token, model_description, model_description_fmi2, variables, Description,
-    MODEL_IDENTIFIER,
+    instantiation_token, model_description_fmi2_of, model_description_of, model_variables,
+    variables, Description, Kind, MODEL_IDENTIFIER,
 };
 
 use crate::{load, report};
@@ -24,17 +25,26 @@ use crate::{load, report};
 pub const LONG_ABOUT: &str =
     "Export a model as an FMU (Functional Mock-up Unit) that FMI importers \
 (fmpy, Simulink, Dymola, OpenModelica, ...) run without drivelink installed.\n\n\
-Written now: Co-Simulation FMUs for x86_64 Linux, FMI 3.0 (--fmi 3, the default; binary in \
+Written now: FMUs for x86_64 Linux, FMI 3.0 (--fmi 3, the default; binary in \
 binaries/x86_64-linux/) or FMI 2.0 (--fmi 2; binary in binaries/linux64/, guid = the \
 instantiation token). Both carry the same runtime library and netlist. Variables: `time`, \
 every numeric top-level netlist parameter as a tunable Float64 (FMI 2.0: Real) parameter \
 (SI value, settable before the end of initialization), every logged variable as an output, \
-all with their SI units. doStep advances the model with drivelink's own hybrid solver \
+all with their SI units.\n\n\
+--kind both (the default): one FMU offering both interfaces.\n\
+--kind cs: Co-Simulation: doStep advances the model with drivelink's own hybrid solver \
 (events located inside the step); FMI 2.0: fmi2SetupExperiment gives the tolerance (the \
 solver's rtol), the start time and a stop time no step may pass, and a block that stops the \
-run ends fmi2DoStep with fmi2Discard (fmi2Terminated true). Not written yet: Model Exchange, \
-inputs, FMU state. Needs the runtime library: `cargo build -p drivelink-fmi` (same profile \
-as this drivelink).";
+run ends fmi2DoStep with fmi2Discard (fmi2Terminated true).\n\
+--kind me: Model Exchange: the importer integrates every continuous state of the model \
+(variables named after what they are, e.g. \"speed of the shaft at 'J1.flange'\", with \
+their derivatives \"der(...)\"); every guard of the model is an event indicator (FMI 3.0: \
+variables \"guard(...)\"; the modes are valid while it is >= 0); each \
+fmi3UpdateDiscreteStates (fmi2NewDiscreteStates) makes one event-handler call (clutch \
+locks, shifts, contacts), asks for another while a guard stays negative, and announces the \
+blocks' time events as nextEventTime.\n\n\
+Not written yet: inputs, FMU state, directional derivatives. Needs the runtime library: \
+`cargo build -p drivelink-fmi` (same profile as this drivelink).";
 
 /// Arguments of `drivelink fmu`.
 #[derive(clap::Args, Debug)]
@@ -47,8 +57,8 @@ pub struct FmuArgs {
     /// FMI version: 3 (FMI 3.0) or 2 (FMI 2.0).
     #[arg(long, value_name = "3|2", default_value = "3")]
     fmi: String,
-    /// FMU kind: cs (Co-Simulation); me and both are not written yet.
-    #[arg(long, value_name = "cs|me|both", default_value = "cs")]
+    /// FMU kind: cs (Co-Simulation), me (Model Exchange) or both (the default).
+    #[arg(long, value_name = "cs|me|both", default_value = "both")]
     kind: String,
     /// Override a top-level parameter (as for `run`): the FMU's parameter starts there.
     #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -98,14 +108,14 @@ pub fn export(args: &FmuArgs) -> u8 {
         ));
         return 2;
     };
-    if args.kind != "cs" {
-        let what = match args.kind.as_str() {
-            "me" | "both" => "Model Exchange export is not written yet",
-            _ => "unknown FMU kind",
-        };
-        crate::console::error(format!("--kind {}: {what}; use --kind cs", args.kind));
+    let kind_arg = args.kind.as_str();
+    let Some(kind) = Kind::parse(kind_arg) else {
+        crate::console::error(format!(
+            "--kind {kind_arg}: unknown FMU kind; supported kinds: cs (Co-Simulation), \
+             me (Model Exchange), both (the default)"
+        ));
         return 2;
-    }
+    };
     let origin = args.model.display().to_string();
     let d = match load(&args.model, &args.set) {
         Ok(d) => d,
@@ -114,12 +124,13 @@ pub fn export(args: &FmuArgs) -> u8 {
             return 2;
         }
     };
-    match write_fmu(&d, &origin, &args.out, version) {
+    match write_fmu(&d, &origin, &args.out, version, kind) {
         Ok(n) => {
             println!(
-                "wrote {} ({n} variables, {} Co-Simulation)",
+                "wrote {} ({n} variables, {} {})",
                 args.out.display(),
-                version.label()
+                version.label(),
+                kind.label()
             );
             0
         }
@@ -161,8 +172,15 @@ fn inline_files(d: &mut Diagram) {
     }
 }
 
-/// Write the FMU of `d` to `out` for FMI `version`; the number of variables.
-fn write_fmu(d: &Diagram, origin: &str, out: &Path, version: FmiVersion) -> Result<usize, Error> {
+/// Write the FMU of `d` to `out` for FMI `version` with the interfaces of `kind`; the
+/// number of variables.
+fn write_fmu(
+    d: &Diagram,
+    origin: &str,
+    out: &Path,
+    version: FmiVersion,
+    kind: Kind,
+) -> Result<usize, Error> {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return Err(Error::Io {
             path: out.display().to_string(),
@@ -175,7 +193,12 @@ fn write_fmu(d: &Diagram, origin: &str, out: &Path, version: FmiVersion) -> Resu
     let registry = drivelink_blocks::registry();
     let compiled = Compiled::new(&d, &registry)
         .map_err(|e| drivelink_netlist::locate_error(&d, &registry, origin, e))?;
-    let vars = variables(&d, compiled.plan())?;
+    let vars = if kind.has_me() {
+        let model = compiled.with_params(&registry, &[])?;
+        model_variables(&d, compiled.plan(), &model)?
+    } else {
+        variables(&d, compiled.plan())?
+    };
     let json = serde_json::to_string_pretty(&drivelink_netlist::to_json(&d)).unwrap_or_default();
     let token = instantiation_token(json.as_bytes());
     let settings = compiled.plan().settings();
@@ -187,8 +210,8 @@ fn write_fmu(d: &Diagram, origin: &str, out: &Path, version: FmiVersion) -> Resu
         stop_time: settings.stop_time,
     };
     let xml = match version {
-        FmiVersion::V3 => model_description(&info, &vars),
-        FmiVersion::V2 => model_description_fmi2(&info, &vars),
+        FmiVersion::V3 => model_description_of(&info, &vars, kind),
+        FmiVersion::V2 => model_description_fmi2_of(&info, &vars, kind),
     };
     let io = |p: &Path, e: std::io::Error| Error::Io {
         path: p.display().to_string(),
@@ -205,7 +228,15 @@ fn write_fmu(d: &Diagram, origin: &str, out: &Path, version: FmiVersion) -> Resu
     ];
     let zip = zip_archive(&entries).map_err(|e| io(out, e))?;
     std::fs::write(out, zip).map_err(|e| io(out, e))?;
-    Ok(vars.len())
+    // FMI 2.0 declares the event indicators by their number only.
+    let declared = match version {
+        FmiVersion::V3 => vars.len(),
+        FmiVersion::V2 => vars
+            .iter()
+            .filter(|v| v.causality != drivelink_fmi::vars::Causality::Indicator)
+            .count(),
+    };
+    Ok(declared)
 }
 
 /// A zip archive of `entries` (name, bytes), each deflated (fast level).
@@ -213,8 +244,7 @@ fn zip_archive(entries: &[(String, &[u8])]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut central = Vec::new();
     for (name, data) in entries {
-        let mut enc =
-            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(data)?;
         let packed = enc.finish()?;
         let crc = crc32fast::hash(data);

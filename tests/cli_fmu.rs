@@ -1,6 +1,8 @@
 //! `drivelink fmu`: the FMU archive of `mech_clutch_lock.json` holds the model
 //! description, the runtime library under the model identifier's name and the netlist
-//! (FMI 3.0 and FMI 2.0); unsupported kinds and versions are refused with a clear message.
+//! (FMI 3.0 and FMI 2.0); a Model Exchange FMU declares the states, their derivatives
+//! and the event indicators; unsupported kinds and versions are refused with a clear
+//! message.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,6 +68,12 @@ fn fmu_of_clutch_lock_holds_description_library_and_netlist() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // FMI 3.0 with both interfaces by default.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("(24 variables, FMI 3.0 Model Exchange and Co-Simulation)"),
+        "{stdout}"
+    );
     let bytes = std::fs::read(&fmu).unwrap();
     let entries = zip_entries(&bytes);
     let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
@@ -144,15 +152,18 @@ fn fmu_model_description_declares_parameters_outputs_and_units() {
 fn fmu_kinds_and_versions_not_written_are_refused() {
     let dir = out_dir("refused");
     let model = root().join("models/netlists/mech_clutch_lock.json");
-    for (flag, value, says) in [
-        ("--kind", "me", "Model Exchange export is not written yet"),
+    let cases: [(&[&str], &str); 3] = [
         (
-            "--fmi",
-            "4",
+            &["--kind", "sc", "--fmi", "2"],
+            "--kind sc: unknown FMU kind; supported kinds: cs (Co-Simulation), me (Model Exchange), both (the default)",
+        ),
+        (
+            &["--fmi", "4"],
             "--fmi 4: unknown FMI version; supported versions: 3 (FMI 3.0, the default), 2 (FMI 2.0)",
         ),
-        ("--fmi", "1", "supported versions: 3 (FMI 3.0, the default), 2 (FMI 2.0)"),
-    ] {
+        (&["--fmi", "1"], "supported versions: 3 (FMI 3.0, the default), 2 (FMI 2.0)"),
+    ];
+    for (args, says) in cases {
         let fmu = dir.join("x.fmu");
         let o = drivelink()
             .args([
@@ -160,15 +171,86 @@ fn fmu_kinds_and_versions_not_written_are_refused() {
                 model.to_str().unwrap(),
                 "--out",
                 fmu.to_str().unwrap(),
-                flag,
-                value,
             ])
+            .args(args)
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&o.stderr).contains(says));
         assert!(!Path::new(&fmu).exists());
     }
+}
+
+#[test]
+fn model_exchange_fmu_declares_states_derivatives_and_event_indicators() {
+    if lib_size().is_none() {
+        eprintln!("skipped: build the runtime first (cargo build -p drivelink-fmi)");
+        return;
+    }
+    let dir = out_dir("me");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    for (kind, label, cs) in [
+        ("me", "FMI 3.0 Model Exchange)", false),
+        ("both", "FMI 3.0 Model Exchange and Co-Simulation)", true),
+    ] {
+        let fmu = dir.join(format!("{kind}.fmu"));
+        let o = drivelink()
+            .args(["fmu", model.to_str().unwrap(), "--kind", kind, "--out"])
+            .arg(&fmu)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // time, 5 parameters, 5 outputs, 5 states, 5 derivatives, 3 guards of the clutch.
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains(&format!("(24 variables, {label}")),
+            "{stdout}"
+        );
+        let bytes = std::fs::read(&fmu).unwrap();
+        let xml = String::from_utf8(zip_read(&bytes, "modelDescription.xml")).unwrap();
+        assert!(xml.contains("<ModelExchange modelIdentifier=\"drivelink_fmi\""));
+        assert_eq!(xml.contains("<CoSimulation "), cs);
+        assert!(xml.contains(
+            "<Float64 name=\"speed of the shaft at &apos;J1.flange&apos;\" valueReference=\"13\" causality=\"local\" variability=\"continuous\"/>"
+        ), "{xml}");
+        assert!(xml.contains(
+            "<Float64 name=\"der(speed of the shaft at &apos;J1.flange&apos;)\" valueReference=\"18\" causality=\"local\" variability=\"continuous\" derivative=\"13\"/>"
+        ), "{xml}");
+        assert!(xml.contains("name=\"guard(clutch.engagement)\" valueReference=\"23\""));
+        assert_eq!(xml.matches("<ContinuousStateDerivative ").count(), 5);
+        assert_eq!(xml.matches("<EventIndicator ").count(), 3);
+        // Outputs, states and derivatives are computed in initialization.
+        assert_eq!(xml.matches("<InitialUnknown ").count(), 15);
+        // The value references of Co-Simulation's variables do not move.
+        assert!(xml.contains("<Float64 name=\"J2.w\" valueReference=\"10\""));
+    }
+    // FMI 2.0 (both kinds by default): the indicators are counted, not declared; a
+    // derivative names its state by index (the 1-based position in ModelVariables).
+    let fmu = dir.join("fmi2.fmu");
+    let o = drivelink()
+        .args(["fmu", model.to_str().unwrap(), "--fmi", "2", "--out"])
+        .arg(&fmu)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("(21 variables, FMI 2.0 Model Exchange and Co-Simulation)"),
+        "{stdout}"
+    );
+    let xml = String::from_utf8(zip_read(
+        &std::fs::read(&fmu).unwrap(),
+        "modelDescription.xml",
+    ))
+    .unwrap();
+    assert!(xml.contains("numberOfEventIndicators=\"3\""));
+    assert!(xml.contains("<ModelExchange modelIdentifier=\"drivelink_fmi\""));
+    assert!(xml.contains("<CoSimulation modelIdentifier=\"drivelink_fmi\""));
+    assert!(!xml.contains("guard("));
+    assert!(xml.contains(
+        "<ScalarVariable name=\"der(speed of the shaft at &apos;J1.flange&apos;)\" valueReference=\"18\" causality=\"local\" variability=\"continuous\">\n      <Real derivative=\"14\"/>"
+    ), "{xml}");
+    assert_eq!(xml.matches("<Unknown ").count(), 5 + 5 + 15);
 }
 
 /// The bytes of the stored entry `name` of a zip archive, inflated.
@@ -237,6 +319,8 @@ fn fmi2_fmu_holds_a_2_0_description_and_the_library_under_linux64() {
             model.to_str().unwrap(),
             "--fmi",
             "2",
+            "--kind",
+            "cs",
             "--out",
             fmu.to_str().unwrap(),
         ])

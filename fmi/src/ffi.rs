@@ -173,6 +173,26 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
     log_message: LogMessage,
     _intermediate_update: *const c_void,
 ) -> *mut c_void {
+    instantiate(
+        instance_name,
+        instantiation_token,
+        resource_path,
+        instance_environment,
+        log_message,
+        Instance::new,
+    )
+}
+
+/// The instance made by `make` from the resource directory and token, as a handle for
+/// the C side (null after logging why when it cannot be made).
+unsafe fn instantiate(
+    instance_name: *const c_char,
+    instantiation_token: *const c_char,
+    resource_path: *const c_char,
+    instance_environment: InstanceEnv,
+    log_message: LogMessage,
+    make: fn(&std::path::Path, &str) -> Result<Instance, String>,
+) -> *mut c_void {
     let name = text(instance_name).unwrap_or_else(|| "drivelink".into());
     let token = text(instantiation_token).unwrap_or_default();
     let Some(res) = text(resource_path) else {
@@ -185,7 +205,7 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
         );
         return std::ptr::null_mut();
     };
-    let made = catch_unwind(|| Instance::new(&resource_dir(&res), &token));
+    let made = catch_unwind(|| make(&resource_dir(&res), &token));
     match made {
         Ok(Ok(inst)) => Box::into_raw(Box::new(Handle {
             name,
@@ -328,19 +348,178 @@ pub unsafe extern "C" fn fmi3DoStep(
         Some(o) => (o.terminate, o.last_time),
         None => (false, current_communication_point),
     };
-    for (p, v) in [
-        (event_handling_needed, false),
-        (terminate_simulation, terminate),
-        (early_return, false),
-    ] {
-        if !p.is_null() {
-            *p = v;
-        }
-    }
-    if !last_successful_time.is_null() {
-        *last_successful_time = last;
-    }
+    put(event_handling_needed, false);
+    put(terminate_simulation, terminate);
+    put(early_return, false);
+    put(last_successful_time, last);
     status
+}
+
+/// Write `value` through `p` unless it is null.
+pub(crate) unsafe fn put<T>(p: *mut T, value: T) {
+    if !p.is_null() {
+        *p = value;
+    }
+}
+
+/// A mutable slice from a C array (empty for a null pointer or `n == 0`).
+unsafe fn slice_mut<'a, T>(p: *mut T, n: usize) -> &'a mut [T] {
+    if p.is_null() || n == 0 {
+        &mut []
+    } else {
+        std::slice::from_raw_parts_mut(p, n)
+    }
+}
+
+/// An output array of `n` values: null only when `n` is 0.
+pub(crate) unsafe fn out_array<'a>(
+    function: &str,
+    p: *mut f64,
+    n: usize,
+) -> Result<&'a mut [f64], String> {
+    if p.is_null() && n > 0 {
+        return Err(format!("{function}: null array for {n} values"));
+    }
+    Ok(slice_mut(p, n))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3EnterEventMode(instance: *mut c_void) -> Status {
+    with(instance, Instance::enter_event_mode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3EnterContinuousTimeMode(instance: *mut c_void) -> Status {
+    with(instance, Instance::enter_continuous_time_mode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
+    instance: *mut c_void,
+    discrete_states_need_update: *mut Boolean,
+    terminate_simulation: *mut Boolean,
+    nominals_of_continuous_states_changed: *mut Boolean,
+    values_of_continuous_states_changed: *mut Boolean,
+    next_event_time_defined: *mut Boolean,
+    next_event_time: *mut f64,
+) -> Status {
+    let mut out = None;
+    let status = with(instance, |i| {
+        out = Some(i.update_discrete_states()?);
+        Ok(())
+    });
+    let o = out.unwrap_or_default();
+    put(discrete_states_need_update, o.discrete_states_need_update);
+    put(terminate_simulation, o.terminate_simulation);
+    put(nominals_of_continuous_states_changed, false);
+    put(
+        values_of_continuous_states_changed,
+        o.values_of_continuous_states_changed,
+    );
+    put(next_event_time_defined, o.next_event_time.is_some());
+    put(next_event_time, o.next_event_time.unwrap_or(0.0));
+    status
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3CompletedIntegratorStep(
+    instance: *mut c_void,
+    _no_set_fmu_state_prior_to_current_point: Boolean,
+    enter_event_mode: *mut Boolean,
+    terminate_simulation: *mut Boolean,
+) -> Status {
+    put(enter_event_mode, false);
+    put(terminate_simulation, false);
+    with(instance, Instance::completed_integrator_step)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetTime(instance: *mut c_void, time: f64) -> Status {
+    with(instance, |i| i.set_time(time))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetContinuousStates(
+    instance: *mut c_void,
+    continuous_states: *const f64,
+    n_continuous_states: usize,
+) -> Status {
+    with(instance, |i| {
+        if continuous_states.is_null() && n_continuous_states > 0 {
+            return Err("fmi3SetContinuousStates: null states array".into());
+        }
+        i.set_states(slice(continuous_states, n_continuous_states))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetContinuousStates(
+    instance: *mut c_void,
+    continuous_states: *mut f64,
+    n_continuous_states: usize,
+) -> Status {
+    with(instance, |i| {
+        let f = "fmi3GetContinuousStates";
+        i.get_states(out_array(f, continuous_states, n_continuous_states)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(
+    instance: *mut c_void,
+    derivatives: *mut f64,
+    n_continuous_states: usize,
+) -> Status {
+    with(instance, |i| {
+        let f = "fmi3GetContinuousStateDerivatives";
+        i.get_derivatives(out_array(f, derivatives, n_continuous_states)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetEventIndicators(
+    instance: *mut c_void,
+    event_indicators: *mut f64,
+    n_event_indicators: usize,
+) -> Status {
+    with(instance, |i| {
+        let f = "fmi3GetEventIndicators";
+        i.get_indicators(out_array(f, event_indicators, n_event_indicators)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNominalsOfContinuousStates(
+    instance: *mut c_void,
+    nominals: *mut f64,
+    n_continuous_states: usize,
+) -> Status {
+    with(instance, |i| {
+        let f = "fmi3GetNominalsOfContinuousStates";
+        i.get_nominals(out_array(f, nominals, n_continuous_states)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(
+    instance: *mut c_void,
+    n: *mut usize,
+) -> Status {
+    with(instance, |i| {
+        put(n, i.n_states());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(
+    instance: *mut c_void,
+    n: *mut usize,
+) -> Status {
+    with(instance, |i| {
+        put(n, i.n_indicators());
+        Ok(())
+    })
 }
 
 /// Log that `what` is not supported and return `fmi3Error`.
@@ -348,7 +527,7 @@ unsafe fn unsupported(instance: *mut c_void, what: &str) -> Status {
     let what = what.to_string();
     let st = with(instance, move |_| {
         Err(format!(
-            "{what} is not supported by this FMU (drivelink exports Float64 Co-Simulation FMUs)"
+            "{what} is not supported by this FMU (drivelink exports Float64 Model Exchange and Co-Simulation FMUs)"
         ))
     });
     if st == OK {
@@ -373,10 +552,8 @@ type P = *const c_void;
 type M = *mut c_void;
 
 unsupported! {
-    fmi3EnterEventMode();
     fmi3EnterConfigurationMode();
     fmi3ExitConfigurationMode();
-    fmi3EnterContinuousTimeMode();
     fmi3EvaluateDiscreteStates();
     fmi3GetFloat32(vr: P, nvr: usize, values: M, nv: usize);
     fmi3GetInt8(vr: P, nvr: usize, values: M, nv: usize);
@@ -422,16 +599,6 @@ unsupported! {
     fmi3SetIntervalFraction(vr: P, nvr: usize, counters: P, resolutions: P);
     fmi3SetShiftDecimal(vr: P, nvr: usize, shifts: P);
     fmi3SetShiftFraction(vr: P, nvr: usize, counters: P, resolutions: P);
-    fmi3UpdateDiscreteStates(need_update: M, terminate: M, nominals_changed: M, values_changed: M, next_defined: M, next_time: M);
-    fmi3CompletedIntegratorStep(no_prior: bool, enter_event: M, terminate: M);
-    fmi3SetTime(time: f64);
-    fmi3SetContinuousStates(x: P, nx: usize);
-    fmi3GetContinuousStateDerivatives(dx: M, nx: usize);
-    fmi3GetEventIndicators(z: M, nz: usize);
-    fmi3GetContinuousStates(x: M, nx: usize);
-    fmi3GetNominalsOfContinuousStates(nominals: M, nx: usize);
-    fmi3GetNumberOfEventIndicators(n: M);
-    fmi3GetNumberOfContinuousStates(n: M);
     fmi3GetOutputDerivatives(vr: P, nvr: usize, orders: P, values: M, nv: usize);
     fmi3ActivateModelPartition(clock: u32, activation_time: f64);
 }
@@ -439,22 +606,21 @@ unsupported! {
 #[no_mangle]
 pub unsafe extern "C" fn fmi3InstantiateModelExchange(
     instance_name: *const c_char,
-    _token: *const c_char,
-    _resource_path: *const c_char,
+    instantiation_token: *const c_char,
+    resource_path: *const c_char,
     _visible: Boolean,
     _logging_on: Boolean,
     instance_environment: InstanceEnv,
     log_message: LogMessage,
 ) -> *mut c_void {
-    let name = text(instance_name).unwrap_or_else(|| "drivelink".into());
-    log_to(
-        log_message,
+    instantiate(
+        instance_name,
+        instantiation_token,
+        resource_path,
         instance_environment,
-        &name,
-        ERROR,
-        "Model Exchange is not supported yet by drivelink FMUs (use Co-Simulation)",
-    );
-    std::ptr::null_mut()
+        log_message,
+        Instance::new_model_exchange,
+    )
 }
 
 #[no_mangle]

@@ -1,10 +1,11 @@
-//! The FMI 2.0 Co-Simulation C interface, declared by hand from the standard's headers
-//! (`fmi2FunctionTypes.h`: `fmi2Boolean` is a C `int`, `fmi2Component` a pointer), over
-//! the same [`Instance`] as FMI 3.0: `fmi2SetupExperiment` is
+//! The FMI 2.0 C interface (Co-Simulation and Model Exchange), declared by hand from the
+//! standard's headers (`fmi2FunctionTypes.h`: `fmi2Boolean` is a C `int`, `fmi2Component`
+//! a pointer), over the same [`Instance`] as FMI 3.0: `fmi2SetupExperiment` is
 //! [`Instance::setup_experiment`], `fmi2EnterInitializationMode`
-//! [`Instance::begin_initialization`], the rest maps one to one.
+//! [`Instance::begin_initialization`], `fmi2NewDiscreteStates`
+//! [`Instance::update_discrete_states`], the rest maps one to one.
 //!
-//! Every function of the common and Co-Simulation parts of the standard is exported. A
+//! Every function of the standard is exported. A
 //! block that stops the run ends `fmi2DoStep` with `fmi2Discard`, after which
 //! `fmi2GetBooleanStatus(fmi2Terminated)` is true and
 //! `fmi2GetRealStatus(fmi2LastSuccessfulTime)` the stop time, as the standard asks. What
@@ -21,7 +22,9 @@ use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use crate::ffi::{category, scalars, slice, text, with_host, Host, Status, ERROR, OK};
+use crate::ffi::{
+    category, out_array, put, scalars, slice, text, with_host, Host, Status, ERROR, OK,
+};
 use crate::instance::{Instance, Version};
 
 /// `fmi2Discard`.
@@ -50,7 +53,20 @@ pub struct CallbackFunctions {
 }
 
 /// `fmi2Type`: `fmi2ModelExchange` = 0, `fmi2CoSimulation` = 1.
+pub const MODEL_EXCHANGE: i32 = 0;
 pub const CO_SIMULATION: i32 = 1;
+
+/// `fmi2EventInfo`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EventInfo {
+    pub new_discrete_states_needed: Boolean2,
+    pub terminate_simulation: Boolean2,
+    pub nominals_of_continuous_states_changed: Boolean2,
+    pub values_of_continuous_states_changed: Boolean2,
+    pub next_event_time_defined: Boolean2,
+    pub next_event_time: f64,
+}
 
 /// `fmi2StatusKind`.
 pub const DO_STEP_STATUS: i32 = 0;
@@ -181,14 +197,20 @@ pub unsafe extern "C" fn fmi2Instantiate(
         log_to(logger, env, &name, ERROR, msg);
         std::ptr::null_mut()
     };
-    if fmu_type != CO_SIMULATION {
-        return fail("Model Exchange is not supported by drivelink FMUs (use Co-Simulation)");
-    }
+    let make = match fmu_type {
+        CO_SIMULATION => Instance::new_for,
+        MODEL_EXCHANGE => Instance::new_model_exchange_for,
+        t => {
+            return fail(&format!(
+                "unknown fmi2Type {t} (0: Model Exchange, 1: Co-Simulation)"
+            ))
+        }
+    };
     let token = text(guid).unwrap_or_default();
     let Some(res) = text(resource_location) else {
         return fail("no resource location given: the FMU's netlist is in its resources/");
     };
-    let made = catch_unwind(|| Instance::new_for(&resource_dir(&res), &token, Version::Fmi2));
+    let made = catch_unwind(|| make(&resource_dir(&res), &token, Version::Fmi2));
     match made {
         Ok(Ok(inst)) => Box::into_raw(Box::new(Handle {
             name,
@@ -444,12 +466,107 @@ pub unsafe extern "C" fn fmi2GetStringStatus(
     status_answer(c, "fmi2GetStringStatus", kind, None, value)
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn fmi2EnterEventMode(c: Component) -> Status {
+    with(c, Instance::enter_event_mode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2NewDiscreteStates(c: Component, info: *mut EventInfo) -> Status {
+    let mut out = None;
+    let status = with(c, |i| {
+        out = Some(i.update_discrete_states()?);
+        Ok(())
+    });
+    let o = out.unwrap_or_default();
+    put(
+        info,
+        EventInfo {
+            new_discrete_states_needed: o.discrete_states_need_update.into(),
+            terminate_simulation: o.terminate_simulation.into(),
+            nominals_of_continuous_states_changed: 0,
+            values_of_continuous_states_changed: o.values_of_continuous_states_changed.into(),
+            next_event_time_defined: o.next_event_time.is_some().into(),
+            next_event_time: o.next_event_time.unwrap_or(0.0),
+        },
+    );
+    status
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: Component) -> Status {
+    with(c, Instance::enter_continuous_time_mode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2CompletedIntegratorStep(
+    c: Component,
+    _no_set_fmu_state_prior_to_current_point: Boolean2,
+    enter_event_mode: *mut Boolean2,
+    terminate_simulation: *mut Boolean2,
+) -> Status {
+    put(enter_event_mode, 0);
+    put(terminate_simulation, 0);
+    with(c, Instance::completed_integrator_step)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2SetTime(c: Component, time: f64) -> Status {
+    with(c, |i| i.set_time(time))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2SetContinuousStates(c: Component, x: *const f64, nx: usize) -> Status {
+    with(c, |i| {
+        if x.is_null() && nx > 0 {
+            return Err("fmi2SetContinuousStates: null states array".into());
+        }
+        i.set_states(slice(x, nx))
+    })
+}
+
+/// An FMI 2.0 Model Exchange getter `name` of `n` values into `p` through `get`.
+unsafe fn get_array(
+    c: Component,
+    name: &str,
+    p: *mut f64,
+    n: usize,
+    get: fn(&mut Instance, &mut [f64]) -> Result<(), String>,
+) -> Status {
+    with(c, |i| get(i, out_array(name, p, n)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetDerivatives(c: Component, dx: *mut f64, nx: usize) -> Status {
+    get_array(c, "fmi2GetDerivatives", dx, nx, Instance::get_derivatives)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetEventIndicators(c: Component, z: *mut f64, nz: usize) -> Status {
+    get_array(c, "fmi2GetEventIndicators", z, nz, Instance::get_indicators)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetContinuousStates(c: Component, x: *mut f64, nx: usize) -> Status {
+    get_array(c, "fmi2GetContinuousStates", x, nx, Instance::get_states)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(
+    c: Component,
+    nominals: *mut f64,
+    nx: usize,
+) -> Status {
+    let f = "fmi2GetNominalsOfContinuousStates";
+    get_array(c, f, nominals, nx, Instance::get_nominals)
+}
+
 /// Log that `what` is not supported and return `fmi2Error`.
 unsafe fn unsupported(c: Component, what: &str) -> Status {
     with(c, |_| {
         Err(format!(
-            "{what} is not supported by this FMU (drivelink exports Real Co-Simulation FMUs \
-             without FMU state, derivatives or interpolation)"
+            "{what} is not supported by this FMU (drivelink exports Real FMUs without FMU \
+             state, directional derivatives or interpolation)"
         ))
     })
 }

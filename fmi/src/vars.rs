@@ -4,14 +4,17 @@
 //! values) derive the variable list from the netlist with [`variables`], so their value
 //! references agree: `0` is the independent variable `time`, then every numeric
 //! top-level netlist parameter (in netlist order), then every logged variable (in the
-//! order of the run's result columns).
+//! order of the run's result columns). [`model_variables`] appends what Model Exchange
+//! needs: every continuous state (named after what it is, [`Model::state_owner`]), its
+//! derivative (`der(NAME)`) and every event indicator (`guard(NAME)`, the guard's name).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
 use drivelink_core::units::{parse_unit, Dim};
-use drivelink_core::{Diagram, Error, Plan};
+use drivelink_core::{Diagram, Error, Model, Plan};
+use drivelink_solver::HybridSystem;
 
 /// The model identifier: the runtime library's file name without `lib` and `.so`.
 pub const MODEL_IDENTIFIER: &str = "drivelink_fmi";
@@ -25,6 +28,46 @@ pub enum Causality {
     Parameter,
     /// An output (a logged variable).
     Output,
+    /// A continuous state of the model (Model Exchange).
+    State,
+    /// The derivative of the state with this value reference.
+    Derivative(u32),
+    /// An event indicator: a guard of the model.
+    Indicator,
+}
+
+/// Which FMI interfaces an FMU offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    CoSimulation,
+    ModelExchange,
+    Both,
+}
+
+impl Kind {
+    /// The kind of `--kind` (`cs`, `me`, `both`).
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s.trim() {
+            "cs" => Some(Kind::CoSimulation),
+            "me" => Some(Kind::ModelExchange),
+            "both" => Some(Kind::Both),
+            _ => None,
+        }
+    }
+    pub fn has_cs(self) -> bool {
+        self != Kind::ModelExchange
+    }
+    pub fn has_me(self) -> bool {
+        self != Kind::CoSimulation
+    }
+    /// What it is called in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::CoSimulation => "Co-Simulation",
+            Kind::ModelExchange => "Model Exchange",
+            Kind::Both => "Model Exchange and Co-Simulation",
+        }
+    }
 }
 
 /// One FMU variable (all are `Float64`).
@@ -72,6 +115,52 @@ pub fn variables(d: &Diagram, plan: &Plan) -> Result<Vec<Variable>, Error> {
             start: None,
             unit: unit.clone().filter(|u| u != "1" && !u.is_empty()),
         });
+    }
+    Ok(vars)
+}
+
+/// [`variables`] followed by the continuous states of `model` (a run instance of `plan`),
+/// their derivatives and the event indicators (see the module docs). Names are made
+/// unique by appending ` #2`, ` #3`, ... to a repeated one.
+pub fn model_variables(d: &Diagram, plan: &Plan, model: &Model) -> Result<Vec<Variable>, Error> {
+    let mut vars = variables(d, plan)?;
+    let mut taken: std::collections::HashSet<String> =
+        vars.iter().map(|v| v.name.clone()).collect();
+    let mut unique = |name: String| {
+        let mut n = name.clone();
+        let mut k = 1;
+        while !taken.insert(n.clone()) {
+            k += 1;
+            n = format!("{name} #{k}");
+        }
+        n
+    };
+    let nx = model.n_states();
+    let first_state = vars.len() as u32;
+    let names: Vec<String> = (0..nx).map(|i| unique(model.state_owner(i))).collect();
+    let push = |vars: &mut Vec<Variable>, name: String, causality: Causality| {
+        vars.push(Variable {
+            name,
+            value_reference: vars.len() as u32,
+            causality,
+            start: None,
+            unit: None,
+        });
+    };
+    for name in &names {
+        push(&mut vars, name.clone(), Causality::State);
+    }
+    for (i, name) in names.iter().enumerate() {
+        let der = unique(format!("der({name})"));
+        push(
+            &mut vars,
+            der,
+            Causality::Derivative(first_state + i as u32),
+        );
+    }
+    for i in 0..model.n_guards() {
+        let name = unique(format!("guard({})", model.guard_name(i)));
+        push(&mut vars, name, Causality::Indicator);
     }
     Ok(vars)
 }
@@ -143,9 +232,9 @@ pub struct Description<'a> {
 }
 
 /// The `<Unit>` elements of the units of `vars` (by name), the same in FMI 3.0 and 2.0.
-fn unit_elements(vars: &[Variable]) -> BTreeMap<String, String> {
+fn unit_elements<'a>(vars: impl IntoIterator<Item = &'a Variable>) -> BTreeMap<String, String> {
     let mut units = BTreeMap::new();
-    for u in vars.iter().filter_map(|v| v.unit.as_deref()) {
+    for u in vars.into_iter().filter_map(|v| v.unit.as_deref()) {
         if let Some(el) = unit_element(u) {
             units.insert(u.to_string(), el);
         }
@@ -172,11 +261,20 @@ fn causality_variability(c: Causality) -> (&'static str, &'static str) {
         Causality::Independent => ("independent", "continuous"),
         Causality::Parameter => ("parameter", "tunable"),
         Causality::Output => ("output", "continuous"),
+        Causality::State | Causality::Derivative(_) | Causality::Indicator => {
+            ("local", "continuous")
+        }
     }
 }
 
 /// The FMI 3.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
 pub fn model_description(info: &Description, vars: &[Variable]) -> String {
+    model_description_of(info, vars, Kind::CoSimulation)
+}
+
+/// The FMI 3.0 `modelDescription.xml` of an FMU of `kind` with `vars` (Model Exchange
+/// needs those of [`model_variables`]: its states, derivatives and event indicators).
+pub fn model_description_of(info: &Description, vars: &[Variable], kind: Kind) -> String {
     let units = unit_elements(vars);
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -189,12 +287,22 @@ pub fn model_description(info: &Description, vars: &[Variable]) -> String {
         esc(info.token),
         env!("CARGO_PKG_VERSION")
     );
-    let _ = writeln!(
-        x,
-        "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-         canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
-         canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
-    );
+    if kind.has_me() {
+        let _ = writeln!(
+            x,
+            "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             needsCompletedIntegratorStep=\"false\" canGetAndSetFMUState=\"false\" \
+             canSerializeFMUState=\"false\"/>"
+        );
+    }
+    if kind.has_cs() {
+        let _ = writeln!(
+            x,
+            "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
+             canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
+        );
+    }
     x.push_str(&unit_definitions(&units));
     let _ = writeln!(
         x,
@@ -206,18 +314,41 @@ pub fn model_description(info: &Description, vars: &[Variable]) -> String {
         x.push_str(&variable_element(v, &units));
     }
     x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
-    let outputs = vars.iter().filter(|v| v.causality == Causality::Output);
-    for v in outputs.clone() {
-        let _ = writeln!(x, "    <Output valueReference=\"{}\"/>", v.value_reference);
-    }
-    for v in outputs {
-        let _ = writeln!(
-            x,
-            "    <InitialUnknown valueReference=\"{}\"/>",
-            v.value_reference
-        );
-    }
+    x.push_str(&model_structure(vars));
     x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
+}
+
+/// The FMI 3.0 `<ModelStructure>` elements, in the order the schema wants: the outputs,
+/// the state derivatives, the initial unknowns (outputs, states, derivatives: all
+/// computed in initialization), the event indicators.
+fn model_structure(vars: &[Variable]) -> String {
+    let mut x = String::new();
+    let of = |f: fn(&Causality) -> bool| {
+        vars.iter()
+            .filter(move |v| f(&v.causality))
+            .map(|v| v.value_reference)
+    };
+    let mut list = |element: &str, vrs: &mut dyn Iterator<Item = u32>| {
+        for vr in vrs {
+            let _ = writeln!(x, "    <{element} valueReference=\"{vr}\"/>");
+        }
+    };
+    list("Output", &mut of(|c| *c == Causality::Output));
+    list(
+        "ContinuousStateDerivative",
+        &mut of(|c| matches!(c, Causality::Derivative(_))),
+    );
+    list(
+        "InitialUnknown",
+        &mut of(|c| {
+            matches!(
+                c,
+                Causality::Output | Causality::State | Causality::Derivative(_)
+            )
+        }),
+    );
+    list("EventIndicator", &mut of(|c| *c == Causality::Indicator));
     x
 }
 
@@ -235,35 +366,67 @@ fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
     if let Some(u) = v.unit.as_deref().filter(|u| units.contains_key(*u)) {
         let _ = write!(attrs, " unit=\"{}\"", esc(u));
     }
+    if let Causality::Derivative(of) = v.causality {
+        let _ = write!(attrs, " derivative=\"{of}\"");
+    }
     format!("    <Float64 {attrs}/>\n")
 }
 
-/// The FMI 2.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`: the `guid` is
-/// the instantiation token, every variable a `<ScalarVariable>` with a `<Real>` (start and
-/// unit), the outputs in `ModelStructure` `Outputs` (depending on nothing: the FMU has no
-/// inputs) and `InitialUnknowns` (they are computed in initialization mode).
+/// The FMI 2.0 `modelDescription.xml` of a Co-Simulation FMU with `vars`.
 pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
-    let units = unit_elements(vars);
+    model_description_fmi2_of(info, vars, Kind::CoSimulation)
+}
+
+/// The FMI 2.0 `modelDescription.xml` of an FMU of `kind` with `vars`: the `guid` is the
+/// instantiation token, every variable but the event indicators (FMI 2.0 only counts
+/// them: `numberOfEventIndicators`) a `<ScalarVariable>` with a `<Real>` (start, unit,
+/// and `derivative` = the 1-based index of its state), the outputs in `ModelStructure`
+/// `Outputs` (depending on nothing without states: the FMU has no inputs; on every state
+/// otherwise), the derivatives in `Derivatives`, and outputs, states and derivatives in
+/// `InitialUnknowns` (they are computed in initialization mode).
+pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Kind) -> String {
+    let indicators = vars
+        .iter()
+        .filter(|v| v.causality == Causality::Indicator)
+        .count();
+    let vars: Vec<&Variable> = vars
+        .iter()
+        .filter(|v| v.causality != Causality::Indicator)
+        .collect();
+    let units = unit_elements(vars.iter().copied());
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         x,
         "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"{}\" guid=\"{}\" \
-         description=\"{}\" generationTool=\"drivelink {}\" numberOfEventIndicators=\"0\">",
+         description=\"{}\" generationTool=\"drivelink {}\" \
+         numberOfEventIndicators=\"{indicators}\">",
         esc(info.model_name),
         esc(info.token),
         esc(info.description),
         env!("CARGO_PKG_VERSION")
     );
-    let _ = writeln!(
-        x,
-        "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-         canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
-         maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
-         canBeInstantiatedOnlyOncePerProcess=\"false\" \
-         canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
-         canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
-    );
+    if kind.has_me() {
+        let _ = writeln!(
+            x,
+            "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             completedIntegratorStepNotNeeded=\"true\" \
+             canBeInstantiatedOnlyOncePerProcess=\"false\" \
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+        );
+    }
+    if kind.has_cs() {
+        let _ = writeln!(
+            x,
+            "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
+             canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
+             maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
+             canBeInstantiatedOnlyOncePerProcess=\"false\" \
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+        );
+    }
     x.push_str(&unit_definitions(&units));
     x.push_str(
         "  <LogCategories>\n    <Category name=\"logEvents\"/>\n    \
@@ -275,6 +438,12 @@ pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
         info.start_time, info.stop_time
     );
     x.push_str("  <ModelVariables>\n");
+    // 1-based indices into ModelVariables, by value reference.
+    let index: BTreeMap<u32, usize> = vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| (v.value_reference, k + 1))
+        .collect();
     for (k, v) in vars.iter().enumerate() {
         let (causality, variability) = causality_variability(v.causality);
         let _ = writeln!(
@@ -292,25 +461,56 @@ pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
         if let Some(u) = v.unit.as_deref().filter(|u| units.contains_key(*u)) {
             let _ = write!(real, " unit=\"{}\"", esc(u));
         }
+        if let Some(i) = match v.causality {
+            Causality::Derivative(of) => index.get(&of),
+            _ => None,
+        } {
+            let _ = write!(real, " derivative=\"{i}\"");
+        }
         let _ = writeln!(x, "      <Real{real}/>\n    </ScalarVariable>");
     }
     x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
-    // 1-based indices into ModelVariables.
-    let outputs: Vec<usize> = (0..vars.len())
-        .filter(|&k| vars[k].causality == Causality::Output)
-        .map(|k| k + 1)
-        .collect();
-    if !outputs.is_empty() {
-        x.push_str("    <Outputs>\n");
-        for i in &outputs {
-            let _ = writeln!(x, "      <Unknown index=\"{i}\" dependencies=\"\"/>");
-        }
-        x.push_str("    </Outputs>\n    <InitialUnknowns>\n");
-        for i in &outputs {
-            let _ = writeln!(x, "      <Unknown index=\"{i}\"/>");
-        }
-        x.push_str("    </InitialUnknowns>\n");
-    }
+    x.push_str(&model_structure_fmi2(&vars));
     x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
+}
+
+/// The FMI 2.0 `<ModelStructure>` content of `vars` (as listed in `ModelVariables`).
+fn model_structure_fmi2(vars: &[&Variable]) -> String {
+    let mut x = String::new();
+    let indices = |f: fn(&Causality) -> bool| -> Vec<usize> {
+        (0..vars.len())
+            .filter(|&k| f(&vars[k].causality))
+            .map(|k| k + 1)
+            .collect()
+    };
+    let outputs = indices(|c| *c == Causality::Output);
+    let derivatives = indices(|c| matches!(c, Causality::Derivative(_)));
+    let initial = indices(|c| {
+        matches!(
+            c,
+            Causality::Output | Causality::State | Causality::Derivative(_)
+        )
+    });
+    // Without states an output depends on nothing (the FMU has no inputs); with them,
+    // on every state (the attribute left out).
+    let depends = if derivatives.is_empty() {
+        " dependencies=\"\""
+    } else {
+        ""
+    };
+    let mut list = |element: &str, items: &[usize], attrs: &str| {
+        if items.is_empty() {
+            return;
+        }
+        let _ = writeln!(x, "    <{element}>");
+        for i in items {
+            let _ = writeln!(x, "      <Unknown index=\"{i}\"{attrs}/>");
+        }
+        let _ = writeln!(x, "    </{element}>");
+    };
+    list("Outputs", &outputs, depends);
+    list("Derivatives", &derivatives, "");
+    list("InitialUnknowns", &initial, "");
     x
 }

@@ -2,8 +2,9 @@
 //! co-simulation of `mech_clutch_lock.json` in 0.1 s steps reproduces the native run and
 //! the closed-form lock-up, `fmi2SetupExperiment`'s start time, tolerance and stop time
 //! take effect, a block that stops the run ends the step with `fmi2Discard` and the
-//! status functions tell when, and errors come back as `fmi2Error` with the reason in the
-//! (variadic) logger.
+//! status functions tell when, errors come back as `fmi2Error` with the reason in the
+//! (variadic) logger, and a Model Exchange instance integrated by forward Euler with its
+//! event indicators watched locks the clutch at the closed-form instant.
 //!
 //! The logger here receives its one `%s` argument as a sixth fixed argument: on x86-64
 //! System V that is where a variadic caller puts it, so the test runs there only.
@@ -246,8 +247,8 @@ fn fmi2_a_block_stopping_the_run_discards_the_step_and_says_when() {
 #[test]
 fn fmi2_errors_reach_the_logger_as_fmi2_error() {
     let (dir, token) = resources("errors", &clutch_lock());
-    assert!(instantiate(&dir, &token, 0).is_null());
-    assert!(logged().contains("Model Exchange is not supported"));
+    assert!(instantiate(&dir, &token, 2).is_null());
+    assert!(logged().contains("unknown fmi2Type 2 (0: Model Exchange, 1: Co-Simulation)"));
     assert!(instantiate(&dir, "{drivelink-0}", CO_SIMULATION).is_null());
     assert!(logged().contains("instantiation token {drivelink-0} does not match"));
     let c = instantiate(&dir, &token, CO_SIMULATION);
@@ -305,5 +306,109 @@ fn fmi2_resource_uris_become_directories() {
         ("file:///tmp/100%", "/tmp/100%"),
     ] {
         assert_eq!(resource_dir(uri), PathBuf::from(dir), "{uri}");
+    }
+}
+
+/// The event iteration of FMI 2.0: `fmi2NewDiscreteStates` until no update is needed.
+fn fmi2_event_iteration(c: *mut c_void) -> EventInfo {
+    for _ in 0..100 {
+        let mut info = EventInfo::default();
+        assert_eq!(
+            unsafe { fmi2NewDiscreteStates(c, &mut info) },
+            OK,
+            "{}",
+            logged()
+        );
+        if info.new_discrete_states_needed == 0 {
+            return info;
+        }
+    }
+    panic!("the event iteration did not settle");
+}
+
+#[test]
+fn fmi2_model_exchange_locks_the_clutch_at_the_closed_form_instant() {
+    let (dir, token) = resources("me", &clutch_lock());
+    let c = instantiate(&dir, &token, MODEL_EXCHANGE);
+    assert!(!c.is_null(), "{}", logged());
+    let (nx, nz) = (5, 3);
+    let derivatives = |t: f64, x: &[f64]| {
+        let mut dx = vec![f64::NAN; nx];
+        unsafe {
+            assert_eq!(fmi2SetTime(c, t), OK);
+            assert_eq!(fmi2SetContinuousStates(c, x.as_ptr(), nx), OK);
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), nx), OK);
+        }
+        dx
+    };
+    let indicators = |t: f64, x: &[f64]| {
+        let mut z = vec![f64::NAN; nz];
+        unsafe {
+            assert_eq!(fmi2SetTime(c, t), OK);
+            assert_eq!(fmi2SetContinuousStates(c, x.as_ptr(), nx), OK);
+            assert_eq!(fmi2GetEventIndicators(c, z.as_mut_ptr(), nz), OK);
+        }
+        z
+    };
+    // Forward Euler: exact for the speeds, whose slopes are constant while the clutch slips.
+    let euler = |t: f64, x: &[f64], h: f64| -> Vec<f64> {
+        let dx = derivatives(t, x);
+        x.iter().zip(&dx).map(|(a, b)| a + h * b).collect()
+    };
+    let crossed = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(p, q)| (*p >= 0.0) != (*q >= 0.0));
+    let mut x = vec![f64::NAN; nx];
+    unsafe {
+        assert_eq!(fmi2SetupExperiment(c, 0, 0.0, 0.0, 1, 2.0), OK);
+        assert_eq!(fmi2EnterInitializationMode(c), OK);
+        assert_eq!(fmi2ExitInitializationMode(c), OK, "{}", logged());
+        assert_eq!(fmi2_event_iteration(c).next_event_time_defined, 0);
+        assert_eq!(fmi2EnterContinuousTimeMode(c), OK);
+        assert_eq!(fmi2GetContinuousStates(c, x.as_mut_ptr(), nx), OK);
+    }
+    let (mut t, h) = (0.0, 1e-3);
+    let mut lock = None;
+    while t < 2.0 - 1e-12 && lock.is_none() {
+        let x1 = euler(t, &x, h);
+        if crossed(&indicators(t, &x), &indicators(t + h, &x1)) {
+            let (mut lo, mut hi) = (t, t + h);
+            while hi - lo > 1e-10 {
+                let mid = 0.5 * (lo + hi);
+                if crossed(&indicators(t, &x), &indicators(mid, &euler(t, &x, mid - t))) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let xe = euler(t, &x, hi - t);
+            unsafe {
+                assert_eq!(fmi2SetTime(c, hi), OK);
+                assert_eq!(fmi2SetContinuousStates(c, xe.as_ptr(), nx), OK);
+                assert_eq!(fmi2EnterEventMode(c), OK);
+                assert_eq!(
+                    fmi2_event_iteration(c).values_of_continuous_states_changed,
+                    1
+                );
+                assert_eq!(fmi2EnterContinuousTimeMode(c), OK);
+            }
+            lock = Some(hi);
+        } else {
+            let (mut enter, mut term) = (1, 1);
+            let st = unsafe { fmi2CompletedIntegratorStep(c, 1, &mut enter, &mut term) };
+            assert_eq!((st, enter, term), (OK, 0, 0));
+            (t, x) = (t + h, x1);
+        }
+    }
+    let t_lock = lock.expect("the clutch locks");
+    assert!((t_lock - 4.0 / 3.0).abs() < 1e-6, "lock at {t_lock} s");
+    // Locked at J1 w0 / (J1 + J2), clutch.mode 0.
+    let v = get(c, &[6, 9, 10]);
+    assert_eq!(v[0], 0.0);
+    assert!(
+        (v[1] - 10.0 / 3.0).abs() < 1e-9 && (v[2] - 10.0 / 3.0).abs() < 1e-9,
+        "{v:?}"
+    );
+    unsafe {
+        assert_eq!(fmi2Terminate(c), OK);
+        fmi2FreeInstance(c);
     }
 }

@@ -23,6 +23,7 @@ mod load;
 mod program;
 mod reach;
 mod record;
+mod sample;
 #[cfg(test)]
 mod tests;
 
