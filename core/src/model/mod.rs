@@ -7,7 +7,8 @@
 //!
 //! Modules: `eval` (the evaluation loop: outputs, network, derivatives, guards),
 //! `linear` (kernels of the linear blocks), `events` (event handling and the friction
-//! stuck/slip machine), `energy` (the energy audit), `record` (logging and output).
+//! stuck/slip machine), `energy` (the energy audit), `record` (logging and output),
+//! `sample` (the logged values at a given state, for an FMU's Model Exchange interface).
 //!
 //! State vector layout: `[node positions (n) | node speeds (n) | block states | work
 //! integrals (one per force block, one per friction joint)]`.
