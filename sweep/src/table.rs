@@ -196,7 +196,13 @@ impl Table {
             })
             .collect();
         let arrays: Vec<ArrayRef> = (0..self.columns.len()).map(|j| self.array(j)).collect();
-        let schema = Arc::new(Schema::new(fields));
+        // The key-value metadata goes into the Arrow schema too: readers that restore the
+        // stored Arrow schema (pyarrow) show its metadata, not the file's.
+        let schema_metadata: HashMap<String, String> = metadata
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let schema = Arc::new(Schema::new(fields).with_metadata(schema_metadata));
         let batch = RecordBatch::try_new(schema.clone(), arrays)
             .map_err(|e| SweepError::io(path.display(), e))?;
         let kv = metadata
