@@ -8,20 +8,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-echo "== cargo test --workspace --all-targets (build)"
-# One retry of the build alone: a linker killed by the machine (seen once: `ld terminated
-# with signal 7 [Bus error]` two seconds into a CI run) is not a compile error. A real
-# compile error fails both times within seconds.
-if ! cargo test --workspace --all-targets --no-run; then
+echo "== cargo build --workspace --all-targets"
+# `build --all-targets` links the same artifacts `test --all-targets` runs, and also the
+# cdylibs `cargo test` does not link: the FMU runtime library (the FMI tests pack
+# target/debug/libdrivelink_fmi.so into the FMUs they write) and fmu-import's example FMU
+# library. One retry of the build alone: a linker killed by the machine (seen once: `ld
+# terminated with signal 7 [Bus error]` two seconds into a CI run) is not a compile error.
+# A real compile error fails both times within seconds.
+if ! cargo build --workspace --all-targets; then
     echo "== the build failed; retrying it once"
-    cargo test --workspace --all-targets --no-run
+    cargo build --workspace --all-targets
 fi
-# The cdylibs `cargo test --all-targets` does not link: the FMU runtime library (the export
-# and round-trip tests pack target/debug/libdrivelink_fmi.so into the FMUs they write) and
-# the example FMU library the import tests pack (fmu-import/examples/dahlquist_fmu.rs).
-echo "== cargo build -p drivelink-fmi, and fmu-import's example FMU library"
-cargo build -p drivelink-fmi
-cargo build -p drivelink-fmu-import --examples
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets
 

@@ -19,7 +19,10 @@
 # fmpy lives in a venv under target/ (created on first use, needs network once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q -p drivelink -p drivelink-fmi
+# The CLI and the runtime library, built with the same selection as scripts/test.sh's build
+# (nothing to rebuild after it; `-p drivelink -p drivelink-fmi` alone would unify features
+# differently and recompile much of the dependency tree).
+cargo build -q --workspace --all-targets
 VENV=target/fmi-venv
 if [ ! -x "$VENV/bin/fmpy" ]; then
     python3 -m venv "$VENV"

@@ -32,7 +32,7 @@ fn export_fmi(model: &Path, dir: &Path, version: &str) -> PathBuf {
     let lib = exe.with_file_name("libdrivelink_fmi.so");
     assert!(
         lib.is_file(),
-        "{} is missing: build the FMU runtime first (cargo build -p drivelink-fmi, or cargo test --workspace)",
+        "{} is missing: build the FMU runtime first (cargo build --workspace --all-targets, as scripts/test.sh does)",
         lib.display()
     );
     let stem = model.file_stem().unwrap().to_str().unwrap();
