@@ -245,7 +245,10 @@ fn cycle_csv_next_to_the_netlist_is_found_from_any_working_directory() {
     v["blocks"][0]["params"]["cycle"] = json!("cycles/my_cycle.csv");
     let file = dir.join("trace_only.json");
     std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
-    let elsewhere = std::env::temp_dir().parent().unwrap_or(Path::new("/")).to_path_buf();
+    let elsewhere = std::env::temp_dir()
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .to_path_buf();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_drivelink"))
         .current_dir(&elsewhere)
@@ -263,7 +266,15 @@ fn cycle_csv_next_to_the_netlist_is_found_from_any_working_directory() {
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let k = head.iter().position(|c| *c == "dist.y").unwrap();
-    let last: f64 = csv.lines().last().unwrap().split(',').nth(k).unwrap().parse().unwrap();
+    let last: f64 = csv
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .nth(k)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((last - 250.0).abs() < 1e-6, "distance {last} m");
     let _ = std::fs::remove_dir_all(&dir);
 }

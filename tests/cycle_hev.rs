@@ -37,7 +37,12 @@ fn check(r: &Run, cycle: &str) {
             "{cycle}: Willis residual {res} rad/s at t = {}",
             t[k]
         );
-        assert!(we[k] > -1e-6, "{cycle}: engine at {} rad/s at t = {}", we[k], t[k]);
+        assert!(
+            we[k] > -1e-6,
+            "{cycle}: engine at {} rad/s at t = {}",
+            we[k],
+            t[k]
+        );
     }
     // Charge-sustaining as SAE J1711 counts it: the battery's net energy change is within
     // 1 % of the fuel's energy over the cycle.
@@ -78,16 +83,26 @@ fn check(r: &Run, cycle: &str) {
             );
         }
     }
-    assert!(free > t.len() / 2, "{cycle}: {free} free samples of {}", t.len());
+    assert!(
+        free > t.len() / 2,
+        "{cycle}: {free} free samples of {}",
+        t.len()
+    );
     // The audit: fuel and battery are the sources, it closes, nothing is negative.
     let e = &r.summary["energy"];
     let rel = e["relative_residual"].as_f64().unwrap();
     assert!(rel.abs() < 1e-6, "{cycle}: audit residual {rel}");
     let sources = e["sources"].as_object().unwrap();
-    assert!(sources.contains_key("engine") && sources.contains_key("battery"), "{sources:?}");
+    assert!(
+        sources.contains_key("engine") && sources.contains_key("battery"),
+        "{sources:?}"
+    );
     for (name, v) in e["losses"].as_object().unwrap() {
         let v = v.as_f64().unwrap();
-        assert!(v > -1e-6 * sources["engine"].as_f64().unwrap(), "{cycle}: loss {name} = {v} J");
+        assert!(
+            v > -1e-6 * sources["engine"].as_f64().unwrap(),
+            "{cycle}: loss {name} = {v} J"
+        );
     }
     assert!(!r.stderr.contains("warning"), "{cycle}: {}", r.stderr);
     let off = r.metric("trace_error_max_kmh");

@@ -299,11 +299,11 @@ fn fmi2_errors_reach_the_logger_as_fmi2_error() {
 #[test]
 fn fmi2_resource_uris_become_directories() {
     for (uri, dir) in [
-        ("file:///tmp/a%20b/resources", "/tmp/a b/resources"),
-        ("file://localhost/tmp/x/", "/tmp/x/"),
-        ("file:/tmp/y", "/tmp/y"),
-        ("/tmp/plain", "/tmp/plain"),
-        ("file:///tmp/100%", "/tmp/100%"),
+        ("file:///models/a%20b/resources", "/models/a b/resources"),
+        ("file://localhost/models/x/", "/models/x/"),
+        ("file:/models/y", "/models/y"),
+        ("/models/plain", "/models/plain"),
+        ("file:///models/100%", "/models/100%"),
     ] {
         assert_eq!(resource_dir(uri), PathBuf::from(dir), "{uri}");
     }

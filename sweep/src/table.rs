@@ -224,9 +224,13 @@ impl Table {
     fn array(&self, j: usize) -> ArrayRef {
         let cells = self.rows.iter().map(|r| &r[j]);
         match self.columns[j].kind {
-            ColKind::Int => Arc::new(Int64Array::from_iter_values(
-                cells.map(|c| if let Cell::Int(i) = c { *i } else { 0 }),
-            )),
+            ColKind::Int => Arc::new(Int64Array::from_iter_values(cells.map(|c| {
+                if let Cell::Int(i) = c {
+                    *i
+                } else {
+                    0
+                }
+            }))),
             ColKind::Float => Arc::new(Float64Array::from_iter_values(cells.map(|c| match c {
                 Cell::Float(x) => *x,
                 Cell::Int(i) => *i as f64,

@@ -514,7 +514,7 @@ mod tests {
     fn a_file_path_is_a_text_parameter_and_a_broken_expression_is_not() {
         for p in [
             "cycles/city.csv",
-            "/tmp/c.csv",
+            "/data/c.csv",
             "./a.csv",
             "../b.fmu",
             "trace.csv",
