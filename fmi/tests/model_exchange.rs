@@ -7,28 +7,14 @@
 //! the closed-form 4/3 s), and where a parameter set before initialization moves it; a
 //! step torque announced as a time event follows its closed-form speed.
 
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_void, CString};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use drivelink_core::EventTag;
 use drivelink_fmi::ffi::*;
 
-static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-unsafe extern "C" fn logger(
-    _env: *mut c_void,
-    status: Status,
-    _cat: *const c_char,
-    msg: *const c_char,
-) {
-    let m = CStr::from_ptr(msg).to_string_lossy().into_owned();
-    LOG.lock().unwrap().push(format!("{status}: {m}"));
-}
-
-fn logged() -> String {
-    LOG.lock().unwrap().join("\n")
-}
+mod common;
+use common::{logged, logger};
 
 fn ok(st: Status) {
     assert_eq!(st, OK, "{}", logged());
@@ -36,11 +22,7 @@ fn ok(st: Status) {
 
 /// A resources directory holding the netlist `text` (`tag` keeps the tests apart).
 fn resources(tag: &str, text: &[u8]) -> (PathBuf, String) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = root.join("target/fmi-me-test").join(tag).join("resources");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("model.json"), text).unwrap();
-    (dir, drivelink_fmi::instantiation_token(text))
+    common::resources("fmi-me-test", tag, text)
 }
 
 fn instantiate(dir: &Path, token: &str) -> *mut c_void {

@@ -3,39 +3,20 @@
 //! (and the closed-form lock-up), parameters set before initialization take effect, and
 //! errors come back as `fmi3Error` with the reason in the logger.
 
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_void, CString};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use drivelink_fmi::ffi::*;
 
-static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+mod common;
+use common::{logged, logger};
 
-unsafe extern "C" fn logger(
-    _env: *mut c_void,
-    status: Status,
-    _cat: *const c_char,
-    msg: *const c_char,
-) {
-    let m = CStr::from_ptr(msg).to_string_lossy().into_owned();
-    LOG.lock().unwrap().push(format!("{status}: {m}"));
-}
-
-fn logged() -> String {
-    LOG.lock().unwrap().join("\n")
-}
-
-/// A resources directory holding the netlist (`tag` keeps the tests' directories apart).
+/// A resources directory holding the clutch-lock netlist (`tag` keeps the tests'
+/// directories apart).
 fn resources(tag: &str) -> (PathBuf, String) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let text = std::fs::read(root.join("models/netlists/mech_clutch_lock.json")).unwrap();
-    let dir = root
-        .join("target/fmi-runtime-test")
-        .join(tag)
-        .join("resources");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("model.json"), &text).unwrap();
-    (dir, drivelink_fmi::instantiation_token(&text))
+    common::resources("fmi-runtime-test", tag, &text)
 }
 
 fn instantiate(dir: &std::path::Path, token: &str) -> *mut c_void {
