@@ -1,7 +1,8 @@
 //! Driveline elements beyond the basic mechanical library: backlash (`ElastoBacklash`,
 //! `Backlash`), gears with losses (`LossyGear`, the mesh-loss law behind the `efficiency`
 //! of `IdealGear`, `PlanetaryGear` and `Differential`), manual-transmission elements
-//! (`DogClutch`, `Synchronizer`, `GearSelector`, the composite `ManualGearbox`) and the
+//! (`DogClutch`, `Synchronizer`, `GearSelector`, the composite `ManualGearbox`), the
+//! automatic transmission's gear choice (`ShiftSchedule`) and the
 //! `EddyCurrentBrake`. Each submodule documents its equations and sign conventions; the
 //! design notes are in `docs/driveline.md`.
 
@@ -12,6 +13,7 @@ pub mod backlash;
 pub mod eddy;
 pub mod lossy;
 pub mod shift;
+pub mod shift_schedule;
 
 pub use lossy::{LossyGear, MeshLoss};
 
@@ -119,6 +121,21 @@ pub fn register(r: &mut Registry) {
         build: BlockBuild::Composite(shift::build_gearbox),
         ports_doc: "input[rot], output[rot], gear[in]",
     });
+    reg(
+        r,
+        "ShiftSchedule",
+        "Gear choice of an automatic transmission (TCU) from shift lines over the throttle: row k of upshift is the speed at which gear k shifts up, row k of downshift the speed at which gear k+1 shifts down, one entry per throttle breakpoint (linear, ends held; every downshift speed below the upshift speed of its row). Shifts at the located crossings of the lines (a throttle step can kick down, several gears at once); after a shift the next waits min_time. Output gear (1..n), held; each shift logged.",
+        "v[in] (speed, m/s), throttle[in] (0..1), gear[out]",
+        vec![
+            ParamSpec::with("throttle", ParamKind::Vector { unit: "1" }, ParamDefault::Value(json!([0.0, 1.0])), "throttle breakpoints of the lines, strictly increasing in [0, 1]"),
+            ParamSpec::with("upshift", ParamKind::Matrix, ParamDefault::Required, "one row per gear change k -> k+1 (gears − 1 rows): the speed (in speed_unit) at each throttle breakpoint"),
+            ParamSpec::with("downshift", ParamKind::Matrix, ParamDefault::Required, "one row per gear change k+1 -> k: the speed at each throttle breakpoint, below the upshift speed of the same row"),
+            ParamSpec::with("speed_unit", ParamKind::Choice(&["m/s", "km/h", "mph", "rad/s", "rpm"]), ParamDefault::Value(json!("m/s")), "unit of the speeds in upshift and downshift (the v input is SI: m/s or rad/s)"),
+            num("gear0", "1", 1.0, "gear at the start, before the lines are read (1..n)"),
+            num("min_time", "s", 0.0, "least time between two shifts (>= 0)"),
+        ],
+        shift_schedule::build_shift_schedule,
+    );
     reg(
         r,
         "EddyCurrentBrake",
