@@ -18,7 +18,8 @@
 
 mod cycle_common;
 use cycle_common::{
-    exact_traction, integral, netlist, param, root, run, trace, trace_distance, Run, KWH,
+    check_audit, eta_table, exact_traction, integral, interp, netlist, param, root, run, trace,
+    trace_distance, Run, KWH,
 };
 
 use serde_json::Value;
@@ -30,39 +31,6 @@ fn fastsim(cycle: &str) -> Value {
     assert!(f["peer"].as_str().unwrap().starts_with("FASTSim 3.1.0"));
     assert_eq!(f["vehicle"], "2012_Ford_Fusion.yaml");
     f["cycles"][cycle].clone()
-}
-
-/// The netlist engine's efficiency table `(fractions, etas)`.
-fn eta_table(net: &Value) -> (Vec<f64>, Vec<f64>) {
-    let engine = net["blocks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "engine")
-        .unwrap();
-    let nums = |k: &str| -> Vec<f64> {
-        engine["params"]["efficiency"][k]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
-    (nums("power_fraction"), nums("eta"))
-}
-
-/// Linear interpolation of `(xs, ys)` at `x`, the end values held.
-fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
-    if x <= xs[0] {
-        return ys[0];
-    }
-    for k in 1..xs.len() {
-        if x <= xs[k] {
-            let s = (x - xs[k - 1]) / (xs[k] - xs[k - 1]);
-            return ys[k - 1] + s * (ys[k] - ys[k - 1]);
-        }
-    }
-    ys[ys.len() - 1]
 }
 
 /// FASTSim's fuel law at every sample; the fuel power while standing.
@@ -97,42 +65,6 @@ fn check_fuel_law(cycle: &str, net: &Value, r: &Run, fs: &Value) {
         }
     }
     assert!(standing > 100, "{cycle}: {standing} standing samples");
-}
-
-/// The audit: the fuel is the only source, nothing is created, the engine loses the fuel
-/// energy less its shaft work, and the run printed no audit warning.
-fn check_audit(cycle: &str, net: &Value, r: &Run, fuel_g: f64) {
-    assert!(
-        !r.stderr.contains("energy audit"),
-        "{cycle}: the audit warns: {}",
-        r.stderr
-    );
-    let e = &r.summary["energy"];
-    assert!(
-        e["relative_residual"].as_f64().unwrap().abs() < 1e-6,
-        "{cycle}: {e}"
-    );
-    let sources = e["sources"].as_object().unwrap();
-    assert_eq!(sources.keys().collect::<Vec<_>>(), ["engine"], "{cycle}");
-    let fuel_energy = fuel_g * 1e-3 * param(net, "fuelLhv");
-    let supplied = sources["engine"].as_f64().unwrap();
-    assert!(
-        (supplied / fuel_energy - 1.0).abs() < 1e-6,
-        "{cycle}: audit {supplied} J, fuel {fuel_energy} J"
-    );
-    let losses = e["losses"].as_object().unwrap();
-    for (name, loss) in losses {
-        assert!(loss.as_f64().unwrap() >= 0.0, "{cycle}: {name} {loss}");
-    }
-    let t = r.col("time");
-    let p = r.col("engine.power");
-    let shaft = integral(&t, |k| p[k]);
-    let loss = losses["engine.loss"].as_f64().unwrap();
-    assert!(
-        ((supplied - loss) / shaft - 1.0).abs() < 1e-4,
-        "{cycle}: fuel − loss {} J, ∫ shaft power {shaft} J",
-        supplied - loss
-    );
 }
 
 fn check_cycle(cycle: &str) {

@@ -1,7 +1,8 @@
-//! Helpers shared by the drive-cycle tests (`tests/cycle_ev.rs`, `tests/cycle_conv.rs`):
+//! Helpers shared by the drive-cycle tests (`tests/cycle_ev.rs`, `tests/cycle_conv.rs`,
+//! `tests/cycle_conv_geared.rs`):
 //! a cycle netlist's parameters in SI, a run through the CLI as a user runs it, the
-//! shipped trace, trapezoid integrals over the results and the traction energy of the
-//! exact trace.
+//! shipped trace, trapezoid integrals over the results, the traction energy of the exact
+//! trace, the engine's efficiency table and the audit of a car whose fuel is its only source.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -148,4 +149,73 @@ pub fn exact_traction(net: &Value, tr: &[(f64, f64)]) -> f64 {
         }
     }
     e / KWH
+}
+
+/// The netlist engine's efficiency table `(fractions, etas)`.
+pub fn eta_table(net: &Value) -> (Vec<f64>, Vec<f64>) {
+    let engine = net["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "engine")
+        .unwrap();
+    let nums = |k: &str| -> Vec<f64> {
+        engine["params"]["efficiency"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    (nums("power_fraction"), nums("eta"))
+}
+
+/// Linear interpolation of `(xs, ys)` at `x`, the end values held.
+pub fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
+    if x <= xs[0] {
+        return ys[0];
+    }
+    for k in 1..xs.len() {
+        if x <= xs[k] {
+            let s = (x - xs[k - 1]) / (xs[k] - xs[k - 1]);
+            return ys[k - 1] + s * (ys[k] - ys[k - 1]);
+        }
+    }
+    ys[ys.len() - 1]
+}
+
+/// The audit: the fuel is the only source, nothing is created, the engine loses the fuel
+/// energy less its shaft work, and the run printed no audit warning.
+pub fn check_audit(cycle: &str, net: &Value, r: &Run, fuel_g: f64) {
+    assert!(
+        !r.stderr.contains("energy audit"),
+        "{cycle}: the audit warns: {}",
+        r.stderr
+    );
+    let e = &r.summary["energy"];
+    assert!(
+        e["relative_residual"].as_f64().unwrap().abs() < 1e-6,
+        "{cycle}: {e}"
+    );
+    let sources = e["sources"].as_object().unwrap();
+    assert_eq!(sources.keys().collect::<Vec<_>>(), ["engine"], "{cycle}");
+    let fuel_energy = fuel_g * 1e-3 * param(net, "fuelLhv");
+    let supplied = sources["engine"].as_f64().unwrap();
+    assert!(
+        (supplied / fuel_energy - 1.0).abs() < 1e-6,
+        "{cycle}: audit {supplied} J, fuel {fuel_energy} J"
+    );
+    let losses = e["losses"].as_object().unwrap();
+    for (name, loss) in losses {
+        assert!(loss.as_f64().unwrap() >= 0.0, "{cycle}: {name} {loss}");
+    }
+    let t = r.col("time");
+    let p = r.col("engine.power");
+    let shaft = integral(&t, |k| p[k]);
+    let loss = losses["engine.loss"].as_f64().unwrap();
+    assert!(
+        ((supplied - loss) / shaft - 1.0).abs() < 1e-4,
+        "{cycle}: fuel − loss {} J, ∫ shaft power {shaft} J",
+        supplied - loss
+    );
 }
