@@ -347,9 +347,11 @@ impl Block for Abs {
     fn variables(&self) -> Vec<VarDecl> {
         vec![
             VarDecl::new("ratio", VarSource::Custom(0), "1")
-                .doc("brake pressure ratio applied (0..1)"),
+                .doc("brake pressure ratio applied (0..1)")
+                .from_state(),
             VarDecl::new("active", VarSource::Custom(1), "1")
-                .doc("1 while ABS modulates the brake"),
+                .doc("1 while ABS modulates the brake")
+                .from_state(),
         ]
     }
     fn var(&self, _cx: &Cx, i: usize) -> f64 {

@@ -346,7 +346,8 @@ impl Block for ElectricMachine {
     fn variables(&self) -> Vec<VarDecl> {
         vec![
             VarDecl::new("w", VarSource::Custom(0), "rad/s")
-                .doc("speed of the flange relative to the support"),
+                .doc("speed of the flange relative to the support")
+                .from_state(),
             VarDecl::new("p_mech", VarSource::Custom(1), "W")
                 .doc("mechanical power tau·ω delivered to the flange"),
             VarDecl::new("region", VarSource::Custom(2), "1")

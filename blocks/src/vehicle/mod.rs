@@ -42,6 +42,7 @@ pub mod magic_formula;
 pub mod path;
 pub mod path_follower;
 pub mod power_split;
+pub mod regen_blend;
 pub mod rigid_body;
 pub mod road;
 pub mod steer_inputs;
@@ -105,4 +106,5 @@ pub fn register(r: &mut Registry) {
     battery::register(r);
     electric_machine::register(r);
     power_split::register(r);
+    regen_blend::register(r);
 }
