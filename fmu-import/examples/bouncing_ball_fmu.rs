@@ -6,10 +6,12 @@
 //!
 //! Two more parameters exercise the rest of the event interface: at `t_catch` (if not
 //! negative; announced as `nextEventTime`) the ball is caught (it stays where it is), and
-//! after `max_bounces` bounces the FMU asks to terminate the simulation.
+//! after `max_bounces` bounces the FMU asks to terminate the simulation. From `t_fail` on
+//! (if not negative) asking for the derivatives is an error (`fmi3Error`, logged).
 //!
 //! Value references: 0 `time`, 1 `h` (output, state), 2 `der(h)`, 3 `v` (output, state),
-//! 4 `der(v)`, 5 `g`, 6 `e`, 7 `h0`, 8 `t_catch`, 9 `max_bounces` (parameters). `g <= 0`
+//! 4 `der(v)`, 5 `g`, 6 `e`, 7 `h0`, 8 `t_catch`, 9 `max_bounces`, 10 `t_fail`
+//! (parameters). `g <= 0`
 //! or `e` outside [0, 1] is refused when initialization ends (`fmi3Error`, logged).
 //! Built as a cdylib by `cargo test -p drivelink-fmu-import` (`tests/model_exchange.rs`).
 
@@ -51,6 +53,7 @@ struct Ball {
     h0: f64,
     t_catch: f64,
     max_bounces: f64,
+    t_fail: f64,
     bounces: f64,
     caught: bool,
 }
@@ -67,6 +70,7 @@ impl Ball {
             h0: 0.0,
             t_catch: 0.0,
             max_bounces: 0.0,
+            t_fail: 0.0,
             bounces: 0.0,
             caught: false,
         });
@@ -80,6 +84,7 @@ impl Ball {
         self.h0 = 1.0;
         self.t_catch = -1.0;
         self.max_bounces = 1000.0;
+        self.t_fail = -1.0;
         self.h = self.h0;
         self.v = 0.0;
         self.bounces = 0.0;
@@ -129,6 +134,7 @@ impl Ball {
             7 => self.h0,
             8 => self.t_catch,
             9 => self.max_bounces,
+            10 => self.t_fail,
             vr => return Err(self.error(&format!("no variable with value reference {vr}"))),
         })
     }
@@ -139,6 +145,7 @@ impl Ball {
             7 => self.h0 = v,
             8 => self.t_catch = v,
             9 => self.max_bounces = v,
+            10 => self.t_fail = v,
             vr => return Err(self.error(&format!("value reference {vr} cannot be set"))),
         }
         Ok(())
@@ -330,6 +337,12 @@ pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(
     let b = ball(inst);
     if n != 2 {
         return b.error(&format!("{n} derivatives asked for, the ball has 2"));
+    }
+    if b.t_fail >= 0.0 && b.time >= b.t_fail {
+        return b.error(&format!(
+            "derivatives asked for at t = {} s, after t_fail = {} s",
+            b.time, b.t_fail
+        ));
     }
     let (dh, dv) = b.derivatives();
     *dx = dh;

@@ -16,8 +16,9 @@
 //! `−1` below; an indicator exactly at zero keeps its side) and its guard is `s·z`: the
 //! solver locates the first instant past a sign change, as it does for its own guards.
 //! One more guard, `fmu_error`, goes negative when a call made during an evaluation
-//! failed (an evaluation cannot fail the run itself), so that the run fails at the next
-//! located instant with the FMU's message.
+//! failed (an evaluation cannot fail the run itself; the derivatives then read 0), so
+//! that the solver locates it and the run fails with the FMU's message at the start of
+//! the step in which the call failed (the message gives the instant of the call).
 //!
 //! Events: at a located crossing (a guard negative in `update_modes`) or at the FMU's
 //! `nextEventTime` (a time event of the block), the block sets time, states and inputs,

@@ -2,7 +2,8 @@
 //! drivelink's solver, FMI 3.0 and 2.0: the bouncing ball (`examples/bouncing_ball_fmu.rs`)
 //! bounces at the closed-form instants (its event indicator located as a guard, its
 //! velocity reset by the FMU's event update), is caught at its announced time event and
-//! stops the run when the FMU asks to terminate; Dahlquist's equation
+//! stops the run when the FMU asks to terminate, and an error of the FMU while the solver
+//! evaluates it fails the run with the FMU's message; Dahlquist's equation
 //! (`examples/dahlquist_fmu.rs` as Model Exchange) driven by a sine follows its closed
 //! form; a Co-Simulation-only FMU is refused as Model Exchange.
 
@@ -29,6 +30,7 @@ const BALL3: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
     <Float64 name="h0" valueReference="7" causality="parameter" variability="fixed" start="1" unit="m"/>
     <Float64 name="t_catch" valueReference="8" causality="parameter" variability="fixed" start="-1"/>
     <Float64 name="max_bounces" valueReference="9" causality="parameter" variability="fixed" start="1000"/>
+    <Float64 name="t_fail" valueReference="10" causality="parameter" variability="fixed" start="-1"/>
   </ModelVariables>
   <ModelStructure>
     <Output valueReference="1"/>
@@ -54,6 +56,7 @@ const BALL2: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
     <ScalarVariable name="h0" valueReference="7" causality="parameter" variability="fixed"><Real start="1" unit="m"/></ScalarVariable>
     <ScalarVariable name="t_catch" valueReference="8" causality="parameter" variability="fixed"><Real start="-1"/></ScalarVariable>
     <ScalarVariable name="max_bounces" valueReference="9" causality="parameter" variability="fixed"><Real start="1000"/></ScalarVariable>
+    <ScalarVariable name="t_fail" valueReference="10" causality="parameter" variability="fixed"><Real start="-1"/></ScalarVariable>
   </ModelVariables>
   <ModelStructure>
     <Outputs><Unknown index="2"/><Unknown index="4"/></Outputs>
@@ -297,6 +300,38 @@ fn the_fmu_asking_to_terminate_stops_the_run() {
             why.as_deref(),
             Some("the FMU asked to terminate the simulation")
         );
+    }
+}
+
+#[test]
+fn an_fmu_error_during_integration_fails_the_run_with_its_message() {
+    for (fmi, prefix) in [
+        (3, "fmi3GetContinuousStateDerivatives"),
+        (2, "fmi2GetDerivatives"),
+    ] {
+        let dir = TempDir::new("me_fail").unwrap();
+        let fmu = ball_fmu(dir.path(), fmi);
+        let v = netlist(
+            json!({ "fmu": fmu.to_str().unwrap(), "parameters": { "t_fail": 0.2 } }),
+            json!([]),
+            json!([]),
+            &["plant.h"],
+            json!({ "stop_time": 1.0, "output_interval": 0.05 }),
+        );
+        let r = run(&v);
+        assert_eq!(r.status, RunStatus::Failed, "FMI {fmi}: {}", r.message);
+        let call = format!("{prefix} returned Error");
+        for part in [
+            "block 'plant' (Fmu)",
+            "failed at t = ",
+            call.as_str(),
+            "after t_fail = 0.2 s",
+        ] {
+            assert!(r.message.contains(part), "FMI {fmi}: {part}: {}", r.message);
+        }
+        // The run ends at the start of the step in which the FMU failed, never after.
+        assert!(r.end_time <= 0.2, "FMI {fmi}: ended at {}", r.end_time);
+        eprintln!("FMI {fmi}: failed at {} s: {}", r.end_time, r.message);
     }
 }
 
