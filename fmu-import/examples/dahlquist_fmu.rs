@@ -591,3 +591,21 @@ pub unsafe extern "C" fn fmi2GetEventIndicators(
 ) -> Status {
     fmi3GetEventIndicators(inst, z, n)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(
+    _inst: *mut c_void,
+    n: *mut usize,
+) -> Status {
+    *n = 1;
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(
+    _inst: *mut c_void,
+    n: *mut usize,
+) -> Status {
+    *n = 0;
+    OK
+}

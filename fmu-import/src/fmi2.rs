@@ -296,6 +296,10 @@ fn not_loaded(function: &'static str) -> CallError {
 }
 
 impl ModelExchange for Instance {
+    fn sizes(&mut self) -> Result<Option<(usize, usize)>, CallError> {
+        Ok(None)
+    }
+
     fn set_time(&mut self, t: f64) -> Result<(), CallError> {
         let f = "fmi2SetTime";
         let me = self.me(f)?;

@@ -60,6 +60,7 @@ type InstantiateModelExchange = unsafe extern "C" fn(
     log_message: Option<LogMessage>,
 ) -> Inst;
 type SetTime = unsafe extern "C" fn(Inst, f64) -> Status;
+type GetCount = unsafe extern "C" fn(Inst, *mut usize) -> Status;
 type SetStates = unsafe extern "C" fn(Inst, *const f64, usize) -> Status;
 type GetArray = unsafe extern "C" fn(Inst, *mut f64, usize) -> Status;
 type UpdateDiscreteStates = unsafe extern "C" fn(
@@ -84,6 +85,8 @@ struct MeFns {
     get_continuous_states: GetArray,
     get_derivatives: GetArray,
     get_event_indicators: GetArray,
+    number_of_states: GetCount,
+    number_of_indicators: GetCount,
 }
 
 /// The Co-Simulation functions.
@@ -135,6 +138,8 @@ impl Api {
                     get_continuous_states: sym(&lib, "fmi3GetContinuousStates")?,
                     get_derivatives: sym(&lib, "fmi3GetContinuousStateDerivatives")?,
                     get_event_indicators: sym(&lib, "fmi3GetEventIndicators")?,
+                    number_of_states: sym(&lib, "fmi3GetNumberOfContinuousStates")?,
+                    number_of_indicators: sym(&lib, "fmi3GetNumberOfEventIndicators")?,
                 })
             }
         }
@@ -380,6 +385,19 @@ fn not_loaded(function: &'static str) -> CallError {
 }
 
 impl ModelExchange for Instance {
+    fn sizes(&mut self) -> Result<Option<(usize, usize)>, CallError> {
+        let f = "fmi3GetNumberOfContinuousStates";
+        let me = self.me(f)?;
+        let (mut nx, mut nz) = (0usize, 0usize);
+        // SAFETY: a live instance; the out-pointers point at locals.
+        let s = unsafe { (me.number_of_states)(self.ptr, &mut nx) };
+        self.check(f, s)?;
+        // SAFETY: as above.
+        let s = unsafe { (me.number_of_indicators)(self.ptr, &mut nz) };
+        self.check("fmi3GetNumberOfEventIndicators", s)?;
+        Ok(Some((nx, nz)))
+    }
+
     fn set_time(&mut self, t: f64) -> Result<(), CallError> {
         let f = "fmi3SetTime";
         let me = self.me(f)?;

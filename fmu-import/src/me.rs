@@ -41,6 +41,10 @@ pub struct EventInfo {
 /// One Model Exchange instance, driven by the block. After
 /// [`CoSim::exit_initialization`] the instance is in Event Mode.
 pub trait ModelExchange: CoSim {
+    /// The numbers of continuous states and event indicators as the FMU itself gives them
+    /// (`fmi3GetNumberOfContinuousStates`, `fmi3GetNumberOfEventIndicators`); `None` for
+    /// FMI 2.0, which has no such functions (the model description's counts hold).
+    fn sizes(&mut self) -> Result<Option<(usize, usize)>, CallError>;
     /// `fmi3SetTime`.
     fn set_time(&mut self, t: f64) -> Result<(), CallError>;
     /// `fmi3SetContinuousStates`.

@@ -95,20 +95,24 @@ pub fn build(p: &Params, param: &str, fmu: Unpacked) -> Result<Box<dyn Block>, P
     let io = Io::new(p, param, &fmu)?;
     let call = |e: CallError| call_error(p, param, &file, e);
     let d = &fmu.description;
-    let (nx, nz) = (d.n_states, d.n_indicators);
+    let mut inst = fmu
+        .library
+        .instantiate_me(&p.block, &d.instantiation_token, fmu.resources.as_deref())
+        .map_err(call)?;
+    // FMI 3.0: the FMU's own counts (an array variable holds several states); FMI 2.0:
+    // the description's.
+    let described = (d.n_states, d.n_indicators);
+    let (nx, nz) = inst.sizes().map_err(call)?.unwrap_or(described);
     let mut guard_names: Vec<String> = (0..nz)
         .map(|i| {
             d.indicators
                 .get(i)
+                .filter(|_| nz == d.indicators.len())
                 .and_then(|vr| d.variables.iter().find(|v| v.value_reference == *vr))
                 .map_or_else(|| format!("indicator{}", i + 1), |v| v.name.clone())
         })
         .collect();
     guard_names.push(ERROR_GUARD.to_string());
-    let inst = fmu
-        .library
-        .instantiate_me(&p.block, &d.instantiation_token, fmu.resources.as_deref())
-        .map_err(call)?;
     let st = State {
         inst,
         init: true,
