@@ -1,8 +1,10 @@
 //! The `Fmu` block: a drivelink model exported with `drivelink fmu` and imported back by
-//! an `Fmu` block reproduces the native run at the communication points and holds its
-//! outputs between them; an FMU whose step fails fails the run with the FMU's message;
-//! every broken FMU is refused with an error naming the block and the file (exit 2 from
-//! the CLI).
+//! an `Fmu` block as Co-Simulation (`"kind": "cs"`) reproduces the native run at the
+//! communication points and holds its outputs between them; imported as Model Exchange
+//! (the default for an FMU that offers it) it is integrated by the importing model's
+//! solver and reproduces the native run and its clutch lock; an FMU whose step fails fails
+//! the run with the FMU's message; every broken FMU is refused with an error naming the
+//! block and the file (exit 2 from the CLI).
 
 mod common;
 
@@ -28,6 +30,11 @@ fn export(model: &Path, dir: &Path) -> PathBuf {
 
 /// The same as FMI `version` (`--fmi 3` or `2`).
 fn export_fmi(model: &Path, dir: &Path, version: &str) -> PathBuf {
+    export_kind(model, dir, version, "both")
+}
+
+/// The same with `--kind KIND` (`both`, `me`, `cs`), written as `DIR/STEM_KIND_VERSION.fmu`.
+fn export_kind(model: &Path, dir: &Path, version: &str, kind: &str) -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_drivelink"));
     let lib = exe.with_file_name("libdrivelink_fmi.so");
     assert!(
@@ -36,7 +43,10 @@ fn export_fmi(model: &Path, dir: &Path, version: &str) -> PathBuf {
         lib.display()
     );
     let stem = model.file_stem().unwrap().to_str().unwrap();
-    let out = dir.join(format!("{stem}.fmu"));
+    let out = match kind {
+        "both" => dir.join(format!("{stem}.fmu")),
+        _ => dir.join(format!("{stem}_{kind}_{version}.fmu")),
+    };
     let o = drivelink()
         .args([
             "fmu",
@@ -45,6 +55,8 @@ fn export_fmi(model: &Path, dir: &Path, version: &str) -> PathBuf {
             out.to_str().unwrap(),
             "--fmi",
             version,
+            "--kind",
+            kind,
         ])
         .output()
         .unwrap();
@@ -121,7 +133,7 @@ fn exported_lag_imported_back_matches_the_native_run_at_every_communication_poin
     // A block name of its own: the test looks for its unpacked directory below.
     let v = import_netlist_as(
         "lagplant",
-        json!({ "fmu": fmu.to_str().unwrap(), "step": "10 ms" }),
+        json!({ "fmu": fmu.to_str().unwrap(), "kind": "cs", "step": "10 ms" }),
         &["lagplant.lag_y", "lagplant.step_y"],
         1.0,
         step / 2.0,
@@ -174,7 +186,7 @@ fn exported_clutch_lock_imported_back_locks_inside_a_step_as_the_native_run() {
     let step = 0.01;
     let v = import_netlist_as(
         "clutchplant",
-        json!({ "fmu": fmu.to_str().unwrap(), "step": step }),
+        json!({ "fmu": fmu.to_str().unwrap(), "kind": "cs", "step": step }),
         &[
             "clutchplant.clutch_w_rel",
             "clutchplant.clutch_tau",
@@ -237,7 +249,7 @@ fn exported_fmi2_fmus_imported_back_match_the_native_runs() {
         let log: Vec<&str> = ports.iter().map(String::as_str).collect();
         let v = import_netlist_as(
             "plant2",
-            json!({ "fmu": fmu.to_str().unwrap(), "step": step }),
+            json!({ "fmu": fmu.to_str().unwrap(), "kind": "cs", "step": step }),
             &log,
             stop,
             step,
@@ -263,7 +275,7 @@ fn an_fmu_parameter_given_in_the_netlist_changes_the_imported_run() {
     let fmu = export(&fixture("lag.json"), &dir);
     // tau = 250 ms given with a unit (the FMU's tau is in s).
     let v = import_netlist(
-        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.01, "parameters": { "tau": "250 ms" } }),
+        json!({ "fmu": fmu.to_str().unwrap(), "kind": "cs", "step": 0.01, "parameters": { "tau": "250 ms" } }),
         &["plant.lag_y"],
         0.5,
         0.01,
@@ -281,7 +293,7 @@ fn an_fmu_whose_step_fails_fails_the_run_with_the_fmu_message() {
     let dir = temp_dir("import_fail");
     let fmu = export(&fixture("divide_by_zero.json"), &dir);
     let v = import_netlist(
-        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1 }),
+        json!({ "fmu": fmu.to_str().unwrap(), "kind": "cs", "step": 0.1 }),
         &["plant.div_y"],
         1.0,
         0.1,
@@ -388,9 +400,20 @@ fn broken_fmus_are_refused_with_what_is_wrong() {
         "me.fmu",
         &write_zip(&[("modelDescription.xml", me.as_bytes(), false)]),
     );
-    let e = build_error(&me, json!({}));
+    let e = build_error(&me, json!({ "kind": "cs" }));
     assert!(
-        e.contains("offers no Co-Simulation (it offers: ModelExchange)"),
+        e.contains("offers no Co-Simulation (it offers: ModelExchange); kind \"cs\" needs it"),
+        "{e}"
+    );
+    let none = MD3.replace("<CoSimulation modelIdentifier=\"m\"/>", "");
+    let none = write(
+        &dir,
+        "none.fmu",
+        &write_zip(&[("modelDescription.xml", none.as_bytes(), false)]),
+    );
+    let e = build_error(&none, json!({}));
+    assert!(
+        e.contains("offers neither Model Exchange nor Co-Simulation (it offers: no interface)"),
         "{e}"
     );
 
@@ -434,8 +457,18 @@ fn parameters_the_fmu_does_not_have_are_refused() {
     assert!(e.contains("'lag.y' is an output of the FMU"), "{e}");
     let e = build_error(&fmu, json!({ "parameters": { "tau": "3 m" } }));
     assert!(e.contains("dimension"), "{e}");
-    let e = build_error_of(&fmu, json!({ "kind": "me" }));
-    assert!(e.contains("Model Exchange import is not supported"), "{e}");
+}
+
+#[test]
+fn a_co_simulation_fmu_imported_as_model_exchange_is_refused() {
+    let dir = temp_dir("import_errors_kind");
+    let fmu = export_kind(&fixture("lag.json"), &dir, "3", "cs");
+    let e = build_error(&fmu, json!({ "kind": "me" }));
+    assert!(
+        e.contains("parameter 'kind'")
+            && e.contains("offers no Model Exchange (it offers: CoSimulation)"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -475,5 +508,168 @@ fn the_block_catalogue_lists_fmu() {
     assert!(text.starts_with("Fmu [fmi]"), "{text}");
     for part in ["fmu", "step", "parameters", "Co-Simulation"] {
         assert!(text.contains(part), "{part}: {text}");
+    }
+}
+
+/// The instants of the events of `r` logged by `block` whose detail contains `what`.
+fn events_of(r: &SimResult, block: &str, what: &str) -> Vec<f64> {
+    r.events
+        .iter()
+        .filter(|e| e.block == block && e.detail.contains(what))
+        .map(|e| e.time)
+        .collect()
+}
+
+/// The largest difference between the imported and the native signal at the native
+/// run's output instants, relative to the native signal's range.
+fn worst_at_outputs(imp: &SimResult, port: &str, nat: &SimResult, var: &str) -> f64 {
+    let y = nat.get(var).unwrap();
+    let range = y.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        - y.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert!(range > 0.0, "{var} is constant");
+    let a = imp.get(port).unwrap();
+    assert_eq!(imp.time, nat.time, "{port}: the same output instants");
+    a.iter()
+        .zip(y)
+        .map(|(a, b)| (a - b).abs() / range)
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn the_clutch_lock_exported_as_model_exchange_locks_when_the_native_run_does() {
+    let dir = temp_dir("import_me_clutch");
+    let model = root().join("models/netlists/mech_clutch_lock.json");
+    let native = run_file(&model);
+    let lock: Vec<f64> = native
+        .events
+        .iter()
+        .filter(|e| e.block == "clutch" && e.kind == drivelink::core::EventTag::Lock)
+        .map(|e| e.time)
+        .collect();
+    assert_eq!(lock.len(), 1, "{lock:?}");
+    assert!(
+        (lock[0] - 4.0 / 3.0).abs() < 1e-6,
+        "native lock at {}",
+        lock[0]
+    );
+    let signals = ["clutch.w_rel", "clutch.tau", "J1.w", "J2.w"];
+    for version in ["3", "2"] {
+        let fmu = export_kind(&model, &dir, version, "me");
+        let ports: Vec<String> = signals
+            .iter()
+            .map(|s| format!("plant.{}", s.replace('.', "_")))
+            .collect();
+        let log: Vec<&str> = ports.iter().map(String::as_str).collect();
+        // The importing model's solver settings are the native run's (mech_clutch_lock's
+        // own: the defaults, 3 s); the FMU's states are integrated by that solver.
+        let mut v = import_netlist(json!({ "fmu": fmu.to_str().unwrap() }), &log, 3.0, 0.01);
+        v["solver"] = json!({ "stop_time": 3 });
+        let imported = compile(&v).unwrap().run();
+        assert_eq!(
+            imported.status,
+            RunStatus::Completed,
+            "FMI {version}: {}",
+            imported.message
+        );
+        // The lock is the FMU's event indicator of the clutch's slip crossing zero.
+        let crossings = events_of(&imported, "plant", "crossed zero");
+        assert!(
+            !crossings.is_empty(),
+            "FMI {version}: no event indicator crossed"
+        );
+        let first = crossings[0];
+        eprintln!(
+            "FMI {version}: ME import locks at {first} s, native {} s (difference {:.3e} s); {} steps, {} derivative evaluations, {} events",
+            lock[0],
+            (first - lock[0]).abs(),
+            imported.stats.steps,
+            imported.stats.rhs_evals,
+            imported.stats.events
+        );
+        assert!(
+            (first - lock[0]).abs() < 1e-6,
+            "FMI {version}: {crossings:?} vs the native lock at {}",
+            lock[0]
+        );
+        for (port, var) in ports.iter().zip(signals) {
+            if native.get(var).is_none() {
+                continue;
+            }
+            let worst = worst_at_outputs(&imported, port, &native, var);
+            eprintln!("FMI {version} ME {var}: worst difference {worst:.3e} of its range");
+            assert!(worst < 1e-6, "FMI {version}: {var} differs by {worst:e}");
+        }
+        // Locked after the event: no slip.
+        let w = imported.value_at("plant.clutch_w_rel", 2.0).unwrap();
+        assert!(w.abs() < 1e-9, "FMI {version}: w_rel at 2 s = {w}");
+    }
+}
+
+#[test]
+fn the_lag_exported_as_model_exchange_follows_the_importing_solver_s_tolerance() {
+    let dir = temp_dir("import_me_lag");
+    let model = fixture("lag.json");
+    let native = run_file(&model);
+    let fmu = export(&model, &dir);
+    // No kind: the FMU offers both interfaces and is imported as Model Exchange, so its
+    // accuracy is that of the importing model's solver: here the fixture's own settings.
+    let mut v = import_netlist(
+        json!({ "fmu": fmu.to_str().unwrap() }),
+        &["plant.lag_y", "plant.step_y"],
+        1.0,
+        0.01,
+    );
+    v["solver"] = solver_of(&model);
+    let r = compile(&v).unwrap().run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    let worst = worst_at_outputs(&r, "plant.lag_y", &native, "lag.y");
+    eprintln!("ME lag.y: worst difference from the native run {worst:.3e} of its range");
+    assert!(worst < 1e-9, "lag.y differs by {worst:e} of its range");
+    for k in 2..100 {
+        let t = k as f64 * 0.01;
+        let exact = 1.0 - (-(t - 0.0123) / 0.5).exp();
+        let got = r.value_at("plant.lag_y", t).unwrap();
+        assert!((got - exact).abs() < 1e-9, "t = {t}: {got} vs {exact}");
+    }
+    // The step at 12.3 ms is the FMU's time event: its output steps there, not at a
+    // communication point.
+    let step = r.get("plant.step_y").unwrap();
+    let at: Vec<f64> = r
+        .time
+        .iter()
+        .zip(step)
+        .filter(|(t, _)| **t == 0.0123)
+        .map(|(_, y)| *y)
+        .collect();
+    assert_eq!(at, [0.0, 1.0], "the pair of rows at the event instant");
+    for (t, y) in r.time.iter().zip(step).filter(|(t, _)| **t != 0.0123) {
+        assert_eq!(*y, if *t < 0.0123 { 0.0 } else { 1.0 }, "step.y at {t}");
+    }
+    assert_eq!(events_of(&r, "plant", "FMU time event"), [0.0123]);
+}
+
+/// The solver settings of a netlist file.
+fn solver_of(model: &Path) -> Value {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    v["solver"].clone()
+}
+
+#[test]
+fn a_model_exchange_fmu_that_fails_fails_the_run_at_that_instant() {
+    let dir = temp_dir("import_me_fail");
+    let fmu = export(&fixture("divide_by_zero.json"), &dir);
+    let v = import_netlist(
+        json!({ "fmu": fmu.to_str().unwrap() }),
+        &["plant.div_y"],
+        1.0,
+        0.1,
+    );
+    let r = compile(&v).unwrap().run();
+    assert_eq!(r.status, RunStatus::Failed, "{}", r.message);
+    eprintln!("{}", r.message);
+    // The division by zero at 0.55 s (a time event of the FMU) fails the run there.
+    assert!((r.end_time - 0.55).abs() < 1e-12, "{}", r.end_time);
+    for part in ["block 'plant' (Fmu)", "returned Error", "div.y"] {
+        assert!(r.message.contains(part), "{part}: {}", r.message);
     }
 }

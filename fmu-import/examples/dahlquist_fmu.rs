@@ -1,9 +1,12 @@
-//! A small Co-Simulation FMU that drivelink did not write, for the `Fmu` block's tests,
+//! A small FMU that drivelink did not write, for the `Fmu` block's tests,
 //! exporting both the FMI 3.0 and the FMI 2.0 functions (the tests pack the same library
 //! under `binaries/x86_64-linux/` with an FMI 3.0 description and under
 //! `binaries/linux64/` with an FMI 2.0 one): Dahlquist's test equation with an input, `dx/dt = −k·x + u`, stepped exactly
 //! (`u` is constant over a communication step:
 //! `x(t+h) = x·e^(−k·h) + u·(1 − e^(−k·h))/k`), with a direct-feedthrough output `y = 2·u`.
+//! The same model is also served as Model Exchange (`fmi3InstantiateModelExchange`, FMI
+//! 2.0 `fmi2Instantiate` as `fmi2ModelExchange`): one continuous state `x` with the
+//! derivative `−k·x + u`, no event indicators, no events.
 //!
 //! Built as a cdylib by `cargo test -p drivelink-fmu-import` (examples are built with the
 //! tests); the tests pack it into an FMU with its model description
@@ -307,8 +310,8 @@ pub unsafe extern "C" fn fmi2Instantiate(
             .to_string_lossy()
             .into_owned()
     });
-    if fmu_type != 1 {
-        // Only Co-Simulation (fmi2CoSimulation = 1) is offered.
+    if fmu_type != 0 && fmu_type != 1 {
+        // fmi2ModelExchange = 0, fmi2CoSimulation = 1.
         return std::ptr::null_mut();
     }
     let dir = uri.map(|u| u.strip_prefix("file://").unwrap_or(&u).to_string());
@@ -393,4 +396,216 @@ pub unsafe extern "C" fn fmi2SetReal(
 #[no_mangle]
 pub unsafe extern "C" fn fmi2DoStep(inst: *mut c_void, t: f64, h: f64, _no_prior: i32) -> Status {
     dq(inst).step(t, h)
+}
+
+// ---- Model Exchange (FMI 3.0, and FMI 2.0 through the same functions) ----
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3InstantiateModelExchange(
+    _name: *const c_char,
+    _token: *const c_char,
+    resource_path: *const c_char,
+    _visible: bool,
+    _logging_on: bool,
+    env: *mut c_void,
+    log: LogMessage,
+) -> *mut c_void {
+    let dir = (!resource_path.is_null())
+        .then(|| CStr::from_ptr(resource_path).to_string_lossy().into_owned());
+    match Dq::new(Log::V3(log, env), dir) {
+        Some(s) => Box::into_raw(s) as *mut c_void,
+        None => std::ptr::null_mut(),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3EnterEventMode(_inst: *mut c_void) -> Status {
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
+    _inst: *mut c_void,
+    needs_update: *mut bool,
+    terminate: *mut bool,
+    nominals_changed: *mut bool,
+    values_changed: *mut bool,
+    next_defined: *mut bool,
+    _next_time: *mut f64,
+) -> Status {
+    *needs_update = false;
+    *terminate = false;
+    *nominals_changed = false;
+    *values_changed = false;
+    *next_defined = false;
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3EnterContinuousTimeMode(_inst: *mut c_void) -> Status {
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetTime(inst: *mut c_void, t: f64) -> Status {
+    dq(inst).time = t;
+    OK
+}
+
+/// Check the state count `n` (one state).
+fn one_state(s: &Dq, n: usize) -> Status {
+    if n == 1 {
+        OK
+    } else {
+        s.error(&format!("{n} states, the model has 1"))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetContinuousStates(
+    inst: *mut c_void,
+    x: *const f64,
+    n: usize,
+) -> Status {
+    let s = dq(inst);
+    let st = one_state(s, n);
+    if st == OK {
+        s.x = *x;
+    }
+    st
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetContinuousStates(
+    inst: *mut c_void,
+    x: *mut f64,
+    n: usize,
+) -> Status {
+    let s = dq(inst);
+    let st = one_state(s, n);
+    if st == OK {
+        *x = s.x;
+    }
+    st
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(
+    inst: *mut c_void,
+    dx: *mut f64,
+    n: usize,
+) -> Status {
+    let s = dq(inst);
+    let st = one_state(s, n);
+    if st == OK {
+        *dx = -s.k * s.x + s.u;
+    }
+    st
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetEventIndicators(
+    inst: *mut c_void,
+    _z: *mut f64,
+    n: usize,
+) -> Status {
+    if n == 0 {
+        OK
+    } else {
+        dq(inst).error(&format!(
+            "{n} event indicators asked for, the model has none"
+        ))
+    }
+}
+
+/// `fmi2EventInfo`.
+#[repr(C)]
+pub struct EventInfo2 {
+    new_discrete_states_needed: i32,
+    terminate_simulation: i32,
+    nominals_changed: i32,
+    values_changed: i32,
+    next_event_time_defined: i32,
+    next_event_time: f64,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2EnterEventMode(_inst: *mut c_void) -> Status {
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2NewDiscreteStates(
+    _inst: *mut c_void,
+    info: *mut EventInfo2,
+) -> Status {
+    *info = EventInfo2 {
+        new_discrete_states_needed: 0,
+        terminate_simulation: 0,
+        nominals_changed: 0,
+        values_changed: 0,
+        next_event_time_defined: 0,
+        next_event_time: 0.0,
+    };
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(_inst: *mut c_void) -> Status {
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2SetTime(inst: *mut c_void, t: f64) -> Status {
+    fmi3SetTime(inst, t)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2SetContinuousStates(
+    inst: *mut c_void,
+    x: *const f64,
+    n: usize,
+) -> Status {
+    fmi3SetContinuousStates(inst, x, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetContinuousStates(
+    inst: *mut c_void,
+    x: *mut f64,
+    n: usize,
+) -> Status {
+    fmi3GetContinuousStates(inst, x, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetDerivatives(inst: *mut c_void, dx: *mut f64, n: usize) -> Status {
+    fmi3GetContinuousStateDerivatives(inst, dx, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetEventIndicators(
+    inst: *mut c_void,
+    z: *mut f64,
+    n: usize,
+) -> Status {
+    fmi3GetEventIndicators(inst, z, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(
+    _inst: *mut c_void,
+    n: *mut usize,
+) -> Status {
+    *n = 1;
+    OK
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(
+    _inst: *mut c_void,
+    n: *mut usize,
+) -> Status {
+    *n = 0;
+    OK
 }

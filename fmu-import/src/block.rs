@@ -1,5 +1,6 @@
 //! The `Fmu` block: one FMI 3.0 or 2.0 Co-Simulation instance stepped at communication
-//! points.
+//! points (a Model Exchange import is built by [`crate::me_block`]; both share the ports,
+//! units and parameters of this module).
 //!
 //! Ports: every scalar `Float64` variable of causality `input` is a signal input and of
 //! causality `output` a signal output, in the order of the model description, named after
@@ -32,40 +33,116 @@ use serde_json::Value;
 
 use crate::cosim::{CallError, CoSim, Phase};
 use crate::description::{Causality, Description, Variable};
-use crate::{FmuError, Unpacked};
+use crate::{FmuError, Kind, Unpacked};
 
 /// One port of the block: an FMU variable and the conversion of its values to SI
 /// (`si = factor·value + offset`).
 #[derive(Debug, Clone)]
-struct Port {
-    name: String,
-    vr: u32,
+pub(crate) struct Port {
+    pub(crate) name: String,
+    pub(crate) vr: u32,
     factor: f64,
     offset: f64,
     unit: Option<&'static str>,
-    start: Option<f64>,
+    pub(crate) start: Option<f64>,
 }
 
 impl Port {
-    fn fmu_to_si(&self, v: f64) -> f64 {
+    pub(crate) fn fmu_to_si(&self, v: f64) -> f64 {
         self.factor * v + self.offset
     }
-    fn si_to_fmu(&self, si: f64) -> f64 {
+    pub(crate) fn si_to_fmu(&self, si: f64) -> f64 {
         (si - self.offset) / self.factor
     }
+}
+
+/// The ports and parameter values of an `Fmu` block, whatever the interface.
+pub(crate) struct Io {
+    pub(crate) inputs: Vec<Port>,
+    pub(crate) outputs: Vec<Port>,
+    pub(crate) in_vrs: Vec<u32>,
+    pub(crate) out_vrs: Vec<u32>,
+    /// Per input: whether an output depends on it directly.
+    pub(crate) feed: Vec<bool>,
+    /// Parameter value references and values (in the FMU's units).
+    pub(crate) params: (Vec<u32>, Vec<f64>),
+}
+
+impl Io {
+    /// Read the ports of `fmu` and the `parameters` of `p` (`param`: the parameter naming
+    /// the file, for errors).
+    pub(crate) fn new(p: &Params, param: &str, fmu: &Unpacked) -> Result<Io, ParamError> {
+        let params = match p.has("parameters") {
+            true => parameter_values(fmu, &p.json("parameters")?)
+                .map_err(|m| p.invalid("parameters", m))?,
+            false => (Vec::new(), Vec::new()),
+        };
+        let inputs = ports_of(&fmu.description, Causality::Input);
+        let outputs = ports_of(&fmu.description, Causality::Output);
+        let all: Vec<&Port> = inputs.iter().chain(&outputs).collect();
+        check_names(fmu, &all).map_err(|e| p.invalid(param, e.to_string()))?;
+        let deps = &fmu.description.output_deps;
+        let feed = inputs
+            .iter()
+            .map(|i| {
+                outputs.iter().any(|o| match deps.get(&o.vr) {
+                    Some(Some(list)) => list.contains(&i.vr),
+                    _ => true,
+                })
+            })
+            .collect();
+        Ok(Io {
+            in_vrs: inputs.iter().map(|q| q.vr).collect(),
+            out_vrs: outputs.iter().map(|q| q.vr).collect(),
+            inputs,
+            outputs,
+            feed,
+            params,
+        })
+    }
+
+    /// The input start values (FMU units; 0 without one).
+    pub(crate) fn input_starts(&self) -> Vec<f64> {
+        self.inputs.iter().map(|q| q.start.unwrap_or(0.0)).collect()
+    }
+
+    /// The block's port declarations: the inputs, then the outputs.
+    pub(crate) fn decls(&self) -> Vec<PortDecl> {
+        let mut v = Vec::with_capacity(self.inputs.len() + self.outputs.len());
+        for p in &self.inputs {
+            let mut d = match p.start {
+                Some(s) => PortDecl::optional_input(p.name.clone(), p.fmu_to_si(s)),
+                None => PortDecl::input(p.name.clone()),
+            };
+            d.unit = p.unit;
+            v.push(d);
+        }
+        for p in &self.outputs {
+            let mut d = PortDecl::output(p.name.clone());
+            d.unit = p.unit;
+            v.push(d);
+        }
+        v
+    }
+}
+
+/// The build error of a failed call while building: on parameter `param` (the file's),
+/// naming the file.
+pub(crate) fn call_error(p: &Params, param: &str, file: &str, e: CallError) -> ParamError {
+    p.invalid(
+        param,
+        FmuError::Call {
+            file: file.to_string(),
+            call: e.to_string(),
+        }
+        .to_string(),
+    )
 }
 
 /// The `Fmu` block (see the module docs).
 pub struct FmuBlock {
     step: f64,
-    inputs: Vec<Port>,
-    outputs: Vec<Port>,
-    in_vrs: Vec<u32>,
-    out_vrs: Vec<u32>,
-    /// Per input: whether an output depends on it directly.
-    feed: Vec<bool>,
-    /// Parameter value references and values (in the FMU's units).
-    params: (Vec<u32>, Vec<f64>),
+    io: Io,
     /// The inputs last set (FMU units) and a scratch buffer.
     u: Vec<f64>,
     u_new: Vec<f64>,
@@ -265,14 +342,33 @@ pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         (false, true) => ("path", p.path("path")?.display().to_string()),
         (false, false) => return Err(p.invalid("fmu", "is required: the path of the .fmu file")),
     };
-    if p.has("kind") && p.text("kind")? == "me" {
-        return Err(p.invalid(
-            "kind",
-            "me: Model Exchange import is not supported yet; use kind \"cs\" (Co-Simulation)",
-        ));
+    let kind = match p.has("kind") {
+        true => Some(match p.text("kind")? {
+            "me" => Kind::ModelExchange,
+            _ => Kind::CoSimulation,
+        }),
+        false => None,
+    };
+    let fmu = crate::open(Path::new(&file), &file, &p.block, kind).map_err(|e| {
+        let on = match e {
+            FmuError::NoModelExchange { .. } | FmuError::NoCoSimulation { .. }
+                if kind.is_some() =>
+            {
+                "kind"
+            }
+            _ => param,
+        };
+        p.invalid(on, e.to_string())
+    })?;
+    match fmu.kind {
+        Kind::ModelExchange => crate::me_block::build(p, param, fmu),
+        Kind::CoSimulation => build_cs(p, param, fmu),
     }
-    let fmu = crate::open(Path::new(&file), &file, &p.block)
-        .map_err(|e| p.invalid(param, e.to_string()))?;
+}
+
+/// Build the Co-Simulation block of the unpacked `fmu`.
+fn build_cs(p: &Params, param: &str, fmu: Unpacked) -> Result<Box<dyn Block>, ParamError> {
+    let file = fmu.file.clone();
     let step = match p.opt_num("step")? {
         Some(s) => s,
         None => fmu.description.default_step.ok_or_else(|| {
@@ -285,52 +381,20 @@ pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     if !(step > 0.0 && step.is_finite()) {
         return Err(p.invalid("step", format!("must be finite and > 0, got {step}")));
     }
-    let params = match p.has("parameters") {
-        true => parameter_values(&fmu, &p.json("parameters")?)
-            .map_err(|m| p.invalid("parameters", m))?,
-        false => (Vec::new(), Vec::new()),
-    };
-    let inputs = ports_of(&fmu.description, Causality::Input);
-    let outputs = ports_of(&fmu.description, Causality::Output);
-    let all: Vec<&Port> = inputs.iter().chain(&outputs).collect();
-    check_names(&fmu, &all).map_err(|e| p.invalid(param, e.to_string()))?;
-    let call = |e: CallError| {
-        p.invalid(
-            param,
-            FmuError::Call {
-                file: file.clone(),
-                call: e.to_string(),
-            }
-            .to_string(),
-        )
-    };
+    let io = Io::new(p, param, &fmu)?;
+    let call = |e: CallError| call_error(p, param, &file, e);
     let token = fmu.description.instantiation_token.clone();
     let inst = fmu
         .library
         .instantiate(&p.block, &token, fmu.resources.as_deref())
         .map_err(call)?;
-    let deps = &fmu.description.output_deps;
-    let feed = inputs
-        .iter()
-        .map(|i| {
-            outputs.iter().any(|o| match deps.get(&o.vr) {
-                Some(Some(list)) => list.contains(&i.vr),
-                _ => true,
-            })
-        })
-        .collect();
     let mut b = FmuBlock {
         step,
-        in_vrs: inputs.iter().map(|q| q.vr).collect(),
-        out_vrs: outputs.iter().map(|q| q.vr).collect(),
-        u: inputs.iter().map(|q| q.start.unwrap_or(0.0)).collect(),
-        u_new: vec![0.0; inputs.len()],
-        y: vec![0.0; outputs.len()],
-        y_raw: vec![0.0; outputs.len()],
-        inputs,
-        outputs,
-        feed,
-        params,
+        u: io.input_starts(),
+        u_new: vec![0.0; io.inputs.len()],
+        y: vec![0.0; io.outputs.len()],
+        y_raw: vec![0.0; io.outputs.len()],
+        io,
         t0: 0.0,
         last_t: 0.0,
         hit_t: f64::NAN,
@@ -342,7 +406,7 @@ pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     // Initialise once at t = 0 with the start values: parameter values the FMU refuses
     // are errors of the netlist, found before any run.
     b.initialise(0.0).map_err(call)?;
-    b.inst.set(&b.in_vrs, &b.u).map_err(call)?;
+    b.inst.set(&b.io.in_vrs, &b.u).map_err(call)?;
     b.inst.exit_initialization().map_err(call)?;
     Ok(Box::new(b))
 }
@@ -353,7 +417,7 @@ impl FmuBlock {
         if self.inst.phase() != Phase::Instantiated {
             self.inst.reset()?;
         }
-        self.inst.set(&self.params.0, &self.params.1)?;
+        self.inst.set(&self.io.params.0, &self.io.params.1)?;
         self.inst.enter_initialization(t0)
     }
 
@@ -377,7 +441,7 @@ impl FmuBlock {
     /// Sample the inputs (into `u_new`, FMU units); true if they differ from those set.
     fn sample_inputs(&mut self, cx: &EventCx) -> bool {
         let mut changed = false;
-        for (i, p) in self.inputs.iter().enumerate() {
+        for (i, p) in self.io.inputs.iter().enumerate() {
             let v = p.si_to_fmu(cx.u(i));
             changed |= !same(v, self.u[i]);
             self.u_new[i] = v;
@@ -389,13 +453,13 @@ impl FmuBlock {
     /// true if an output changed.
     fn exchange(&mut self, exit_init: bool) -> Result<bool, CallError> {
         self.u.copy_from_slice(&self.u_new);
-        self.inst.set(&self.in_vrs, &self.u)?;
+        self.inst.set(&self.io.in_vrs, &self.u)?;
         if exit_init {
             self.inst.exit_initialization()?;
         }
-        self.inst.get(&self.out_vrs, &mut self.y_raw)?;
+        self.inst.get(&self.io.out_vrs, &mut self.y_raw)?;
         let mut changed = false;
-        for ((y, &raw), p) in self.y.iter_mut().zip(&self.y_raw).zip(&self.outputs) {
+        for ((y, &raw), p) in self.y.iter_mut().zip(&self.y_raw).zip(&self.io.outputs) {
             let v = p.fmu_to_si(raw);
             changed |= !same(*y, v);
             *y = v;
@@ -432,24 +496,10 @@ impl Block for FmuBlock {
         true
     }
     fn ports(&self) -> Vec<PortDecl> {
-        let mut v = Vec::with_capacity(self.inputs.len() + self.outputs.len());
-        for p in &self.inputs {
-            let mut d = match p.start {
-                Some(s) => PortDecl::optional_input(p.name.clone(), p.fmu_to_si(s)),
-                None => PortDecl::input(p.name.clone()),
-            };
-            d.unit = p.unit;
-            v.push(d);
-        }
-        for p in &self.outputs {
-            let mut d = PortDecl::output(p.name.clone());
-            d.unit = p.unit;
-            v.push(d);
-        }
-        v
+        self.io.decls()
     }
     fn feedthrough(&self, input: usize) -> bool {
-        self.feed.get(input).copied().unwrap_or(true)
+        self.io.feed.get(input).copied().unwrap_or(true)
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[..self.y.len()].copy_from_slice(&self.y);
@@ -467,9 +517,7 @@ impl Block for FmuBlock {
         self.first = true;
         self.failed = None;
         self.y.fill(0.0);
-        for (u, p) in self.u.iter_mut().zip(&self.inputs) {
-            *u = p.start.unwrap_or(0.0);
-        }
+        self.u = self.io.input_starts();
         if self.inst.phase() == Phase::Fatal {
             let e = CallError {
                 function: "(an earlier call)",

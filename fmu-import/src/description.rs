@@ -1,6 +1,7 @@
 //! What drivelink reads of an FMU's `modelDescription.xml` (FMI 3.0 or 2.0): the FMI
-//! version, the Co-Simulation interface, the unit definitions and the variables, with the
-//! output dependencies of the model structure. FMI 2.0's `Real` variables are read as
+//! version, the Co-Simulation and Model Exchange interfaces, the unit definitions and the
+//! variables, with the output dependencies, the continuous states and the event
+//! indicators of the model structure. FMI 2.0's `Real` variables are read as
 //! `Float64`, its `guid` as the instantiation token and its `ModelStructure` indices as
 //! value references.
 
@@ -78,6 +79,16 @@ pub struct Description {
     pub instantiation_token: String,
     /// The Co-Simulation `modelIdentifier`, if the FMU offers Co-Simulation.
     pub cs_identifier: Option<String>,
+    /// The Model Exchange `modelIdentifier`, if the FMU offers Model Exchange.
+    pub me_identifier: Option<String>,
+    /// The number of continuous states: the `ContinuousStateDerivative` elements (FMI
+    /// 2.0: the `Derivatives` unknowns) of the model structure.
+    pub n_states: usize,
+    /// The event indicators: FMI 3.0's `EventIndicator` value references; FMI 2.0 has
+    /// none to give (see [`Description::n_indicators`]).
+    pub indicators: Vec<u32>,
+    /// The number of event indicators (FMI 2.0: `numberOfEventIndicators`).
+    pub n_indicators: usize,
     /// The interfaces offered (`ModelExchange`, `CoSimulation`, `ScheduledExecution`).
     pub interfaces: Vec<String>,
     /// `DefaultExperiment stepSize`.
@@ -129,6 +140,10 @@ pub fn parse(xml: &str) -> Result<Description, String> {
         model_name: root.attribute("modelName").unwrap_or("").to_string(),
         instantiation_token: root.attribute(token).unwrap_or("").to_string(),
         cs_identifier: None,
+        me_identifier: None,
+        n_states: 0,
+        indicators: Vec::new(),
+        n_indicators: 0,
         interfaces: Vec::new(),
         default_step: None,
         units: BTreeMap::new(),
@@ -139,18 +154,53 @@ pub fn parse(xml: &str) -> Result<Description, String> {
         match n.tag_name().name() {
             k @ ("ModelExchange" | "CoSimulation" | "ScheduledExecution") => {
                 d.interfaces.push(k.to_string());
-                if k == "CoSimulation" {
-                    d.cs_identifier = n.attribute("modelIdentifier").map(str::to_string);
+                let id = n.attribute("modelIdentifier").map(str::to_string);
+                match k {
+                    "CoSimulation" => d.cs_identifier = id,
+                    "ModelExchange" => d.me_identifier = id,
+                    _ => {}
                 }
             }
             "DefaultExperiment" => d.default_step = attr_f64(n, "stepSize")?,
             "UnitDefinitions" => parse_units(n, &mut d.units)?,
             "ModelVariables" if v2 => parse_variables2(n, &mut d.variables)?,
             "ModelVariables" => parse_variables(n, &mut d.variables)?,
-            "ModelStructure" if v2 => parse_structure2(n, &d.variables, &mut d.output_deps)?,
-            "ModelStructure" => parse_structure(n, &mut d.output_deps)?,
+            "ModelStructure" if v2 => {
+                parse_structure2(n, &d.variables, &mut d.output_deps)?;
+                d.n_states = n
+                    .children()
+                    .filter(|c| c.has_tag_name("Derivatives"))
+                    .flat_map(|c| c.children().filter(|u| u.has_tag_name("Unknown")))
+                    .count();
+            }
+            "ModelStructure" => {
+                parse_structure(n, &mut d.output_deps)?;
+                d.n_states = n
+                    .children()
+                    .filter(|c| c.has_tag_name("ContinuousStateDerivative"))
+                    .count();
+                d.indicators = n
+                    .children()
+                    .filter(|c| c.has_tag_name("EventIndicator"))
+                    .map(|c| {
+                        c.attribute("valueReference")
+                            .and_then(|s| s.trim().parse::<u32>().ok())
+                            .ok_or("an <EventIndicator> of <ModelStructure> has no valid valueReference")
+                    })
+                    .collect::<Result<_, _>>()?;
+                d.n_indicators = d.indicators.len();
+            }
             _ => {}
         }
+    }
+    if v2 {
+        d.n_indicators = match root.attribute("numberOfEventIndicators") {
+            None => 0,
+            Some(s) => s
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| format!("numberOfEventIndicators=\"{s}\" is not a count"))?,
+        };
     }
     Ok(d)
 }
@@ -375,6 +425,45 @@ mod tests {
         assert_eq!(d.variables[1].type_name, "Integer");
         assert_eq!(d.output_deps[&8], None);
         assert_eq!(d.output_deps[&9], Some(vec![7]));
+    }
+
+    #[test]
+    fn model_exchange_states_and_indicators_are_read() {
+        let xml = r#"<fmiModelDescription fmiVersion="3.0" modelName="b" instantiationToken="{b}">
+  <ModelExchange modelIdentifier="ball_me"/>
+  <ModelVariables>
+    <Float64 name="h" valueReference="1" causality="output"/>
+    <Float64 name="der(h)" valueReference="2" derivative="1"/>
+    <Float64 name="v" valueReference="3"/>
+    <Float64 name="der(v)" valueReference="4" derivative="3"/>
+  </ModelVariables>
+  <ModelStructure>
+    <Output valueReference="1"/>
+    <ContinuousStateDerivative valueReference="2"/>
+    <ContinuousStateDerivative valueReference="4"/>
+    <EventIndicator valueReference="1"/>
+  </ModelStructure>
+</fmiModelDescription>"#;
+        let d = parse(xml).unwrap();
+        assert_eq!(
+            (d.me_identifier.as_deref(), d.cs_identifier.as_deref()),
+            (Some("ball_me"), None)
+        );
+        assert_eq!((d.n_states, d.n_indicators), (2, 1));
+        assert_eq!(d.indicators, [1]);
+        let xml2 = r#"<fmiModelDescription fmiVersion="2.0" modelName="b" guid="{b}" numberOfEventIndicators="3">
+  <ModelExchange modelIdentifier="b2"/>
+  <ModelVariables>
+    <ScalarVariable name="x" valueReference="0"><Real/></ScalarVariable>
+    <ScalarVariable name="der(x)" valueReference="1"><Real derivative="1"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Derivatives><Unknown index="2"/></Derivatives></ModelStructure>
+</fmiModelDescription>"#;
+        let d = parse(xml2).unwrap();
+        assert_eq!(d.me_identifier.as_deref(), Some("b2"));
+        assert_eq!((d.n_states, d.n_indicators), (1, 3));
+        let bad = xml2.replace("\"3\"", "\"three\"");
+        assert!(parse(&bad).unwrap_err().contains("numberOfEventIndicators"));
     }
 
     #[test]

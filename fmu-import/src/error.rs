@@ -18,8 +18,13 @@ pub enum FmuError {
     BadDescription { file: String, reason: String },
     #[error("'{file}' is an FMI {version} FMU; the Fmu block imports FMI 3.0 and 2.0 (supported versions: 3.0, 2.0)")]
     Version { file: String, version: String },
-    #[error("'{file}' offers no Co-Simulation (it offers: {offered}); the Fmu block imports Co-Simulation FMUs only")]
+    #[error("'{file}' offers no Co-Simulation (it offers: {offered}); kind \"cs\" needs it")]
     NoCoSimulation { file: String, offered: String },
+    #[error("'{file}' offers no Model Exchange (it offers: {offered}); kind \"me\" needs it: import it with kind \"cs\"")]
+    NoModelExchange { file: String, offered: String },
+    #[error("'{file}' offers neither Model Exchange nor Co-Simulation (it offers: {offered})")]
+    NoInterface { file: String, offered: String },
+
     #[error("'{file}' has no binary for this platform: {expected} is not in the archive (its binaries: {found})")]
     NoBinary {
         file: String,

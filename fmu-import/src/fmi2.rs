@@ -1,6 +1,7 @@
-//! The FMI 2.0 Co-Simulation functions drivelink calls, declared by hand from the
-//! standard's `fmi2FunctionTypes.h` (`fmi2Boolean` is a C `int`, `fmi2Real` a `double`),
-//! and an [`Instance`] with the same behaviour as the FMI 3.0 one ([`CoSim`]).
+//! The FMI 2.0 Co-Simulation and Model Exchange functions drivelink calls, declared by
+//! hand from the standard's `fmi2FunctionTypes.h` (`fmi2Boolean` is a C `int`, `fmi2Real`
+//! a `double`), and an [`Instance`] with the same behaviour as the FMI 3.0 one ([`CoSim`],
+//! [`ModelExchange`]).
 //!
 //! The logger of FMI 2.0 is variadic (`printf`-style), which stable Rust cannot define.
 //! On x86-64 Unix it is received through a function with the fixed arguments followed by
@@ -17,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::cosim::{check, CallError, CoSim, LogBuf, Phase};
+use crate::me::{EventInfo, Kind, ModelExchange};
 
 type Status = i32;
 type Boolean = i32;
@@ -52,9 +54,39 @@ type Simple = unsafe extern "C" fn(Comp) -> Status;
 type GetReal = unsafe extern "C" fn(Comp, *const u32, usize, *mut f64) -> Status;
 type SetReal = unsafe extern "C" fn(Comp, *const u32, usize, *const f64) -> Status;
 type DoStep = unsafe extern "C" fn(Comp, f64, f64, Boolean) -> Status;
+type SetTime = unsafe extern "C" fn(Comp, f64) -> Status;
+type SetStates = unsafe extern "C" fn(Comp, *const f64, usize) -> Status;
+type GetArray = unsafe extern "C" fn(Comp, *mut f64, usize) -> Status;
+type NewDiscreteStates = unsafe extern "C" fn(Comp, *mut EventInfo2) -> Status;
 
-/// `fmi2CoSimulation` of `fmi2Type`.
+/// `fmi2EventInfo`.
+#[repr(C)]
+#[derive(Default)]
+struct EventInfo2 {
+    new_discrete_states_needed: Boolean,
+    terminate_simulation: Boolean,
+    nominals_of_continuous_states_changed: Boolean,
+    values_of_continuous_states_changed: Boolean,
+    next_event_time_defined: Boolean,
+    next_event_time: f64,
+}
+
+/// `fmi2ModelExchange` and `fmi2CoSimulation` of `fmi2Type`.
+const MODEL_EXCHANGE: i32 = 0;
 const CO_SIMULATION: i32 = 1;
+
+/// The Model Exchange functions.
+#[derive(Clone, Copy)]
+struct MeFns {
+    enter_event_mode: Simple,
+    new_discrete_states: NewDiscreteStates,
+    enter_continuous_time_mode: Simple,
+    set_time: SetTime,
+    set_continuous_states: SetStates,
+    get_continuous_states: GetArray,
+    get_derivatives: GetArray,
+    get_event_indicators: GetArray,
+}
 
 /// The FMU's library and the functions drivelink calls (valid while this value lives).
 pub struct Api {
@@ -67,18 +99,41 @@ pub struct Api {
     reset: Simple,
     get_real: GetReal,
     set_real: SetReal,
-    do_step: DoStep,
+    /// Loaded for Co-Simulation.
+    do_step: Option<DoStep>,
+    /// Loaded for Model Exchange.
+    me: Option<MeFns>,
+    kind: Kind,
     _lib: libloading::Library,
 }
 
 impl Api {
-    /// Load the shared library at `path` and look up the functions.
-    pub fn load(path: &Path) -> Result<Api, String> {
+    /// Load the shared library at `path` and look up the functions of interface `kind`.
+    pub fn load(path: &Path, kind: Kind) -> Result<Api, String> {
         // SAFETY: loading an FMU's library runs its initialisers (importing an FMU is
         // running its code).
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
         use crate::cosim::symbol as sym;
+        let (mut do_step, mut me) = (None, None);
+        match kind {
+            Kind::CoSimulation => do_step = Some(sym(&lib, "fmi2DoStep")?),
+            Kind::ModelExchange => {
+                me = Some(MeFns {
+                    enter_event_mode: sym(&lib, "fmi2EnterEventMode")?,
+                    new_discrete_states: sym(&lib, "fmi2NewDiscreteStates")?,
+                    enter_continuous_time_mode: sym(&lib, "fmi2EnterContinuousTimeMode")?,
+                    set_time: sym(&lib, "fmi2SetTime")?,
+                    set_continuous_states: sym(&lib, "fmi2SetContinuousStates")?,
+                    get_continuous_states: sym(&lib, "fmi2GetContinuousStates")?,
+                    get_derivatives: sym(&lib, "fmi2GetDerivatives")?,
+                    get_event_indicators: sym(&lib, "fmi2GetEventIndicators")?,
+                })
+            }
+        }
         Ok(Api {
+            do_step,
+            me,
+            kind,
             instantiate: sym(&lib, "fmi2Instantiate")?,
             free_instance: sym(&lib, "fmi2FreeInstance")?,
             setup_experiment: sym(&lib, "fmi2SetupExperiment")?,
@@ -88,7 +143,6 @@ impl Api {
             reset: sym(&lib, "fmi2Reset")?,
             get_real: sym(&lib, "fmi2GetReal")?,
             set_real: sym(&lib, "fmi2SetReal")?,
-            do_step: sym(&lib, "fmi2DoStep")?,
             _lib: lib,
         })
     }
@@ -155,7 +209,7 @@ unsafe extern "C" fn logger(
     }
 }
 
-/// One FMI 2.0 Co-Simulation instance (freed when dropped).
+/// One FMI 2.0 instance, Co-Simulation or Model Exchange (freed when dropped).
 pub struct Instance {
     api: Arc<Api>,
     ptr: Comp,
@@ -172,8 +226,8 @@ unsafe impl Send for Instance {}
 unsafe impl Sync for Instance {}
 
 impl Instance {
-    /// `fmi2Instantiate` as Co-Simulation; `resources` becomes the `file://` URI of the
-    /// resource location.
+    /// `fmi2Instantiate` as Co-Simulation or Model Exchange (the interface the library
+    /// was loaded for); `resources` becomes the `file://` URI of the resource location.
     pub fn new(
         api: Arc<Api>,
         name: &str,
@@ -195,7 +249,10 @@ impl Instance {
         let ptr = unsafe {
             (api.instantiate)(
                 cname.as_ptr(),
-                CO_SIMULATION,
+                match api.kind {
+                    Kind::CoSimulation => CO_SIMULATION,
+                    Kind::ModelExchange => MODEL_EXCHANGE,
+                },
                 cguid.as_ptr(),
                 uri.as_ref().map_or(std::ptr::null(), |u| u.as_ptr()),
                 &*callbacks,
@@ -221,6 +278,97 @@ impl Instance {
 
     fn check(&mut self, function: &'static str, s: Status) -> Result<(), CallError> {
         check(&mut self.phase, &self.log, function, s)
+    }
+
+    /// The Model Exchange functions (an instance of a library loaded for them).
+    fn me(&self, function: &'static str) -> Result<MeFns, CallError> {
+        self.api.me.ok_or_else(|| not_loaded(function))
+    }
+}
+
+/// The error of a function of the interface the library was not loaded for.
+fn not_loaded(function: &'static str) -> CallError {
+    CallError {
+        function,
+        status: "Error",
+        messages: vec!["the FMU's library was loaded for the other interface".into()],
+    }
+}
+
+impl ModelExchange for Instance {
+    fn sizes(&mut self) -> Result<Option<(usize, usize)>, CallError> {
+        Ok(None)
+    }
+
+    fn set_time(&mut self, t: f64) -> Result<(), CallError> {
+        let f = "fmi2SetTime";
+        let me = self.me(f)?;
+        // SAFETY: a live instance (the block never calls a fatal one).
+        let s = unsafe { (me.set_time)(self.ptr, t) };
+        self.check(f, s)
+    }
+
+    fn set_states(&mut self, x: &[f64]) -> Result<(), CallError> {
+        let f = "fmi2SetContinuousStates";
+        let me = self.me(f)?;
+        // SAFETY: as above; `x` holds `x.len()` values.
+        let s = unsafe { (me.set_continuous_states)(self.ptr, x.as_ptr(), x.len()) };
+        self.check(f, s)
+    }
+
+    fn get_states(&mut self, x: &mut [f64]) -> Result<(), CallError> {
+        let f = "fmi2GetContinuousStates";
+        let me = self.me(f)?;
+        // SAFETY: as above.
+        let s = unsafe { (me.get_continuous_states)(self.ptr, x.as_mut_ptr(), x.len()) };
+        self.check(f, s)
+    }
+
+    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), CallError> {
+        let f = "fmi2GetDerivatives";
+        let me = self.me(f)?;
+        // SAFETY: as above.
+        let s = unsafe { (me.get_derivatives)(self.ptr, dx.as_mut_ptr(), dx.len()) };
+        self.check(f, s)
+    }
+
+    fn get_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
+        let f = "fmi2GetEventIndicators";
+        let me = self.me(f)?;
+        // SAFETY: as above.
+        let s = unsafe { (me.get_event_indicators)(self.ptr, z.as_mut_ptr(), z.len()) };
+        self.check(f, s)
+    }
+
+    fn enter_event_mode(&mut self) -> Result<(), CallError> {
+        let f = "fmi2EnterEventMode";
+        let me = self.me(f)?;
+        // SAFETY: as above.
+        let s = unsafe { (me.enter_event_mode)(self.ptr) };
+        self.check(f, s)
+    }
+
+    fn update_discrete_states(&mut self) -> Result<EventInfo, CallError> {
+        let f = "fmi2NewDiscreteStates";
+        let me = self.me(f)?;
+        let mut info = EventInfo2::default();
+        // SAFETY: as above; `info` is a local `fmi2EventInfo`.
+        let s = unsafe { (me.new_discrete_states)(self.ptr, &mut info) };
+        self.check(f, s)?;
+        Ok(EventInfo {
+            needs_update: info.new_discrete_states_needed != 0,
+            terminate: info.terminate_simulation != 0,
+            states_changed: info.values_of_continuous_states_changed != 0,
+            next_time: (info.next_event_time_defined != 0).then_some(info.next_event_time),
+        })
+    }
+
+    fn enter_continuous_time_mode(&mut self) -> Result<(), CallError> {
+        let f = "fmi2EnterContinuousTimeMode";
+        let me = self.me(f)?;
+        // SAFETY: as above.
+        let s = unsafe { (me.enter_continuous_time_mode)(self.ptr) };
+        self.check(f, s)
     }
 }
 
@@ -284,8 +432,9 @@ impl CoSim for Instance {
 
     /// `fmi2DoStep`; FMI 2.0 has no terminate flag, so this never asks to stop.
     fn do_step(&mut self, t: f64, h: f64) -> Result<bool, CallError> {
+        let do_step = self.api.do_step.ok_or_else(|| not_loaded("fmi2DoStep"))?;
         // SAFETY: as above.
-        let s = unsafe { (self.api.do_step)(self.ptr, t, h, 1) };
+        let s = unsafe { do_step(self.ptr, t, h, 1) };
         self.check("fmi2DoStep", s)?;
         Ok(false)
     }

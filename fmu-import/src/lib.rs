@@ -1,13 +1,16 @@
-//! drivelink-fmu-import: FMUs (FMI 3.0 and 2.0 Co-Simulation) as drivelink blocks.
+//! drivelink-fmu-import: FMUs (FMI 3.0 and 2.0, Model Exchange and Co-Simulation) as
+//! drivelink blocks.
 //!
 //! The `Fmu` block unpacks an FMU into a temporary directory of its own (removed when the
 //! block is dropped), reads its `modelDescription.xml`, loads
 //! `binaries/<platform>/<modelIdentifier>.so` and drives one FMU instance with the FMI C
 //! functions (declared by hand in [`fmi3`] and [`fmi2`], no bindings generator, no system
-//! library) through the version-independent [`cosim::CoSim`].
-//! The FMU's `Float64` inputs and outputs become the block's signal ports; the FMU is
-//! stepped as a sampled block: every `step` seconds a time event advances it and reads its
-//! outputs, which are held until the next one. See [`block`] and `docs/fmi.md`.
+//! library) through the version-independent [`cosim::CoSim`] and [`me::ModelExchange`].
+//! The FMU's `Float64` inputs and outputs become the block's signal ports. A Model
+//! Exchange FMU's continuous states are the block's states, integrated by drivelink's
+//! solver, and its event indicators the block's guards ([`me_block`]); a Co-Simulation FMU
+//! is stepped as a sampled block: every `step` seconds a time event advances it and reads
+//! its outputs, which are held until the next one ([`block`]). See `docs/fmi.md`.
 
 pub mod archive;
 pub mod block;
@@ -16,16 +19,19 @@ pub mod description;
 pub mod error;
 pub mod fmi2;
 pub mod fmi3;
+pub mod me;
+pub mod me_block;
 pub mod printf;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use drivelink_core::{BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, Registry};
+use drivelink_core::{BlockBuild, BlockType, ParamKind, ParamSpec, Registry};
 
 pub use block::FmuBlock;
 pub use description::Description;
 pub use error::FmuError;
+pub use me::Kind;
 
 /// The platform directory of FMI 3.0 binaries for this build (`x86_64-linux`,
 /// `aarch64-darwin`, ...).
@@ -58,7 +64,7 @@ pub fn register(r: &mut Registry) {
     r.register(BlockType {
         name: "Fmu",
         category: "fmi",
-        doc: "An FMI 3.0 or 2.0 Co-Simulation FMU run as a block (see docs/fmi.md): its Float64 inputs are signal inputs and its Float64 outputs signal outputs, named after the FMU variables with every character other than a letter, digit or '_' replaced by '_' (output `clutch.w_rel` is port `clutch_w_rel`). Every `step` seconds from the start time a time event advances the FMU to that instant (fmi3DoStep with the inputs held since the last one), sets the inputs sampled there and reads the outputs, which are held until the next step. An input with a start value may stay unconnected (it reads that value). The archive is unpacked into a temporary directory of the block's own, removed when the model is dropped. Linux x86_64 binaries; Model Exchange is refused with a message.",
+        doc: "An FMI 3.0 or 2.0 FMU run as a block (see docs/fmi.md), as Model Exchange or Co-Simulation (`kind`; default Model Exchange when the FMU offers it): its Float64 inputs are signal inputs and its Float64 outputs signal outputs, named after the FMU variables with every character other than a letter, digit or '_' replaced by '_' (output `clutch.w_rel` is port `clutch_w_rel`). Model Exchange: the FMU's continuous states are the block's states, integrated by drivelink's solver with the FMU's derivatives; its event indicators are the block's guards, located like every other guard; at a crossing or at the FMU's next event time the FMU's event iteration runs (fmi3UpdateDiscreteStates until it settles) and the states it changes are taken back; the outputs are read at every evaluation. Co-Simulation: every `step` seconds from the start time a time event advances the FMU to that instant (fmi3DoStep with the inputs held since the last one), sets the inputs sampled there and reads the outputs, which are held until the next step. An input with a start value may stay unconnected (it reads that value). The archive is unpacked into a temporary directory of the block's own, removed when the model is dropped. Linux x86_64 binaries.",
         params: vec![
             ParamSpec::optional(
                 "fmu",
@@ -73,18 +79,17 @@ pub fn register(r: &mut Registry) {
             ParamSpec::optional(
                 "step",
                 ParamKind::Number { unit: "s" },
-                "communication step (> 0); default the FMU's DefaultExperiment stepSize",
+                "Co-Simulation: communication step (> 0); default the FMU's DefaultExperiment stepSize (not used by Model Exchange)",
             ),
             ParamSpec::optional(
                 "parameters",
                 ParamKind::Json,
                 "start values of FMU parameters: {\"NAME\": VALUE}; a number is given to the FMU as is, a string with a unit (\"2 kg*m^2\") is converted to the variable's unit",
             ),
-            ParamSpec::with(
+            ParamSpec::optional(
                 "kind",
-                ParamKind::Choice(&["cs", "me"]),
-                ParamDefault::Value(serde_json::Value::from("cs")),
-                "cs: Co-Simulation (me: Model Exchange, not supported yet)",
+                ParamKind::Choice(&["me", "cs"]),
+                "me: Model Exchange (integrated by drivelink's solver), cs: Co-Simulation (stepped every `step`); default me when the FMU offers Model Exchange, else cs",
             ),
         ],
         build: BlockBuild::Primitive(block::build),
@@ -99,7 +104,24 @@ pub enum Library {
 }
 
 impl Library {
-    /// A new Co-Simulation instance named `name`.
+    /// A new Model Exchange instance named `name` (of a library loaded for it).
+    pub fn instantiate_me(
+        &self,
+        name: &str,
+        token: &str,
+        resources: Option<&Path>,
+    ) -> Result<Box<dyn me::ModelExchange>, cosim::CallError> {
+        Ok(match self {
+            Library::Fmi3(api) => {
+                Box::new(fmi3::Instance::new_me(api.clone(), name, token, resources)?)
+            }
+            Library::Fmi2(api) => {
+                Box::new(fmi2::Instance::new(api.clone(), name, token, resources)?)
+            }
+        })
+    }
+
+    /// A new Co-Simulation instance named `name` (of a library loaded for it).
     pub fn instantiate(
         &self,
         name: &str,
@@ -123,6 +145,8 @@ pub struct Unpacked {
     /// The file as the netlist names it (for messages).
     pub file: String,
     pub description: Description,
+    /// The interface imported.
+    pub kind: Kind,
     /// The loaded library (shared by the instances of this unpacking).
     pub library: Library,
     /// `resources/` of the unpacked FMU, if it has one.
@@ -131,9 +155,30 @@ pub struct Unpacked {
     pub dir: archive::TempDir,
 }
 
+/// The interface to import an FMU as: `wanted` if the FMU offers it, else (`None`) Model
+/// Exchange when offered, else Co-Simulation.
+fn choose_kind(d: &Description, file: &str, wanted: Option<Kind>) -> Result<Kind, FmuError> {
+    let (me, cs) = (d.me_identifier.is_some(), d.cs_identifier.is_some());
+    let offered = if d.interfaces.is_empty() {
+        "no interface".to_string()
+    } else {
+        d.interfaces.join(", ")
+    };
+    let file = file.to_string();
+    match wanted {
+        Some(Kind::ModelExchange) if !me => Err(FmuError::NoModelExchange { file, offered }),
+        Some(Kind::CoSimulation) if !cs => Err(FmuError::NoCoSimulation { file, offered }),
+        Some(k) => Ok(k),
+        None if me => Ok(Kind::ModelExchange),
+        None if cs => Ok(Kind::CoSimulation),
+        None => Err(FmuError::NoInterface { file, offered }),
+    }
+}
+
 /// Read, check and unpack the FMU at `path` (`file`: its name in messages), and load its
-/// Co-Simulation library. `tag` names the temporary directory (the block's name).
-pub fn open(path: &Path, file: &str, tag: &str) -> Result<Unpacked, FmuError> {
+/// library for the interface `kind` (`None`: Model Exchange if the FMU offers it, else
+/// Co-Simulation). `tag` names the temporary directory (the block's name).
+pub fn open(path: &Path, file: &str, tag: &str, kind: Option<Kind>) -> Result<Unpacked, FmuError> {
     let f = || file.to_string();
     let bytes = std::fs::read(path).map_err(|e| FmuError::Read {
         file: f(),
@@ -155,14 +200,12 @@ pub fn open(path: &Path, file: &str, tag: &str) -> Result<Unpacked, FmuError> {
         return Err(FmuError::Version { file: f(), version });
     }
     let description = description::parse(&xml).map_err(bad)?;
-    let Some(id) = description.cs_identifier.clone() else {
-        let offered = if description.interfaces.is_empty() {
-            "no interface".to_string()
-        } else {
-            description.interfaces.join(", ")
-        };
-        return Err(FmuError::NoCoSimulation { file: f(), offered });
-    };
+    let kind = choose_kind(&description, file, kind)?;
+    let id = match kind {
+        Kind::CoSimulation => description.cs_identifier.clone(),
+        Kind::ModelExchange => description.me_identifier.clone(),
+    }
+    .unwrap_or_default();
     let dir_name = if v2 { platform2() } else { platform() };
     let binary = format!("binaries/{dir_name}/{id}{LIB_SUFFIX}");
     if zip.entry(&binary).is_none() {
@@ -197,14 +240,19 @@ pub fn open(path: &Path, file: &str, tag: &str) -> Result<Unpacked, FmuError> {
         reason,
     };
     let library = if v2 {
-        Library::Fmi2(Arc::new(fmi2::Api::load(&lib_path).map_err(load_error)?))
+        Library::Fmi2(Arc::new(
+            fmi2::Api::load(&lib_path, kind).map_err(load_error)?,
+        ))
     } else {
-        Library::Fmi3(Arc::new(fmi3::Api::load(&lib_path).map_err(load_error)?))
+        Library::Fmi3(Arc::new(
+            fmi3::Api::load(&lib_path, kind).map_err(load_error)?,
+        ))
     };
     let resources = Some(dir.path().join("resources")).filter(|p| p.is_dir());
     Ok(Unpacked {
         file: f(),
         description,
+        kind,
         library,
         resources,
         dir,

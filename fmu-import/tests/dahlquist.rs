@@ -6,10 +6,14 @@
 //! reaches the FMU; a value the FMU refuses at initialization and an input it refuses
 //! during a step give its logged messages.
 
+mod common;
+
+use common::compile;
+
 use std::path::{Path, PathBuf};
 
 use drivelink_core::{RunStatus, SimResult};
-use drivelink_fmu_import::archive::{write_zip, TempDir};
+use drivelink_fmu_import::archive::TempDir;
 use serde_json::{json, Value};
 
 const MD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -60,21 +64,6 @@ const MD2: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 /// The FMI versions the example library serves, with the prefix of their functions.
 const VERSIONS: [(u8, &str); 2] = [(3, "fmi3"), (2, "fmi2")];
 
-/// The example's library, built next to this test by `cargo test -p drivelink-fmu-import`.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().and_then(Path::parent).unwrap();
-    let lib = debug
-        .join("examples")
-        .join(format!("libdahlquist_fmu{}", std::env::consts::DLL_SUFFIX));
-    assert!(
-        lib.is_file(),
-        "{} is missing: run the tests with `cargo test -p drivelink-fmu-import`, which builds the example",
-        lib.display()
-    );
-    lib
-}
-
 /// The FMU file: description, binary, `resources/x0.txt` holding `x0` (FMI 3.0).
 fn dahlquist_fmu(dir: &Path, x0: f64) -> PathBuf {
     dahlquist_fmu_v(dir, x0, 3)
@@ -82,24 +71,17 @@ fn dahlquist_fmu(dir: &Path, x0: f64) -> PathBuf {
 
 /// The FMU file of FMI version `fmi` (3 or 2).
 fn dahlquist_fmu_v(dir: &Path, x0: f64, fmi: u8) -> PathBuf {
-    let so = std::fs::read(library()).unwrap();
-    let (md, platform) = match fmi {
-        3 => (MD, drivelink_fmu_import::platform()),
-        _ => (MD2, drivelink_fmu_import::platform2()),
-    };
-    let binary = format!(
-        "binaries/{platform}/dahlquist{}",
-        std::env::consts::DLL_SUFFIX
-    );
+    let md = if fmi == 3 { MD } else { MD2 };
     let x0 = x0.to_string();
-    let bytes = write_zip(&[
-        ("modelDescription.xml", md.as_bytes(), true),
-        (&binary, &so, true),
-        ("resources/x0.txt", x0.as_bytes(), false),
-    ]);
-    let p = dir.join(format!("dahlquist{fmi}.fmu"));
-    std::fs::write(&p, bytes).unwrap();
-    p
+    common::pack(
+        dir,
+        &format!("dahlquist{fmi}.fmu"),
+        md,
+        fmi,
+        &common::library("dahlquist_fmu"),
+        "dahlquist",
+        &[("resources/x0.txt", x0.as_bytes())],
+    )
 }
 
 /// A netlist: `plant` (an Fmu with `params`), more `blocks`, `connections`, `log`.
@@ -114,12 +96,6 @@ fn netlist(params: Value, blocks: Value, connections: Value, log: &[&str]) -> Va
         "connections": connections,
         "log": log,
     })
-}
-
-fn compile(v: &Value) -> Result<drivelink_core::Model, String> {
-    let d = drivelink_netlist::load_value(v, "dahlquist_import.json", Path::new("."))
-        .map_err(|e| e.to_string())?;
-    drivelink_core::compile(&d, &drivelink_blocks::registry()).map_err(|e| e.to_string())
 }
 
 fn run(v: &Value) -> SimResult {
