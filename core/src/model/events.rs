@@ -279,6 +279,9 @@ impl Model {
             self.run.stored_start = after;
             return;
         };
+        if before == after {
+            return;
+        }
         // Round-off against the energy in the model: what is stored, and the kinetic
         // energy of the shafts and bodies.
         let n = self.plan.nodes.len();
