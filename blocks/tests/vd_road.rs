@@ -638,6 +638,7 @@ fn kerb_steps_book_the_suspension_energy_jump_as_kerb_energy() {
     // compressions recorded on both sides of the event instant), and the wheel's
     // kerb_energy is their sum.
     let c0 = 0.3 * 0.3;
+    let mut kerbs = 0.0;
     for w in WHEELS {
         let k = if w.starts_with('f') { K * B } else { K * A };
         let spring = |c: f64| 0.5 * k * (c - c0).max(0.0).powi(2);
@@ -674,9 +675,120 @@ fn kerb_steps_book_the_suspension_energy_jump_as_kerb_energy() {
             (booked - sum).abs() <= 1e-9 * (1.0 + sum.abs()),
             "{w}: kerb_energy {booked} J vs jumps {sum} J"
         );
+        kerbs += booked;
     }
     // Up the kerb the springs gain energy, down it they lose some.
     assert!(last(&r, "fl.kerb_energy").abs() > 0.0);
+    // The audit books the jumps once, as impact loss (nothing else is an impact here).
+    println!(
+        "impact loss {:.9} J, Σ kerb_energy {kerbs:.9} J, residual {:.3e} J",
+        a.impact_loss, a.residual
+    );
+    assert!(
+        (a.impact_loss + kerbs).abs() <= 1e-9 * kerbs.abs(),
+        "impact loss {} J vs Σ kerb_energy {kerbs} J",
+        a.impact_loss
+    );
+}
+
+/// The value of `name` on both sides of the event instant `t` (the rows recorded just
+/// before and just after it).
+fn around(r: &SimResult, name: &str, t: f64) -> (f64, f64) {
+    let i = r.time.iter().position(|&s| s == t).unwrap();
+    assert_eq!(r.time[i + 1], t, "one row on each side of the event at {t}");
+    let v = r.get(name).unwrap();
+    (v[i], v[i + 1])
+}
+
+/// The number after `key` in an event's detail.
+fn logged(detail: &str, key: &str) -> f64 {
+    detail
+        .split(key)
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {key:?} in {detail}"))
+}
+
+#[test]
+fn kerb_under_the_left_wheels_twists_the_bar_without_the_bar_delivering_energy() {
+    // The kerb car with a rear bar wired to the wheels' contacts: each rear-left crossing
+    // jumps rl's compression and with it the bar's twist. No force does work across the
+    // event, so the bar's energy jump is the event's (impact loss), not the bar's.
+    let kb = 20000.0;
+    let mut d = car(
+        DOWN,
+        10.0,
+        json!({}),
+        Some(
+            json!({"features": [{"type": "bump", "x": 6.0, "length": 8.0, "height": 0.05, "shape": "step", "y": [0.0, 2.0]}]}),
+        ),
+    );
+    with_rear_bar(&mut d, kb, true);
+    d.settings.stop_time = 2.5;
+    log_wheels(&mut d, &["compression", "kerb_energy"]);
+    d.log(&["bar.energy"]);
+    let (r, a) = run_audited(&d);
+    println!(
+        "kerb + bar: residual {:.3e} J ({:.3e} relative), bar loss {:.3e} J, impact loss {:.6} J",
+        a.residual,
+        a.relative_residual,
+        loss_of(&a, "bar"),
+        a.impact_loss
+    );
+    assert!(a.relative_residual.abs() <= 1e-10, "{a:#?}");
+    assert!(a.energy_created().is_empty(), "{:?}", a.energy_created());
+    // The bar's jumps, computed from the compressions recorded on both sides of each
+    // event: ½·kb·((cl − cr)² after − (cl − cr)² before).
+    let mut bar_jumps = 0.0;
+    let mut stored_max: f64 = 0.0;
+    let bar_events: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.block == "bar" && e.kind == EventTag::Impact)
+        .collect();
+    for e in &bar_events {
+        let (l0, l1) = around(&r, "rl.compression", e.time);
+        let (r0, r1) = around(&r, "rr.compression", e.time);
+        let (e0, e1) = (0.5 * kb * (l0 - r0).powi(2), 0.5 * kb * (l1 - r1).powi(2));
+        let booked = logged(&e.detail, "J at the event, ");
+        println!(
+            "t = {:.6} s: bar {e0:.6} -> {e1:.6} J, booked {booked:+.9} J",
+            e.time
+        );
+        assert!(
+            (booked - (e1 - e0)).abs() <= 1e-9 * e0.max(e1),
+            "bar jump booked {booked} J vs ½·kb·Δ(twist²) {} J",
+            e1 - e0
+        );
+        // The rear-left wheel crossed the kerb at that instant.
+        assert!(r
+            .events
+            .iter()
+            .any(|w| w.block == "rl" && w.time == e.time && w.detail.starts_with("road:")));
+        bar_jumps += booked;
+        stored_max = stored_max.max(e0).max(e1);
+    }
+    // Up the kerb and down again: two jumps, the first one twisting the bar up.
+    assert_eq!(bar_events.len(), 2, "{bar_events:?}");
+    assert!(logged(&bar_events[0].detail, "J at the event, ") > 1.0);
+    // The bar's own loss is its work less its continuous energy change: zero to the
+    // solver's tolerance, the jumps excluded.
+    assert!(
+        loss_of(&a, "bar").abs() <= 1e-6 * stored_max,
+        "bar loss {} J",
+        loss_of(&a, "bar")
+    );
+    // The impact loss is exactly the jumps: the wheels' springs (kerb_energy) and the bar's.
+    let kerbs: f64 = WHEELS
+        .iter()
+        .map(|w| last(&r, &format!("{w}.kerb_energy")))
+        .sum();
+    assert!(
+        (a.impact_loss + kerbs + bar_jumps).abs() <= 1e-9 * (kerbs.abs() + bar_jumps.abs()),
+        "impact loss {} J vs Σ kerb_energy {kerbs} J + bar {bar_jumps} J",
+        a.impact_loss
+    );
 }
 
 #[test]

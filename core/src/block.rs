@@ -1186,9 +1186,11 @@ pub trait Block: Send + Sync {
             *o = self.var(cx, i);
         }
     }
-    /// Stored (potential) energy, for the energy audit (springs). A function of the
-    /// state (positions, angles, poses) only, never of modes: the audit evaluates the
-    /// initial value after the run, when the blocks hold their final modes.
+    /// Stored (potential) energy, for the energy audit (springs), with the block's
+    /// current modes and inputs. The audit takes it after the initial event, at the end,
+    /// and on both sides of every event instant: what it jumps by at an event (a state
+    /// the block resets, a mode that changes a state's meaning, an input that jumps) is
+    /// booked as impact loss, not as the block's loss.
     fn potential_energy(&self, _cx: &Cx) -> f64 {
         0.0
     }

@@ -48,6 +48,11 @@
 //! bar's part, so that corner carries no load. The wheels have no vertical state (their
 //! hubs follow the ground): while a wheel is in the air or unloaded, the bar still winds
 //! up with the ray's compression, and the audit books the difference in that wheel's loss.
+//!
+//! A kerb step under one wheel jumps its compression at the located crossing, and with it
+//! the bar's twist and energy `E`: no force does work across the event, so the energy
+//! audit books that jump as impact loss (it takes every block's stored energy on both
+//! sides of each event), not as the bar's loss.
 
 use drivelink_core::frame::{add, cross, dot, scale, FrameState, V3};
 use drivelink_core::{

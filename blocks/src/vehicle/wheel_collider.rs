@@ -97,8 +97,9 @@
 //! below `stick_speed` the patch must move faster than `stick_speed` once before it can
 //! stick again (no chatter). The spring energy `½·fz·(kx·dx² + ky·dy²)` is in
 //! `potential_energy`; the block's loss is then the damper's `∫mu·c·fz·|s|²` plus the
-//! spring energy released at breakaways (the deflection is reset), plus the small work
-//! `½∫k·ḟz·|d|²` of the load changes on the load-scaled spring.
+//! small work `½∫k·ḟz·|d|²` of the load changes on the load-scaled spring. The spring
+//! energy released at a breakaway (the deflection is reset at the event) is booked by
+//! the energy audit as impact loss, as every jump of stored energy at an event.
 //!
 //! # Road (`road` port)
 //!
@@ -118,11 +119,13 @@
 //!
 //! A kerb step makes the compression jump at its located crossing: the spring's stored
 //! energy changes with no work done (the massless, point-contact wheel has no impact to
-//! pay for the climb). On a road with steps the wheel books each jump in the state
-//! `kerb_energy` (J, a variable; + up a kerb), logged on the crossing's event, and its
-//! `potential_energy` is the spring's energy less it — computed with the edges' sides
-//! taken from the point (a function of the state alone, as the audit requires) — so the
-//! audit closes over kerbs with no element delivering energy.
+//! pay for the climb). The energy audit books that jump (and the jump of an anti-roll
+//! bar's twist, and of a stuck patch's spring with its load) as impact loss, negative up
+//! a kerb, from the stored energy on both sides of the event (see `drivelink_core`'s
+//! energy audit), so it closes over kerbs with no element delivering energy. On a road
+//! with steps the wheel also sums its spring's jumps in the state `kerb_energy` (J, a
+//! variable; + up a kerb, for information: the audit does not read it), logged on the
+//! crossing's event.
 //!
 //! # Linear range (cornering stiffness)
 //!
@@ -1293,7 +1296,7 @@ impl Block for WheelCollider {
         if self.kerb_ix().is_some() {
             v.push(
                 VarDecl::new("kerb_energy", VarSource::Custom(14), "J")
-                    .doc("on a road with kerb steps: the suspension energy (spring and bump stop) the located kerb crossings added (+ up a kerb, − down one); it is booked against the wheel's stored energy, so the audit closes without the wheel delivering it (see docs/vehicle.md)"),
+                    .doc("on a road with kerb steps: the suspension energy (spring and bump stop) the located kerb crossings added (+ up a kerb, − down one); the energy audit books these jumps as (negative) impact loss, not as the wheel's (see docs/vehicle.md)"),
             );
         }
         if self.stick.is_some() {
@@ -1329,15 +1332,10 @@ impl Block for WheelCollider {
         }
     }
     fn potential_energy(&self, cx: &Cx) -> f64 {
+        // With the located modes: a kerb's jump of the compression at its crossing is a
+        // jump of this energy, which the audit books as impact loss (not the wheel's).
         let k = self.contact_of(cx);
-        let e = match self.kerb_ix() {
-            // On a road with kerbs: a function of the state alone (the edges' sides from
-            // the point, not the located modes), less what the kerbs put in.
-            Some(i) => {
-                self.stored(self.compression(&self.ray_with(cx.frame(BODY), None))) - cx.x[i]
-            }
-            None => self.stored(k.c),
-        };
+        let e = self.stored(k.c);
         match self.stick {
             // The patch spring: ½·fz·(kx·dx² + ky·dy²) (d is 0 while the patch slips).
             Some(st) if k.grounded => {
@@ -1499,7 +1497,7 @@ impl Block for WheelCollider {
         }
         if (new == Patch::Stick) != (old == Patch::Stick) {
             // The deflection starts from 0 when the patch sticks; at a breakaway its
-            // spring energy is released (booked as the block's loss).
+            // spring energy is released (the audit books it as impact loss).
             ecx.x[0] = 0.0;
             ecx.x[1] = 0.0;
         }
@@ -1552,7 +1550,7 @@ impl WheelCollider {
             return false;
         }
         // A kerb makes the compression jump: the spring's energy changes with no work
-        // done; book the change as kerb energy.
+        // done (the audit books it as impact loss); sum it in kerb_energy.
         let jump = self.stored(self.compression(&self.ray(ecx.view().frame(BODY))))
             - self.stored(self.compression(&ray));
         if let Some(i) = self.kerb_ix() {

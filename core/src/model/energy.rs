@@ -3,10 +3,24 @@
 //! Each force element's mechanical work `W` (the integrated power it delivers to its
 //! flanges) is a state; a source's work is reported as supplied energy, any other
 //! element's `−W − ΔE_stored` as dissipated. Friction joints integrate `tau·w_rel`. The
-//! kinetic energy removed by velocity projections (locks, inconsistent initial speeds) is
-//! the impact loss. The residual `Σ sources − Σ losses − impact − ΔKE − ΔPE` closes to the
-//! solver tolerance. Rigid bodies contribute their kinetic energy of translation and
-//! rotation to `KE` and gravity's `m·g·z` to `PE`.
+//! kinetic energy removed by velocity projections (locks, inconsistent initial speeds) and
+//! block impacts is the impact loss. The residual `Σ sources − Σ losses − impact − ΔKE −
+//! ΔPE` closes to the solver tolerance. Rigid bodies contribute their kinetic energy of
+//! translation and rotation to `KE` and gravity's `m·g·z` to `PE`.
+//!
+//! Stored energy that jumps at an event with no work done is impact loss too (negative
+//! when the event added energy). An event is an instant: no force does work across it, so
+//! whatever a block's stored energy changes by between just before and just after the
+//! instant's resets and mode changes was paid by nobody — a state a block's event handler
+//! resets (a tire patch's deflection at breakaway), a mode that changes what a state means
+//! (a massless wheel's compression jumping at a located kerb step), an input that jumps
+//! because another block's mode did (an anti-roll bar twisted by that kerb). The event
+//! handling (`events.rs`) takes every block's stored energy on both sides of each event
+//! instant, books the difference as impact loss with the opposite sign and logs it on the
+//! block (`impact`, "stored energy ... J"); the block's own loss is `−W − (ΔE_stored −
+//! its jumps)`, so a jump is booked once, where it happened, and never as energy the block
+//! delivered. The stored energy at the start is taken after the initial event (the modes
+//! set), at the end with the final modes.
 //!
 //! Energy exchanged at signal level (an electrical bus of powers wired as signals) is
 //! booked through reserved block variables (J, integrated from 0 at the start):
@@ -51,7 +65,10 @@ pub struct EnergyAudit {
     pub potential_initial: f64,
     /// Stored energy at the end, J.
     pub potential_final: f64,
-    /// Kinetic energy lost in velocity projections at mode changes, J.
+    /// Energy the events removed with no work done, J: the kinetic energy of velocity
+    /// projections at mode changes and of impacts, less the stored energy the events
+    /// added (jumps of the blocks' stored energy, see the module docs; negative when a
+    /// kerb step compressed the springs more than the impacts dissipated).
     pub impact_loss: f64,
     /// `Σ sources − Σ losses − impact − ΔKE − ΔPE`, J.
     pub residual: f64,
@@ -151,8 +168,15 @@ impl Model {
         let x0 = self.run.first_x.clone();
         let plan = self.plan.clone();
         let n = plan.nodes.len();
-        let pe0 = self.block_potentials(plan.settings.start_time, &x0);
+        // The stored energy at the start as the initial event left it (modes set); a run
+        // that never got there measures from the first state with the final modes.
+        let pe0 = if self.run.stored_start.len() == plan.blocks.len() {
+            self.run.stored_start.clone()
+        } else {
+            self.block_potentials(plan.settings.start_time, &x0)
+        };
         let pe1 = self.block_potentials(plan.settings.stop_time, &x);
+        let jumps = &self.run.stored_jumps;
         let mut sources = Vec::new();
         let mut losses = Vec::new();
         for (b, bp) in plan.blocks.iter().enumerate() {
@@ -164,7 +188,10 @@ impl Model {
                 if self.blocks[b].is_energy_source() {
                     sources.push((bp.name.clone(), w + inside));
                 } else {
-                    losses.push((bp.name.clone(), -w - inside - (pe1[b] - pe0[b])));
+                    // What its stored energy gained without work at events is impact
+                    // loss (negative), not this block's.
+                    let stored = pe1[b] - pe0[b] - jumps[b];
+                    losses.push((bp.name.clone(), -w - inside - stored));
                 }
                 if bp.internal_loss.is_some() {
                     losses.push((format!("{}.{}", bp.name, bp.internal_loss_name), inside));
@@ -268,7 +295,7 @@ impl Model {
 
     /// Kinetic (translation + rotation) and gravitational potential energy of the rigid
     /// bodies in state `x`, J.
-    fn frames_energy(&self, x: &[f64]) -> (f64, f64) {
+    pub(super) fn frames_energy(&self, x: &[f64]) -> (f64, f64) {
         use crate::frame::FRAME_STATES as S;
         let xs = &x[self.plan.frames_x.clone()];
         self.frames
@@ -316,7 +343,13 @@ impl Model {
     /// Stored energy of every block at `(t, x)`.
     fn block_potentials(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
         self.eval(t, x);
-        let plan = self.plan.clone();
+        self.stored_energies(t, x)
+    }
+
+    /// Stored energy of every block at `(t, x)`, the model already evaluated there with
+    /// the blocks' current modes.
+    pub(super) fn stored_energies(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        let plan = &*self.plan;
         (0..plan.blocks.len())
             .map(|b| {
                 let b = BlockIx::at(b);
@@ -330,6 +363,111 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::{Block, EventCx, Forces, MechDecl, PortDecl};
+    use crate::params::{BlockBuild, BlockType, Registry};
+    use crate::{compile, Diagram, EventTag, RunStatus};
+
+    const C: f64 = 100.0;
+    const RESET_AT: f64 = 0.5;
+
+    /// A flywheel (1 kg·m²) on a torsion spring to the ground (`C` N·m/rad) wound up by
+    /// its rest angle, a state starting at 1 rad; at `RESET_AT` its time event sets the
+    /// rest angle to the flywheel's angle, relaxing the spring with no work done.
+    struct RelaxedSpring;
+
+    impl Block for RelaxedSpring {
+        fn type_name(&self) -> &'static str {
+            "RelaxedSpring"
+        }
+        fn ports(&self) -> Vec<PortDecl> {
+            vec![PortDecl::rot("a")]
+        }
+        fn mech(&self) -> MechDecl {
+            MechDecl {
+                masses: vec![(0, 1.0)],
+                has_forces: true,
+                ..MechDecl::default()
+            }
+        }
+        fn n_states(&self) -> usize {
+            1
+        }
+        fn initial_states(&self, x: &mut [f64]) {
+            x[0] = 1.0;
+        }
+        fn forces(&self, cx: &Cx, f: &mut Forces) {
+            f.add(0, -C * (cx.q(0) - cx.x[0]));
+        }
+        fn potential_energy(&self, cx: &Cx) -> f64 {
+            0.5 * C * (cx.q(0) - cx.x[0]).powi(2)
+        }
+        fn next_time_event(&self, t: f64) -> f64 {
+            if t < RESET_AT {
+                RESET_AT
+            } else {
+                f64::INFINITY
+            }
+        }
+        fn time_event(&mut self, ecx: &mut EventCx) {
+            ecx.x[0] = ecx.q(0);
+        }
+    }
+
+    /// A state reset by a block's event handler drops its spring's energy with no work
+    /// done: the audit books the drop as impact loss (logged on the block), the block's
+    /// own loss stays zero, and the balance closes.
+    #[test]
+    fn a_spring_relaxed_by_its_event_handler_books_its_energy_as_impact_loss() {
+        let mut reg = Registry::new();
+        reg.register(BlockType {
+            name: "RelaxedSpring",
+            category: "test",
+            doc: "a flywheel on a spring relaxed at 0.5 s",
+            params: vec![],
+            build: BlockBuild::Primitive(|_| Ok(Box::new(RelaxedSpring))),
+            ports_doc: "a[rot]",
+        });
+        let mut d = Diagram::new("relaxed");
+        d.add("spring", "RelaxedSpring", serde_json::json!({}));
+        d.settings.stop_time = 1.0;
+        d.settings.rtol = 1e-10;
+        d.settings.atol = 1e-12;
+        let mut m = compile(&d, &reg).expect("compiles");
+        let r = m.run();
+        assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+        let a = m.energy_audit();
+        // Before the reset the flywheel swings on the spring, `q = 1 − cos(ω·t)` with
+        // `ω = √C`: the spring holds `½·C·(q − 1)² = 50·cos²(ω·t)` J, released at the
+        // reset; after it the flywheel swings about its new rest angle.
+        let jump: Vec<_> = r
+            .events
+            .iter()
+            .filter(|e| e.block == "spring" && e.kind == EventTag::Impact)
+            .collect();
+        assert_eq!(jump.len(), 1, "{:?}", r.events);
+        assert_eq!(jump[0].time, RESET_AT);
+        let released = 50.0 * (C.sqrt() * RESET_AT).cos().powi(2);
+        assert!(released > 1.0);
+        assert!(
+            (a.impact_loss - released).abs() <= 1e-7 * 50.0,
+            "impact {} J vs released {released} J",
+            a.impact_loss
+        );
+        let logged: f64 = jump[0]
+            .detail
+            .split("J at the event, ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse().ok())
+            .expect("the jump in the log line");
+        assert!(
+            (logged + a.impact_loss).abs() <= 1e-9 * released,
+            "{}",
+            jump[0].detail
+        );
+        assert!(a.losses[0].1.abs() <= 1e-7 * 50.0, "{a:?}");
+        assert!(a.relative_residual.abs() <= 1e-7, "{a:?}");
+    }
 
     /// A closed audit can still hide energy from nothing (a sunk car's wheels pushing it
     /// out of the ground booked −4.6 MJ of "loss" each): the negative losses beyond

@@ -7,6 +7,14 @@
 //! as an `impact` event at the start time and reported as a warning. Only then are the
 //! friction joints given their modes, so a brake engaged at `t = 0` on a spinning
 //! flywheel slides (it cannot stop it instantly).
+//!
+//! Every block's stored energy is taken at the start of each event instant and again
+//! after its resets and mode changes: the difference, which no force paid for (an instant
+//! has no duration to do work in), is booked as impact loss (negative when the event added
+//! energy) and logged on the block; see the energy audit (`energy.rs`). Booking the jump
+//! where the audit sees it, rather than asking each block to report its own, also covers
+//! the jumps no block can see: an anti-roll bar whose input (a wheel's compression) jumps
+//! because the wheel's mode changed at a kerb has no event of its own.
 
 use drivelink_solver::{EventAction, EventCause, EventKind, SystemError};
 
@@ -146,6 +154,9 @@ impl Model {
         }
         self.refresh_constants(t, x);
         self.eval(t, x);
+        // The stored energy before this instant's resets and mode changes (none at the
+        // initial event: the modes are set there).
+        let before = (cause.kind != EventKind::Initial).then(|| self.stored_energies(t, x));
         let plan = self.plan.clone();
         if cause.kind == EventKind::Time {
             let tol = time_event_tol(t);
@@ -237,6 +248,7 @@ impl Model {
                 self.run.stopped_by = Some(plan.blocks[b].name.clone());
             }
         }
+        self.book_stored_jumps(t, x, before);
         if stop {
             let who = self.run.stopped_by.clone().unwrap_or_default();
             self.push_event(t, &who, EventTag::Stop, "stop requested".into());
@@ -250,6 +262,54 @@ impl Model {
             self.cache.valid = true;
         }
         Ok(EventAction::Continue)
+    }
+
+    /// Book what the blocks' stored energy jumped by at this event instant, from
+    /// `before` (each block's, taken before the instant's resets and mode changes) to now:
+    /// no force does work across an instant, so the difference is energy the event itself
+    /// added (+) or removed, booked as impact loss with the opposite sign and, beyond
+    /// round-off, logged on the block. At the initial event (`before` = `None`) the stored
+    /// energy the energy audit starts from is kept instead.
+    fn book_stored_jumps(&mut self, t: f64, x: &[f64], before: Option<Vec<f64>>) {
+        if !self.cache.current {
+            self.eval(t, x);
+        }
+        let after = self.stored_energies(t, x);
+        let Some(before) = before else {
+            self.run.stored_start = after;
+            return;
+        };
+        if before == after {
+            return;
+        }
+        // Round-off against the energy in the model: what is stored, and the kinetic
+        // energy of the shafts and bodies.
+        let n = self.plan.nodes.len();
+        let stored: f64 = before
+            .iter()
+            .zip(&after)
+            .map(|(a, b)| a.abs().max(b.abs()))
+            .sum();
+        let scale = stored + self.net.kinetic_energy(&x[n..2 * n]) + self.frames_energy(x).0;
+        for (b, (e0, e1)) in before.iter().zip(&after).enumerate() {
+            let jump = e1 - e0;
+            if jump == 0.0 || !jump.is_finite() {
+                continue;
+            }
+            self.run.stored_jumps[b] += jump;
+            self.run.impact_loss -= jump;
+            if jump.abs() > 1e-9 * scale {
+                let name = self.plan.blocks[b].name.clone();
+                self.push_event(
+                    t,
+                    &name,
+                    EventTag::Impact,
+                    format!(
+                        "stored energy {e0:.9e} -> {e1:.9e} J at the event, {jump:+.9e} J with no work done (booked as impact loss)"
+                    ),
+                );
+            }
+        }
     }
 
     /// A failure a block asked for in its last event call ([`EventCx::fail`]), as the

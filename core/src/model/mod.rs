@@ -168,6 +168,12 @@ struct Run {
     /// from their inputs at the initial event, before the initial projection (whose loss
     /// is booked as impact). The energy audit measures from it.
     first_x: Vec<f64>,
+    /// Each block's stored energy at the start of the run, after the initial event (its
+    /// modes set); empty until then. The energy audit measures the stored energy from it.
+    stored_start: Vec<f64>,
+    /// Each block's stored energy that jumped at events with no work done (J, + gained),
+    /// booked as impact loss (see `events.rs`).
+    stored_jumps: Vec<f64>,
     next_te: Vec<f64>,
     /// The earliest of `next_te` (kept up to date where `next_te` changes).
     next_te_min: f64,
@@ -482,6 +488,8 @@ impl Model {
                 stopped_by: None,
                 last_x: x0.clone(),
                 first_x: x0.clone(),
+                stored_start: Vec::new(),
+                stored_jumps: vec![0.0; blocks.len()],
                 next_te: vec![f64::INFINITY; blocks.len()],
                 next_te_min: f64::INFINITY,
                 model_evals: 0,
@@ -825,6 +833,8 @@ impl Model {
         self.run.result = self.plan.empty_result();
         self.run.first_x.copy_from_slice(&self.x0);
         self.run.impact_loss = 0.0;
+        self.run.stored_start.clear();
+        self.run.stored_jumps.fill(0.0);
         self.run.stopped_by = None;
         self.run.model_evals = 0;
         self.run.output_points = 0;
