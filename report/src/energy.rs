@@ -228,13 +228,19 @@ fn audit_flows(a: &EnergyAudit, types: &BlockTypes) -> (Vec<Flow>, Vec<Flow>) {
         let (stored, released) = (format!("{label} stored"), format!("{label} released"));
         push_balance(&mut ins, &mut outs, delta, (stored, released), BLUE);
     }
-    if a.impact_loss > 0.0 {
-        outs.push(Flow::new(
-            "impacts (velocity jumps)".into(),
-            a.impact_loss,
-            Sink::Other.rgb(),
-        ));
-    }
+    // Impacts dissipate; a stored energy that jumped at an event with no work done (a
+    // spring compressed by a kerb step under a massless wheel) may add energy: then the
+    // impact term is negative and the flow comes into the model.
+    push_balance(
+        &mut ins,
+        &mut outs,
+        a.impact_loss,
+        (
+            "impacts (velocity jumps, event jumps)".into(),
+            "stored energy added at events (kerb steps, resets)".into(),
+        ),
+        Sink::Other.rgb(),
+    );
     let residual = "numerical residual (integration error)".to_string();
     push_balance(
         &mut ins,
@@ -397,6 +403,34 @@ mod tests {
         // In: 1000 (engine) + 50 (spring returned); out: 300 (clutch) + 750 (kinetic).
         assert_eq!(sum(true), 1050.0);
         assert_eq!(sum(false), 1050.0);
+    }
+
+    #[test]
+    fn energy_added_at_kerb_events_flows_into_the_model() {
+        // A kerb step compresses springs with no work done: the audit books −156 J of
+        // impact loss (energy added at events); the Sankey shows it coming in, balanced.
+        let mut a = audit(vec![("rolling", 1000.0)]);
+        a.sources[0].1 = 844.0;
+        a.impact_loss = -156.0;
+        let f = energy_figure(&a, &BlockTypes::new());
+        let l = labels(&f);
+        let added = "stored energy added at events (kerb steps, resets): 156.0 J";
+        assert!(l.iter().any(|x| x == added), "{l:?}");
+        let link = &f["data"][0]["link"];
+        let hub = l.iter().position(|x| x == "model").unwrap();
+        let (src, dst, val) = (
+            link["source"].as_array().unwrap(),
+            link["target"].as_array().unwrap(),
+            link["value"].as_array().unwrap(),
+        );
+        let sum = |into: bool| -> f64 {
+            (0..val.len())
+                .filter(|&i| if into { dst[i] == hub } else { src[i] == hub })
+                .map(|i| val[i].as_f64().unwrap())
+                .sum()
+        };
+        assert_eq!(sum(true), 1000.0);
+        assert_eq!(sum(false), 1000.0);
     }
 
     #[test]

@@ -269,7 +269,10 @@ fn energy_section(body: &mut String, a: &EnergyAudit, types: &energy::BlockTypes
     line("kinetic energy, end", a.kinetic_final);
     line("potential energy, start", a.potential_initial);
     line("potential energy, end", a.potential_final);
-    line("impacts (velocity jumps)", a.impact_loss);
+    line(
+        "impacts (velocity jumps) and stored energy that jumped at events (− = added)",
+        a.impact_loss,
+    );
     line(
         "numerical residual (sources − losses − impacts − ΔKE − ΔPE)",
         a.residual,
