@@ -361,6 +361,17 @@ pub fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         p.invalid(on, e.to_string())
     })?;
     match fmu.kind {
+        Kind::ModelExchange if p.has("step") => Err(p.invalid(
+            "step",
+            format!(
+                "applies to Co-Simulation only, and '{file}' runs as Model Exchange here ({}): remove `step`, or set `kind` to \"cs\" to step it",
+                if kind.is_some() {
+                    "kind \"me\""
+                } else {
+                    "the default for an FMU that offers it"
+                }
+            ),
+        )),
         Kind::ModelExchange => crate::me_block::build(p, param, fmu),
         Kind::CoSimulation => build_cs(p, param, fmu),
     }

@@ -399,6 +399,28 @@ fn kind_cs_still_steps_an_fmu_that_offers_both() {
 }
 
 #[test]
+fn a_step_given_to_a_model_exchange_import_is_refused_not_ignored() {
+    let dir = TempDir::new("me_step").unwrap();
+    let fmu = dahlquist_fmu(dir.path(), 3);
+    for params in [
+        json!({ "fmu": fmu.to_str().unwrap(), "step": 0.1 }),
+        json!({ "fmu": fmu.to_str().unwrap(), "kind": "me", "step": 0.1 }),
+    ] {
+        let v = netlist(
+            params,
+            json!([]),
+            json!([]),
+            &[],
+            json!({ "stop_time": 1.0 }),
+        );
+        let e = compile(&v).err().expect("refused");
+        for part in ["block 'plant'", "step", "Co-Simulation only", "\"cs\""] {
+            assert!(e.contains(part), "{part}: {e}");
+        }
+    }
+}
+
+#[test]
 fn a_co_simulation_only_fmu_is_refused_as_model_exchange() {
     let dir = TempDir::new("me_cs_only").unwrap();
     // Dahlquist's description without its ModelExchange element.
