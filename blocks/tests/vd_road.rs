@@ -269,6 +269,46 @@ fn kerb_step_is_located_where_the_contact_point_crosses_it() {
 }
 
 #[test]
+fn heightfield_creases_are_located_where_the_contact_point_crosses_them() {
+    // A 3 cm triangular ridge as a heightfield (lines x = 4, 5, 6 m): its three creases are
+    // slope jumps, each located as an event of every wheel where its contact point crosses
+    // it, at the same instants whatever the step size.
+    let lines = [4.0, 5.0, 6.0];
+    let field = json!({"type": "heightfield", "x": lines, "y": [-5.0, 5.0],
+        "z": [[0.0, 0.0], [0.03, 0.03], [0.0, 0.0]]});
+    let mut d = car(DOWN, 4.0, json!({}), Some(json!({ "features": [field] })));
+    d.settings.stop_time = 3.0;
+    log_wheels(&mut d, &["hit_x"]);
+    let mut instants: Vec<Vec<f64>> = Vec::new();
+    for max_step in [0.5, 0.01] {
+        d.settings.max_step = max_step;
+        let (r, audit) = run_audited(&d);
+        assert!(audit.relative_residual.abs() < 1e-6, "{audit:?}");
+        // Event instants: two rows at one time.
+        let events: Vec<usize> = (1..r.time.len())
+            .filter(|&i| r.time[i] == r.time[i - 1])
+            .collect();
+        let mut found = Vec::new();
+        for w in WHEELS {
+            let hit = r.get(&format!("{w}.hit_x")).unwrap();
+            for x in lines {
+                let at = events
+                    .iter()
+                    .find(|&&i| (hit[i] - x).abs() < 2e-3)
+                    .unwrap_or_else(|| {
+                        panic!("max_step {max_step}: {w} crosses x = {x} m at no event")
+                    });
+                found.push(r.time[*at]);
+            }
+        }
+        instants.push(found);
+    }
+    for (a, b) in instants[0].iter().zip(&instants[1]) {
+        assert!((a - b).abs() < 1e-6, "crease instants {a} s and {b} s");
+    }
+}
+
+#[test]
 fn friction_patch_scales_a_sliding_wheels_force_from_its_located_edge() {
     let (xp, scale) = (6.0, 0.3);
     let mut d = car(

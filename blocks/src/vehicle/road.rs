@@ -15,7 +15,8 @@
 //! - `iso8608` {`class`, `x` = [x0, x1], `seed`, `dx`, `tracks`}: see [`iso8608`].
 //!
 //! Every discontinuity of the height (kerb steps, the y edges of a bump), of its slope (the
-//! ends of a `half_sine`, the corners of a `ramp`, the ends of a ranged `grade`) and of the
+//! ends of a `half_sine`, the corners of a `ramp`, the ends of a ranged `grade`, every
+//! grid line of a `heightfield`: its creases and its border) and of the
 //! friction (patch edges) is an *edge*: an axis-parallel line `x = a` or `y = a`. A wheel
 //! keeps the side of every edge as its mode, switched only at the located zeros of the
 //! signed distance to the line (guards), so the height and friction it sees between events
@@ -99,33 +100,43 @@ struct Grid {
     x: Vec<f64>,
     y: Vec<f64>,
     z: Vec<Vec<f64>>,
+    /// The first edge of its lines `x = x[i]` (one per entry; none for a single entry:
+    /// constant along x), then of its lines `y = y[j]`: the slope jumps across each (its
+    /// creases, and the grid's border beyond which the edge value holds).
+    x_lines: Option<usize>,
+    y_lines: Option<usize>,
 }
 
 /// The cell of `v` in the increasing axis `a` (≥ 2 entries) and the fraction in it,
-/// clamped to the grid (outside: the edge value, slope 0).
-fn cell(a: &[f64], v: f64) -> (usize, f64, f64) {
+/// clamped to the grid (outside: the edge value, slope 0). `past`: how many of the axis's
+/// lines the point is past (the wheel's sides of them, its mode), so that between two
+/// events the wheel keeps its cell and the cell's bilinear patch continues smoothly
+/// beyond its lines until the crossing is located; `None`: from `v` itself.
+fn cell(a: &[f64], v: f64, past: Option<usize>) -> (usize, f64, f64) {
     let n = a.len();
-    if v <= a[0] {
+    let k = past.unwrap_or_else(|| a.partition_point(|&p| p <= v));
+    if k == 0 {
         return (0, 0.0, 0.0);
     }
-    if v >= a[n - 1] {
+    if k >= n {
         return (n - 2, 1.0, 0.0);
     }
-    let i = a.partition_point(|&p| p <= v).saturating_sub(1).min(n - 2);
+    let i = k - 1;
     let w = a[i + 1] - a[i];
     (i, (v - a[i]) / w, 1.0 / w)
 }
 
 impl Grid {
-    /// Height and gradient (bilinear; a single-entry axis is constant along it).
-    fn eval(&self, x: f64, y: f64) -> (f64, f64, f64) {
+    /// Height and gradient (bilinear; a single-entry axis is constant along it) in the
+    /// cell given by `past` (how many x and y lines the point is past; see [`cell`]).
+    fn eval(&self, x: f64, y: f64, past: (Option<usize>, Option<usize>)) -> (f64, f64, f64) {
         let (i, fx, ix) = if self.x.len() > 1 {
-            cell(&self.x, x)
+            cell(&self.x, x, past.0)
         } else {
             (0, 0.0, 0.0)
         };
         let (j, fy, iy) = if self.y.len() > 1 {
-            cell(&self.y, y)
+            cell(&self.y, y, past.1)
         } else {
             (0, 0.0, 0.0)
         };
@@ -234,7 +245,16 @@ impl Surface {
                         (*start, *mid, *end),
                     )
                 }
-                Feature::Field(g) => g.eval(x, y),
+                Feature::Field(g) => {
+                    let past = |first: Option<usize>, n: usize| {
+                        first.map(|e0| (e0..e0 + n).filter(|&e| self.side(e, x, y, sides)).count())
+                    };
+                    let past = match sides {
+                        Some(_) => (past(g.x_lines, g.x.len()), past(g.y_lines, g.y.len())),
+                        None => (None, None),
+                    };
+                    g.eval(x, y, past)
+                }
                 Feature::Profile(p) => p.eval(x, y),
             };
             h += a;
@@ -493,7 +513,21 @@ impl Builder<'_> {
             "bump" => self.bump(i, &o)?,
             "heightfield" => {
                 o.check_keys(&["type", "x", "y", "z"])?;
-                Feature::Field(grid(&o)?)
+                let mut g = grid(&o)?;
+                let what = format!("features[{i}] (heightfield)");
+                let mut lines = |axis: Axis, at: &[f64]| {
+                    let n = if axis == Axis::X { "x" } else { "y" };
+                    (at.len() > 1).then(|| {
+                        let first = self.s.edges.len();
+                        for v in at {
+                            self.edge(axis, *v, format!("{what} {n} = {v} m"));
+                        }
+                        first
+                    })
+                };
+                g.x_lines = lines(Axis::X, &g.x);
+                g.y_lines = lines(Axis::Y, &g.y);
+                Feature::Field(g)
             }
             "iso8608" => Feature::Profile(iso8608::Profile::from_obj(&o)?),
             other => {
@@ -639,7 +673,13 @@ fn grid(o: &Obj) -> Result<Grid, ParamError> {
         }
         z.push(v);
     }
-    Ok(Grid { x, y, z })
+    Ok(Grid {
+        x,
+        y,
+        z,
+        x_lines: None,
+        y_lines: None,
+    })
 }
 
 /// Build the surface of a `Road`'s resolved parameters.
