@@ -17,6 +17,7 @@ pub mod params;
 pub mod plan;
 pub mod probe;
 pub mod thermal;
+pub mod warning;
 
 // The leaf crates, re-exported under their old paths.
 pub use drivelink_results::{result, scope};
@@ -24,7 +25,8 @@ pub use drivelink_units::{expr, suggest, units};
 
 pub use block::*;
 pub use compile::compile;
-pub use compile::{CompileWarning, Compiled};
+pub use compile::Compiled;
+pub use warning::CompileWarning;
 pub use diagram::{
     BlockId, BlockSpec, Diagram, PortRef, SettingsReader, SettingsSource, STOP_AT_CYCLE,
 };
