@@ -26,7 +26,6 @@ pub use drivelink_units::{expr, suggest, units};
 pub use block::*;
 pub use compile::compile;
 pub use compile::Compiled;
-pub use warning::CompileWarning;
 pub use diagram::{
     BlockId, BlockSpec, Diagram, PortRef, SettingsReader, SettingsSource, STOP_AT_CYCLE,
 };
@@ -42,3 +41,4 @@ pub use params::{
 pub use plan::{Plan, VarInfo};
 pub use result::{EventRecord, EventTag, RunStats, RunStatus, SimResult};
 pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+pub use warning::CompileWarning;

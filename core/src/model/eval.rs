@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::plan::{BlockRt, Plan};
 
 use super::linear::EvalFor;
-use super::program::{Call, Op, Program};
+use super::program::{Call, Op, Program, NO_SLOT};
 use super::{Model, Programs, ENGAGE_OFF, ENGAGE_ON};
 
 /// Slack on friction guards so a joint released at zero slip does not relock on round-off.
@@ -454,6 +454,11 @@ impl Model {
         for (((c, gj), mode), (&w_rel, &lam)) in joints {
             let blk = &self.blocks[c.b.ix()];
             let k = c.local as usize;
+            // A clutch's engagement is its input signal: read in place, no call.
+            let engagement = || match c.engagement {
+                NO_SLOT => blk.engagement(k, &view(&c.rt), w_rel),
+                pos => self.ev.sig[plan.in_slots[pos as usize].ix()],
+            };
             match mode {
                 FrictionMode::Locked => {
                     let law = blk.friction(k, &view(&c.rt), 0.0);
@@ -469,12 +474,12 @@ impl Model {
                 FrictionMode::Free => {
                     gj[0] = 1.0;
                     gj[1] = 1.0;
-                    gj[2] = ENGAGE_ON - blk.engagement(k, &view(&c.rt), w_rel);
+                    gj[2] = ENGAGE_ON - engagement();
                 }
                 m => {
                     gj[0] = m.sliding_sign() * w_rel + SLIP_EPS;
                     gj[1] = 1.0;
-                    gj[2] = blk.engagement(k, &view(&c.rt), w_rel) - ENGAGE_OFF;
+                    gj[2] = engagement() - ENGAGE_OFF;
                 }
             }
         }
