@@ -388,13 +388,14 @@ impl Network {
         self.a[..n].copy_from_slice(&out[..n]);
         self.lambda_fric.fill(0.0);
         let nr = self.rows.len();
-        // The active rows' forces, scattered straight from the solution.
-        for (&i, &lam) in self.active.iter().zip(&out[n..]) {
-            if i < nr {
-                self.lambda_rows[i] = lam;
-            } else {
-                self.lambda_fric[i - nr] = lam;
-            }
+        // The active rows' forces, straight from the solution: the fixed rows are the
+        // first `nr` active rows, in order (`refactor`), the locked joints follow.
+        let (fixed, locked) = out[n..].split_at(nr);
+        for (l, &lam) in self.lambda_rows.iter_mut().zip(fixed) {
+            *l = lam;
+        }
+        for (&i, &lam) in self.active[nr..].iter().zip(locked) {
+            self.lambda_fric[i - nr] = lam;
         }
     }
 

@@ -410,8 +410,12 @@ impl Model {
             }
         }
         let e0 = plan.x_joint_energy;
-        for j in 0..plan.joints.len() {
-            dx[e0 + j] = self.ev.joint_kin[j] * self.ev.joint_wrel[j];
+        let work = &mut dx[e0..e0 + plan.joints.len()];
+        for (d, (&kin, &w_rel)) in work
+            .iter_mut()
+            .zip(self.ev.joint_kin.iter().zip(&self.ev.joint_wrel))
+        {
+            *d = kin * w_rel;
         }
         self.heat_derivs(dx);
     }
