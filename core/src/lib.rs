@@ -16,6 +16,7 @@ pub mod param_scope;
 pub mod params;
 pub mod plan;
 pub mod probe;
+mod short;
 pub mod thermal;
 pub mod warning;
 

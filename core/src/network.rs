@@ -33,6 +33,7 @@ use drivelink_solver::simd::add_columns;
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::block::{FrictionMode, PortKind};
+use crate::short;
 
 /// A constraint row over nodes.
 #[derive(Debug, Clone, PartialEq)]
@@ -380,13 +381,13 @@ impl Network {
         let w = n + m;
         // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
         let out = &mut self.out[..w];
-        out.fill(0.0);
+        short::zero(out);
         add_columns(out, &fac.sq, &self.f[..n], true);
         if fac.has_tracking {
             add_columns(out, &fac.cr, &self.b[..m], true);
         }
-        self.a[..n].copy_from_slice(&out[..n]);
-        self.lambda_fric.fill(0.0);
+        short::copy(&mut self.a[..n], &out[..n]);
+        short::zero(&mut self.lambda_fric);
         let nr = self.rows.len();
         // The active rows' forces, straight from the solution: the fixed rows are the
         // first `nr` active rows, in order (`refactor`), the locked joints follow.
