@@ -650,6 +650,9 @@ impl Block for Clutch {
         // `FrictionParams::law`'s engagement: the normalized normal force.
         cx.u(0)
     }
+    fn engagement_input(&self, _k: usize) -> Option<usize> {
+        Some(0)
+    }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()
     }
@@ -692,6 +695,9 @@ impl Block for Brake {
     fn engagement(&self, _k: usize, cx: &Cx, _w_rel: f64) -> f64 {
         // `FrictionParams::law`'s engagement: the normalized normal force.
         cx.u(0)
+    }
+    fn engagement_input(&self, _k: usize) -> Option<usize> {
+        Some(0)
     }
     fn thermal(&self) -> ThermalDecl {
         loss_heat()

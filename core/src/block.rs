@@ -1143,6 +1143,13 @@ pub trait Block: Send + Sync {
     fn engagement(&self, k: usize, cx: &Cx, w_rel: f64) -> f64 {
         self.friction(k, cx, w_rel).engagement
     }
+    /// The signal input (index among the block's `in` ports) whose value *is*
+    /// [`Block::engagement`] of joint `k`, unchanged, when there is one (a clutch's
+    /// normalized normal force): the guard pass then reads that signal in place instead of
+    /// calling `engagement`. `None` (the default): the pass calls `engagement`.
+    fn engagement_input(&self, _k: usize) -> Option<usize> {
+        None
+    }
     /// The sliding torque of a load-dependent joint `k` (declared in
     /// [`MechDecl::friction_loads`]) at relative speed `w_rel`, as an affine function of
     /// its load; called before the load is known (do not read `cx.lambda`). Its

@@ -16,7 +16,9 @@ pub mod param_scope;
 pub mod params;
 pub mod plan;
 pub mod probe;
+mod short;
 pub mod thermal;
+pub mod warning;
 
 // The leaf crates, re-exported under their old paths.
 pub use drivelink_results::{result, scope};
@@ -24,7 +26,7 @@ pub use drivelink_units::{expr, suggest, units};
 
 pub use block::*;
 pub use compile::compile;
-pub use compile::{CompileWarning, Compiled};
+pub use compile::Compiled;
 pub use diagram::{
     BlockId, BlockSpec, Diagram, PortRef, SettingsReader, SettingsSource, STOP_AT_CYCLE,
 };
@@ -40,3 +42,4 @@ pub use params::{
 pub use plan::{Plan, VarInfo};
 pub use result::{EventRecord, EventTag, RunStats, RunStatus, SimResult};
 pub use scope::{DisplayUnit, ScopeSignal, ScopeSpec};
+pub use warning::CompileWarning;

@@ -33,6 +33,7 @@ use drivelink_solver::simd::add_columns;
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::block::{FrictionMode, PortKind};
+use crate::short;
 
 /// A constraint row over nodes.
 #[derive(Debug, Clone, PartialEq)]
@@ -380,21 +381,22 @@ impl Network {
         let w = n + m;
         // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
         let out = &mut self.out[..w];
-        out.fill(0.0);
+        short::zero(out);
         add_columns(out, &fac.sq, &self.f[..n], true);
         if fac.has_tracking {
             add_columns(out, &fac.cr, &self.b[..m], true);
         }
-        self.a[..n].copy_from_slice(&out[..n]);
-        self.lambda_fric.fill(0.0);
+        short::copy(&mut self.a[..n], &out[..n]);
+        short::zero(&mut self.lambda_fric);
         let nr = self.rows.len();
-        // The active rows' forces, scattered straight from the solution.
-        for (&i, &lam) in self.active.iter().zip(&out[n..]) {
-            if i < nr {
-                self.lambda_rows[i] = lam;
-            } else {
-                self.lambda_fric[i - nr] = lam;
-            }
+        // The active rows' forces, straight from the solution: the fixed rows are the
+        // first `nr` active rows, in order (`refactor`), the locked joints follow.
+        let (fixed, locked) = out[n..].split_at(nr);
+        for (l, &lam) in self.lambda_rows.iter_mut().zip(fixed) {
+            *l = lam;
+        }
+        for (&i, &lam) in self.active[nr..].iter().zip(locked) {
+            self.lambda_fric[i - nr] = lam;
         }
     }
 

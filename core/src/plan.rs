@@ -254,7 +254,7 @@ pub struct Plan {
     /// Logged variables (index into `vars`), in column order.
     pub(crate) log: Vec<usize>,
     pub(crate) scopes: Vec<ScopeSpec>,
-    pub(crate) warnings: Vec<crate::compile::CompileWarning>,
+    pub(crate) warnings: Vec<crate::warning::CompileWarning>,
     /// Load-dependent friction joints (lossy gears).
     pub(crate) load_joints: Vec<LoadJointPlan>,
     /// The thermal network.
@@ -325,7 +325,7 @@ impl Plan {
         &self.scopes
     }
     /// Warnings found while compiling (unconnected flanges, ...).
-    pub fn warnings(&self) -> &[crate::compile::CompileWarning] {
+    pub fn warnings(&self) -> &[crate::warning::CompileWarning] {
         &self.warnings
     }
     /// A variable by name.

@@ -11,9 +11,10 @@ use crate::block::{Buffers, Cx, Forces, FrictionLaw, FrictionMode};
 use std::sync::Arc;
 
 use crate::plan::{BlockRt, Plan};
+use crate::short;
 
 use super::linear::EvalFor;
-use super::program::{Call, Op, Program};
+use super::program::{Call, Op, Program, NO_SLOT};
 use super::{Model, Programs, ENGAGE_OFF, ENGAGE_ON};
 
 /// Slack on friction guards so a joint released at zero slip does not relock on round-off.
@@ -216,7 +217,7 @@ impl Model {
             // Entries a block leaves untouched keep their value: only blocks with network
             // outputs leave some (the ones computed before or after the solve).
             if rt.net_out {
-                self.ev.ybuf[..ny].copy_from_slice(&self.ev.sig[y.clone()]);
+                short::copy(&mut self.ev.ybuf[..ny], &self.ev.sig[y.clone()]);
             }
             let cx = Cx::with_signals(
                 t,
@@ -235,7 +236,7 @@ impl Model {
             if ny == 1 {
                 self.ev.sig[rt.y.0 as usize] = self.ev.ybuf[0];
             } else {
-                self.ev.sig[y].copy_from_slice(&self.ev.ybuf[..ny]);
+                short::copy(&mut self.ev.sig[y], &self.ev.ybuf[..ny]);
             }
         }
     }
@@ -269,7 +270,7 @@ impl Model {
     /// Forces, friction, tracking targets, network solve.
     fn eval_network(&mut self, plan: &Plan, progs: &Programs, t: f64, x: &[f64]) {
         let n = plan.nodes.len();
-        self.net.f.fill(0.0);
+        short::zero(&mut self.net.f);
         self.ev.frame_load.fill(0.0);
         // Nothing the force and friction laws read changes in this loop: one set of buffers.
         let buf = buffers!(self, x, n);
@@ -382,8 +383,8 @@ impl Model {
         }
         let plan = &*self.plan;
         let n = plan.nodes.len();
-        dx[..n].copy_from_slice(&x[n..2 * n]);
-        dx[n..2 * n].copy_from_slice(&self.net.a[..n]);
+        short::copy(&mut dx[..n], &x[n..2 * n]);
+        short::copy(&mut dx[n..2 * n], &self.net.a[..n]);
         if !self.ev.frame_dx.is_empty() {
             dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
         }
@@ -410,8 +411,12 @@ impl Model {
             }
         }
         let e0 = plan.x_joint_energy;
-        for j in 0..plan.joints.len() {
-            dx[e0 + j] = self.ev.joint_kin[j] * self.ev.joint_wrel[j];
+        let work = &mut dx[e0..e0 + plan.joints.len()];
+        for (d, (&kin, &w_rel)) in work
+            .iter_mut()
+            .zip(self.ev.joint_kin.iter().zip(&self.ev.joint_wrel))
+        {
+            *d = kin * w_rel;
         }
         self.heat_derivs(dx);
     }
@@ -454,28 +459,30 @@ impl Model {
         for (((c, gj), mode), (&w_rel, &lam)) in joints {
             let blk = &self.blocks[c.b.ix()];
             let k = c.local as usize;
-            match mode {
-                FrictionMode::Locked => {
-                    let law = blk.friction(k, &view(&c.rt), 0.0);
-                    // `lo` read alone: the pair `lo, hi` loaded as one vector right after
-                    // the block stored them one by one stalls (store forwarding).
-                    let lo = std::hint::black_box(law.lo);
-                    let slack = torque_slack(&law);
-                    gj[0] = lam - lo + slack;
-                    gj[1] = law.hi - lam + slack;
-                    gj[2] = law.engagement - ENGAGE_OFF;
-                }
-                // Free and sliding joints read only the engagement of their law.
-                FrictionMode::Free => {
-                    gj[0] = 1.0;
-                    gj[1] = 1.0;
-                    gj[2] = ENGAGE_ON - blk.engagement(k, &view(&c.rt), w_rel);
-                }
-                m => {
-                    gj[0] = m.sliding_sign() * w_rel + SLIP_EPS;
-                    gj[1] = 1.0;
-                    gj[2] = blk.engagement(k, &view(&c.rt), w_rel) - ENGAGE_OFF;
-                }
+            if *mode == FrictionMode::Locked {
+                let law = blk.friction(k, &view(&c.rt), 0.0);
+                // `lo` read alone: the pair `lo, hi` loaded as one vector right after the
+                // block stored them one by one stalls (store forwarding).
+                let lo = std::hint::black_box(law.lo);
+                let slack = torque_slack(&law);
+                gj[0] = lam - lo + slack;
+                gj[1] = law.hi - lam + slack;
+                gj[2] = law.engagement - ENGAGE_OFF;
+                continue;
+            }
+            // Free and sliding joints read only the engagement of their law; a clutch's is
+            // its input signal, read in place with no call.
+            let engagement = match c.engagement {
+                NO_SLOT => blk.engagement(k, &view(&c.rt), w_rel),
+                pos => self.ev.sig[plan.in_slots[pos as usize].ix()],
+            };
+            gj[1] = 1.0;
+            if *mode == FrictionMode::Free {
+                gj[0] = 1.0;
+                gj[2] = ENGAGE_ON - engagement;
+            } else {
+                gj[0] = mode.sliding_sign() * w_rel + SLIP_EPS;
+                gj[2] = engagement - ENGAGE_OFF;
             }
         }
     }

@@ -296,7 +296,7 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
                 .warnings()
                 .iter()
                 .filter_map(|w| match w {
-                    crate::compile::CompileWarning::UnconnectedFlange { block, port } => {
+                    crate::warning::CompileWarning::UnconnectedFlange { block, port } => {
                         Some(format!("{block}.{port}"))
                     }
                     _ => None,
@@ -452,7 +452,7 @@ impl Model {
         let nj = plan.joints.len();
         let result = plan.empty_result();
         let n_log = result.names.len();
-        let guard_prog = GuardProgram::new(&plan);
+        let guard_prog = GuardProgram::new(&plan, &blocks);
         Ok(Model {
             ev: Eval {
                 sig,

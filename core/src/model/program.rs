@@ -15,6 +15,7 @@
 //! of the plan (and of the linear kernel's choice of stages for derivatives), built once
 //! and read-only afterwards.
 
+use crate::block::Block;
 use crate::ids::BlockIx;
 use crate::plan::{BlockRt, Plan, Stage, VarRef};
 
@@ -66,13 +67,19 @@ pub(super) struct GuardCall {
     pub g: (u32, u32),
 }
 
-/// One friction joint's law: the block, the joint's index in it, the block's offsets.
+/// One friction joint's law: the block, the joint's index in it, the block's offsets, and
+/// the position in `plan.in_slots` of the input its engagement is ([`NO_SLOT`]: none, the
+/// block's `engagement` gives it).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct JointCall {
     pub b: BlockIx,
     pub local: u32,
     pub rt: BlockRt,
+    pub engagement: u32,
 }
+
+/// [`JointCall::engagement`] of a joint whose engagement is not a signal read in place.
+pub(super) const NO_SLOT: u32 = u32::MAX;
 
 /// The guard pass laid out flat: the guard blocks' calls (those evaluated at every sample,
 /// and those whose guards change only at events), then the joints' laws.
@@ -88,8 +95,8 @@ pub(super) struct GuardProgram {
 }
 
 impl GuardProgram {
-    /// The guard pass of `plan`.
-    pub fn new(plan: &Plan) -> GuardProgram {
+    /// The guard pass of `plan` over its block objects `objects`.
+    pub fn new(plan: &Plan, objects: &[Box<dyn Block>]) -> GuardProgram {
         let call = |b: BlockIx| {
             let g = &plan.blocks[b.ix()].guards;
             GuardCall {
@@ -107,10 +114,19 @@ impl GuardProgram {
         let joints = plan
             .joints
             .iter()
-            .map(|jp| JointCall {
-                b: jp.block,
-                local: jp.local as u32,
-                rt: plan.rt[jp.block.ix()],
+            .map(|jp| {
+                let rt = plan.rt[jp.block.ix()];
+                // Where in `plan.in_slots` the block's input `i` is, as `Cx::u(i)` reads it
+                // (a position, not a slot: linearization reroutes inputs).
+                let engagement = objects[jp.block.ix()]
+                    .engagement_input(jp.local)
+                    .map_or(NO_SLOT, |i| rt.inputs.0 + i as u32);
+                JointCall {
+                    b: jp.block,
+                    local: jp.local as u32,
+                    rt,
+                    engagement,
+                }
             })
             .collect();
         GuardProgram {
