@@ -14,10 +14,27 @@
 //!   its one-way efficiency (drawn p/η, stored p·η);
 //! - the traction energy is within 1 % of the exact trace's (the road-load law on the
 //!   trace, linear between breakpoints, integrated on a 1 ms grid): the driver's corrections
-//!   cost less than that.
+//!   cost less than that;
+//! - against FASTSim 3.1.0's own run of the same vehicle file and cycle, recorded in
+//!   `tests/fixtures/fastsim_zoe_2022.json` with its command: battery energy per km within
+//!   2 % and traction energy per km within 1 % (the netlist regenerates at 0.84 as
+//!   FASTSim does, `regen_efficiency`).
 
 mod cycle_common;
-use cycle_common::{exact_traction, integral, netlist, param, run, trace, trace_distance, KWH};
+use cycle_common::{
+    exact_traction, integral, netlist, param, root, run, trace, trace_distance, KWH,
+};
+
+use serde_json::Value;
+
+/// FASTSim's figures for `cycle` (see the fixture's `command` and `how`).
+fn fastsim(cycle: &str) -> Value {
+    let path = root().join("tests/fixtures/fastsim_zoe_2022.json");
+    let f: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(f["peer"].as_str().unwrap().starts_with("FASTSim 3.1.0"));
+    assert_eq!(f["vehicle"], "2022_Renault_Zoe_ZE50_R135.yaml");
+    f["cycles"][cycle].clone()
+}
 
 fn check_cycle(cycle: &str) {
     let net = netlist("cycle_ev");
@@ -116,6 +133,22 @@ fn check_cycle(cycle: &str) {
     assert!(
         (traction / exact - 1.0).abs() < 0.01,
         "{cycle}: {traction} kWh against the trace's {exact} kWh"
+    );
+
+    // against FASTSim's own run of the same vehicle file and cycle
+    let fs = fastsim(cycle);
+    let km = r.metric("distance_km");
+    let wh_per_km = r.metric("wh_per_km");
+    let fs_wh_per_km = fs["wh_per_km"].as_f64().unwrap();
+    assert!(
+        (wh_per_km / fs_wh_per_km - 1.0).abs() < 0.02,
+        "{cycle}: battery {wh_per_km} Wh/km, FASTSim {fs_wh_per_km} Wh/km"
+    );
+    let traction_wh_per_km = traction * KWH / 3600.0 / km;
+    let fs_traction = fs["traction_wh_per_km"].as_f64().unwrap();
+    assert!(
+        (traction_wh_per_km / fs_traction - 1.0).abs() < 0.01,
+        "{cycle}: traction {traction_wh_per_km} Wh/km, FASTSim {fs_traction} Wh/km"
     );
 }
 

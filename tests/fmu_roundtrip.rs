@@ -322,12 +322,17 @@ fn build_error(fmu: &Path, extra: Value) -> String {
     e
 }
 
-/// The build error of an `Fmu` block whose file is `fmu` (with more params): it names the
-/// block.
+/// The build error of an `Fmu` block whose file is `fmu` imported as Co-Simulation (with
+/// more params, which may change the kind): it names the block.
 fn build_error_of(fmu: &Path, extra: Value) -> String {
-    let mut params = json!({ "fmu": fmu.to_str().unwrap(), "step": 0.01 });
+    let mut params = json!({ "fmu": fmu.to_str().unwrap(), "kind": "cs", "step": 0.01 });
     if let (Value::Object(p), Value::Object(x)) = (&mut params, extra) {
         p.extend(x);
+        // `"kind": null` asks for the default kind: no kind and no step.
+        if p.get("kind") == Some(&Value::Null) {
+            p.remove("kind");
+            p.remove("step");
+        }
     }
     let e = compile(&import_netlist(params, &[], 1.0, 0.1))
         .err()
@@ -411,7 +416,7 @@ fn broken_fmus_are_refused_with_what_is_wrong() {
         "none.fmu",
         &write_zip(&[("modelDescription.xml", none.as_bytes(), false)]),
     );
-    let e = build_error(&none, json!({}));
+    let e = build_error(&none, json!({ "kind": null }));
     assert!(
         e.contains("offers neither Model Exchange nor Co-Simulation (it offers: no interface)"),
         "{e}"

@@ -21,11 +21,13 @@ CLI process.
 
 Usage:
     python3 benches/peer/fastsim_compare.py target/release/drivelink [--repeat N]
-        [--vehicle ev|conv|both] [--write-fixture tests/fixtures/fastsim_fusion.json]
+        [--vehicle ev|conv|both] [--write-fixture PATH]
 
-`--write-fixture` records FASTSim's figures for the Fusion (per cycle: distance, fuel,
-fuel per km, traction per km), with the FASTSim version and this command, as the peer
-reference `tests/cycle_conv.rs` checks drivelink against.
+`--write-fixture` (with `--vehicle ev` or `conv`) records FASTSim's figures (per cycle:
+for the Zoe distance, battery energy and Wh/km, traction per km; for the Fusion distance,
+fuel, fuel per km, traction per km), with the FASTSim version and this command, as the
+peer reference `tests/cycle_ev.rs` and `tests/cycle_conv.rs` check drivelink against
+(`tests/fixtures/fastsim_zoe_2022.json`, `tests/fixtures/fastsim_fusion_2012.json`).
 """
 
 import argparse
@@ -116,43 +118,20 @@ def trace_traction(cycle: str, vehicle: str = VEHICLE) -> float:
     return float(np.sum(np.maximum(force * vf, 0.0)) * h / KWH)
 
 
-def fastsim_regen_variant(tmp: Path) -> Path:
-    """cycle_ev.json with FASTSim 3.1's regeneration efficiency, written into `tmp`.
+def map_regen_variant(tmp: Path) -> Path:
+    """cycle_ev.json regenerating through the machine's efficiency table, written into `tmp`.
 
-    FASTSim 3.1.0 converts every regenerated kW at 0.84 (its efficiency table's value at
-    zero power fraction, whatever the power: pwr_elec/pwr_mech = 0.84 at every braking
-    step of its history), where cycle_ev.json uses the table at |P|/P_max in both
-    quadrants. The variant drives with the machine `motor` (regen off) and brakes with a
-    second machine `gen` of efficiency 0.84 on the same shaft.
+    The shipped netlist regenerates at 0.84 (`regen_efficiency`), as FASTSim 3.1.0 does:
+    it converts every regenerated kW at its table's value at zero power fraction, whatever
+    the power (pwr_elec/pwr_mech = 0.84 at every braking step of its history). The variant
+    drops `regen_efficiency`, so the table serves both quadrants at |P|/P_max.
     """
     net = json.loads(NETLIST.read_text())
-    net["name"] = "cycle_ev_fastsim_regen"
-    blocks = [b for b in net["blocks"] if b["name"] not in ("motor_cmd", "bus")]
-    for b in blocks:
+    net["name"] = "cycle_ev_map_regen"
+    for b in net["blocks"]:
         if b["name"] == "motor":
-            b["params"]["regen"] = False
-            gen = {"name": "gen", "type": "ElectricMachine",
-                   "params": {**{k: b["params"][k] for k in ("max_torque", "max_power")},
-                              "efficiency": 0.84}}
-    blocks += [gen,
-               {"name": "neg", "type": "Gain", "params": {"k": -1}},
-               {"name": "bus3", "type": "Sum", "params": {"signs": "+++"}}]
-    rewired = {
-        "driver.accel": ["driver.accel", "motor.cmd"],
-        "regen.y": ["regen.y", "neg.u", "friction_cmd.u2"],
-        "motor.flange": ["motor.flange", "gen.flange", "gear.flange_a"],
-    }
-    conns = []
-    for c in net["connections"]:
-        if c[0] in rewired:
-            conns.append(rewired[c[0]])
-        elif not any(p.startswith(("bus.", "motor_cmd.")) for p in c):
-            conns.append(c)
-    conns += [["neg.y", "gen.cmd"], ["motor.p_elec", "bus3.u1"], ["gen.p_elec", "bus3.u2"],
-              ["aux.y", "bus3.u3"], ["bus3.y", "battery.p"]]
-    net["blocks"], net["connections"] = blocks, conns
-    net["log"] = net["log"] + ["gen.p_elec"]
-    path = tmp / "cycle_ev_fastsim_regen.json"
+            b["params"].pop("regen_efficiency", None)
+    path = tmp / "cycle_ev_map_regen.json"
     path.write_text(json.dumps(net))
     return path
 
@@ -173,8 +152,7 @@ def drivelink_run(binary: str, cycle: str, repeat: int, netlist: Path = NETLIST)
             best_solver = min(best_solver, summary["wall_time_s"])
         motoring = regen = 0.0
         with open(Path(tmp) / "results.csv", newline="") as f:
-            rows = [(float(r["time"]), float(r["motor.p_elec"]) + float(r.get("gen.p_elec", 0)))
-                    for r in csv.DictReader(f)]
+            rows = [(float(r["time"]), float(r["motor.p_elec"])) for r in csv.DictReader(f)]
         for (t0, p0), (t1, p1) in zip(rows, rows[1:]):
             # trapezoids on the output grid (event instants appear twice: dt = 0)
             motoring += 0.5 * (max(p0, 0.0) + max(p1, 0.0)) * (t1 - t0)
@@ -293,13 +271,14 @@ def pct(a: float, b: float) -> str:
     return f"{100.0 * (a - b) / b:+.2f} %" if b else "—"
 
 
-def ev_table(binary: str, repeat: int) -> None:
+def ev_table(binary: str, repeat: int, fixture: str | None) -> None:
     print(f"FASTSim {fsim.__version__}, vehicle {VEHICLE}; drivelink {NETLIST.relative_to(ROOT)}")
     print()
-    print("| cycle | quantity | FASTSim 3 | drivelink | difference | drivelink, regen at 0.84 | difference |")
+    print("| cycle | quantity | FASTSim 3 | drivelink | difference | drivelink, regen from the table | difference |")
     print("|---|---|---|---|---|---|---|")
+    record = {}
     with tempfile.TemporaryDirectory() as tmp:
-        variant = fastsim_regen_variant(Path(tmp))
+        variant = map_regen_variant(Path(tmp))
         for cycle in ("udds", "hwfet"):
             fs = fastsim_run(cycle, repeat)
             dl = drivelink_run(binary, cycle, repeat)
@@ -312,6 +291,31 @@ def ev_table(binary: str, repeat: int) -> None:
                   f"FASTSim {pct(fs['traction_kwh'], exact)}, drivelink {pct(dl['traction_kwh'], exact)} | | |")
             print(f"| {cycle} | run time (ms) | {1e3 * fs['wall_s']:.1f} (walk) | "
                   f"{1e3 * dl['wall_s']:.1f} (solver), {1e3 * dl['process_s']:.1f} (process) | | | |")
+            record[cycle] = {
+                "distance_km": fs["distance_km"],
+                "battery_kwh": fs["battery_kwh"],
+                "wh_per_km": fs["wh_per_km"],
+                "traction_wh_per_km": 1e3 * fs["traction_kwh"] / fs["distance_km"],
+            }
+    if fixture:
+        write_fixture(fixture, VEHICLE, "ev", repeat, record,
+                      "fsim.SimDrive(fsim.Vehicle.from_resource(vehicle), fsim.Cycle.from_resource(cycle + '.csv')).walk(); "
+                      "battery_kwh = res.energy_out_electrical (net, discharge positive) in kWh; "
+                      "traction = sum of max(pwr_tractive, 0)·dt")
+
+
+def write_fixture(path: str, vehicle: str, kind: str, repeat: int, record: dict, how: str) -> None:
+    """FASTSim's figures as the peer reference a test checks drivelink against."""
+    out = {
+        "peer": f"FASTSim {fsim.__version__} (pip install fastsim=={fsim.__version__})",
+        "vehicle": vehicle,
+        "command": "python3 benches/peer/fastsim_compare.py target/release/drivelink "
+                   f"--vehicle {kind} --repeat {repeat} --write-fixture {path}",
+        "how": how,
+        "cycles": record,
+    }
+    Path(path).write_text(json.dumps(out, indent=2) + "\n")
+    print(f"\nFASTSim's figures written to {path}")
 
 
 def conv_table(binary: str, repeat: int, fixture: str | None) -> None:
@@ -333,18 +337,10 @@ def conv_table(binary: str, repeat: int, fixture: str | None) -> None:
         record[cycle] = {k: fs[k] for k in ("distance_km", "fuel_kg", "fuel_g_per_km",
                                             "traction_wh_per_km", "idle_fuel_power_w")}
     if fixture:
-        out = {
-            "peer": f"FASTSim {fsim.__version__} (pip install fastsim=={fsim.__version__})",
-            "vehicle": CONV_VEHICLE,
-            "command": "python3 benches/peer/fastsim_compare.py target/release/drivelink "
-                       f"--vehicle conv --repeat {repeat} --write-fixture {fixture}",
-            "how": "fsim.SimDrive(fsim.Vehicle.from_resource(vehicle), fsim.Cycle.from_resource(cycle + '.csv')).walk(); "
-                   "fuel_kg = fc.energy_fuel / fs.specific_energy_joules_per_kilogram; traction = sum of max(pwr_tractive, 0)·dt; "
-                   "idle_fuel_power_w = fc.history.pwr_fuel at the first step with the car standing",
-            "cycles": record,
-        }
-        Path(fixture).write_text(json.dumps(out, indent=2) + "\n")
-        print(f"\nFASTSim's figures written to {fixture}")
+        write_fixture(fixture, CONV_VEHICLE, "conv", repeat, record,
+                      "fsim.SimDrive(fsim.Vehicle.from_resource(vehicle), fsim.Cycle.from_resource(cycle + '.csv')).walk(); "
+                      "fuel_kg = fc.energy_fuel / fs.specific_energy_joules_per_kilogram; traction = sum of max(pwr_tractive, 0)·dt; "
+                      "idle_fuel_power_w = fc.history.pwr_fuel at the first step with the car standing")
 
 
 def main() -> None:
@@ -352,11 +348,14 @@ def main() -> None:
     ap.add_argument("binary", help="path of the drivelink release binary")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each; the fastest is timed")
     ap.add_argument("--vehicle", choices=("ev", "conv", "both"), default="both")
-    ap.add_argument("--write-fixture", metavar="PATH", help="record FASTSim's Fusion figures (JSON)")
+    ap.add_argument("--write-fixture", metavar="PATH",
+                    help="record FASTSim's figures of the one --vehicle (ev or conv) as JSON")
     args = ap.parse_args()
+    if args.write_fixture and args.vehicle == "both":
+        ap.error("--write-fixture records one vehicle: give --vehicle ev or --vehicle conv")
     t0 = time.perf_counter()
     if args.vehicle in ("ev", "both"):
-        ev_table(args.binary, args.repeat)
+        ev_table(args.binary, args.repeat, args.write_fixture)
         print()
     if args.vehicle in ("conv", "both"):
         conv_table(args.binary, args.repeat, args.write_fixture)

@@ -95,6 +95,43 @@ fn efficiency_divides_motoring_and_multiplies_generating_power() {
 }
 
 #[test]
+fn regen_efficiency_replaces_the_map_in_the_generating_quadrant_only() {
+    // FASTSim's table over the power fraction (0.84 at zero, 0.95 at 40 %), with the
+    // generating quadrant at a fixed 0.84 as FASTSim 3.1 converts it.
+    let table = json!({"power_fraction": [0.0, 0.4, 1.0], "eta": [0.84, 0.95, 0.93]});
+    let mut b = build(json!({"max_torque": T_MAX, "max_power": P_MAX,
+        "efficiency": table, "regen_efficiency": 0.84}));
+    // Motoring 20 kW (fraction 0.4): the table's 0.95.
+    let (_, pe, _) = at(b.as_mut(), 200.0, 0.5);
+    close(pe, 20e3 / 0.95, 1e-9, "p_elec motoring");
+    // Generating 20 kW: 0.84, not the table's 0.95.
+    let (_, pe, loss) = at(b.as_mut(), 200.0, -0.5);
+    close(pe, -20e3 * 0.84, 1e-9, "p_elec generating");
+    close(loss, 20e3 * 0.16, 1e-9, "loss generating");
+    // Without it the table serves both quadrants.
+    let mut b = build(json!({"max_torque": T_MAX, "max_power": P_MAX, "efficiency": table}));
+    close(at(b.as_mut(), 200.0, -0.5).1, -20e3 * 0.95, 1e-9, "table");
+    for bad in [0.0, 1.5] {
+        let reg = registry();
+        let t = reg.get("ElectricMachine").expect("registered");
+        let Value::Object(raw) =
+            json!({"max_torque": T_MAX, "max_power": P_MAX, "regen_efficiency": bad})
+        else {
+            panic!()
+        };
+        let p = resolve_params("em", t.name, &t.params, &raw, &Scope::new()).expect("params");
+        let BlockBuild::Primitive(f) = &t.build else {
+            panic!()
+        };
+        let e = f(&p).err().expect("refused").to_string();
+        assert!(
+            e.contains("regen_efficiency") && e.contains("(0, 1]"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn without_regen_the_generating_quadrant_has_no_torque() {
     let mut b = build(json!({"max_torque": T_MAX, "max_power": P_MAX, "regen": false}));
     assert_eq!(at(b.as_mut(), 100.0, -0.5), (0.0, 0.0, 0.0));

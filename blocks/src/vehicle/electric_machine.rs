@@ -26,7 +26,10 @@
 //!   `loss = p_elec − P >= 0`. The quadrant is a located mode (guard `cmd·ω`, with a
 //!   hysteresis band of 1e-9 of the corner speed so that a machine standing still with a
 //!   little torque keeps its mode);
-//! - `regen = false`: no torque in the generating quadrant (`cmd·ω < 0`).
+//! - `regen = false`: no torque in the generating quadrant (`cmd·ω < 0`);
+//!   `regen_efficiency`: that quadrant's efficiency as one number, in place of
+//!   `efficiency` there (FASTSim 3.1.0 converts all regenerated power at its table's value
+//!   at zero power fraction, whatever the power).
 //!
 //! The energy audit: the machine is an energy source whose supplied work is `∫p_elec dt`;
 //! its mechanical work goes into the network and its loss is booked as the block's internal
@@ -61,7 +64,7 @@ pub(crate) fn register(r: &mut Registry) {
     reg(
         r,
         "ElectricMachine",
-        "Electric motor/generator, a torque source on its flange: tau = cmd·min(max_torque, max_power/|ω|) (corner and max_speed cut as located modes), p_elec = P/η motoring, P·η generating (P = tau·ω), loss = p_elec − P booked as the block's internal loss in the energy audit; regen = false allows no generating torque. Variables w, p_mech, region.",
+        "Electric motor/generator, a torque source on its flange: tau = cmd·min(max_torque, max_power/|ω|) (corner and max_speed cut as located modes), p_elec = P/η motoring, P·η generating (P = tau·ω), loss = p_elec − P booked as the block's internal loss in the energy audit; regen = false allows no generating torque; regen_efficiency replaces efficiency in the generating quadrant. Variables w, p_mech, region.",
         "cmd[in], flange[rot], support[rot] (optional), heat[heat] (optional) -> tau[out], p_elec[out], loss[out]",
         vec![
             ParamSpec::required("max_torque", "N*m", "peak torque (> 0)"),
@@ -70,6 +73,7 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::with("efficiency", ParamKind::Json, drivelink_core::ParamDefault::Value(1.0.into()), "efficiency in (0, 1]: a number, {\"power_fraction\": [...], \"eta\": [...]} (FASTSim) or {\"speed\": [...], \"torque\": [...], \"eta\": [[...]]} (bilinear)"),
             ParamSpec::number("inertia", "kg*m^2", 0.0, "rotor inertia added to the flange (>= 0)"),
             ParamSpec::with("regen", ParamKind::Bool, drivelink_core::ParamDefault::Value(true.into()), "whether the machine may generate (brake regeneratively)"),
+            ParamSpec::optional("regen_efficiency", ParamKind::Number { unit: "1" }, "efficiency in (0, 1] of the generating quadrant, in place of `efficiency` there (FASTSim 3.1 converts all regenerated power at its table's value at zero power fraction)"),
         ],
         build,
     );
@@ -83,6 +87,11 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         None => f64::INFINITY,
     };
     let eta = efficiency(p)?;
+    let eta_regen = match p.opt_num("regen_efficiency")? {
+        Some(e) if e > 0.0 && e <= 1.0 => Some(e),
+        Some(e) => return Err(p.invalid("regen_efficiency", format!("must be in (0, 1], got {e}"))),
+        None => None,
+    };
     let inertia = p.non_negative("inertia")?;
     if !inertia.is_finite() {
         return Err(p.invalid("inertia", "must be finite"));
@@ -93,6 +102,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         w_corner: p_max / t_max,
         w_max,
         eta,
+        eta_regen,
         inertia,
         regen: p.bool("regen")?,
         region: Region::Torque,
@@ -174,6 +184,8 @@ pub struct ElectricMachine {
     w_corner: f64,
     w_max: f64,
     eta: Efficiency,
+    /// The generating quadrant's efficiency, when given apart (`regen_efficiency`).
+    eta_regen: Option<f64>,
     inertia: f64,
     regen: bool,
     region: Region,
@@ -200,8 +212,11 @@ impl ElectricMachine {
         let w = PAIR.w_rel(cx);
         let tau = self.torque(cx.u(CMD), w);
         let pm = tau * w;
-        let eta = self.eta.at(w, tau, pm / self.p_max);
-        let pe = if self.generating { pm * eta } else { pm / eta };
+        let pe = match (self.generating, self.eta_regen) {
+            (true, Some(e)) => pm * e,
+            (true, None) => pm * self.eta.at(w, tau, pm / self.p_max),
+            (false, _) => pm / self.eta.at(w, tau, pm / self.p_max),
+        };
         (tau, pm, pe, pe - pm)
     }
     /// The hysteresis band of the quadrant mode, in `cmd·ω` (rad/s): 1e-9 of the corner
