@@ -379,8 +379,12 @@ impl Instance {
             res.end_time
         };
         self.values[0] = self.time;
+        let terminate = res.status == RunStatus::Stopped;
+        if let Some(model) = self.model.as_mut() {
+            model.recycle(res);
+        }
         Ok(StepOutcome {
-            terminate: res.status == RunStatus::Stopped,
+            terminate,
             last_time: self.time,
         })
     }
