@@ -766,7 +766,13 @@ impl Model {
                 self.run.result = std::mem::replace(res, SimResult::new("", vec![]));
                 self.record(t, &x);
                 *res = std::mem::replace(&mut self.run.result, SimResult::new("", vec![]));
-                if action == EventAction::Stop {
+                // A non-finite value recorded right after the events fails the piece there,
+                // as the solver's check after an event point fails a run.
+                if let Some(message) = self.run.failure.take() {
+                    res.status = RunStatus::Failed;
+                    res.message = format!("at t = {t} s: {message}");
+                    res.end_time = t;
+                } else if action == EventAction::Stop {
                     res.status = RunStatus::Stopped;
                     res.message = format!(
                         "stopped by '{}' at t = {t} s",
