@@ -518,8 +518,8 @@ impl Instance {
         }
         if !matches!(self.phase, Phase::Instantiated | Phase::Initialization) {
             return Err(format!(
-                "'{}': changing a parameter during the simulation is not supported yet \
-                 (set it before {})",
+                "'{}' is a fixed parameter: it can be set only before {} (the model is \
+                 built with it then)",
                 v.name,
                 self.version.function("ExitInitializationMode")
             ));

@@ -25,7 +25,8 @@ pub const MODEL_IDENTIFIER: &str = "drivelink_fmi";
 pub enum Causality {
     /// The independent variable (time).
     Independent,
-    /// A tunable parameter (a top-level netlist parameter).
+    /// A parameter (a top-level netlist parameter), `fixed`: it can be set until the end
+    /// of initialization (the run instance is built with it then), not while the model runs.
     Parameter,
     /// An input (a top-level `Inport` block).
     Input,
@@ -294,7 +295,7 @@ fn unit_definitions(units: &BTreeMap<String, String>) -> String {
 fn causality_variability(c: Causality) -> (&'static str, &'static str) {
     match c {
         Causality::Independent => ("independent", "continuous"),
-        Causality::Parameter => ("parameter", "tunable"),
+        Causality::Parameter => ("parameter", "fixed"),
         Causality::Input => ("input", "continuous"),
         Causality::Output => ("output", "continuous"),
         Causality::State | Causality::Derivative(_) | Causality::Indicator => {

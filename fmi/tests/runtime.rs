@@ -126,12 +126,12 @@ fn parameter_set_before_initialization_changes_the_lock_speed() {
         (w[1] - 5.0).abs() < 1e-9 && (w[2] - 5.0).abs() < 1e-9,
         "{w:?}"
     );
-    // Tunable, but not yet while stepping: refused with the reason.
+    // A fixed parameter: refused while stepping, with the reason.
     let st = unsafe { fmi3SetFloat64(inst, vr.as_ptr(), 1, val.as_ptr(), 1) };
     assert_eq!(st, ERROR);
-    assert!(
-        logged().contains("'J2': changing a parameter during the simulation is not supported yet")
-    );
+    assert!(logged().contains(
+        "'J2' is a fixed parameter: it can be set only before fmi3ExitInitializationMode"
+    ));
     unsafe { fmi3FreeInstance(inst) };
 }
 
