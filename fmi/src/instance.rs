@@ -549,6 +549,10 @@ impl Instance {
         if let (Some(me), Some(model)) = (self.me.as_mut(), self.model.as_mut()) {
             model.inputs_changed(me.t, &me.x);
             me.outputs_current = false;
+        } else if let Some(model) = self.model.as_mut().filter(|_| self.started) {
+            // The next step starts with the event call that settles the modes for it.
+            let x = model.last_state().to_vec();
+            model.inputs_changed(self.time, &x);
         }
         Ok(())
     }

@@ -215,6 +215,8 @@ pub struct Model {
     start_warnings: Vec<String>,
     /// Inside a resumed [`Model::run_piece`]: the solver's initial event call only settles modes.
     resuming: bool,
+    /// Inputs were set from outside since the last piece began ([`Model::inputs_changed`]).
+    inputs_set: bool,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -525,6 +527,7 @@ impl Model {
             load,
             start_warnings,
             resuming: false,
+            inputs_set: false,
         })
     }
 
@@ -699,8 +702,11 @@ impl Model {
     /// the piece ends at `settings.stop_time` with the time events due exactly then
     /// handled, so the last row of the result holds the values right after them (a native
     /// run handles them at the start of its next step: the same trajectory). A resumed
-    /// piece restarts the solver as after an event (new step size, the modes settled anew
-    /// without the initial projection). The result holds this piece's samples only.
+    /// piece restarts the solver as after an event (new step size); its modes are settled
+    /// anew (without the initial projection) only when a guard is violated at its start or
+    /// inputs were set since the last piece ([`Model::inputs_changed`]): otherwise, as at a
+    /// native run's step end, there is nothing to handle. The result holds this piece's
+    /// samples only.
     pub fn run_piece(&mut self, settings: &Settings, resume: bool) -> SimResult {
         if let Some(r) = self.refused(settings) {
             return r;
@@ -724,6 +730,7 @@ impl Model {
         self.resuming = resume;
         let mut res = self.integrate_from(x, settings);
         self.resuming = false;
+        self.inputs_set = false;
         if res.status == RunStatus::Completed {
             self.finish_time_events_at(settings.stop_time, &mut res);
         }
@@ -991,6 +998,12 @@ impl HybridSystem for Model {
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
         if self.resuming && cause.kind == EventKind::Initial {
+            // A resumed run continues where the last piece ended, settled (its time events
+            // handled, no guard violated): as a native run at a step's end, there is
+            // nothing to handle unless a guard is violated or an input changed.
+            if cause.guards.is_empty() && !self.inputs_set {
+                return Ok(EventAction::Continue);
+            }
             // A resumed run keeps its speeds: no initial projection, only the modes settle.
             let again = EventCause {
                 kind: EventKind::Iteration,
