@@ -14,16 +14,19 @@
 # an event instant of fmpy's within 1e-6 s. (vd_brake_turn_abs is left out there: its tire forces under ABS
 # move by more than 1e-5 of their range with the integration error itself, see the
 # Co-Simulation notes below.) FMI_MODELS="a b" checks other netlists of
-# models/netlists/, FMI_VERSIONS="3" or "2" one version only. Then runs examples/fmi/full_car_fmpy.py (the
-# full car in fmpy at 10 ms steps, plotted).
-# fmpy lives in a venv under target/ (created on first use, needs network once).
+# models/netlists/, FMI_VERSIONS="3" or "2" one version only. Then the inputs of exported
+# FMUs (python/tests/test_fmi_inputs.py: an Inport into a first-order lag, a step input
+# from fmpy, CS and ME of both versions, against the closed form), then
+# examples/fmi/full_car_fmpy.py (the full car in fmpy at 10 ms steps, plotted).
+# fmpy lives in a venv, target/fmi-venv unless FMI_VENV names another (created on first
+# use, needs network once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The CLI and the runtime library, built with the same selection as scripts/test.sh's build
 # (nothing to rebuild after it; `-p drivelink -p drivelink-fmi` alone would unify features
 # differently and recompile much of the dependency tree).
 cargo build -q --workspace --all-targets
-VENV=target/fmi-venv
+VENV="${FMI_VENV:-target/fmi-venv}"
 if [ ! -x "$VENV/bin/fmpy" ]; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q fmpy
@@ -196,5 +199,7 @@ for model, v in [(m, v) for m in sys.argv[3:] for v in versions]:
 print(f"fmi ME: all outputs within {TOL:g} of their range (worst {worst_all:.3e}), "
       f"clutch events within {EVENT_TOL:g} s")
 PY
+# Inputs: a step input from fmpy into an exported lag, against the closed form.
+DRIVELINK_CLI=./target/debug/drivelink "$VENV/bin/python" python/tests/test_fmi_inputs.py
 # The example that runs the exported full car in fmpy next to `drivelink run` (docs/fmi.md).
 "$VENV/bin/python" examples/fmi/full_car_fmpy.py --fmi "${VERSIONS%% *}" --out "$OUT/example"

@@ -295,7 +295,7 @@ fn fmu_set_value_becomes_the_parameter_start() {
     let bytes = std::fs::read(&fmu).unwrap();
     let xml = String::from_utf8(zip_read(&bytes, "modelDescription.xml")).unwrap();
     assert!(xml.contains(
-        "<Float64 name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\" start=\"0.5\" unit=\"kg*m^2\"/>"
+        "<Float64 name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"fixed\" start=\"0.5\" unit=\"kg*m^2\"/>"
     ), "{xml}");
     let json = zip_read(&bytes, "resources/model.json");
     let token = drivelink_fmi::instantiation_token(&json);
@@ -350,7 +350,7 @@ fn fmi2_fmu_holds_a_2_0_description_and_the_library_under_linux64() {
     ));
     assert!(xml.contains("<Unit name=\"N*m\">\n      <BaseUnit kg=\"1\" m=\"2\" s=\"-2\"/>"));
     assert!(xml.contains(
-        "<ScalarVariable name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\">\n      <Real start=\"2.0\" unit=\"kg*m^2\"/>"
+        "<ScalarVariable name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"fixed\">\n      <Real start=\"2.0\" unit=\"kg*m^2\"/>"
     ), "{xml}");
     assert!(xml.contains(
         "<ScalarVariable name=\"clutch.tau\" valueReference=\"7\" causality=\"output\" variability=\"continuous\">\n      <Real unit=\"N*m\"/>"
@@ -365,4 +365,84 @@ fn fmi2_fmu_holds_a_2_0_description_and_the_library_under_linux64() {
     for absent in ["Float64", "instantiationToken", "<Output ", "x86_64-linux"] {
         assert!(!xml.contains(absent), "{absent} in {xml}");
     }
+}
+
+#[test]
+fn fmu_inport_becomes_an_input_in_both_versions() {
+    if lib_size().is_none() {
+        eprintln!("skipped: build the runtime first (cargo build -p drivelink-fmi)");
+        return;
+    }
+    let dir = out_dir("inport");
+    let net = dir.join("inport.json");
+    std::fs::write(
+        &net,
+        r#"{ "drivelink": 1, "name": "inport",
+  "parameters": { "J": "2 kg*m^2" },
+  "blocks": [
+    { "name": "torque", "type": "Inport", "params": { "value": "1.5 N*m", "unit": "N*m" } },
+    { "name": "src", "type": "TorqueSource" },
+    { "name": "J1", "type": "Inertia", "params": { "J": "J" } }
+  ],
+  "connections": [["torque.y", "src.tau"], ["src.flange", "J1.flange"]],
+  "log": ["J1.w"] }"#,
+    )
+    .unwrap();
+    let export = |version: &str, kind: &str| {
+        let fmu = dir.join(format!("inport{version}{kind}.fmu"));
+        let o = drivelink()
+            .args([
+                "fmu",
+                net.to_str().unwrap(),
+                "--fmi",
+                version,
+                "--kind",
+                kind,
+            ])
+            .args(["--out", fmu.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(zip_read(
+            &std::fs::read(&fmu).unwrap(),
+            "modelDescription.xml",
+        ))
+        .unwrap()
+    };
+    // Value references: time, the parameter, the input, then the output.
+    let xml = export("3", "cs");
+    assert!(xml.contains(
+        "<Float64 name=\"torque\" valueReference=\"2\" causality=\"input\" variability=\"continuous\" start=\"1.5\" unit=\"N*m\"/>"
+    ), "{xml}");
+    assert!(xml.contains("<Float64 name=\"J1.w\" valueReference=\"3\" causality=\"output\""));
+    // The output depends on the input: no dependencies attribute ("depends on all").
+    assert!(xml.contains("<Output valueReference=\"3\"/>"), "{xml}");
+    let xml = export("2", "cs");
+    assert!(xml.contains(
+        "<ScalarVariable name=\"torque\" valueReference=\"2\" causality=\"input\" variability=\"continuous\">\n      <Real start=\"1.5\" unit=\"N*m\"/>"
+    ), "{xml}");
+    // No states in Co-Simulation, but an input: FMI 2.0's output depends on all.
+    assert!(
+        xml.contains("<Outputs>\n      <Unknown index=\"4\"/>"),
+        "{xml}"
+    );
+    assert!(!xml.contains("dependencies"), "{xml}");
+    // A unit that is not SI is refused, naming the block and parameter.
+    let text = std::fs::read_to_string(&net).unwrap();
+    std::fs::write(
+        &net,
+        text.replace("\"unit\": \"N*m\"", "\"unit\": \"kN*m\""),
+    )
+    .unwrap();
+    let o = drivelink()
+        .args(["fmu", net.to_str().unwrap(), "--out"])
+        .arg(dir.join("bad.fmu"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("torque") && err.contains("unit") && err.contains("'kN*m' is not an SI unit"),
+        "{err}"
+    );
 }

@@ -7,7 +7,9 @@
 //! and logger calls.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use drivelink_blocks::signal::inport::InputHandle;
 use drivelink_core::{Compiled, Model, Registry, RunStatus, Settings, SimResult};
 use drivelink_solver::HybridSystem;
 use serde_json::Value;
@@ -78,6 +80,8 @@ pub struct Instance {
     /// Current values of every variable by value reference (time, parameters, outputs).
     values: Vec<f64>,
     model: Option<Model>,
+    /// The input handles of `model`'s `Inport` blocks, by value reference.
+    inputs: Vec<(usize, Arc<InputHandle>)>,
     /// Whether the model has run a piece (the next piece resumes it).
     started: bool,
     settings: Settings,
@@ -161,6 +165,7 @@ impl Instance {
             values: vec![0.0; vars.len()],
             vars,
             model: None,
+            inputs: Vec::new(),
             started: false,
             time: settings.start_time,
             settings,
@@ -188,6 +193,7 @@ impl Instance {
         self.values[0] = self.time;
         self.stop = None;
         self.model = None;
+        self.inputs.clear();
         self.me = None;
         self.started = false;
         self.phase = Phase::Instantiated;
@@ -271,7 +277,7 @@ impl Instance {
         Ok(())
     }
 
-    /// A run instance with the current parameter values.
+    /// A run instance with the current parameter and input values.
     fn build_model(&self) -> Result<Model, String> {
         let overrides: Vec<(String, Value)> = self
             .vars
@@ -280,9 +286,31 @@ impl Instance {
             .filter(|(v, val)| v.causality == Causality::Parameter && v.start != Some(**val))
             .map(|(v, val)| (v.name.clone(), Value::from(*val)))
             .collect();
-        self.compiled
+        let model = self
+            .compiled
             .with_params(&self.registry, &overrides)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        for (k, h) in self.input_handles(&model)? {
+            h.set(self.values[k]);
+        }
+        Ok(model)
+    }
+
+    /// The handles of the `Inport` blocks of `model` behind the input variables, by value
+    /// reference.
+    fn input_handles(&self, model: &Model) -> Result<Vec<(usize, Arc<InputHandle>)>, String> {
+        let inputs = self.vars.iter().filter(|v| v.causality == Causality::Input);
+        inputs
+            .map(|v| {
+                let h = model
+                    .block_shared(&v.name, 0)
+                    .and_then(|d| d.downcast::<InputHandle>().ok())
+                    .ok_or_else(|| {
+                        format!("input '{}': the model has no Inport of that name", v.name)
+                    })?;
+                Ok((v.value_reference as usize, h))
+            })
+            .collect()
     }
 
     /// Settings of one piece from the current time to `stop` (outputs at the solver's
@@ -324,6 +352,7 @@ impl Instance {
         self.expect("ExitInitializationMode", &[Phase::Initialization])?;
         if self.interface == Interface::ModelExchange {
             let mut model = self.build_model()?;
+            self.inputs = self.input_handles(&model)?;
             let max_calls = self.settings.max_event_iterations;
             let run = MeRun::start(&mut model, self.time, max_calls);
             model.take_events();
@@ -333,7 +362,9 @@ impl Instance {
             return Ok(());
         }
         self.initial_outputs()?;
-        self.model = Some(self.build_model()?);
+        let model = self.build_model()?;
+        self.inputs = self.input_handles(&model)?;
+        self.model = Some(model);
         self.phase = Phase::Step;
         Ok(())
     }
@@ -379,8 +410,12 @@ impl Instance {
             res.end_time
         };
         self.values[0] = self.time;
+        let terminate = res.status == RunStatus::Stopped;
+        if let Some(model) = self.model.as_mut() {
+            model.recycle(res);
+        }
         Ok(StepOutcome {
-            terminate: res.status == RunStatus::Stopped,
+            terminate,
             last_time: self.time,
         })
     }
@@ -443,7 +478,7 @@ impl Instance {
         let (first, nx) = (self.first_state, self.n_states);
         Ok(match c {
             Causality::Independent => me.t,
-            Causality::Parameter => self.values[k],
+            Causality::Parameter | Causality::Input => self.values[k],
             Causality::Output => {
                 if !me.outputs_current {
                     let outputs = &mut self.values[self.first_output..first];
@@ -469,21 +504,56 @@ impl Instance {
     /// `fmi3SetFloat64` (`fmi2SetReal`) of one variable.
     pub fn set(&mut self, vr: u32, value: f64) -> Result<(), String> {
         let v = self.var(vr)?;
-        if v.causality != Causality::Parameter {
-            return Err(format!("'{}' cannot be set (only parameters can)", v.name));
+        if !matches!(v.causality, Causality::Parameter | Causality::Input) {
+            return Err(format!(
+                "'{}' cannot be set (only parameters and inputs can)",
+                v.name
+            ));
         }
         if !value.is_finite() {
             return Err(format!("'{}' = {value}: not a finite number", v.name));
         }
+        if v.causality == Causality::Input {
+            return self.set_input(vr as usize, value);
+        }
         if !matches!(self.phase, Phase::Instantiated | Phase::Initialization) {
             return Err(format!(
-                "'{}': changing a parameter during the simulation is not supported yet \
-                 (set it before {})",
+                "'{}' is a fixed parameter: it can be set only before {} (the model is \
+                 built with it then)",
                 v.name,
                 self.version.function("ExitInitializationMode")
             ));
         }
         self.values[vr as usize] = value;
+        Ok(())
+    }
+}
+
+impl Instance {
+    /// Set input `k` (a value reference): before the end of initialization it is the value
+    /// the run starts with; in Co-Simulation it holds over the next steps (each step
+    /// starts with the event handling of a restart, so a change there is a discontinuity
+    /// as a time event is); in Model Exchange the next evaluation at the current `(t, x)`
+    /// sees it.
+    fn set_input(&mut self, k: usize, value: f64) -> Result<(), String> {
+        if matches!(self.phase, Phase::Terminated | Phase::Failed) {
+            return Err(format!(
+                "input '{}' cannot be set in phase {:?}",
+                self.vars[k].name, self.phase
+            ));
+        }
+        self.values[k] = value;
+        if let Some((_, h)) = self.inputs.iter().find(|(vr, _)| *vr == k) {
+            h.set(value);
+        }
+        if let (Some(me), Some(model)) = (self.me.as_mut(), self.model.as_mut()) {
+            model.inputs_changed(me.t, &me.x);
+            me.outputs_current = false;
+        } else if let Some(model) = self.model.as_mut().filter(|_| self.started) {
+            // The next step starts with the event call that settles the modes for it.
+            let x = model.last_state().to_vec();
+            model.inputs_changed(self.time, &x);
+        }
         Ok(())
     }
 }

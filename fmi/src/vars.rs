@@ -3,7 +3,8 @@
 //! Both the exporter (which writes the XML) and the runtime library (which serves the
 //! values) derive the variable list from the netlist with [`variables`], so their value
 //! references agree: `0` is the independent variable `time`, then every numeric
-//! top-level netlist parameter (in netlist order), then every logged variable (in the
+//! top-level netlist parameter (in netlist order), then every top-level `Inport` block
+//! (an input named after the block, in netlist order), then every logged variable (in the
 //! order of the run's result columns). [`model_variables`] appends what Model Exchange
 //! needs: every continuous state (named after what it is, [`Model::state_owner`]), its
 //! derivative (`der(NAME)`) and every event indicator (`guard(NAME)`, the guard's name).
@@ -11,9 +12,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use drivelink_core::compile::{resolve_parameters, Scope, ScopeVal};
+use drivelink_core::compile::{resolve_parameters, resolve_params, Scope, ScopeVal};
 use drivelink_core::units::{parse_unit, Dim};
-use drivelink_core::{Diagram, Error, Model, Plan};
+use drivelink_core::{Diagram, Error, Model, ParamError, Plan};
 use drivelink_solver::HybridSystem;
 
 /// The model identifier: the runtime library's file name without `lib` and `.so`.
@@ -24,8 +25,11 @@ pub const MODEL_IDENTIFIER: &str = "drivelink_fmi";
 pub enum Causality {
     /// The independent variable (time).
     Independent,
-    /// A tunable parameter (a top-level netlist parameter).
+    /// A parameter (a top-level netlist parameter), `fixed`: it can be set until the end
+    /// of initialization (the run instance is built with it then), not while the model runs.
     Parameter,
+    /// An input (a top-level `Inport` block).
+    Input,
     /// An output (a logged variable).
     Output,
     /// A continuous state of the model (Model Exchange).
@@ -76,7 +80,7 @@ pub struct Variable {
     pub name: String,
     pub value_reference: u32,
     pub causality: Causality,
-    /// The start value (SI) of a parameter.
+    /// The start value (SI) of a parameter or an input.
     pub start: Option<f64>,
     /// The SI unit (`kg*m^2`, `rad/s`), `None` when dimensionless.
     pub unit: Option<String>,
@@ -106,6 +110,15 @@ pub fn variables(d: &Diagram, plan: &Plan) -> Result<Vec<Variable>, Error> {
             unit,
         });
     }
+    for (name, start, unit) in inports(d, &scope)? {
+        vars.push(Variable {
+            name,
+            value_reference: vars.len() as u32,
+            causality: Causality::Input,
+            start: Some(start),
+            unit,
+        });
+    }
     let empty = plan.empty_result();
     for (name, unit) in empty.names.iter().zip(&empty.units) {
         vars.push(Variable {
@@ -117,6 +130,29 @@ pub fn variables(d: &Diagram, plan: &Plan) -> Result<Vec<Variable>, Error> {
         });
     }
     Ok(vars)
+}
+
+/// The top-level `Inport` blocks of `d` in netlist order: name, start value (SI) and
+/// declared unit, their parameters resolved in the netlist's `scope` as the compiler
+/// resolves them (so their errors are the compiler's).
+fn inports(d: &Diagram, scope: &Scope) -> Result<Vec<(String, f64, Option<String>)>, Error> {
+    use drivelink_blocks::signal::inport;
+    let specs = inport::param_specs();
+    let mut out = Vec::new();
+    for b in d.blocks.iter().filter(|b| b.type_name == inport::TYPE_NAME) {
+        let p = resolve_params(&b.name, &b.type_name, &specs, &b.params, scope).map_err(|e| {
+            e.into_iter().next().unwrap_or_else(|| {
+                Error::Param(ParamError {
+                    block: b.name.clone(),
+                    param: "value".into(),
+                    message: "cannot be resolved".into(),
+                })
+            })
+        })?;
+        let (start, unit) = inport::settings(&p).map_err(Error::Param)?;
+        out.push((b.name.clone(), start, unit));
+    }
+    Ok(out)
 }
 
 /// [`variables`] followed by the continuous states of `model` (a run instance of `plan`),
@@ -259,7 +295,8 @@ fn unit_definitions(units: &BTreeMap<String, String>) -> String {
 fn causality_variability(c: Causality) -> (&'static str, &'static str) {
     match c {
         Causality::Independent => ("independent", "continuous"),
-        Causality::Parameter => ("parameter", "tunable"),
+        Causality::Parameter => ("parameter", "fixed"),
+        Causality::Input => ("input", "continuous"),
         Causality::Output => ("output", "continuous"),
         Causality::State | Causality::Derivative(_) | Causality::Indicator => {
             ("local", "continuous")
@@ -381,7 +418,7 @@ pub fn model_description_fmi2(info: &Description, vars: &[Variable]) -> String {
 /// instantiation token, every variable but the event indicators (FMI 2.0 only counts
 /// them: `numberOfEventIndicators`) a `<ScalarVariable>` with a `<Real>` (start, unit,
 /// and `derivative` = the 1-based index of its state), the outputs in `ModelStructure`
-/// `Outputs` (depending on nothing without states: the FMU has no inputs; on every state
+/// `Outputs` (depending on nothing without states and inputs; on every state and input
 /// otherwise), the derivatives in `Derivatives`, and outputs, states and derivatives in
 /// `InitialUnknowns` (they are computed in initialization mode).
 pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Kind) -> String {
@@ -492,9 +529,10 @@ fn model_structure_fmi2(vars: &[&Variable]) -> String {
             Causality::Output | Causality::State | Causality::Derivative(_)
         )
     });
-    // Without states an output depends on nothing (the FMU has no inputs); with them,
-    // on every state (the attribute left out).
-    let depends = if derivatives.is_empty() {
+    // Without states and inputs an output depends on nothing; with them, on every state
+    // and input (the attribute left out: FMI 2.0's "depends on all").
+    let has_inputs = vars.iter().any(|v| v.causality == Causality::Input);
+    let depends = if derivatives.is_empty() && !has_inputs {
         " dependencies=\"\""
     } else {
         ""

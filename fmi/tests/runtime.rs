@@ -126,12 +126,12 @@ fn parameter_set_before_initialization_changes_the_lock_speed() {
         (w[1] - 5.0).abs() < 1e-9 && (w[2] - 5.0).abs() < 1e-9,
         "{w:?}"
     );
-    // Tunable, but not yet while stepping: refused with the reason.
+    // A fixed parameter: refused while stepping, with the reason.
     let st = unsafe { fmi3SetFloat64(inst, vr.as_ptr(), 1, val.as_ptr(), 1) };
     assert_eq!(st, ERROR);
-    assert!(
-        logged().contains("'J2': changing a parameter during the simulation is not supported yet")
-    );
+    assert!(logged().contains(
+        "'J2' is a fixed parameter: it can be set only before fmi3ExitInitializationMode"
+    ));
     unsafe { fmi3FreeInstance(inst) };
 }
 
@@ -170,5 +170,53 @@ fn errors_reach_the_logger_as_fmi3_error() {
     assert!(logged().contains("fmi3DoStep is not allowed in phase Initialization"));
     assert_eq!(unsafe { fmi3EnterEventMode(inst) }, ERROR);
     assert!(logged().contains("fmi3EnterEventMode is not supported"));
+    unsafe { fmi3FreeInstance(inst) };
+}
+
+/// `1/d` with `d` stepping from 1 to 0 at t = 0.5 s, exactly a communication point of
+/// 0.25 s steps: the output is infinite right after the step's time event.
+const DIVIDE_AT_POINT: &str = r#"{
+  "drivelink": 1, "name": "divide_at_point",
+  "solver": { "stop_time": 1 },
+  "blocks": [
+    { "name": "one", "type": "Constant", "params": { "value": 1 } },
+    { "name": "d", "type": "Step", "params": { "time": 0.5, "before": 1, "after": 0 } },
+    { "name": "div", "type": "Product", "params": { "ops": "*/" } }
+  ],
+  "connections": [["one.y", "div.u1"], ["d.y", "div.u2"]],
+  "log": ["div.y"]
+}"#;
+
+#[test]
+fn non_finite_output_at_a_communication_point_fails_the_step() {
+    let (dir, token) = common::resources(
+        "fmi-runtime-test",
+        "divide_at_point",
+        DIVIDE_AT_POINT.as_bytes(),
+    );
+    let inst = instantiate(&dir, &token);
+    assert!(!inst.is_null(), "{}", logged());
+    assert_eq!(
+        unsafe { fmi3EnterInitializationMode(inst, false, 0.0, 0.0, false, 0.0) },
+        OK
+    );
+    assert_eq!(unsafe { fmi3ExitInitializationMode(inst) }, OK);
+    assert_eq!(step(inst, 0.0, 0.25), OK, "{}", logged());
+    assert_eq!(get(inst, &[1]), [1.0]);
+    // The step ending at the step time fails there instead of returning y = inf.
+    assert_eq!(
+        step(inst, 0.25, 0.25),
+        ERROR,
+        "div.y = {:?}",
+        get(inst, &[1])
+    );
+    assert!(
+        logged().contains("at t = 0.5 s: non-finite value inf on output 'div.y' (Product)"),
+        "{}",
+        logged()
+    );
+    // Failed: only terminate, reset or free.
+    assert_eq!(step(inst, 0.5, 0.25), ERROR);
+    assert_eq!(unsafe { fmi3Terminate(inst) }, OK);
     unsafe { fmi3FreeInstance(inst) };
 }

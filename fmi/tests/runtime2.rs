@@ -186,9 +186,10 @@ fn fmi2_setup_experiment_start_time_and_reset() {
             (w[0] - 5.0).abs() < 1e-9 && (w[1] - 5.0).abs() < 1e-9,
             "{w:?}"
         );
-        // Not while stepping: refused with the reason, naming the FMI 2.0 function.
+        // A fixed parameter, not set while stepping: refused with the reason, naming the
+        // FMI 2.0 function.
         assert_eq!(set(c, 2, 2.0), ERROR);
-        assert!(logged().contains("(set it before fmi2ExitInitializationMode)"));
+        assert!(logged().contains("it can be set only before fmi2ExitInitializationMode"));
         // Reset: back to the start values and the netlist's start time.
         assert_eq!(fmi2Reset(c), OK);
         assert_eq!(get(c, &[0, 2]), [0.0, 2.0]);

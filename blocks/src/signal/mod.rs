@@ -18,6 +18,7 @@ use drivelink_core::{ParamError, ParamSpec, Params, Registry};
 
 pub mod continuous;
 pub mod discrete;
+pub mod inport;
 pub mod math;
 pub mod sinks;
 pub mod sources;
@@ -25,6 +26,7 @@ pub mod sources;
 /// Register the signal blocks.
 pub fn register(r: &mut Registry) {
     sources::register(r);
+    inport::register(r);
     math::register(r);
     continuous::register(r);
     discrete::register(r);

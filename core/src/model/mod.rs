@@ -182,6 +182,9 @@ struct Run {
     /// A failure found while recording (a non-finite value), reported at the next event
     /// or at the end of the run.
     failure: Option<String>,
+    /// A result handed back by [`Model::recycle`]: the next resumed piece fills it
+    /// instead of allocating its names, units and columns anew.
+    spare: Option<SimResult>,
 }
 
 impl Run {
@@ -218,6 +221,8 @@ pub struct Model {
     start_warnings: Vec<String>,
     /// Inside a resumed [`Model::run_piece`]: the solver's initial event call only settles modes.
     resuming: bool,
+    /// Inputs were set from outside since the last piece began ([`Model::inputs_changed`]).
+    inputs_set: bool,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -495,6 +500,7 @@ impl Model {
                 model_evals: 0,
                 output_points: 0,
                 failure: None,
+                spare: None,
             },
             x0,
             net,
@@ -529,6 +535,7 @@ impl Model {
             load,
             start_warnings,
             resuming: false,
+            inputs_set: false,
         })
     }
 
@@ -703,14 +710,20 @@ impl Model {
     /// the piece ends at `settings.stop_time` with the time events due exactly then
     /// handled, so the last row of the result holds the values right after them (a native
     /// run handles them at the start of its next step: the same trajectory). A resumed
-    /// piece restarts the solver as after an event (new step size, the modes settled anew
-    /// without the initial projection). The result holds this piece's samples only.
+    /// piece restarts the solver as after an event (new step size); its modes are settled
+    /// anew (without the initial projection) only when a guard is violated at its start or
+    /// inputs were set since the last piece ([`Model::inputs_changed`]): otherwise, as at a
+    /// native run's step end, there is nothing to handle. The result holds this piece's
+    /// samples only.
     pub fn run_piece(&mut self, settings: &Settings, resume: bool) -> SimResult {
         if let Some(r) = self.refused(settings) {
             return r;
         }
         let x = if resume {
-            self.run.result = self.plan.empty_result();
+            self.run.result = match self.run.spare.take() {
+                Some(r) => r,
+                None => self.plan.empty_result(),
+            };
             self.run.stopped_by = None;
             self.run.model_evals = 0;
             self.run.output_points = 0;
@@ -725,10 +738,30 @@ impl Model {
         self.resuming = resume;
         let mut res = self.integrate_from(x, settings);
         self.resuming = false;
+        self.inputs_set = false;
         if res.status == RunStatus::Completed {
             self.finish_time_events_at(settings.stop_time, &mut res);
         }
         res
+    }
+
+    /// Give a piece's result back once it has been read: the next resumed piece
+    /// ([`Model::run_piece`]) reuses its allocations (a co-simulation stepping at 1 ms
+    /// would otherwise build and drop a result of every logged variable per step).
+    pub fn recycle(&mut self, mut res: SimResult) {
+        if res.names.len() != self.plan.logged().count() {
+            return;
+        }
+        res.time.clear();
+        res.columns.iter_mut().for_each(Vec::clear);
+        res.events.clear();
+        res.method_switches.clear();
+        res.message.clear();
+        res.status = RunStatus::Completed;
+        res.stats = RunStats::default();
+        res.end_time = 0.0;
+        res.wall_time_s = 0.0;
+        self.run.spare = Some(res);
     }
 
     /// Handle the time events due at `t` (the end of a piece, where the solver leaves them)
@@ -748,7 +781,13 @@ impl Model {
                 self.run.result = std::mem::replace(res, SimResult::new("", vec![]));
                 self.record(t, &x);
                 *res = std::mem::replace(&mut self.run.result, SimResult::new("", vec![]));
-                if action == EventAction::Stop {
+                // A non-finite value recorded right after the events fails the piece there,
+                // as the solver's check after an event point fails a run.
+                if let Some(message) = self.run.failure.take() {
+                    res.status = RunStatus::Failed;
+                    res.message = format!("at t = {t} s: {message}");
+                    res.end_time = t;
+                } else if action == EventAction::Stop {
                     res.status = RunStatus::Stopped;
                     res.message = format!(
                         "stopped by '{}' at t = {t} s",
@@ -969,6 +1008,12 @@ impl HybridSystem for Model {
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
         if self.resuming && cause.kind == EventKind::Initial {
+            // A resumed run continues where the last piece ended, settled (its time events
+            // handled, no guard violated): as a native run at a step's end, there is
+            // nothing to handle unless a guard is violated or an input changed.
+            if cause.guards.is_empty() && !self.inputs_set {
+                return Ok(EventAction::Continue);
+            }
             // A resumed run keeps its speeds: no initial projection, only the modes settle.
             let again = EventCause {
                 kind: EventKind::Iteration,

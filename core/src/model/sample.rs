@@ -51,4 +51,28 @@ impl Model {
     pub fn last_state(&self) -> &[f64] {
         &self.run.last_x
     }
+
+    /// The data block `name` of this model instance shares on its port `port`
+    /// ([`crate::Block::shared`]): a road's surface, or the input handle of an `Inport`
+    /// through which an FMU sets the input. `None` for an unknown block or a port that
+    /// shares nothing.
+    pub fn block_shared(
+        &self,
+        name: &str,
+        port: usize,
+    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        let b = self.block_index(name)?;
+        self.blocks[b.ix()].shared(port)
+    }
+
+    /// Inputs set from outside (through the handles of [`Model::block_shared`]) changed
+    /// while the model is driven from outside the solver at `(t, x)`: the evaluations from
+    /// now on see them (the kept evaluation is dropped and the blocks whose outputs change
+    /// only at events are evaluated anew), and the next resumed piece of a run
+    /// ([`Model::run_piece`]) starts with an event call that settles the modes for them.
+    pub fn inputs_changed(&mut self, t: f64, x: &[f64]) {
+        self.inputs_set = true;
+        self.cache.valid = false;
+        self.refresh_constants(t, x);
+    }
 }
