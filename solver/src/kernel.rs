@@ -1,0 +1,243 @@
+//! The step-kernel protocol: what a one-step method (the explicit Runge–Kutta
+//! [`Stepper`](crate::stepper::Stepper), the implicit [`Radau`](crate::radau::Radau))
+//! offers the engine that drives it, written once as the [`Kernel`] trait, and the pieces
+//! both kernels share (the counted right-hand side, Hairer's initial step, the tolerance
+//! pair, the dominant-component tracker).
+//!
+//! ## The protocol
+//! For one step from `(t0, y0)` to `t1 = t0 + h` the hybrid loop (`integrator.rs`, through
+//! `engine.rs`) calls, in this order:
+//! 1. [`Kernel::start`] after every (re)start (or [`Kernel::start_with`] when `f0` is
+//!    known, or [`Kernel::resume`] after a time event that may have changed nothing):
+//!    `f0 = f(t0, y0)` is evaluated and the step-size history is forgotten.
+//! 2. [`Kernel::initial_step`] when the step size is (re)initialised: only right after a
+//!    start, as it reads `f0`.
+//! 3. [`Kernel::attempt`] until it returns [`Verdict::Accept`]; only after a start or
+//!    [`Kernel::advance`], always from the same `(t0, y0)`. It leaves the candidate state
+//!    in [`Kernel::y1`] (also after a rejection) and the culprit in [`Kernel::worst`].
+//! 4. [`Kernel::accepted`] once after the acceptance: `f(t1, y1)` is made available
+//!    (FSAL kernels have it already). Then the step's dense output is valid: any number of
+//!    [`Kernel::ensure_dense`] (idempotent) followed by [`Kernel::dense`] calls at `t` in
+//!    `[t0, t1]`; [`Kernel::stiffness`] and [`Kernel::accepted_culprit`] read the step.
+//! 5. [`Kernel::advance`] when the step is taken as a whole (not cut by a state event,
+//!    which restarts at 1. instead): `f(t1, y1)` becomes the next step's `f0`. The dense
+//!    output of the step is gone.
+//!
+//! A kernel never allocates after its construction, and the arguments it is handed again
+//! (`y0`, the tolerances) are the ones of the current step: a kernel may keep what it
+//! derived from them until the next start.
+
+use crate::system::HybridSystem;
+
+/// What an attempt decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Verdict {
+    /// Accepted; `h_next` is the proposed next step.
+    Accept { h_next: f64 },
+    /// Rejected; retry from the same point with `h_next`.
+    Reject { h_next: f64 },
+}
+
+/// A one-step method with its own step-size control and dense output (see the module
+/// documentation for the order of the calls).
+pub(crate) trait Kernel {
+    /// (Re)start at `(t, y)`: evaluate `f0`; the step-size history (and whatever else was
+    /// derived from the old trajectory) is forgotten.
+    fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]);
+
+    /// [`Kernel::start`] with `f0 = f(t, y)` already known (no evaluation).
+    fn start_with(&mut self, y: &[f64], f0: &[f64]);
+
+    /// `f(t0, y0)` of the current step (after a start or [`Kernel::advance`]).
+    fn f0(&self) -> &[f64];
+
+    /// The counter of right-hand-side evaluations made for this kernel.
+    fn rhs_evals_mut(&mut self) -> &mut u64;
+
+    /// After a time event at `(t, y)` that left the state as it was: evaluate the
+    /// derivatives into `scratch` (one evaluation, length `n`). If they are `f0`, bit for
+    /// bit, nothing the integration depends on changed: the kernel keeps its state
+    /// (step-size history, Jacobian, factorisations) and this returns `true`. Otherwise it
+    /// restarts as [`Kernel::start_with`] these derivatives and returns `false`.
+    fn resume<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        scratch: &mut [f64],
+    ) -> bool {
+        rhs(sys, self.rhs_evals_mut(), t, y, scratch);
+        if crate::simd::same_bits(self.f0(), scratch) {
+            return true;
+        }
+        self.start_with(y, scratch);
+        false
+    }
+
+    /// Hairer's automatic initial step at `(t, y)` (right after a start), at most `hmax`;
+    /// the component that sets it becomes [`Kernel::worst`].
+    fn initial_step<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64], hmax: f64) -> f64;
+
+    /// Attempt the step `[t0, t1]` from `y0` and decide on it with the kernel's step-size
+    /// control.
+    fn attempt<S: HybridSystem>(&mut self, sys: &mut S, t0: f64, t1: f64, y0: &[f64]) -> Verdict;
+
+    /// Finish an accepted step: make `f(t1, y1)` available where the method does not have
+    /// it already.
+    fn accepted<S: HybridSystem>(&mut self, _sys: &mut S) {}
+
+    /// Build the dense output of the accepted step (idempotent; `y0`: the state at its
+    /// start), for kernels that build it lazily.
+    fn ensure_dense<S: HybridSystem>(&mut self, _sys: &mut S, _y0: &[f64]) {}
+
+    /// The dense output at `t` inside the accepted step (after [`Kernel::ensure_dense`]);
+    /// the step end returns [`Kernel::y1`] bit for bit.
+    fn dense(&self, t: f64, out: &mut [f64]);
+
+    /// [`Kernel::ensure_dense`] for an output grid point: a kernel told which states the
+    /// output reads may build only those.
+    fn ensure_dense_out<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
+        self.ensure_dense(sys, y0);
+    }
+
+    /// [`Kernel::dense`] for an output grid point (after [`Kernel::ensure_dense_out`]):
+    /// where only the output states were built, `out`'s other entries are left as they
+    /// are.
+    fn dense_out(&self, t: f64, out: &mut [f64]) {
+        self.dense(t, out);
+    }
+
+    /// The state at the end of the last attempted step.
+    fn y1(&self) -> &[f64];
+
+    /// Whether the last attempt already found every entry of [`Kernel::y1`] finite;
+    /// `false` means unchecked, not non-finite.
+    fn y1_checked_finite(&self) -> bool {
+        false
+    }
+
+    /// Move on after a step taken as a whole: `f(t1, y1)` becomes the next `f0`.
+    fn advance<S: HybridSystem>(&mut self, sys: &mut S);
+
+    /// The component that dominated the error of the last attempt (or the first step).
+    fn worst(&self) -> Option<usize>;
+
+    /// Hairer's stiffness indicator `h·ρ` of the step just accepted (`None` where the
+    /// kernel has no estimate of `ρ`, the dominant eigenvalue's modulus); `h_next` is the
+    /// step size the kernel proposed next. Above 3.25, DOPRI5's stability boundary on the
+    /// negative real axis, that step size is limited by stability.
+    fn stiffness(&self, h_next: f64) -> Option<f64>;
+
+    /// The state whose error limits the step just accepted (`y0`: the state at its
+    /// start), where the kernel can name it.
+    fn accepted_culprit(&mut self, _y0: &[f64]) -> Option<usize> {
+        None
+    }
+}
+
+/// Evaluate `dy = f(t, y)` and count it in `evals`.
+pub(crate) fn rhs<S: HybridSystem>(
+    sys: &mut S,
+    evals: &mut u64,
+    t: f64,
+    y: &[f64],
+    dy: &mut [f64],
+) {
+    *evals += 1;
+    sys.derivatives(t, y, dy);
+}
+
+/// Scalar tolerances of an error norm.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tol {
+    pub(crate) rtol: f64,
+    pub(crate) atol: f64,
+}
+
+/// Hairer's `HINIT` (Solving ODEs I, §II.4): a first step for a method of `order` from
+/// `(t, y)` with `f0 = f(t, y)` given, at most `hmax`. One extra evaluation; `ytmp` and `f1`
+/// are scratch of length `n`.
+#[allow(clippy::needless_range_loop)] // the formulas index y, f0 and f1 alike
+pub(crate) fn hinit<S: HybridSystem>(
+    sys: &mut S,
+    evals: &mut u64,
+    (t, y, f0): (f64, &[f64], &[f64]),
+    (ytmp, f1): (&mut [f64], &mut [f64]),
+    tol: Tol,
+    order: i32,
+    hmax: f64,
+) -> f64 {
+    let n = y.len();
+    let (mut dnf, mut dny) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        let sk = tol.atol + tol.rtol * y[i].abs();
+        dnf += (f0[i] / sk).powi(2);
+        dny += (y[i] / sk).powi(2);
+    }
+    let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
+        1e-6
+    } else {
+        (dny / dnf).sqrt() * 0.01
+    };
+    h = h.min(hmax);
+    // One explicit Euler step to estimate the second derivative.
+    for i in 0..n {
+        ytmp[i] = y[i] + h * f0[i];
+    }
+    rhs(sys, evals, t + h, ytmp, f1);
+    let mut der2 = 0.0f64;
+    for i in 0..n {
+        let sk = tol.atol + tol.rtol * y[i].abs();
+        der2 += ((f1[i] - f0[i]) / sk).powi(2);
+    }
+    der2 = der2.sqrt() / h;
+    let der12 = der2.abs().max(dnf.sqrt());
+    let h1 = if der12 <= 1e-15 || !der12.is_finite() {
+        1e-6f64.max(h * 1e-3)
+    } else {
+        (0.01 / der12).powf(1.0 / f64::from(order))
+    };
+    (100.0 * h).min(h1).min(hmax)
+}
+
+/// The component that changes fastest relative to its tolerance at a (re)start,
+/// `max |f0_i| / (atol + rtol·|y_i|)` (the first non-finite one if any): the one that sets
+/// [`hinit`]'s first step, so the culprit of a step-size underflow before any step was
+/// rejected.
+pub(crate) fn fastest(y: &[f64], f0: &[f64], tol: Tol) -> Option<usize> {
+    let mut worst = Worst::default();
+    for (i, (&yi, &fi)) in y.iter().zip(f0).enumerate() {
+        let sk = tol.atol + tol.rtol * yi.abs();
+        worst.see(i, (fi / sk).powi(2));
+    }
+    worst.index()
+}
+
+/// Tracks the component with the largest error term (the first non-finite one wins).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Worst {
+    index: Option<usize>,
+    value: f64,
+    non_finite: bool,
+}
+
+impl Worst {
+    /// Consider term `e` of component `i`.
+    pub(crate) fn see(&mut self, i: usize, e: f64) {
+        if self.non_finite {
+            return;
+        }
+        if !e.is_finite() {
+            self.non_finite = true;
+            self.index = Some(i);
+        } else if self.index.is_none() || e > self.value {
+            self.index = Some(i);
+            self.value = e;
+        }
+    }
+
+    /// The dominant component, `None` if nothing was seen.
+    pub(crate) fn index(&self) -> Option<usize> {
+        self.index
+    }
+}
