@@ -12,20 +12,21 @@
 //!    `f0 = f(t0, y0)` is evaluated and the step-size history is forgotten.
 //! 2. [`Kernel::initial_step`] when the step size is (re)initialised: only right after a
 //!    start, as it reads `f0`.
-//! 3. [`Kernel::attempt`] until it returns [`Verdict::Accept`]; only after a start or
-//!    [`Kernel::advance`], always from the same `(t0, y0)`. It leaves the candidate state
-//!    in [`Kernel::y1`] (also after a rejection) and the culprit in [`Kernel::worst`].
+//! 3. [`Kernel::attempt`] until it returns [`Verdict::Accept`], from the `(t0, y0)` of the
+//!    last start or [`Kernel::advance`] (after a rejection with the shorter step it
+//!    proposed, or a shorter one). An acceptance leaves the new state in [`Kernel::y1`];
+//!    every attempt leaves its culprit in [`Kernel::worst`].
 //! 4. [`Kernel::accepted`] once after the acceptance: `f(t1, y1)` is made available
 //!    (FSAL kernels have it already). Then the step's dense output is valid: any number of
 //!    [`Kernel::ensure_dense`] (idempotent) followed by [`Kernel::dense`] calls at `t` in
 //!    `[t0, t1]`; [`Kernel::stiffness`] and [`Kernel::accepted_culprit`] read the step.
 //! 5. [`Kernel::advance`] when the step is taken as a whole (not cut by a state event,
-//!    which restarts at 1. instead): `f(t1, y1)` becomes the next step's `f0`. The dense
-//!    output of the step is gone.
+//!    which restarts at 1. instead): `f(t1, y1)` becomes the next step's `f0`. The step's
+//!    dense output is not read after this.
 //!
-//! A kernel never allocates after its construction, and the arguments it is handed again
-//! (`y0`, the tolerances) are the ones of the current step: a kernel may keep what it
-//! derived from them until the next start.
+//! Between two starts the calls concern one trajectory: a kernel may keep what it derived
+//! from the states it was handed (error scales, Jacobian, step-size history) until the
+//! next start.
 
 use crate::system::HybridSystem;
 
@@ -107,7 +108,7 @@ pub(crate) trait Kernel {
         self.dense(t, out);
     }
 
-    /// The state at the end of the last attempted step.
+    /// The state at the end of the accepted step.
     fn y1(&self) -> &[f64];
 
     /// Whether the last attempt already found every entry of [`Kernel::y1`] finite;
@@ -154,9 +155,20 @@ pub(crate) struct Tol {
     pub(crate) atol: f64,
 }
 
+impl Tol {
+    /// The error scale `atol + rtol·|y|` of a component of value `y`.
+    #[inline]
+    pub(crate) fn scale(self, y: f64) -> f64 {
+        self.atol + self.rtol * y.abs()
+    }
+}
+
 /// Hairer's `HINIT` (Solving ODEs I, §II.4): a first step for a method of `order` from
-/// `(t, y)` with `f0 = f(t, y)` given, at most `hmax`. One extra evaluation; `ytmp` and `f1`
-/// are scratch of length `n`.
+/// `(t, y)` with `f0 = f(t, y)` given, at most `hmax`, and the component that changes
+/// fastest relative to its tolerance, `max |f0_i| / (atol + rtol·|y_i|)` (the first
+/// non-finite one if any): the one that sets the step, so the culprit of a step-size
+/// underflow before any step was rejected. One extra evaluation; `ytmp` and `f1` are
+/// scratch of length `n`.
 #[allow(clippy::needless_range_loop)] // the formulas index y, f0 and f1 alike
 pub(crate) fn hinit<S: HybridSystem>(
     sys: &mut S,
@@ -166,12 +178,15 @@ pub(crate) fn hinit<S: HybridSystem>(
     tol: Tol,
     order: i32,
     hmax: f64,
-) -> f64 {
+) -> (f64, Option<usize>) {
     let n = y.len();
     let (mut dnf, mut dny) = (0.0f64, 0.0f64);
+    let mut fastest = Worst::default();
     for i in 0..n {
-        let sk = tol.atol + tol.rtol * y[i].abs();
-        dnf += (f0[i] / sk).powi(2);
+        let sk = tol.scale(y[i]);
+        let df = (f0[i] / sk).powi(2);
+        fastest.see(i, df);
+        dnf += df;
         dny += (y[i] / sk).powi(2);
     }
     let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
@@ -187,7 +202,7 @@ pub(crate) fn hinit<S: HybridSystem>(
     rhs(sys, evals, t + h, ytmp, f1);
     let mut der2 = 0.0f64;
     for i in 0..n {
-        let sk = tol.atol + tol.rtol * y[i].abs();
+        let sk = tol.scale(y[i]);
         der2 += ((f1[i] - f0[i]) / sk).powi(2);
     }
     der2 = der2.sqrt() / h;
@@ -197,20 +212,7 @@ pub(crate) fn hinit<S: HybridSystem>(
     } else {
         (0.01 / der12).powf(1.0 / f64::from(order))
     };
-    (100.0 * h).min(h1).min(hmax)
-}
-
-/// The component that changes fastest relative to its tolerance at a (re)start,
-/// `max |f0_i| / (atol + rtol·|y_i|)` (the first non-finite one if any): the one that sets
-/// [`hinit`]'s first step, so the culprit of a step-size underflow before any step was
-/// rejected.
-pub(crate) fn fastest(y: &[f64], f0: &[f64], tol: Tol) -> Option<usize> {
-    let mut worst = Worst::default();
-    for (i, (&yi, &fi)) in y.iter().zip(f0).enumerate() {
-        let sk = tol.atol + tol.rtol * yi.abs();
-        worst.see(i, (fi / sk).powi(2));
-    }
-    worst.index()
+    ((100.0 * h).min(h1).min(hmax), fastest.index())
 }
 
 /// Tracks the component with the largest error term (the first non-finite one wins).

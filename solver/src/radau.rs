@@ -35,7 +35,7 @@ use nalgebra::{Complex, DMatrix};
 
 use crate::iteration::IterationMatrices;
 use crate::jacobian::{FiniteDifferences, SparsityPattern};
-use crate::kernel::{fastest, hinit, rhs, Kernel, Tol, Verdict, Worst};
+use crate::kernel::{hinit, rhs, Kernel, Tol, Verdict, Worst};
 use crate::system::HybridSystem;
 
 /// Method coefficients (RADAU5's `RADCOR`), computed once.
@@ -300,12 +300,13 @@ impl Radau {
         self.n_acc = 0;
         self.theta = self.thet;
         self.faccon = 1.0;
-        self.update_scal(y);
+        Self::update_scal(&mut self.scal, y, self.tol);
     }
 
-    fn update_scal(&mut self, y: &[f64]) {
-        for i in 0..self.n {
-            self.scal[i] = self.tol.atol + self.tol.rtol * y[i].abs();
+    /// The error scales `atol + rtol·|y_i|` of a step from `y`.
+    fn update_scal(scal: &mut [f64], y: &[f64], tol: Tol) {
+        for (s, &yi) in scal.iter_mut().zip(y) {
+            *s = tol.scale(yi);
         }
     }
 
@@ -652,7 +653,7 @@ impl Kernel for Radau {
     /// Hairer's `HINIT` for a 5th-order method with the user's tolerances.
     fn initial_step<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64], hmax: f64) -> f64 {
         // `y1` is scratch here: after a restart no dense output refers to it.
-        let h = hinit(
+        let (h, worst) = hinit(
             sys,
             &mut self.rhs_evals,
             (t, y, &self.f0),
@@ -661,7 +662,7 @@ impl Kernel for Radau {
             5,
             hmax,
         );
-        self.worst = fastest(y, &self.f0, self.user_tol);
+        self.worst = worst;
         h
     }
 
@@ -716,9 +717,7 @@ impl Kernel for Radau {
     /// Move to the next step: `f0 = f(t1, y1)` and new error scales.
     fn advance<S: HybridSystem>(&mut self, sys: &mut S) {
         rhs(sys, &mut self.rhs_evals, self.t1, &self.y1, &mut self.f0);
-        for i in 0..self.n {
-            self.scal[i] = self.tol.atol + self.tol.rtol * self.y1[i].abs();
-        }
+        Self::update_scal(&mut self.scal, &self.y1, self.tol);
     }
 
     fn worst(&self) -> Option<usize> {

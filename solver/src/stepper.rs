@@ -22,7 +22,7 @@
 
 use ode_solvers::controller::Controller;
 
-use crate::kernel::{fastest, hinit, rhs, Kernel, Tol, Verdict, Worst};
+use crate::kernel::{hinit, rhs, Kernel, Tol, Verdict, Worst};
 use crate::simd::AlignedBuf;
 use crate::system::HybridSystem;
 use crate::tableau::{dop853, dopri5};
@@ -464,7 +464,7 @@ impl Kernel for Stepper {
             rtol: self.rtol,
             atol: self.atol,
         };
-        let h = hinit(
+        let (h, worst) = hinit(
             sys,
             &mut self.rhs_evals,
             (t, y, &self.k[..n]),
@@ -473,7 +473,7 @@ impl Kernel for Stepper {
             self.kind.order(),
             hmax,
         );
-        self.worst = fastest(y, &self.k[..n], tol);
+        self.worst = worst;
         h
     }
 
