@@ -243,3 +243,135 @@ impl Worst {
         self.index
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! One generic walk through the protocol, run on every kernel: what the engine relies
+    //! on holds for each of them.
+    use super::{Kernel, Verdict};
+    use crate::radau::Radau;
+    use crate::stepper::{Kind, Stepper};
+    use crate::{EventAction, EventCause, HybridSystem, OutputKind, SystemError};
+
+    /// `x0' = -x0`, `x1' = -10·x1`, counting its evaluations.
+    struct Decay {
+        evals: u64,
+    }
+
+    impl Decay {
+        fn f(x: &[f64]) -> [f64; 2] {
+            [-x[0], -10.0 * x[1]]
+        }
+    }
+
+    impl HybridSystem for Decay {
+        fn n_states(&self) -> usize {
+            2
+        }
+        fn n_guards(&self) -> usize {
+            0
+        }
+        fn derivatives(&mut self, _t: f64, x: &[f64], dx: &mut [f64]) {
+            self.evals += 1;
+            dx.copy_from_slice(&Self::f(x));
+        }
+        fn guards(&mut self, _t: f64, _x: &[f64], _g: &mut [f64]) {}
+        fn next_time_event(&self, _t: f64) -> f64 {
+            f64::INFINITY
+        }
+        fn handle_event(
+            &mut self,
+            _t: f64,
+            _x: &mut [f64],
+            _c: EventCause<'_>,
+        ) -> Result<EventAction, SystemError> {
+            Ok(EventAction::Continue)
+        }
+        fn guard_name(&self, _i: usize) -> String {
+            String::new()
+        }
+        fn output(&mut self, _t: f64, _x: &[f64], _kind: OutputKind) {}
+    }
+
+    const TOL: (f64, f64) = (1e-6, 1e-6);
+
+    /// Start at `t = 0`, take one step, advance, and resume; check each promise of the
+    /// protocol on the way. `name` labels the failures.
+    fn walk<K: Kernel>(mut k: K, name: &str) {
+        let mut sys = Decay { evals: 0 };
+        let y0 = [1.0, 1.0];
+        k.start(&mut sys, 0.0, &y0);
+        assert_eq!(k.f0(), Decay::f(&y0), "{name}: f0 after start");
+        let mut h = k.initial_step(&mut sys, 0.0, &y0, 1.0);
+        assert!(h > 0.0 && h <= 1.0, "{name}: initial step {h}");
+        // The fast state sets the first step.
+        assert_eq!(k.worst(), Some(1), "{name}: culprit of the first step");
+        let mut tries = 0;
+        while let Verdict::Reject { h_next } = k.attempt(&mut sys, 0.0, h, &y0) {
+            assert!(h_next < h, "{name}: a rejection shrinks the step");
+            h = h_next;
+            tries += 1;
+            assert!(tries < 20, "{name}: no step accepted");
+        }
+        k.accepted(&mut sys);
+        let y1 = k.y1().to_vec();
+        // The accepted step meets the tolerance: each state within a few times its
+        // scale `atol + rtol·|y|` of the exact solution.
+        for (i, rate) in [1.0, 10.0].into_iter().enumerate() {
+            let exact = (-rate * h).exp();
+            let scale = TOL.1 + TOL.0 * exact;
+            assert!(
+                (y1[i] - exact).abs() < 10.0 * scale,
+                "{name}: state {i} after a step of {h}: {} vs {exact}",
+                y1[i]
+            );
+        }
+        // The dense output: the step end bit for bit, the start close to y0.
+        k.ensure_dense(&mut sys, &y0);
+        let mut out = [0.0; 2];
+        k.dense(h, &mut out);
+        assert_eq!(
+            out.map(f64::to_bits),
+            [y1[0].to_bits(), y1[1].to_bits()],
+            "{name}"
+        );
+        k.dense(0.0, &mut out);
+        for i in 0..2 {
+            assert!(
+                (out[i] - y0[i]).abs() < 10.0 * (TOL.1 + TOL.0),
+                "{name}: dense(t0)"
+            );
+        }
+        // Advance: the next f0 is f(t1, y1), bit for bit.
+        k.advance(&mut sys);
+        assert_eq!(k.f0(), Decay::f(&y1), "{name}: f0 after advance");
+        // Resume where nothing changed: one evaluation, and everything kept.
+        let mut scratch = [0.0; 2];
+        let before = (sys.evals, *k.rhs_evals_mut());
+        assert!(
+            k.resume(&mut sys, h, &y1, &mut scratch),
+            "{name}: resume kept"
+        );
+        assert_eq!(sys.evals, before.0 + 1, "{name}: one evaluation to resume");
+        assert_eq!(*k.rhs_evals_mut(), before.1 + 1, "{name}: counted");
+        // Resume at another state: a restart from there.
+        let moved = [y1[0], 0.5 * y1[1]];
+        assert!(
+            !k.resume(&mut sys, h, &moved, &mut scratch),
+            "{name}: resume restarts"
+        );
+        assert_eq!(k.f0(), Decay::f(&moved), "{name}: f0 after the restart");
+    }
+
+    #[test]
+    fn every_kernel_keeps_the_protocol() {
+        for (kind, name) in [
+            (Kind::Dopri5, "dopri5"),
+            (Kind::Dop853, "dop853"),
+            (Kind::Rk4, "rk4"),
+        ] {
+            walk(Stepper::new(kind, 2, TOL, 1.0), name);
+        }
+        walk(Radau::new(2, TOL.0, TOL.1, None, false), "radau5");
+    }
+}
