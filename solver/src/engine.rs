@@ -53,11 +53,34 @@ enum Active {
     Implicit,
 }
 
-/// Auto's counters.
+/// Hairer's count of stiffness tests: the stiff ones since the last [`NONSTIFF_RESET`]
+/// non-stiff ones in a row.
 #[derive(Debug, Default)]
-struct Switcher {
+struct StiffCount {
     stiff: u32,
     nonstiff: u32,
+}
+
+impl StiffCount {
+    /// Count a test that measured `hrho` (`h·ρ`).
+    fn see(&mut self, hrho: f64) {
+        if hrho > STIFF_HRHO {
+            self.nonstiff = 0;
+            self.stiff += 1;
+        } else {
+            self.nonstiff += 1;
+            if self.nonstiff >= NONSTIFF_RESET {
+                self.stiff = 0;
+            }
+        }
+    }
+}
+
+/// Auto's counters (while Radau5 runs, `count.nonstiff` counts the non-stiff steps in a
+/// row).
+#[derive(Debug, Default)]
+struct Switcher {
+    count: StiffCount,
     pending: bool,
 }
 
@@ -67,8 +90,7 @@ struct Switcher {
 #[derive(Debug, Default)]
 struct StiffWatch {
     accepted: u64,
-    stiff: u32,
-    nonstiff: u32,
+    count: StiffCount,
 }
 
 /// The kernels of one run and the state of their switching.
@@ -210,17 +232,9 @@ impl Engine {
         let h_next = self.h_next;
         if let Some(w) = self.watch.as_mut() {
             w.accepted += 1;
-            if w.stiff > 0 || w.accepted % STIFF_TEST_EVERY == 0 {
+            if w.count.stiff > 0 || w.accepted % STIFF_TEST_EVERY == 0 {
                 if let Some(hrho) = self.explicit.stiffness(h_next) {
-                    if hrho > STIFF_HRHO {
-                        w.nonstiff = 0;
-                        w.stiff += 1;
-                    } else {
-                        w.nonstiff += 1;
-                        if w.nonstiff >= NONSTIFF_RESET {
-                            w.stiff = 0;
-                        }
-                    }
+                    w.count.see(hrho);
                 }
             }
             return;
@@ -235,23 +249,15 @@ impl Engine {
         };
         match active {
             Active::Explicit => {
-                if hrho > STIFF_HRHO {
-                    a.nonstiff = 0;
-                    a.stiff += 1;
-                    a.pending = a.stiff >= STIFF_STEPS;
-                } else {
-                    a.nonstiff += 1;
-                    if a.nonstiff >= NONSTIFF_RESET {
-                        a.stiff = 0;
-                    }
-                }
+                a.count.see(hrho);
+                a.pending = a.count.stiff >= STIFF_STEPS;
             }
             Active::Implicit => {
                 if hrho < 0.5 * STIFF_HRHO {
-                    a.nonstiff += 1;
-                    a.pending = a.nonstiff >= NONSTIFF_STEPS;
+                    a.count.nonstiff += 1;
+                    a.pending = a.count.nonstiff >= NONSTIFF_STEPS;
                 } else {
-                    a.nonstiff = 0;
+                    a.count.nonstiff = 0;
                 }
             }
         }
@@ -261,7 +267,7 @@ impl Engine {
     pub(crate) fn stiff(&self) -> bool {
         self.watch
             .as_ref()
-            .is_some_and(|w| w.stiff >= STIFF_STRETCH)
+            .is_some_and(|w| w.count.stiff >= STIFF_STRETCH)
     }
 
     /// [`Kernel::accepted_culprit`].
