@@ -1,12 +1,8 @@
-//! The step engine between the hybrid loop and the kernels: it runs the explicit
-//! Runge–Kutta kernels with their PI step-size controller or the Radau IIA kernel with
-//! its own control, behind one protocol, and implements [`Method::Auto`]'s switching.
-//!
-//! Protocol for one step from `(t0, y0)` to `t1` (the loop in `integrator.rs`):
-//! [`Engine::start`] after every (re)start, [`Engine::attempt`] until it accepts,
-//! [`Engine::accepted`], then any number of [`Engine::ensure_dense`] / [`Engine::dense`]
-//! calls, and [`Engine::advance`] when the step is taken as a whole (not cut by a state
-//! event, which restarts instead).
+//! The step engine between the hybrid loop and the kernels: it holds the method's
+//! kernels (the explicit Runge–Kutta [`Stepper`], the implicit [`Radau`]), passes each call
+//! of the [`Kernel`] protocol (`kernel.rs`, which also says in which order the loop in
+//! `integrator.rs` calls them) to the active one, and implements [`Method::Auto`]'s
+//! switching and method Dopri5's stiffness verdict on top.
 //!
 //! ## Auto switching (LSODA-like)
 //! While Dopri5 runs, Hairer's stiffness test (`h·ρ` from the last two stages) is applied
@@ -26,13 +22,11 @@
 //! A run that never tests stiff that long is the same, bit for bit: the test only reads
 //! the stages.
 
-use ode_solvers::controller::Controller;
-
 use crate::jacobian::SparsityPattern;
+use crate::kernel::{Kernel, Verdict};
 use crate::radau::Radau;
-use crate::stepper::{rhs, Kind, Stepper};
+use crate::stepper::{Kind, Stepper};
 use crate::system::HybridSystem;
-use crate::verdict::Verdict;
 use crate::{Method, MethodSwitch, Settings, Stats};
 
 /// Dopri5's stability boundary on the negative real axis (Hairer's stiffness test).
@@ -59,11 +53,34 @@ enum Active {
     Implicit,
 }
 
-/// Auto's counters.
+/// Hairer's count of stiffness tests: the stiff ones since the last [`NONSTIFF_RESET`]
+/// non-stiff ones in a row.
 #[derive(Debug, Default)]
-struct Switcher {
+struct StiffCount {
     stiff: u32,
     nonstiff: u32,
+}
+
+impl StiffCount {
+    /// Count a test that measured `hrho` (`h·ρ`).
+    fn see(&mut self, hrho: f64) {
+        if hrho > STIFF_HRHO {
+            self.nonstiff = 0;
+            self.stiff += 1;
+        } else {
+            self.nonstiff += 1;
+            if self.nonstiff >= NONSTIFF_RESET {
+                self.stiff = 0;
+            }
+        }
+    }
+}
+
+/// Auto's counters (while Radau5 runs, `count.nonstiff` counts the non-stiff steps in a
+/// row).
+#[derive(Debug, Default)]
+struct Switcher {
+    count: StiffCount,
     pending: bool,
 }
 
@@ -73,16 +90,12 @@ struct Switcher {
 #[derive(Debug, Default)]
 struct StiffWatch {
     accepted: u64,
-    stiff: u32,
-    nonstiff: u32,
+    count: StiffCount,
 }
 
-/// The kernels of one run and the state of their step-size control.
+/// The kernels of one run and the state of their switching.
 pub(crate) struct Engine {
-    kind: Kind,
     explicit: Stepper,
-    controller: Controller<f64>,
-    h_max: f64,
     radau: Option<Radau>,
     active: Active,
     auto: Option<Switcher>,
@@ -95,14 +108,28 @@ pub(crate) struct Engine {
     switches: Vec<MethodSwitch>,
 }
 
-/// A fresh PI controller with Hairer's default parameters for the method.
-fn controller(kind: Kind, h_max: f64) -> Controller<f64> {
-    match kind {
-        // DOPRI5: beta = 0.04, alpha = 0.2 - 0.75 beta, step ratio in [0.2, 10].
-        Kind::Dopri5 | Kind::Rk4 => Controller::new(0.17, 0.04, 10.0, 0.2, h_max, 0.9, 1.0),
-        // DOP853: beta = 0, alpha = 1/8, step ratio in [0.333, 6].
-        Kind::Dop853 => Controller::new(0.125, 0.0, 6.0, 0.333, h_max, 0.9, 1.0),
-    }
+/// `$body` with `$k` bound to the active kernel (`&mut` or, with `&self`, `&`): the one
+/// place the engine picks it. A `match` on two concrete types, so every protocol call is
+/// a static (inlinable) call.
+macro_rules! active {
+    (&$e:ident, $k:ident => $body:expr) => {
+        match (&$e.radau, $e.active) {
+            (Some($k), Active::Implicit) => $body,
+            _ => {
+                let $k = &$e.explicit;
+                $body
+            }
+        }
+    };
+    ($e:ident, $k:ident => $body:expr) => {
+        match (&mut $e.radau, $e.active) {
+            (Some($k), Active::Implicit) => $body,
+            _ => {
+                let $k = &mut $e.explicit;
+                $body
+            }
+        }
+    };
 }
 
 impl Engine {
@@ -132,10 +159,7 @@ impl Engine {
         // unwrapping.
         let explicit_n = if set.method == Method::Radau5 { 0 } else { n };
         Engine {
-            kind,
-            explicit: Stepper::new(kind, explicit_n, set.rtol, set.atol),
-            controller: controller(kind, h_max),
-            h_max,
+            explicit: Stepper::new(kind, explicit_n, (set.rtol, set.atol), h_max),
             radau,
             active,
             auto,
@@ -146,21 +170,6 @@ impl Engine {
         }
     }
 
-    /// The implicit kernel while it is the active one.
-    fn implicit(&mut self) -> Option<&mut Radau> {
-        match self.active {
-            Active::Implicit => self.radau.as_mut(),
-            Active::Explicit => None,
-        }
-    }
-
-    fn implicit_ref(&self) -> Option<&Radau> {
-        match self.active {
-            Active::Implicit => self.radau.as_ref(),
-            Active::Explicit => None,
-        }
-    }
-
     fn active_method(&self) -> Method {
         match self.active {
             Active::Implicit => Method::Radau5,
@@ -168,52 +177,30 @@ impl Engine {
         }
     }
 
-    /// (Re)start at `(t, y)`: a pending Auto switch takes effect here; the active kernel
-    /// evaluates `f0` and forgets its step-size history.
-    pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
-        if self.auto.as_ref().is_some_and(|a| a.pending) {
-            self.flip(t);
-        }
-        self.controller = controller(self.kind, self.h_max);
-        match self.implicit() {
-            Some(r) => r.start(sys, t, y),
-            None => self.explicit.start(sys, t, y),
-        }
+    /// Whether Auto decided to switch at the next step boundary or restart.
+    fn switch_pending(&self) -> bool {
+        self.auto.as_ref().is_some_and(|a| a.pending)
     }
 
-    /// After a time event at `(t, y)` that left the state as it was: evaluate the
-    /// derivatives (one evaluation). If they are what the last step ended with, bit for
-    /// bit, nothing the integration depends on changed: every kernel keeps its state
-    /// (step-size history, Jacobian, factorisations) and this returns `true`. Otherwise
-    /// the kernels restart as after [`Engine::start`] (with these derivatives) and this
-    /// returns `false`.
+    /// [`Kernel::start`]; a pending Auto switch takes effect here.
+    pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
+        if self.switch_pending() {
+            self.flip(t);
+        }
+        active!(self, k => k.start(sys, t, y));
+    }
+
+    /// [`Kernel::resume`]; with an Auto switch pending, a [`Engine::start`] (`false`).
     pub(crate) fn resume<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) -> bool {
-        if self.auto.as_ref().is_some_and(|a| a.pending) {
+        if self.switch_pending() {
             self.start(sys, t, y);
             return false;
         }
         let scratch = &mut self.scratch;
-        match (self.active, self.radau.as_mut()) {
-            (Active::Implicit, Some(r)) => {
-                rhs(sys, &mut r.rhs_evals, t, y, scratch);
-                if crate::simd::same_bits(r.f0(), scratch) {
-                    return true;
-                }
-                r.start_with(y, scratch);
-            }
-            _ => {
-                rhs(sys, &mut self.explicit.rhs_evals, t, y, scratch);
-                if crate::simd::same_bits(self.explicit.f0(), scratch) {
-                    return true;
-                }
-                self.explicit.start_with(scratch);
-                self.controller = controller(self.kind, self.h_max);
-            }
-        }
-        false
+        active!(self, k => k.resume(sys, t, y, scratch))
     }
 
-    /// Hairer's automatic initial step at `(t, y)` (after `start`), at most `hmax`.
+    /// [`Kernel::initial_step`].
     pub(crate) fn initial_step<S: HybridSystem>(
         &mut self,
         sys: &mut S,
@@ -221,13 +208,10 @@ impl Engine {
         y: &[f64],
         hmax: f64,
     ) -> f64 {
-        match self.implicit() {
-            Some(r) => r.initial_step(sys, t, y, hmax),
-            None => self.explicit.initial_step(sys, t, y, hmax),
-        }
+        active!(self, k => k.initial_step(sys, t, y, hmax))
     }
 
-    /// Attempt the step `[t0, t1]` from `y0` and decide on it.
+    /// [`Kernel::attempt`].
     pub(crate) fn attempt<S: HybridSystem>(
         &mut self,
         sys: &mut S,
@@ -235,50 +219,22 @@ impl Engine {
         t1: f64,
         y0: &[f64],
     ) -> Verdict {
-        let h = t1 - t0;
-        let verdict = match self.implicit() {
-            Some(r) => r.attempt(sys, t0, t1, y0),
-            None => {
-                let err = self.explicit.attempt(sys, t0, t1, y0);
-                if self.kind == Kind::Rk4 {
-                    Verdict::Accept { h_next: h }
-                } else if !err.is_finite() {
-                    // NaN/inf in the trial: shrink hard and retry.
-                    Verdict::Reject { h_next: 0.2 * h }
-                } else {
-                    let mut h_new = h;
-                    if self.controller.accept(err, h, &mut h_new) {
-                        Verdict::Accept { h_next: h_new }
-                    } else {
-                        Verdict::Reject { h_next: h_new }
-                    }
-                }
-            }
-        };
+        let verdict = active!(self, k => k.attempt(sys, t0, t1, y0));
         if let Verdict::Accept { h_next } = verdict {
             self.h_next = h_next;
         }
         verdict
     }
 
-    /// Finish an accepted step (and feed Auto's stiffness counters).
+    /// [`Kernel::accepted`], then method Dopri5's stiffness watch or Auto's counters.
     pub(crate) fn accepted<S: HybridSystem>(&mut self, sys: &mut S) {
-        if self.active == Active::Explicit {
-            self.explicit.accepted(sys);
-        }
+        active!(self, k => k.accepted(sys));
+        let h_next = self.h_next;
         if let Some(w) = self.watch.as_mut() {
             w.accepted += 1;
-            if w.stiff > 0 || w.accepted % STIFF_TEST_EVERY == 0 {
-                if let Some(hrho) = self.explicit.stiffness() {
-                    if hrho > STIFF_HRHO {
-                        w.nonstiff = 0;
-                        w.stiff += 1;
-                    } else {
-                        w.nonstiff += 1;
-                        if w.nonstiff >= NONSTIFF_RESET {
-                            w.stiff = 0;
-                        }
-                    }
+            if w.count.stiff > 0 || w.accepted % STIFF_TEST_EVERY == 0 {
+                if let Some(hrho) = self.explicit.stiffness(h_next) {
+                    w.count.see(hrho);
                 }
             }
             return;
@@ -286,38 +242,22 @@ impl Engine {
         if self.auto.is_none() {
             return;
         }
-        let h_next = self.h_next;
-        let hrho = match self.active {
-            Active::Explicit => self.explicit.stiffness(),
-            Active::Implicit => self
-                .radau
-                .as_ref()
-                .and_then(|r| r.spectral_radius())
-                .map(|rho| h_next * rho),
-        };
+        let hrho = active!(&self, k => k.stiffness(h_next));
         let active = self.active;
         let (Some(a), Some(hrho)) = (self.auto.as_mut(), hrho) else {
             return;
         };
         match active {
             Active::Explicit => {
-                if hrho > STIFF_HRHO {
-                    a.nonstiff = 0;
-                    a.stiff += 1;
-                    a.pending = a.stiff >= STIFF_STEPS;
-                } else {
-                    a.nonstiff += 1;
-                    if a.nonstiff >= NONSTIFF_RESET {
-                        a.stiff = 0;
-                    }
-                }
+                a.count.see(hrho);
+                a.pending = a.count.stiff >= STIFF_STEPS;
             }
             Active::Implicit => {
                 if hrho < 0.5 * STIFF_HRHO {
-                    a.nonstiff += 1;
-                    a.pending = a.nonstiff >= NONSTIFF_STEPS;
+                    a.count.nonstiff += 1;
+                    a.pending = a.count.nonstiff >= NONSTIFF_STEPS;
                 } else {
-                    a.nonstiff = 0;
+                    a.count.nonstiff = 0;
                 }
             }
         }
@@ -327,22 +267,17 @@ impl Engine {
     pub(crate) fn stiff(&self) -> bool {
         self.watch
             .as_ref()
-            .is_some_and(|w| w.stiff >= STIFF_STRETCH)
+            .is_some_and(|w| w.count.stiff >= STIFF_STRETCH)
     }
 
-    /// The state whose error limits the step just accepted (`y0`: the state at its start).
+    /// [`Kernel::accepted_culprit`].
     pub(crate) fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
-        match self.active {
-            Active::Explicit => self.explicit.accepted_culprit(y0),
-            Active::Implicit => None,
-        }
+        active!(self, k => k.accepted_culprit(y0))
     }
 
-    /// Build the dense output of the last accepted step (`y0`: the state at its start).
+    /// [`Kernel::ensure_dense`].
     pub(crate) fn ensure_dense<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
-        if self.active == Active::Explicit {
-            self.explicit.ensure_dense(sys, y0);
-        }
+        active!(self, k => k.ensure_dense(sys, y0));
     }
 
     /// Name the states the output grid's points read ([`HybridSystem::output_states`]).
@@ -350,72 +285,44 @@ impl Engine {
         self.explicit.set_output_states(idx);
     }
 
-    /// Whether the output states are interpolated apart (DOPRI5 active, states named).
-    fn output_states_apart(&self) -> bool {
-        self.active == Active::Explicit && self.explicit.has_output_states()
-    }
-
-    /// [`Engine::ensure_dense`] for an output grid point: only the output states where
-    /// they are named ([`Engine::set_output_states`]).
+    /// [`Kernel::ensure_dense_out`].
     pub(crate) fn ensure_dense_out<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
-        if self.output_states_apart() {
-            self.explicit.ensure_dense_out(y0);
-        } else {
-            self.ensure_dense(sys, y0);
-        }
+        active!(self, k => k.ensure_dense_out(sys, y0));
     }
 
-    /// [`Engine::dense`] for an output grid point (after [`Engine::ensure_dense_out`]):
-    /// only the output states where they are named, the other entries left as they are.
+    /// [`Kernel::dense_out`].
     pub(crate) fn dense_out(&self, t: f64, out: &mut [f64]) {
-        if self.output_states_apart() {
-            self.explicit.dense_out(t, out);
-        } else {
-            self.dense(t, out);
-        }
+        active!(&self, k => k.dense_out(t, out));
     }
 
-    /// The dense output at `t` inside the last accepted step.
+    /// [`Kernel::dense`].
     pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
-        match self.implicit_ref() {
-            Some(r) => r.dense(t, out),
-            None => self.explicit.dense(t, out),
-        }
+        active!(&self, k => k.dense(t, out));
     }
 
-    /// The state at the end of the last attempted step.
+    /// [`Kernel::y1`].
     pub(crate) fn y1(&self) -> &[f64] {
-        match self.implicit_ref() {
-            Some(r) => r.y1(),
-            None => self.explicit.y1(),
-        }
+        active!(&self, k => k.y1())
     }
 
-    /// Whether the kernel already found every entry of [`Engine::y1`] finite; `false`
-    /// means unchecked.
+    /// [`Kernel::y1_checked_finite`].
     pub(crate) fn y1_checked_finite(&self) -> bool {
-        self.implicit_ref().is_none() && self.explicit.y1_checked_finite()
+        active!(&self, k => k.y1_checked_finite())
     }
 
-    /// Move on after a step taken as a whole, ending at `t1`: the next step's `f0`; a
-    /// pending Auto switch takes effect here.
+    /// [`Kernel::advance`] after a step ending at `t1`; a pending Auto switch takes effect
+    /// here: the other kernel starts from the active one's `(y1, f1)`.
     pub(crate) fn advance<S: HybridSystem>(&mut self, sys: &mut S, t1: f64) {
-        match self.implicit() {
-            Some(r) => r.advance(sys),
-            None => self.explicit.advance(),
-        }
-        if !self.auto.as_ref().is_some_and(|a| a.pending) {
+        active!(self, k => k.advance(sys));
+        if !self.switch_pending() {
             return;
         }
         let Some(radau) = self.radau.as_mut() else {
             return;
         };
         match self.active {
-            Active::Explicit => radau.start_with(self.explicit.y1(), self.explicit.f0()),
-            Active::Implicit => {
-                self.explicit.start_with(radau.f0());
-                self.controller = controller(self.kind, self.h_max);
-            }
+            Active::Explicit => hand_over(&self.explicit, radau),
+            Active::Implicit => hand_over(radau, &mut self.explicit),
         }
         self.flip(t1);
     }
@@ -437,12 +344,9 @@ impl Engine {
         });
     }
 
-    /// The component that dominated the error of the last attempt.
+    /// [`Kernel::worst`].
     pub(crate) fn worst(&self) -> Option<usize> {
-        match self.implicit_ref() {
-            Some(r) => r.worst(),
-            None => self.explicit.worst(),
-        }
+        active!(&self, k => k.worst())
     }
 
     /// Add the kernels' counters to `stats`.
@@ -461,4 +365,10 @@ impl Engine {
     pub(crate) fn take_switches(&mut self) -> Vec<MethodSwitch> {
         std::mem::take(&mut self.switches)
     }
+}
+
+/// Start `to` where `from` has just advanced to: its end state and derivatives, so a
+/// switch costs no evaluation.
+fn hand_over(from: &impl Kernel, to: &mut impl Kernel) {
+    to.start_with(from.y1(), from.f0());
 }

@@ -19,8 +19,10 @@
 //!   The output grid points inside the step are samples too (their outputs need the
 //!   evaluation anyway): an equally spaced point within half a spacing of one is left
 //!   out, and a grid point's output is emitted as soon as its guards show no crossing.
-//! * The step kernels (explicit Runge–Kutta or Radau IIA) sit behind one protocol in
-//!   `engine.rs`; everything in this file is the same for every method.
+//! * The step kernels (explicit Runge–Kutta or Radau IIA) sit behind one protocol, the
+//!   `Kernel` trait of `kernel.rs`, driven through the engine of `engine.rs` (which also
+//!   switches kernels for `Method::Auto`); everything in this file is the same for every
+//!   method.
 //! * The wall clock is read once per attempted step when `Settings::timeout` is set.
 //! * The event instant is the right end of a bracket of width
 //!   `<= 1e-12 * max(1, |t|)` around the earliest crossing.
@@ -45,8 +47,8 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::engine::Engine;
+use crate::kernel::Verdict;
 use crate::locate::{crossed, locate, Bracket};
-use crate::verdict::Verdict;
 use crate::{
     EventAction, EventCause, EventKind, Failure, HybridSystem, Method, Outcome, OutputKind,
     Settings, SolverError, Stats, Status,

@@ -14,13 +14,13 @@ mod engine;
 mod integrator;
 mod iteration;
 pub mod jacobian;
+mod kernel;
 mod locate;
 mod lu;
 mod radau;
 pub mod simd;
 mod stepper;
 mod tableau;
-mod verdict;
 pub use integrator::integrate;
 pub use jacobian::{jacobian, Colouring, Differencing, FiniteDifferences, SparsityPattern};
 

@@ -1,13 +1,14 @@
 //! Radau IIA of order 5 (three stages) after Hairer & Wanner's RADAU5 (Solving ODEs II,
 //! §IV.8, and the published Fortran code): one step kernel with its own step-size control
-//! and dense output, driven by the same hybrid loop as the explicit methods.
+//! and dense output, driven by the same hybrid loop as the explicit methods through the
+//! [`Kernel`] protocol (`kernel.rs`).
 //!
 //! ## The step
 //! The collocation equations `Z = h (A ⊗ I) F(Z)` for the stage increments `Z = (z1, z2,
 //! z3)` are solved by simplified Newton iterations in the eigenbasis of `A⁻¹ = T Λ T⁻¹`
 //! (`W = T⁻¹ Z`): one real system with `γ/h·I − J` and one complex system with
 //! `(α + iβ)/h·I − J`, i.e. one real and one complex `n × n` LU per step size. `J` is a
-//! finite-difference Jacobian at the step start ([`crate::jacobian`]).
+//! finite-difference Jacobian at the step start ([`mod@crate::jacobian`]).
 //! * Starting values: the previous step's collocation polynomial extrapolated (zero after
 //!   a restart).
 //! * Convergence: `θ` (contraction rate) from successive increments; an iteration that
@@ -34,9 +35,8 @@ use nalgebra::{Complex, DMatrix};
 
 use crate::iteration::IterationMatrices;
 use crate::jacobian::{FiniteDifferences, SparsityPattern};
-use crate::stepper::{fastest, hinit, rhs, Tol, Worst};
+use crate::kernel::{hinit, rhs, Kernel, Tol, Verdict, Worst};
 use crate::system::HybridSystem;
-use crate::verdict::Verdict;
 
 /// Method coefficients (RADAU5's `RADCOR`), computed once.
 #[derive(Debug, Clone, Copy)]
@@ -290,40 +290,6 @@ impl Radau {
         }
     }
 
-    /// The state at the end of the last attempted step.
-    pub(crate) fn y1(&self) -> &[f64] {
-        &self.y1
-    }
-
-    /// `f(t0, y0)` of the current step.
-    pub(crate) fn f0(&self) -> &[f64] {
-        &self.f0
-    }
-
-    /// The component that dominated the error (or the Newton increment) of the last
-    /// attempt.
-    pub(crate) fn worst(&self) -> Option<usize> {
-        self.worst
-    }
-
-    /// Spectral-radius estimate of the last Jacobian (only with `track_rho`).
-    pub(crate) fn spectral_radius(&self) -> Option<f64> {
-        self.rho
-    }
-
-    /// (Re)start at `(t, y)`: evaluate `f0`; the Jacobian, factorisations, starting values
-    /// and controller history are discarded (the modes may have changed).
-    pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
-        rhs(sys, &mut self.rhs_evals, t, y, &mut self.f0);
-        self.restart(y);
-    }
-
-    /// (Re)start at `(t, y)` with `f0 = f(t, y)` known (a switch from the explicit method).
-    pub(crate) fn start_with(&mut self, y: &[f64], f0: &[f64]) {
-        self.f0.copy_from_slice(f0);
-        self.restart(y);
-    }
-
     fn restart(&mut self, y: &[f64]) {
         self.need_jac = true;
         self.jac_fresh = false;
@@ -334,70 +300,14 @@ impl Radau {
         self.n_acc = 0;
         self.theta = self.thet;
         self.faccon = 1.0;
-        self.update_scal(y);
+        Self::update_scal(&mut self.scal, y, self.tol);
     }
 
-    fn update_scal(&mut self, y: &[f64]) {
-        for i in 0..self.n {
-            self.scal[i] = self.tol.atol + self.tol.rtol * y[i].abs();
+    /// The error scales `atol + rtol·|y_i|` of a step from `y`.
+    fn update_scal(scal: &mut [f64], y: &[f64], tol: Tol) {
+        for (s, &yi) in scal.iter_mut().zip(y) {
+            *s = tol.scale(yi);
         }
-    }
-
-    /// Hairer's `HINIT` for a 5th-order method with the user's tolerances.
-    pub(crate) fn initial_step<S: HybridSystem>(
-        &mut self,
-        sys: &mut S,
-        t: f64,
-        y: &[f64],
-        hmax: f64,
-    ) -> f64 {
-        // `y1` is scratch here: after a restart no dense output refers to it.
-        let h = hinit(
-            sys,
-            &mut self.rhs_evals,
-            (t, y, &self.f0),
-            (&mut self.tmp, &mut self.y1),
-            self.user_tol,
-            5,
-            hmax,
-        );
-        self.worst = fastest(y, &self.f0, self.user_tol);
-        h
-    }
-
-    /// Attempt a step from `(t0, y0)` to `t1`; on acceptance `y1` and the dense output
-    /// hold the new step.
-    pub(crate) fn attempt<S: HybridSystem>(
-        &mut self,
-        sys: &mut S,
-        t0: f64,
-        t1: f64,
-        y0: &[f64],
-    ) -> Verdict {
-        let h = t1 - t0;
-        if self.n == 0 {
-            self.accept_empty(t1, h);
-            return Verdict::Accept { h_next: h / FACR };
-        }
-        if self.need_jac {
-            self.form_jacobian(sys, t0, y0);
-        }
-        // The factorisations stay valid for the same step size (a step recomputed as
-        // `(t + h) − t` may differ from `h` in the last bits).
-        let same_h = (h - self.lu_h).abs() <= 1e-12 * h.abs();
-        if !same_h && !self.factor(h) {
-            // Singular iteration matrix: halve the step (RADAU5 gives up after 5 in a
-            // row; here the step-size underflow check ends it).
-            return self.fail(h, 0.5);
-        }
-        self.starting_values(h);
-        let newt = match self.newton(sys, t0, t1, y0) {
-            Newton::Converged(k) => k,
-            Newton::Diverged => return self.fail(h, 0.5),
-            Newton::Slow(f) => return self.fail(h, f),
-        };
-        let err = self.error_estimate(sys, t0, y0, h);
-        self.control(t1, h, err, newt, y0)
     }
 
     fn accept_empty(&mut self, t1: f64, h: f64) {
@@ -716,10 +626,76 @@ impl Radau {
         self.h_old = h;
         self.have_cont = true;
     }
+}
 
-    /// The dense output at `t` inside the last accepted step; the end point returns `y1`
-    /// bit-exactly.
-    pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
+/// The implicit kernel: RADAU5's step with its own step-size control.
+impl Kernel for Radau {
+    /// (Re)start at `(t, y)`: evaluate `f0`; the Jacobian, factorisations, starting values
+    /// and controller history are discarded (the modes may have changed).
+    fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
+        rhs(sys, &mut self.rhs_evals, t, y, &mut self.f0);
+        self.restart(y);
+    }
+
+    fn start_with(&mut self, y: &[f64], f0: &[f64]) {
+        self.f0.copy_from_slice(f0);
+        self.restart(y);
+    }
+
+    fn f0(&self) -> &[f64] {
+        &self.f0
+    }
+
+    fn rhs_evals_mut(&mut self) -> &mut u64 {
+        &mut self.rhs_evals
+    }
+
+    /// Hairer's `HINIT` for a 5th-order method with the user's tolerances.
+    fn initial_step<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64], hmax: f64) -> f64 {
+        // `y1` is scratch here: after a restart no dense output refers to it.
+        let (h, worst) = hinit(
+            sys,
+            &mut self.rhs_evals,
+            (t, y, &self.f0),
+            (&mut self.tmp, &mut self.y1),
+            self.user_tol,
+            5,
+            hmax,
+        );
+        self.worst = worst;
+        h
+    }
+
+    /// Attempt a step from `(t0, y0)` to `t1`; on acceptance `y1` and the dense output
+    /// hold the new step.
+    fn attempt<S: HybridSystem>(&mut self, sys: &mut S, t0: f64, t1: f64, y0: &[f64]) -> Verdict {
+        let h = t1 - t0;
+        if self.n == 0 {
+            self.accept_empty(t1, h);
+            return Verdict::Accept { h_next: h / FACR };
+        }
+        if self.need_jac {
+            self.form_jacobian(sys, t0, y0);
+        }
+        // The factorisations stay valid for the same step size (a step recomputed as
+        // `(t + h) − t` may differ from `h` in the last bits).
+        let same_h = (h - self.lu_h).abs() <= 1e-12 * h.abs();
+        if !same_h && !self.factor(h) {
+            // Singular iteration matrix: halve the step (RADAU5 gives up after 5 in a
+            // row; here the step-size underflow check ends it).
+            return self.fail(h, 0.5);
+        }
+        self.starting_values(h);
+        let newt = match self.newton(sys, t0, t1, y0) {
+            Newton::Converged(k) => k,
+            Newton::Diverged => return self.fail(h, 0.5),
+            Newton::Slow(f) => return self.fail(h, f),
+        };
+        let err = self.error_estimate(sys, t0, y0, h);
+        self.control(t1, h, err, newt, y0)
+    }
+
+    fn dense(&self, t: f64, out: &mut [f64]) {
         if t == self.t1 {
             out.copy_from_slice(&self.y1);
             return;
@@ -734,12 +710,25 @@ impl Radau {
         }
     }
 
+    fn y1(&self) -> &[f64] {
+        &self.y1
+    }
+
     /// Move to the next step: `f0 = f(t1, y1)` and new error scales.
-    pub(crate) fn advance<S: HybridSystem>(&mut self, sys: &mut S) {
+    fn advance<S: HybridSystem>(&mut self, sys: &mut S) {
         rhs(sys, &mut self.rhs_evals, self.t1, &self.y1, &mut self.f0);
-        for i in 0..self.n {
-            self.scal[i] = self.tol.atol + self.tol.rtol * self.y1[i].abs();
-        }
+        Self::update_scal(&mut self.scal, &self.y1, self.tol);
+    }
+
+    fn worst(&self) -> Option<usize> {
+        self.worst
+    }
+
+    /// `h_next·ρ` with `ρ` the power-iteration estimate of the last Jacobian's spectral
+    /// radius (only with `track_rho`): whether DOPRI5 would be stable at the step size
+    /// accuracy allows.
+    fn stiffness(&self, h_next: f64) -> Option<f64> {
+        self.rho.map(|rho| h_next * rho)
     }
 }
 

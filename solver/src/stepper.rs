@@ -3,20 +3,26 @@
 //! A [`Stepper`] owns every stage and scratch buffer (allocated once in [`Stepper::new`]),
 //! so taking a step, building the dense output and interpolating never allocate.
 //!
-//! Protocol used by the integrator, for one step from `(t0, y0)` to `t1 = t0 + h`:
-//! 1. [`Stepper::start`] once after every (re)start: evaluates `f0 = f(t0, y0)`.
-//! 2. [`Stepper::attempt`] computes the candidate `y1` and returns the scaled error
-//!    (Hairer's RMS norm, `sk = atol + rtol*max(|y0|,|y1|)`; `0` for RK4).
-//! 3. After acceptance, [`Stepper::accepted`] computes `f(t1, y1)` where the method does not
-//!    already have it (DOP853, RK4). The dense output is built lazily on first use by
-//!    [`Stepper::ensure_dense`] (DOP853 needs three extra stages for it, which are skipped on
-//!    steps where nobody interpolates) and evaluated with [`Stepper::dense`].
-//! 4. [`Stepper::advance`] makes `f(t1, y1)` the `f0` of the next step (FSAL).
+//! It implements the [`Kernel`] protocol (`kernel.rs`) with the PI step-size control of
+//! `ode_solvers` and these particulars:
+//! * the error norm is Hairer's RMS norm, `sk = atol + rtol·max(|y0|, |y1|)`; RK4 has none
+//!   and accepts every step of its fixed size;
+//! * DOPRI5 has `f(t1, y1)` as its last stage (FSAL); DOP853 and RK4 evaluate it in
+//!   [`Kernel::accepted`];
+//! * the dense output is built lazily on first use by [`Kernel::ensure_dense`] (DOP853
+//!   needs three extra stages for it, which are skipped on steps where nobody
+//!   interpolates), for the output states alone where they are named
+//!   ([`Stepper::set_output_states`]);
+//! * DOPRI5 checks `y1` finite while it sums the error, and measures Hairer's stiffness
+//!   indicator from its last two stages.
 
 // The kernels index several parallel arrays (y0, y1, stages, coefficients) by component;
 // explicit index loops read like the formulas.
 #![allow(clippy::needless_range_loop)]
 
+use ode_solvers::controller::Controller;
+
+use crate::kernel::{hinit, rhs, Kernel, Tol, Verdict, Worst};
 use crate::simd::AlignedBuf;
 use crate::system::HybridSystem;
 use crate::tableau::{dop853, dopri5};
@@ -58,8 +64,18 @@ impl Kind {
         }
     }
 
+    /// A fresh PI controller with Hairer's default parameters for the method.
+    fn controller(self, h_max: f64) -> Controller<f64> {
+        match self {
+            // DOPRI5: beta = 0.04, alpha = 0.2 - 0.75 beta, step ratio in [0.2, 10].
+            Kind::Dopri5 | Kind::Rk4 => Controller::new(0.17, 0.04, 10.0, 0.2, h_max, 0.9, 1.0),
+            // DOP853: beta = 0, alpha = 1/8, step ratio in [0.333, 6].
+            Kind::Dop853 => Controller::new(0.125, 0.0, 6.0, 0.333, h_max, 0.9, 1.0),
+        }
+    }
+
     /// Order used by the initial-step heuristic.
-    pub(crate) fn order(self) -> i32 {
+    fn order(self) -> i32 {
         match self {
             Kind::Dopri5 => 5,
             Kind::Dop853 => 8,
@@ -104,6 +120,9 @@ pub(crate) struct Stepper {
     y1_finite: bool,
     /// The non-zero tableau entries, found once.
     rows: Rows,
+    /// The PI step-size control (its history is forgotten at every start).
+    controller: Controller<f64>,
+    h_max: f64,
 }
 
 /// The non-zero entries of one tableau row (indices and coefficients in stage order).
@@ -181,119 +200,15 @@ impl Rows {
     }
 }
 
-pub(crate) fn rhs<S: HybridSystem>(
-    sys: &mut S,
-    evals: &mut u64,
-    t: f64,
-    y: &[f64],
-    dy: &mut [f64],
-) {
-    *evals += 1;
-    sys.derivatives(t, y, dy);
-}
-
 /// [`rhs`] at the end of a step ([`HybridSystem::derivatives_step_end`]).
 fn rhs_end<S: HybridSystem>(sys: &mut S, evals: &mut u64, t: f64, y: &[f64], dy: &mut [f64]) {
     *evals += 1;
     sys.derivatives_step_end(t, y, dy);
 }
 
-/// Scalar tolerances of an error norm.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Tol {
-    pub(crate) rtol: f64,
-    pub(crate) atol: f64,
-}
-
-/// Hairer's `HINIT` (Solving ODEs I, §II.4): a first step for a method of `order` from
-/// `(t, y)` with `f0 = f(t, y)` given, at most `hmax`. One extra evaluation; `ytmp` and `f1`
-/// are scratch of length `n`.
-pub(crate) fn hinit<S: HybridSystem>(
-    sys: &mut S,
-    evals: &mut u64,
-    (t, y, f0): (f64, &[f64], &[f64]),
-    (ytmp, f1): (&mut [f64], &mut [f64]),
-    tol: Tol,
-    order: i32,
-    hmax: f64,
-) -> f64 {
-    let n = y.len();
-    let (mut dnf, mut dny) = (0.0f64, 0.0f64);
-    for i in 0..n {
-        let sk = tol.atol + tol.rtol * y[i].abs();
-        dnf += (f0[i] / sk).powi(2);
-        dny += (y[i] / sk).powi(2);
-    }
-    let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
-        1e-6
-    } else {
-        (dny / dnf).sqrt() * 0.01
-    };
-    h = h.min(hmax);
-    // One explicit Euler step to estimate the second derivative.
-    for i in 0..n {
-        ytmp[i] = y[i] + h * f0[i];
-    }
-    rhs(sys, evals, t + h, ytmp, f1);
-    let mut der2 = 0.0f64;
-    for i in 0..n {
-        let sk = tol.atol + tol.rtol * y[i].abs();
-        der2 += ((f1[i] - f0[i]) / sk).powi(2);
-    }
-    der2 = der2.sqrt() / h;
-    let der12 = der2.abs().max(dnf.sqrt());
-    let h1 = if der12 <= 1e-15 || !der12.is_finite() {
-        1e-6f64.max(h * 1e-3)
-    } else {
-        (0.01 / der12).powf(1.0 / f64::from(order))
-    };
-    (100.0 * h).min(h1).min(hmax)
-}
-
-/// The component that changes fastest relative to its tolerance at a (re)start,
-/// `max |f0_i| / (atol + rtol·|y_i|)` (the first non-finite one if any): the one that sets
-/// [`hinit`]'s first step, so the culprit of a step-size underflow before any step was
-/// rejected.
-pub(crate) fn fastest(y: &[f64], f0: &[f64], tol: Tol) -> Option<usize> {
-    let mut worst = Worst::default();
-    for (i, (&yi, &fi)) in y.iter().zip(f0).enumerate() {
-        let sk = tol.atol + tol.rtol * yi.abs();
-        worst.see(i, (fi / sk).powi(2));
-    }
-    worst.index()
-}
-
-/// Tracks the component with the largest error term (the first non-finite one wins).
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Worst {
-    index: Option<usize>,
-    value: f64,
-    non_finite: bool,
-}
-
-impl Worst {
-    /// Consider term `e` of component `i`.
-    pub(crate) fn see(&mut self, i: usize, e: f64) {
-        if self.non_finite {
-            return;
-        }
-        if !e.is_finite() {
-            self.non_finite = true;
-            self.index = Some(i);
-        } else if self.index.is_none() || e > self.value {
-            self.index = Some(i);
-            self.value = e;
-        }
-    }
-
-    /// The dominant component, `None` if nothing was seen.
-    pub(crate) fn index(&self) -> Option<usize> {
-        self.index
-    }
-}
-
 impl Stepper {
-    pub(crate) fn new(kind: Kind, n: usize, rtol: f64, atol: f64) -> Self {
+    /// A kernel for `n` states with the user's tolerances and largest step `h_max`.
+    pub(crate) fn new(kind: Kind, n: usize, (rtol, atol): (f64, f64), h_max: f64) -> Self {
         Stepper {
             kind,
             n,
@@ -314,68 +229,9 @@ impl Stepper {
             worst: None,
             y1_finite: false,
             rows: Rows::new(kind),
+            controller: kind.controller(h_max),
+            h_max,
         }
-    }
-
-    /// The state at the end of the last attempted step.
-    pub(crate) fn y1(&self) -> &[f64] {
-        &self.y1
-    }
-
-    /// Whether the last attempt already found every entry of `y1` finite (DOPRI5 checks
-    /// while it sums the error); `false` means unchecked, not non-finite.
-    pub(crate) fn y1_checked_finite(&self) -> bool {
-        self.y1_finite
-    }
-
-    /// (Re)start at `(t, y)`: evaluate `f0`.
-    pub(crate) fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
-        let n = self.n;
-        rhs(sys, &mut self.rhs_evals, t, y, &mut self.k[..n]);
-        self.forget_dense();
-    }
-
-    /// Hairer's `HINIT`: a first step from `(t, y)` with `f0` already evaluated, at most `hmax`.
-    pub(crate) fn initial_step<S: HybridSystem>(
-        &mut self,
-        sys: &mut S,
-        t: f64,
-        y: &[f64],
-        hmax: f64,
-    ) -> f64 {
-        let n = self.n;
-        // The dense coefficient storage is scratch for f(t+h, ytmp): it is rebuilt before
-        // any interpolation.
-        self.forget_dense();
-        let (f1, _) = self.cont.split_at_mut(n);
-        let tol = Tol {
-            rtol: self.rtol,
-            atol: self.atol,
-        };
-        let h = hinit(
-            sys,
-            &mut self.rhs_evals,
-            (t, y, &self.k[..n]),
-            (&mut self.ytmp, f1),
-            tol,
-            self.kind.order(),
-            hmax,
-        );
-        self.worst = fastest(y, &self.k[..n], tol);
-        h
-    }
-
-    /// The component with the largest term of the error of the last accepted DOPRI5 step
-    /// (`y0`: the state at its start): the state whose error limits the step (`None` for
-    /// the other kernels).
-    pub(crate) fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
-        if self.kind != Kind::Dopri5 || self.n == 0 {
-            return None;
-        }
-        let n = self.n;
-        let (idx, coef) = (self.rows.e.idx(), self.rows.e.coef());
-        combine_terms(&mut self.evec, None, &self.k, n, idx, coef);
-        worst_term(&self.evec, (y0, &self.y1), (self.h, self.atol, self.rtol))
     }
 
     /// Stage argument `ytmp = y0 + h * sum_j a[j] * k[j]` over the non-zero entries of
@@ -384,15 +240,10 @@ impl Stepper {
         stage_terms(ytmp, y0, k, n, row.idx(), row.coef(), h);
     }
 
-    /// Attempt a step from `(t0, y0)` to `t1` (`h = t1 - t0`). Returns the scaled error
-    /// norm (`<= 1` acceptable; `0` for RK4, which has no estimate).
-    pub(crate) fn attempt<S: HybridSystem>(
-        &mut self,
-        sys: &mut S,
-        t0: f64,
-        t1: f64,
-        y0: &[f64],
-    ) -> f64 {
+    /// Take the step from `(t0, y0)` to `t1` (`h = t1 - t0`): the candidate `y1` and the
+    /// scaled error norm (Hairer's RMS norm, `sk = atol + rtol·max(|y0|, |y1|)`; `<= 1`
+    /// acceptable; `0` for RK4, which has no estimate).
+    fn trial<S: HybridSystem>(&mut self, sys: &mut S, t0: f64, t1: f64, y0: &[f64]) -> f64 {
         let n = self.n;
         let h = t1 - t0;
         self.t0 = t0;
@@ -514,44 +365,140 @@ impl Stepper {
         }
     }
 
-    /// The component that dominated the error norm of the last attempted step (`None` for
-    /// RK4, which has no error estimate).
-    pub(crate) fn worst(&self) -> Option<usize> {
-        self.worst
+    /// Name the states the output grid's points read ([`HybridSystem::output_states`]):
+    /// [`Kernel::ensure_dense_out`] and [`Kernel::dense_out`] then serve only those.
+    pub(crate) fn set_output_states(&mut self, idx: Vec<usize>) {
+        self.out_idx = idx;
+        self.out_ready = false;
     }
 
-    /// Hairer's stiffness indicator of the last accepted DOPRI5 step (Solving ODEs II,
-    /// §IV.2): `h·ρ` with `ρ = ‖f(y1) − f(ŷ6)‖ / ‖y1 − ŷ6‖` from the last two stages, which
-    /// both sit at `t1`; `h·ρ` above 3.25 (the stability boundary) means the step size is
-    /// limited by stability. `None` for the other kernels or when `y1 == ŷ6`. Valid until
-    /// [`Stepper::advance`].
-    pub(crate) fn stiffness(&self) -> Option<f64> {
-        if self.kind != Kind::Dopri5 {
-            return None;
+    /// Whether the output states are served apart (DOPRI5 with output states named).
+    fn has_output_states(&self) -> bool {
+        self.kind == Kind::Dopri5 && !self.out_idx.is_empty()
+    }
+
+    fn forget_dense(&mut self) {
+        self.dense_ready = false;
+        self.out_ready = false;
+    }
+
+    /// [`Kernel::ensure_dense`] for the output states only (DOPRI5, with
+    /// [`Stepper::has_output_states`]): the same coefficients, formed component by
+    /// component in the same order of operations, so bit for bit the same.
+    fn ensure_dense_outputs(&mut self, y0: &[f64]) {
+        if self.dense_ready || self.out_ready {
+            return;
+        }
+        debug_assert!(self.has_output_states());
+        self.out_ready = true;
+        let (n, h) = (self.n, self.h);
+        let e = self.kind.end_stage();
+        let (idx, coef) = (self.rows.d.idx(), self.rows.d.coef());
+        for &i in &self.out_idx {
+            let mut acc = 0.0;
+            for (&j, &c) in idx.iter().zip(coef) {
+                acc += c * self.k[j * n + i];
+            }
+            let ydiff = self.y1[i] - y0[i];
+            let bspl = h * self.k[i] - ydiff;
+            self.cont[i] = y0[i];
+            self.cont[n + i] = ydiff;
+            self.cont[2 * n + i] = bspl;
+            self.cont[3 * n + i] = ydiff - h * self.k[e * n + i] - bspl;
+            self.cont[4 * n + i] = acc * h;
+        }
+    }
+
+    /// [`Kernel::dense`] of the output states only (after
+    /// [`Stepper::ensure_dense_outputs`]): `out`'s other entries are left as they are.
+    fn dense_outputs(&self, t: f64, out: &mut [f64]) {
+        debug_assert!(self.out_ready || self.dense_ready);
+        if t == self.t1 {
+            for &i in &self.out_idx {
+                out[i] = self.y1[i];
+            }
+            return;
         }
         let n = self.n;
-        let (mut num, mut den) = (0.0f64, 0.0f64);
-        for i in 0..n {
-            num += (self.k[6 * n + i] - self.k[5 * n + i]).powi(2);
-            den += (self.y1[i] - self.ytmp[i]).powi(2);
+        let th = (t - self.t0) / self.h;
+        let th1 = 1.0 - th;
+        let c = &self.cont;
+        for &i in &self.out_idx {
+            let (c0, c1, c2, c3, c4) = (c[i], c[n + i], c[2 * n + i], c[3 * n + i], c[4 * n + i]);
+            out[i] = c0 + th * (c1 + th1 * (c2 + th * (c3 + th1 * c4)));
         }
-        (den > 0.0).then(|| self.h.abs() * (num / den).sqrt())
+    }
+}
+
+/// The explicit kernel: the method's stages with the PI step-size control.
+impl Kernel for Stepper {
+    fn start<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64]) {
+        let n = self.n;
+        rhs(sys, &mut self.rhs_evals, t, y, &mut self.k[..n]);
+        self.forget_dense();
+        self.controller = self.kind.controller(self.h_max);
     }
 
-    /// `f(t0, y0)` of the current step (after [`Stepper::start`] or [`Stepper::advance`]).
-    pub(crate) fn f0(&self) -> &[f64] {
-        &self.k[..self.n]
-    }
-
-    /// Restart at `(t, y)` with `f0 = f(t, y)` already known (no evaluation).
-    pub(crate) fn start_with(&mut self, f0: &[f64]) {
+    fn start_with(&mut self, _y: &[f64], f0: &[f64]) {
         let n = self.n;
         self.k[..n].copy_from_slice(f0);
         self.forget_dense();
+        self.controller = self.kind.controller(self.h_max);
+    }
+
+    fn f0(&self) -> &[f64] {
+        &self.k[..self.n]
+    }
+
+    fn rhs_evals_mut(&mut self) -> &mut u64 {
+        &mut self.rhs_evals
+    }
+
+    fn initial_step<S: HybridSystem>(&mut self, sys: &mut S, t: f64, y: &[f64], hmax: f64) -> f64 {
+        let n = self.n;
+        // The dense coefficient storage is scratch for f(t+h, ytmp): it is rebuilt before
+        // any interpolation.
+        self.forget_dense();
+        let (f1, _) = self.cont.split_at_mut(n);
+        let tol = Tol {
+            rtol: self.rtol,
+            atol: self.atol,
+        };
+        let (h, worst) = hinit(
+            sys,
+            &mut self.rhs_evals,
+            (t, y, &self.k[..n]),
+            (&mut self.ytmp, f1),
+            tol,
+            self.kind.order(),
+            hmax,
+        );
+        self.worst = worst;
+        h
+    }
+
+    /// The error norm of [`Stepper::trial`] judged by the PI controller (RK4: always
+    /// accepted, its step fixed).
+    fn attempt<S: HybridSystem>(&mut self, sys: &mut S, t0: f64, t1: f64, y0: &[f64]) -> Verdict {
+        let h = t1 - t0;
+        let err = self.trial(sys, t0, t1, y0);
+        if self.kind == Kind::Rk4 {
+            Verdict::Accept { h_next: h }
+        } else if !err.is_finite() {
+            // NaN/inf in the trial: shrink hard and retry.
+            Verdict::Reject { h_next: 0.2 * h }
+        } else {
+            let mut h_new = h;
+            if self.controller.accept(err, h, &mut h_new) {
+                Verdict::Accept { h_next: h_new }
+            } else {
+                Verdict::Reject { h_next: h_new }
+            }
+        }
     }
 
     /// Finish an accepted step: make sure `f(t1, y1)` is available.
-    pub(crate) fn accepted<S: HybridSystem>(&mut self, sys: &mut S) {
+    fn accepted<S: HybridSystem>(&mut self, sys: &mut S) {
         let n = self.n;
         match self.kind {
             Kind::Dopri5 => {} // FSAL: stage 7 already is f(t1, y1).
@@ -570,7 +517,7 @@ impl Stepper {
 
     /// Build the dense output of the last accepted step (idempotent; `y0` is the state at
     /// the step start).
-    pub(crate) fn ensure_dense<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
+    fn ensure_dense<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
         if self.dense_ready {
             return;
         }
@@ -637,73 +584,9 @@ impl Stepper {
         }
     }
 
-    /// Name the states the output grid's points read ([`HybridSystem::output_states`]):
-    /// [`Stepper::ensure_dense_out`] and [`Stepper::dense_out`] then serve only those.
-    pub(crate) fn set_output_states(&mut self, idx: Vec<usize>) {
-        self.out_idx = idx;
-        self.out_ready = false;
-    }
-
-    /// Whether the output states are served apart (DOPRI5 with output states named).
-    pub(crate) fn has_output_states(&self) -> bool {
-        self.kind == Kind::Dopri5 && !self.out_idx.is_empty()
-    }
-
-    fn forget_dense(&mut self) {
-        self.dense_ready = false;
-        self.out_ready = false;
-    }
-
-    /// [`Stepper::ensure_dense`] for the output states only (DOPRI5, with
-    /// [`Stepper::has_output_states`]): the same coefficients, formed component by
-    /// component in the same order of operations, so bit for bit the same.
-    pub(crate) fn ensure_dense_out(&mut self, y0: &[f64]) {
-        if self.dense_ready || self.out_ready {
-            return;
-        }
-        debug_assert!(self.has_output_states());
-        self.out_ready = true;
-        let (n, h) = (self.n, self.h);
-        let e = self.kind.end_stage();
-        let (idx, coef) = (self.rows.d.idx(), self.rows.d.coef());
-        for &i in &self.out_idx {
-            let mut acc = 0.0;
-            for (&j, &c) in idx.iter().zip(coef) {
-                acc += c * self.k[j * n + i];
-            }
-            let ydiff = self.y1[i] - y0[i];
-            let bspl = h * self.k[i] - ydiff;
-            self.cont[i] = y0[i];
-            self.cont[n + i] = ydiff;
-            self.cont[2 * n + i] = bspl;
-            self.cont[3 * n + i] = ydiff - h * self.k[e * n + i] - bspl;
-            self.cont[4 * n + i] = acc * h;
-        }
-    }
-
-    /// [`Stepper::dense`] of the output states only (after
-    /// [`Stepper::ensure_dense_out`]): `out`'s other entries are left as they are.
-    pub(crate) fn dense_out(&self, t: f64, out: &mut [f64]) {
-        debug_assert!(self.out_ready || self.dense_ready);
-        if t == self.t1 {
-            for &i in &self.out_idx {
-                out[i] = self.y1[i];
-            }
-            return;
-        }
-        let n = self.n;
-        let th = (t - self.t0) / self.h;
-        let th1 = 1.0 - th;
-        let c = &self.cont;
-        for &i in &self.out_idx {
-            let (c0, c1, c2, c3, c4) = (c[i], c[n + i], c[2 * n + i], c[3 * n + i], c[4 * n + i]);
-            out[i] = c0 + th * (c1 + th1 * (c2 + th * (c3 + th1 * c4)));
-        }
-    }
-
     /// The dense output at `t` inside the last accepted step (built by `ensure_dense`).
     /// The end point itself returns `y1` bit-exactly.
-    pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
+    fn dense(&self, t: f64, out: &mut [f64]) {
         debug_assert!(self.dense_ready);
         if t == self.t1 {
             out.copy_from_slice(&self.y1);
@@ -748,13 +631,73 @@ impl Stepper {
         }
     }
 
+    /// The output states alone where they are named (DOPRI5).
+    fn ensure_dense_out<S: HybridSystem>(&mut self, sys: &mut S, y0: &[f64]) {
+        if self.has_output_states() {
+            self.ensure_dense_outputs(y0);
+        } else {
+            self.ensure_dense(sys, y0);
+        }
+    }
+
+    fn dense_out(&self, t: f64, out: &mut [f64]) {
+        if self.has_output_states() {
+            self.dense_outputs(t, out);
+        } else {
+            self.dense(t, out);
+        }
+    }
+
+    fn y1(&self) -> &[f64] {
+        &self.y1
+    }
+
+    fn y1_checked_finite(&self) -> bool {
+        self.y1_finite
+    }
+
     /// Move to the next step: `f(t1, y1)` becomes `f0`.
-    pub(crate) fn advance(&mut self) {
+    fn advance<S: HybridSystem>(&mut self, _sys: &mut S) {
         let n = self.n;
         let e = self.kind.end_stage();
         let (k0, rest) = self.k.split_at_mut(n);
         k0.copy_from_slice(&rest[(e - 1) * n..e * n]);
         self.forget_dense();
+    }
+
+    fn worst(&self) -> Option<usize> {
+        self.worst
+    }
+
+    /// Hairer's stiffness indicator of the last accepted DOPRI5 step (Solving ODEs II,
+    /// §IV.2): `h·ρ` with `ρ = ‖f(y1) − f(ŷ6)‖ / ‖y1 − ŷ6‖` from the last two stages, which
+    /// both sit at `t1`; `h·ρ` above 3.25 (the stability boundary) means the step size is
+    /// limited by stability. `None` for the other kernels or when `y1 == ŷ6`. Valid until
+    /// [`Kernel::advance`].
+    fn stiffness(&self, _h_next: f64) -> Option<f64> {
+        if self.kind != Kind::Dopri5 {
+            return None;
+        }
+        let n = self.n;
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            num += (self.k[6 * n + i] - self.k[5 * n + i]).powi(2);
+            den += (self.y1[i] - self.ytmp[i]).powi(2);
+        }
+        (den > 0.0).then(|| self.h.abs() * (num / den).sqrt())
+    }
+
+    /// The component with the largest term of the error of the last accepted DOPRI5 step
+    /// (`y0`: the state at its start): the state whose error limits the step (`None` for
+    /// the other kernels).
+    fn accepted_culprit(&mut self, y0: &[f64]) -> Option<usize> {
+        if self.kind != Kind::Dopri5 || self.n == 0 {
+            return None;
+        }
+        let n = self.n;
+        let (idx, coef) = (self.rows.e.idx(), self.rows.e.coef());
+        combine_terms(&mut self.evec, None, &self.k, n, idx, coef);
+        worst_term(&self.evec, (y0, &self.y1), (self.h, self.atol, self.rtol))
     }
 }
 
