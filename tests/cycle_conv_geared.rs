@@ -119,7 +119,7 @@ fn check_shifts(cycle: &str, net: &Value, r: &Run) {
         .all(|g| (1.0..=6.0).contains(g) && g.fract() == 0.0));
     // every gear of the box is used on the way
     for g in 1..=6 {
-        let used = gear.iter().any(|x| *x == g as f64);
+        let used = gear.contains(&(g as f64));
         assert!(
             used || cycle == "udds" && g == 6,
             "{cycle}: gear {g} never used"
