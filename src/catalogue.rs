@@ -32,14 +32,6 @@ const OTHER_FORMS: &[(&str, &str, &str, &str)] = &[(
     r#"{"enabled": true}"#,
 )];
 
-/// Example values for required parameters that one number per entry cannot give: a
-/// shift map's downshift lines must lie below its upshift lines, one speed per throttle
-/// breakpoint.
-const EXAMPLES: &[(&str, &str)] = &[(
-    "ShiftSchedule",
-    r#"{"upshift": [[2, 3]], "downshift": [[1, 2]]}"#,
-)];
-
 /// One loggable variable of a block type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarRow {
@@ -264,10 +256,6 @@ fn forms(reg: &Registry, t: &BlockType) -> Vec<VarForm> {
         let mut last = Err(String::new());
         for x in [1.0, 2.0, 0.5] {
             let mut m = t.example_params(x);
-            if let Some(&(_, ex)) = EXAMPLES.iter().find(|e| e.0 == t.name) {
-                let ex: Map<String, Value> = serde_json::from_str(ex).unwrap_or_default();
-                m.extend(ex);
-            }
             m.extend(raw.clone());
             last = instance_vars(reg, t, &m, &Scope::new(), 0);
             if last.is_ok() {

@@ -163,6 +163,37 @@ fn the_wait_after_a_shift_holds_the_next_one_until_it_ends() {
 }
 
 #[test]
+fn without_downshift_lines_the_upshift_lines_scaled_give_them() {
+    // One speed per row (lines independent of the throttle), downshift at 0.5 of them:
+    // up at 20, 40, 60 km/h on the ramp, down at 30, 20, 10 km/h on the way back.
+    let extra = json!({"upshift": [[20], [40], [60]], "downshift_ratio": 0.5});
+    let mut v = schedule(extra);
+    v.as_object_mut().unwrap().remove("downshift");
+    let mut d = ramp_model(9.0, json!([[0, 0.6], [20, 0.6]]), json!({}));
+    d.blocks
+        .iter_mut()
+        .find(|b| b.name == "tcu")
+        .unwrap()
+        .params = v.as_object().unwrap().clone();
+    let (_, r) = run(&d);
+    let kmh = 1.0 / 3.6;
+    let got = shifts(&r);
+    let want = [
+        (20.0 * kmh / 9.0, 1, 2),
+        (40.0 * kmh / 9.0, 2, 3),
+        (60.0 * kmh / 9.0, 3, 4),
+        (20.0 - 30.0 * kmh / 9.0, 4, 3),
+        (20.0 - 20.0 * kmh / 9.0, 3, 2),
+        (20.0 - 10.0 * kmh / 9.0, 2, 1),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!((g.1, g.2), (w.1, w.2), "{got:?}");
+        close(g.0, w.0, 1e-9, "shift instant");
+    }
+}
+
+#[test]
 fn lines_without_hysteresis_are_refused_naming_the_row() {
     let reg = registry();
     let mut d = Diagram::new("bad");

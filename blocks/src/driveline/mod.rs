@@ -128,8 +128,9 @@ pub fn register(r: &mut Registry) {
         "v[in] (speed, m/s), throttle[in] (0..1), gear[out]",
         vec![
             ParamSpec::with("throttle", ParamKind::Vector { unit: "1" }, ParamDefault::Value(json!([0.0, 1.0])), "throttle breakpoints of the lines, strictly increasing in [0, 1]"),
-            ParamSpec::with("upshift", ParamKind::Matrix, ParamDefault::Required, "one row per gear change k -> k+1 (gears − 1 rows): the speed (in speed_unit) at each throttle breakpoint"),
-            ParamSpec::with("downshift", ParamKind::Matrix, ParamDefault::Required, "one row per gear change k+1 -> k: the speed at each throttle breakpoint, below the upshift speed of the same row"),
+            ParamSpec::with("upshift", ParamKind::Matrix, ParamDefault::Required, "one row per gear change k -> k+1 (gears − 1 rows): the speed (in speed_unit) at each throttle breakpoint, or one speed for all"),
+            ParamSpec::optional("downshift", ParamKind::Matrix, "one row per gear change k+1 -> k: the speed at each throttle breakpoint (or one for all), below the upshift speed of the same row; default: the upshift lines × downshift_ratio"),
+            num("downshift_ratio", "1", 0.6, "without downshift: the downshift lines as this fraction of the upshift lines, in (0, 1)"),
             ParamSpec::with("speed_unit", ParamKind::Choice(&["m/s", "km/h", "mph", "rad/s", "rpm"]), ParamDefault::Value(json!("m/s")), "unit of the speeds in upshift and downshift (the v input is SI: m/s or rad/s)"),
             num("gear0", "1", 1.0, "gear at the start, before the lines are read (1..n)"),
             num("min_time", "s", 0.0, "least time between two shifts (>= 0)"),

@@ -6,9 +6,11 @@
 //! lines are given in) and `throttle` (0..1); output `gear` (1..=n), held between events.
 //! The lines are given in `speed_unit` (m/s, km/h, mph, rad/s or rpm: the v input is SI).
 //! Row `k` of `upshift` (k = 1..n−1) is the speed at which gear `k` shifts up to `k + 1`,
-//! one entry per `throttle` breakpoint (linear between them, ends held); row `k` of
-//! `downshift` is the speed at which `k + 1` shifts down to `k`. Every downshift speed must
-//! lie below the upshift speed of the same row at every breakpoint (the hysteresis that
+//! one entry per `throttle` breakpoint (linear between them, ends held; a row of one entry
+//! is a line independent of the throttle); row `k` of `downshift` is the speed at which
+//! `k + 1` shifts down to `k` (without `downshift`: the upshift lines × `downshift_ratio`).
+//! Every downshift speed must lie below the upshift speed of the same row at every
+//! breakpoint (the hysteresis that
 //! keeps the choice from chattering): checked when the block is built.
 //!
 //! In gear `g` the two guards are `up_g(θ) − v` (g < n) and `v − down_{g−1}(θ)` (g > 1):
@@ -196,11 +198,11 @@ fn lines(p: &Params, name: &str, throttle: &[f64]) -> Result<Lines, ParamError> 
         ));
     }
     for (k, row) in rows.iter().enumerate() {
-        if row.len() != throttle.len() {
+        if row.len() != throttle.len() && row.len() != 1 {
             return Err(p.invalid(
                 name,
                 format!(
-                    "row {k} has {} speeds; give one per throttle breakpoint ({})",
+                    "row {k} has {} speeds; give one per throttle breakpoint ({}), or one for all",
                     row.len(),
                     throttle.len()
                 ),
@@ -215,7 +217,13 @@ fn lines(p: &Params, name: &str, throttle: &[f64]) -> Result<Lines, ParamError> 
         throttle: throttle.to_vec(),
         speeds: rows
             .iter()
-            .map(|r| r.iter().map(|v| v * scale).collect())
+            .map(|r| {
+                if r.len() == 1 {
+                    vec![r[0] * scale; throttle.len()]
+                } else {
+                    r.iter().map(|v| v * scale).collect()
+                }
+            })
             .collect(),
     })
 }
@@ -232,7 +240,22 @@ pub(crate) fn build_shift_schedule(p: &Params) -> Result<Box<dyn Block>, ParamEr
         ));
     }
     let up = lines(p, "upshift", &throttle)?;
-    let down = lines(p, "downshift", &throttle)?;
+    let down = if p.has("downshift") {
+        lines(p, "downshift", &throttle)?
+    } else {
+        let ratio = p.num("downshift_ratio")?;
+        if !(ratio > 0.0 && ratio < 1.0) {
+            return Err(p.invalid("downshift_ratio", format!("must be in (0, 1), got {ratio}")));
+        }
+        Lines {
+            throttle: up.throttle.clone(),
+            speeds: up
+                .speeds
+                .iter()
+                .map(|r| r.iter().map(|v| v * ratio).collect())
+                .collect(),
+        }
+    };
     if up.speeds.len() != down.speeds.len() {
         return Err(p.invalid(
             "downshift",
