@@ -6,14 +6,14 @@
 //! it (an indicator goes negative and the event switches the saturation). The native run
 //! outputs the block's `value`.
 
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::path::Path;
 
 use drivelink_fmi::ffi::*;
 use drivelink_fmi::vars::Causality;
 
 mod common;
-use common::{logged, logger};
+use common::{logged, Kind};
 
 const NET: &str = r#"{
   "drivelink": 1, "name": "inport_inertia",
@@ -55,32 +55,12 @@ fn vr(vars: &[drivelink_fmi::Variable], name: &str) -> u32 {
 
 fn instantiate(tag: &str, me: bool) -> *mut c_void {
     let (dir, token) = common::resources("fmi-inputs-test", tag, NET.as_bytes());
-    let name = CString::new("inputs").unwrap();
-    let token = CString::new(token).unwrap();
-    let path = CString::new(format!("{}/", dir.display())).unwrap();
-    let (n, t, p) = (name.as_ptr(), token.as_ptr(), path.as_ptr());
-    let inst = unsafe {
-        if me {
-            fmi3InstantiateModelExchange(n, t, p, false, true, std::ptr::null_mut(), Some(logger))
-        } else {
-            fmi3InstantiateCoSimulation(
-                n,
-                t,
-                p,
-                false,
-                true,
-                false,
-                false,
-                std::ptr::null(),
-                0,
-                std::ptr::null_mut(),
-                Some(logger),
-                std::ptr::null(),
-            )
-        }
+    let kind = if me {
+        Kind::ModelExchange
+    } else {
+        Kind::CoSimulation
     };
-    assert!(!inst.is_null(), "{}", logged());
-    inst
+    common::instantiate(kind, "inputs", &dir, &token)
 }
 
 fn set(inst: *mut c_void, vr: u32, v: f64) {

@@ -7,14 +7,14 @@
 //! the closed-form 4/3 s), and where a parameter set before initialization moves it; a
 //! step torque announced as a time event follows its closed-form speed.
 
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 
 use drivelink_core::EventTag;
 use drivelink_fmi::ffi::*;
 
 mod common;
-use common::{logged, logger};
+use common::{logged, Kind};
 
 fn ok(st: Status) {
     assert_eq!(st, OK, "{}", logged());
@@ -26,22 +26,7 @@ fn resources(tag: &str, text: &[u8]) -> (PathBuf, String) {
 }
 
 fn instantiate(dir: &Path, token: &str) -> *mut c_void {
-    let name = CString::new("me").unwrap();
-    let token = CString::new(token).unwrap();
-    let path = CString::new(format!("{}/", dir.display())).unwrap();
-    let inst = unsafe {
-        fmi3InstantiateModelExchange(
-            name.as_ptr(),
-            token.as_ptr(),
-            path.as_ptr(),
-            false,
-            true,
-            std::ptr::null_mut(),
-            Some(logger),
-        )
-    };
-    assert!(!inst.is_null(), "{}", logged());
-    inst
+    common::instantiate(Kind::ModelExchange, "me", dir, token)
 }
 
 /// What the importer saw of a run.

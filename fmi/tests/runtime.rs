@@ -3,13 +3,13 @@
 //! (and the closed-form lock-up), parameters set before initialization take effect, and
 //! errors come back as `fmi3Error` with the reason in the logger.
 
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::path::PathBuf;
 
 use drivelink_fmi::ffi::*;
 
 mod common;
-use common::{logged, logger};
+use common::{logged, Kind};
 
 /// A resources directory holding the clutch-lock netlist (`tag` keeps the tests'
 /// directories apart).
@@ -20,25 +20,7 @@ fn resources(tag: &str) -> (PathBuf, String) {
 }
 
 fn instantiate(dir: &std::path::Path, token: &str) -> *mut c_void {
-    let name = CString::new("inst").unwrap();
-    let token = CString::new(token).unwrap();
-    let path = CString::new(format!("{}/", dir.display())).unwrap();
-    unsafe {
-        fmi3InstantiateCoSimulation(
-            name.as_ptr(),
-            token.as_ptr(),
-            path.as_ptr(),
-            false,
-            true,
-            false,
-            false,
-            std::ptr::null(),
-            0,
-            std::ptr::null_mut(),
-            Some(logger),
-            std::ptr::null(),
-        )
-    }
+    common::instantiate_or_null(Kind::CoSimulation, "inst", dir, token)
 }
 
 fn get(inst: *mut c_void, vrs: &[u32]) -> Vec<f64> {

@@ -1,11 +1,13 @@
-//! What the FMI 3.0 runtime tests share: a logger that keeps the runtime's messages and a
-//! resources directory holding a netlist, as an importer unpacks it.
+//! What the FMI 3.0 runtime tests share: a logger that keeps the runtime's messages, a
+//! resources directory holding a netlist, as an importer unpacks it, and an instance of
+//! either kind made from it.
+#![allow(dead_code)]
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use drivelink_fmi::ffi::Status;
+use drivelink_fmi::ffi::{fmi3InstantiateCoSimulation, fmi3InstantiateModelExchange, Status};
 
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -33,4 +35,65 @@ pub fn resources(area: &str, tag: &str, text: &[u8]) -> (PathBuf, String) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("model.json"), text).unwrap();
     (dir, drivelink_fmi::instantiation_token(text))
+}
+
+/// The FMU interface an instance is made for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    CoSimulation,
+    ModelExchange,
+}
+
+/// An FMI 3.0 instance `name` of the netlist in `resources` (with its `token`), logging
+/// to [`logger`]; fails the test with the log if the runtime refuses it.
+pub fn instantiate(
+    kind: Kind,
+    name: &str,
+    resources: &std::path::Path,
+    token: &str,
+) -> *mut c_void {
+    let inst = instantiate_or_null(kind, name, resources, token);
+    assert!(!inst.is_null(), "{}", logged());
+    inst
+}
+
+/// [`instantiate`], returning null where the runtime refuses the instance.
+pub fn instantiate_or_null(
+    kind: Kind,
+    name: &str,
+    resources: &std::path::Path,
+    token: &str,
+) -> *mut c_void {
+    let name = CString::new(name).unwrap();
+    let token = CString::new(token).unwrap();
+    let path = CString::new(format!("{}/", resources.display())).unwrap();
+    let (n, t, p) = (name.as_ptr(), token.as_ptr(), path.as_ptr());
+    // SAFETY: the strings outlive the calls; the runtime copies what it keeps.
+    unsafe {
+        match kind {
+            Kind::ModelExchange => fmi3InstantiateModelExchange(
+                n,
+                t,
+                p,
+                false,
+                true,
+                std::ptr::null_mut(),
+                Some(logger),
+            ),
+            Kind::CoSimulation => fmi3InstantiateCoSimulation(
+                n,
+                t,
+                p,
+                false,
+                true,
+                false,
+                false,
+                std::ptr::null(),
+                0,
+                std::ptr::null_mut(),
+                Some(logger),
+                std::ptr::null(),
+            ),
+        }
+    }
 }
