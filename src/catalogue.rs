@@ -3,7 +3,7 @@
 //! For every block type: category, description, ports, parameters (kind, SI unit, default)
 //! and the loggable variables (name, unit, meaning). Variables come from an instance built
 //! with the type's default parameters ([`BlockType::example_params`] supplies example values for
-//! required ones): its signal outputs and its [`drivelink_core::Block::variables`]. A unit
+//! required ones): its signal outputs and its declared variables ([`drivelink_core::BlockDecl::variables`]). A unit
 //! is shown where the kernel's declaration fixes it (node speeds, angles, accelerations and
 //! friction-joint quantities); the unit column stays empty for block-computed variables
 //! until their declarations carry units. Composite types list their exported aliases and
@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use drivelink_core::compile::{resolve_parameters, resolve_params, Scope};
 use drivelink_core::params::{ParamDefault, ParamKind, ParamSpec};
 use drivelink_core::{
-    Block, BlockBuild, BlockType, Diagram, FrictionVar, PortKind, Registry, VarSource,
+    BlockBuild, BlockDecl, BlockType, Diagram, FrictionVar, PortKind, Registry, VarSource,
 };
 
 /// The pseudo-type of subsystems (not in the registry).
@@ -91,8 +91,8 @@ pub fn default_text(p: &ParamSpec) -> String {
 }
 
 /// Unit and meaning of a variable declared from a kernel source.
-fn describe(block: &dyn Block, source: VarSource) -> (String, String) {
-    let ports = block.ports();
+fn describe(block: &BlockDecl, source: VarSource) -> (String, String) {
+    let ports = &block.ports;
     let port = |p: usize| ports.get(p);
     let port_name = |p: usize| port(p).map_or("?", |d| d.name.as_str()).to_string();
     let trans = |p: usize| port(p).is_some_and(|d| d.kind == PortKind::Trans);
@@ -119,8 +119,8 @@ fn describe(block: &dyn Block, source: VarSource) -> (String, String) {
             format!("acceleration of {}", port_name(p)),
         ),
         VarSource::Friction(k, fv) => {
-            let mech = block.mech();
-            let lin = mech
+            let lin = block
+                .mech
                 .frictions
                 .get(k)
                 .is_some_and(|f| f.row.0.iter().any(|&(p, _)| trans(p)));
@@ -152,24 +152,24 @@ fn describe(block: &dyn Block, source: VarSource) -> (String, String) {
 }
 
 /// Variables of a built primitive block: its signal outputs, then its declared variables.
-fn block_vars(block: &dyn Block) -> Vec<VarRow> {
+fn block_vars(block: &BlockDecl) -> Vec<VarRow> {
     let mut rows: Vec<VarRow> = block
-        .ports()
-        .into_iter()
+        .ports
+        .iter()
         .filter(|p| p.kind == PortKind::Out)
         .map(|p| VarRow {
-            name: p.name,
+            name: p.name.clone(),
             unit: p.unit.unwrap_or_default().to_string(),
             meaning: "output port".into(),
         })
         .collect();
-    for v in block.variables() {
+    for v in &block.variables {
         if rows.iter().any(|r| r.name == v.name) {
             continue;
         }
         let (_, derived) = describe(block, v.source);
         rows.push(VarRow {
-            name: v.name,
+            name: v.name.clone(),
             unit: v.unit.to_string(),
             meaning: if v.doc.is_empty() {
                 derived
@@ -194,7 +194,7 @@ fn instance_vars(
     match &t.build {
         BlockBuild::Primitive(build) => {
             let b = build(&params).map_err(|e| e.to_string())?;
-            Ok((block_vars(b.as_ref()), Vec::new()))
+            Ok((block_vars(&b.declare()), Vec::new()))
         }
         BlockBuild::Composite(build) => {
             let d = build(&params).map_err(|e| e.to_string())?;

@@ -6,9 +6,9 @@
 //! transmitted from flange_a to flange_b (it accelerates b by +tau and a by −tau).
 
 use drivelink_core::{
-    Constraint, Cx, EventCx, EventTag, Forces, FrictionDecl, FrictionLaw, HeatFlows, MechDecl,
-    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, Row,
-    RowKind, ThermalDecl, VarDecl, VarSource,
+    BlockDecl, Constraint, Cx, EnergyRole, EventCx, EventTag, Forces, FrictionDecl, FrictionLaw,
+    HeatFlows, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params,
+    PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -435,22 +435,23 @@ impl Block for Inertia {
     fn type_name(&self) -> &'static str {
         "Inertia"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            masses: vec![(0, self.j)],
-            initial: vec![(0, self.w0, self.phi0)],
-            ..Default::default()
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
             VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("speed"),
             VarDecl::new("phi", VarSource::Position(0), "rad").doc("angle"),
             VarDecl::new("a", VarSource::Accel(0), "rad/s^2").doc("angular acceleration"),
-        ]
+        ];
+        let mech = MechDecl {
+            masses: vec![(0, self.j)],
+            initial: vec![(0, self.w0, self.phi0)],
+            ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::rot("flange")],
+            variables,
+            mech,
+            ..BlockDecl::default()
+        }
     }
 }
 
@@ -460,16 +461,18 @@ impl Block for Fixed {
     fn type_name(&self) -> &'static str {
         "Fixed"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+    fn declare(&self) -> BlockDecl {
+        let mech = MechDecl {
             constraints: vec![Constraint {
                 row: Row(vec![(0, 1.0)]),
                 kind: RowKind::Velocity,
             }],
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::rot("flange")],
+            mech,
+            ..BlockDecl::default()
         }
     }
 }
@@ -486,8 +489,8 @@ impl Block for Source {
             "TorqueSource"
         }
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        if self.trans {
+    fn declare(&self) -> BlockDecl {
+        let ports = if self.trans {
             vec![PortDecl::input("f"), PortDecl::trans("flange")]
         } else {
             vec![
@@ -495,10 +498,13 @@ impl Block for Source {
                 PortDecl::rot("flange"),
                 PortDecl::support("support"),
             ]
+        };
+        BlockDecl {
+            ports,
+            mech: force_mech(),
+            energy: EnergyRole::Source,
+            ..BlockDecl::default()
         }
-    }
-    fn mech(&self) -> MechDecl {
-        force_mech()
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         if self.trans {
@@ -507,9 +513,6 @@ impl Block for Source {
             // The torque on the flange, its reaction on the support.
             FlangePair::new(2, 1).apply_drive(f, cx.u(0));
         }
-    }
-    fn is_energy_source(&self) -> bool {
-        true
     }
 }
 
@@ -521,15 +524,18 @@ impl Block for SpeedSource {
     fn type_name(&self) -> &'static str {
         "SpeedSource"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("w"),
             PortDecl::rot("flange"),
             PortDecl::support("support"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        ];
+        let variables = vec![
+            VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("flange speed"),
+            VarDecl::new("tau", VarSource::Custom(0), "N*m")
+                .doc("torque the source applies (tracking force)"),
+        ];
+        let mech = MechDecl {
             constraints: vec![Constraint {
                 row: Row(vec![(1, 1.0), (2, -1.0)]),
                 kind: RowKind::Tracking {
@@ -538,20 +544,17 @@ impl Block for SpeedSource {
                 },
             }],
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables,
+            mech,
+            energy: EnergyRole::Source,
+            ..BlockDecl::default()
         }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("flange speed"),
-            VarDecl::new("tau", VarSource::Custom(0), "N*m")
-                .doc("torque the source applies (tracking force)"),
-        ]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         cx.lambda(0)
-    }
-    fn is_energy_source(&self) -> bool {
-        true
     }
 }
 
@@ -577,24 +580,25 @@ impl Block for SpringDamper {
             "SpringDamper"
         }
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        compliant_ports()
-    }
-    fn mech(&self) -> MechDecl {
-        force_mech()
-    }
-    fn forces(&self, cx: &Cx, f: &mut Forces) {
-        // The element pulls b back and a forward: it transmits −tau to b.
-        SD.apply_compliant(f, self.tau(cx));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
+    fn declare(&self) -> BlockDecl {
         let [phi, w] = relative_vars(1, 2);
-        vec![
+        let variables = vec![
             VarDecl::new("tau", VarSource::Custom(0), "N*m")
                 .doc("torque transmitted from flange_a to flange_b"),
             phi,
             w,
-        ]
+        ];
+        BlockDecl {
+            ports: compliant_ports(),
+            variables,
+            mech: force_mech(),
+            thermal: loss_heat(),
+            ..BlockDecl::default()
+        }
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        // The element pulls b back and a forward: it transmits −tau to b.
+        SD.apply_compliant(f, self.tau(cx));
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
@@ -606,9 +610,6 @@ impl Block for SpringDamper {
     fn potential_energy(&self, cx: &Cx) -> f64 {
         let d = SD.phi_rel(cx) - self.phi0;
         0.5 * self.c * d * d
-    }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         let w = SD.w_rel(cx);
@@ -629,18 +630,19 @@ impl Block for Clutch {
     fn type_name(&self) -> &'static str {
         "Clutch"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
-            PortDecl::rot("flange_a"),
-            PortDecl::rot("flange_b"),
-            PortDecl::input("f"),
-            PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            frictions: vec![FlangePair::AB.joint()],
-            ..Default::default()
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![
+                PortDecl::rot("flange_a"),
+                PortDecl::rot("flange_b"),
+                PortDecl::input("f"),
+                PortDecl::loss_heat("heat"),
+            ],
+            variables: friction_vars("", 0),
+            // The joint's engagement is the normalized normal force `f`, read in place.
+            mech: MechDecl::joints(vec![FlangePair::AB.joint().engaged_by(0)]),
+            thermal: loss_heat(),
+            ..BlockDecl::default()
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
@@ -650,17 +652,8 @@ impl Block for Clutch {
         // `FrictionParams::law`'s engagement: the normalized normal force.
         cx.u(0)
     }
-    fn engagement_input(&self, _k: usize) -> Option<usize> {
-        Some(0)
-    }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
-    }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         q.add(3, joint_loss(cx, 0, 0, FlangePair::AB.w_rel(cx)));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        friction_vars("", 0)
     }
 }
 
@@ -672,21 +665,26 @@ impl Block for Brake {
     fn type_name(&self) -> &'static str {
         "Brake"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange"),
             PortDecl::input("f"),
             PortDecl::support("support"),
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(0, 1.0), (2, -1.0)]),
-                label: String::new(),
-            }],
-            ..Default::default()
+        ];
+        let mut v = friction_vars("", 0);
+        v.push(VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("flange speed"));
+        v.push(VarDecl::new("power", VarSource::Custom(0), "W").doc(
+            "power of the brake torque on the flange relative to the support (<= 0 while braking)",
+        ));
+        // The joint's engagement is the normalized normal force `f`, read in place.
+        let joint = FrictionDecl::new(Row(vec![(0, 1.0), (2, -1.0)]), "").engaged_by(0);
+        BlockDecl {
+            ports,
+            variables: v,
+            mech: MechDecl::joints(vec![joint]),
+            thermal: loss_heat(),
+            ..BlockDecl::default()
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
@@ -696,22 +694,8 @@ impl Block for Brake {
         // `FrictionParams::law`'s engagement: the normalized normal force.
         cx.u(0)
     }
-    fn engagement_input(&self, _k: usize) -> Option<usize> {
-        Some(0)
-    }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
-    }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         q.add(3, joint_loss(cx, 0, 0, cx.v(0) - cx.v(2)));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        let mut v = friction_vars("", 0);
-        v.push(VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("flange speed"));
-        v.push(VarDecl::new("power", VarSource::Custom(0), "W").doc(
-            "power of the brake torque on the flange relative to the support (<= 0 while braking)",
-        ));
-        v
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         // Power of the brake torque on the shaft (negative while braking).
@@ -728,18 +712,23 @@ impl Block for OneWayClutch {
     fn type_name(&self) -> &'static str {
         "OneWayClutch"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
             PortDecl::optional_input("f", 0.0),
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        ];
+        let mech = MechDecl {
             frictions: vec![FlangePair::AB.joint()],
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables: friction_vars("", 0),
+            mech,
+            thermal: loss_heat(),
+            ..BlockDecl::default()
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
@@ -769,14 +758,8 @@ impl Block for OneWayClutch {
         }
         false
     }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
-    }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         q.add(3, joint_loss(cx, 0, 0, FlangePair::AB.w_rel(cx)));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        friction_vars("", 0)
     }
 }
 
@@ -818,20 +801,22 @@ impl Block for BearingFriction {
     fn type_name(&self) -> &'static str {
         "BearingFriction"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange"),
             PortDecl::support("support"),
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(0, 1.0), (1, -1.0)]),
-                label: String::new(),
-            }],
+        ];
+        let mech = MechDecl {
+            frictions: vec![FrictionDecl::new(Row(vec![(0, 1.0), (1, -1.0)]), "")],
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables: friction_vars("", 0),
+            mech,
+            thermal: loss_heat(),
+            ..BlockDecl::default()
         }
     }
     fn friction(&self, _k: usize, _cx: &Cx, w_rel: f64) -> FrictionLaw {
@@ -843,14 +828,8 @@ impl Block for BearingFriction {
             engagement: 1.0,
         }
     }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
-    }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         q.add(2, joint_loss(cx, 0, 0, cx.v(0) - cx.v(1)));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        friction_vars("", 0)
     }
 }
 
@@ -859,24 +838,25 @@ impl Block for TorqueSensor {
     fn type_name(&self) -> &'static str {
         "TorqueSensor"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
             PortDecl::output("tau"),
-        ]
-    }
-    fn output_needs_network(&self, _o: usize) -> bool {
-        true
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        ];
+        let mech = MechDecl {
             constraints: vec![Constraint {
                 row: FlangePair::AB.row(),
                 kind: RowKind::Velocity,
             }],
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            mech,
+            ..BlockDecl::default()
         }
+        .network_outputs_by(|_o| true)
     }
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.lambda(0);
@@ -888,16 +868,18 @@ impl Block for MotionSensor {
     fn type_name(&self) -> &'static str {
         "MotionSensor"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange"),
             PortDecl::output("w"),
             PortDecl::output("phi"),
             PortDecl::output("a"),
-        ]
-    }
-    fn output_needs_network(&self, o: usize) -> bool {
-        o == 2
+        ];
+        BlockDecl {
+            ports,
+            ..BlockDecl::default()
+        }
+        .network_outputs_by(|o| o == 2)
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.v(0);
@@ -919,22 +901,23 @@ impl Block for Mass {
     fn type_name(&self) -> &'static str {
         "Mass"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::trans("flange")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            masses: vec![(0, self.m)],
-            initial: vec![(0, self.v0, self.s0)],
-            ..Default::default()
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
             VarDecl::new("v", VarSource::Speed(0), "m/s").doc("velocity"),
             VarDecl::new("s", VarSource::Position(0), "m").doc("position"),
             VarDecl::new("a", VarSource::Accel(0), "m/s^2").doc("acceleration"),
-        ]
+        ];
+        let mech = MechDecl {
+            masses: vec![(0, self.m)],
+            initial: vec![(0, self.v0, self.s0)],
+            ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::trans("flange")],
+            variables,
+            mech,
+            ..BlockDecl::default()
+        }
     }
 }
 
@@ -945,20 +928,21 @@ impl Block for RollingWheel {
     fn type_name(&self) -> &'static str {
         "IdealRollingWheel"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("hub"), PortDecl::trans("body")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+    fn declare(&self) -> BlockDecl {
+        let mech = MechDecl {
             constraints: vec![Constraint {
                 row: Row(vec![(1, 1.0), (0, -self.r)]),
                 kind: RowKind::Velocity,
             }],
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::rot("hub"), PortDecl::trans("body")],
+            variables: vec![VarDecl::new("f", VarSource::Custom(0), "N")
+                .doc("force the wheel applies to the body")],
+            mech,
+            ..BlockDecl::default()
         }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("f", VarSource::Custom(0), "N").doc("force the wheel applies to the body")]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         // Force the wheel applies to the body.
@@ -981,24 +965,25 @@ impl Block for RoadLoad {
     fn type_name(&self) -> &'static str {
         "RoadLoad"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::trans("flange")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
+            VarDecl::new("f", VarSource::Custom(0), "N")
+                .doc("road-load force on the flange (opposes motion)"),
+            VarDecl::new("power", VarSource::Custom(1), "W").doc("power dissipated"),
+        ];
+        let mech = MechDecl {
             has_forces: true,
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::trans("flange")],
+            variables,
+            mech,
+            ..BlockDecl::default()
         }
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         f.add(0, self.force(cx.v(0)));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("f", VarSource::Custom(0), "N")
-                .doc("road-load force on the flange (opposes motion)"),
-            VarDecl::new("power", VarSource::Custom(1), "W").doc("power dissipated"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let f = self.force(cx.v(0));
@@ -1018,12 +1003,16 @@ impl Block for SpeedRatio {
     fn type_name(&self) -> &'static str {
         "SpeedRatio"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
             PortDecl::output("ratio").undefined_ok(),
-        ]
+        ];
+        BlockDecl {
+            ports,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = if cx.v(1).abs() >= self.min && cx.v(1).abs() > 0.0 {

@@ -6,8 +6,9 @@
 //! Equations and default tables: `shared/reference/simdriveline-blocks.md` §2, §3, §5.
 
 use drivelink_core::{
-    BlockBuild, BlockType, Cx, Diagram, EventCx, EventTag, Forces, MechDecl, ParamDefault,
-    ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
+    BlockBuild, BlockDecl, BlockType, Cx, Diagram, EnergyRole, EventCx, EventTag, Forces, MechDecl,
+    ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl, Registry,
+    VarDecl, VarSource,
 };
 use serde_json::{json, Value};
 
@@ -397,18 +398,28 @@ impl Block for Engine {
     fn type_name(&self) -> &'static str {
         "Engine"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("throttle"), PortDecl::rot("crank")]
-    }
-    fn n_states(&self) -> usize {
-        usize::from(self.fuel.is_some())
-    }
-    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
-        if let Some(f) = &self.fuel {
-            dx[0] = f.rate(self.torque_and_fuel(cx.u(0), cx.v(1)).1);
-        }
-    }
-    fn mech(&self) -> MechDecl {
+    fn declare(&self) -> BlockDecl {
+        // Declared whatever the options, so the catalogue (built with the defaults) lists
+        // them; without friction, idle control or stall they read 0, the clamped throttle
+        // and 0.
+        let variables = vec![
+            VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("crankshaft speed"),
+            VarDecl::new("tau", VarSource::Custom(0), "N*m").doc("engine torque on the crankshaft"),
+            VarDecl::new("power", VarSource::Custom(1), "W").doc("engine power"),
+            VarDecl::new("tau_friction", VarSource::Custom(2), "N*m")
+                .doc("friction (motoring) torque on the crankshaft, included in tau (0 without friction)"),
+            VarDecl::new("throttle_eff", VarSource::Custom(3), "1")
+                .doc("throttle after the idle controller, clamped to [0, 1] (0 while stalled)"),
+            VarDecl::new("stalled", VarSource::Custom(4), "1")
+                .doc("1 once the engine has stalled (needs stall_speed)"),
+            VarDecl::new("fuel_rate", VarSource::Custom(5), "g/s")
+                .doc("fuel mass flow (needs efficiency or fuel_map; 0 without)"),
+            VarDecl::new("fuel", VarSource::Custom(6), "g")
+                .doc("fuel burnt since the start, the integral of fuel_rate (0 without a fuel law)")
+                .from_state(),
+            VarDecl::new("fuel_power", VarSource::Custom(7), "W")
+                .doc("fuel chemical power, fuel_rate times fuel_lhv (0 without a fuel law)"),
+        ];
         let mut m = MechDecl {
             has_forces: true,
             internal_loss: self.fuel.is_some()
@@ -421,7 +432,37 @@ impl Block for Engine {
                 m.initial.push((1, w, 0.0));
             }
         }
-        m
+        BlockDecl {
+            ports: vec![PortDecl::input("throttle"), PortDecl::rot("crank")],
+            states: usize::from(self.fuel.is_some()),
+            variables,
+            mech: m,
+            energy: EnergyRole::Source,
+            loss_name: if self.fuel.is_some() {
+                "loss"
+            } else {
+                "friction"
+            },
+            ..BlockDecl::default()
+        }
+        .guards_named(
+            self.n_stall_guards() + if self.map().is_some() { 4 } else { 0 },
+            |i| match i.checked_sub(self.n_stall_guards()) {
+                None => "stall".into(),
+                Some(k) => [
+                    "map_speed_low",
+                    "map_speed_high",
+                    "map_throttle_low",
+                    "map_throttle_high",
+                ][k.min(3)]
+                .into(),
+            },
+        )
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        if let Some(f) = &self.fuel {
+            dx[0] = f.rate(self.torque_and_fuel(cx.u(0), cx.v(1)).1);
+        }
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let w = cx.v(1);
@@ -437,28 +478,6 @@ impl Block for Engine {
         // The friction torque opposes the rotation: its power is dissipated in the engine.
         if let Some(e) = self.ext.as_ref().filter(|e| e.friction.is_some()) {
             f.dissipate(-Self::friction(e, w) * w);
-        }
-    }
-    fn internal_loss_name(&self) -> &'static str {
-        if self.fuel.is_some() {
-            "loss"
-        } else {
-            "friction"
-        }
-    }
-    fn n_guards(&self) -> usize {
-        self.n_stall_guards() + if self.map().is_some() { 4 } else { 0 }
-    }
-    fn guard_name(&self, i: usize) -> String {
-        match i.checked_sub(self.n_stall_guards()) {
-            None => "stall".into(),
-            Some(k) => [
-                "map_speed_low",
-                "map_speed_high",
-                "map_throttle_low",
-                "map_throttle_high",
-            ][k.min(3)]
-            .into(),
         }
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
@@ -488,29 +507,6 @@ impl Block for Engine {
             }
         }
         changed | self.update_stall(cx, fresh)
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        // Declared whatever the options, so the catalogue (built with the defaults) lists
-        // them; without friction, idle control or stall they read 0, the clamped throttle
-        // and 0.
-        vec![
-            VarDecl::new("w", VarSource::Speed(1), "rad/s").doc("crankshaft speed"),
-            VarDecl::new("tau", VarSource::Custom(0), "N*m").doc("engine torque on the crankshaft"),
-            VarDecl::new("power", VarSource::Custom(1), "W").doc("engine power"),
-            VarDecl::new("tau_friction", VarSource::Custom(2), "N*m")
-                .doc("friction (motoring) torque on the crankshaft, included in tau (0 without friction)"),
-            VarDecl::new("throttle_eff", VarSource::Custom(3), "1")
-                .doc("throttle after the idle controller, clamped to [0, 1] (0 while stalled)"),
-            VarDecl::new("stalled", VarSource::Custom(4), "1")
-                .doc("1 once the engine has stalled (needs stall_speed)"),
-            VarDecl::new("fuel_rate", VarSource::Custom(5), "g/s")
-                .doc("fuel mass flow (needs efficiency or fuel_map; 0 without)"),
-            VarDecl::new("fuel", VarSource::Custom(6), "g")
-                .doc("fuel burnt since the start, the integral of fuel_rate (0 without a fuel law)")
-                .from_state(),
-            VarDecl::new("fuel_power", VarSource::Custom(7), "W")
-                .doc("fuel chemical power, fuel_rate times fuel_lhv (0 without a fuel law)"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (u, w) = (cx.u(0), cx.v(1));
@@ -552,9 +548,6 @@ impl Block for Engine {
                 _ => self.var(cx, i),
             };
         }
-    }
-    fn is_energy_source(&self) -> bool {
-        true
     }
 }
 
@@ -644,16 +637,24 @@ impl Block for TorqueConverter {
     fn type_name(&self) -> &'static str {
         "TorqueConverter"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("impeller"), PortDecl::rot("turbine")]
-    }
-    fn n_states(&self) -> usize {
-        usize::from(self.tc > 0.0)
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
+            VarDecl::new("speed_ratio", VarSource::Custom(0), "1").doc("turbine / impeller speed"),
+            VarDecl::new("tau_impeller", VarSource::Custom(1), "N*m")
+                .doc("torque absorbed by the impeller"),
+            VarDecl::new("tau_turbine", VarSource::Custom(2), "N*m")
+                .doc("torque delivered by the turbine"),
+        ];
+        let mech = MechDecl {
             has_forces: true,
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::rot("impeller"), PortDecl::rot("turbine")],
+            states: usize::from(self.tc > 0.0),
+            variables,
+            mech,
+            ..BlockDecl::default()
         }
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
@@ -666,15 +667,6 @@ impl Block for TorqueConverter {
             let (ti, _) = self.steady(cx.v(0), cx.v(1));
             dx[0] = (ti - cx.x[0]) / self.tc;
         }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("speed_ratio", VarSource::Custom(0), "1").doc("turbine / impeller speed"),
-            VarDecl::new("tau_impeller", VarSource::Custom(1), "N*m")
-                .doc("torque absorbed by the impeller"),
-            VarDecl::new("tau_turbine", VarSource::Custom(2), "N*m")
-                .doc("torque delivered by the turbine"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (ti, tt) = self.torques(cx);

@@ -4,7 +4,8 @@
 //! capacity, fixed temperatures) is solved by the kernel, see `drivelink_core::thermal`.
 
 use drivelink_core::{
-    Block, Cx, ParamError, ParamSpec, Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
+    Block, BlockDecl, Cx, ParamError, ParamSpec, Params, PortDecl, Registry, ThermalDecl, VarDecl,
+    VarSource,
 };
 
 /// Register the thermal blocks.
@@ -77,21 +78,22 @@ impl Block for HeatCapacitor {
     fn type_name(&self) -> &'static str {
         "HeatCapacitor"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::heat("port")]
-    }
-    fn thermal(&self) -> ThermalDecl {
-        ThermalDecl {
-            capacities: vec![(0, self.c, self.t0)],
-            ..Default::default()
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
             VarDecl::new("T", VarSource::Custom(0), "K").doc("temperature of the node"),
             VarDecl::new("energy", VarSource::Custom(1), "J")
                 .doc("heat stored since the start, C·(T − T0)"),
-        ]
+        ];
+        let thermal = ThermalDecl {
+            capacities: vec![(0, self.c, self.t0)],
+            ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::heat("port")],
+            variables,
+            thermal,
+            ..BlockDecl::default()
+        }
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let t = cx.temp(0).unwrap_or(f64::NAN);
@@ -134,30 +136,16 @@ impl Block for Conductor {
             "Convection"
         }
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        match self.g {
+    fn declare(&self) -> BlockDecl {
+        let ports = match self.g {
             Some(_) => vec![PortDecl::heat("port_a"), PortDecl::heat("port_b")],
             None => vec![
                 PortDecl::input("Gc").with_unit("W/K"),
                 PortDecl::heat("solid"),
                 PortDecl::heat("fluid"),
             ],
-        }
-    }
-    fn thermal(&self) -> ThermalDecl {
-        ThermalDecl {
-            conductors: vec![self.ports_ix()],
-            ..Default::default()
-        }
-    }
-    fn conductance(&self, _k: usize, cx: &Cx) -> f64 {
-        match self.g {
-            Some(g) => g,
-            None => cx.u(0).max(0.0),
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+        };
+        let variables = vec![
             VarDecl::new("Q_flow", VarSource::Custom(0), "W").doc(if self.g.is_some() {
                 "heat flow from port_a to port_b"
             } else {
@@ -168,7 +156,23 @@ impl Block for Conductor {
             } else {
                 "T_solid − T_fluid"
             }),
-        ]
+        ];
+        let thermal = ThermalDecl {
+            conductors: vec![self.ports_ix()],
+            ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables,
+            thermal,
+            ..BlockDecl::default()
+        }
+    }
+    fn conductance(&self, _k: usize, cx: &Cx) -> f64 {
+        match self.g {
+            Some(g) => g,
+            None => cx.u(0).max(0.0),
+        }
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         if i == 0 {
@@ -193,17 +197,19 @@ impl Block for FixedTemperature {
     fn type_name(&self) -> &'static str {
         "FixedTemperature"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::heat("port")]
-    }
-    fn thermal(&self) -> ThermalDecl {
-        ThermalDecl {
+    fn declare(&self) -> BlockDecl {
+        let thermal = ThermalDecl {
             fixed: vec![(0, self.t)],
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::heat("port")],
+            variables: vec![
+                VarDecl::new("T", VarSource::Custom(0), "K").doc("the fixed temperature")
+            ],
+            thermal,
+            ..BlockDecl::default()
         }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("T", VarSource::Custom(0), "K").doc("the fixed temperature")]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         cx.temp(0).unwrap_or(self.t)

@@ -71,10 +71,7 @@ impl FlangePair {
     }
     /// A friction joint on `w_b − w_a`, labelled with the block's name in the audit.
     pub fn joint(self) -> FrictionDecl {
-        FrictionDecl {
-            row: self.row(),
-            label: String::new(),
-        }
+        FrictionDecl::new(self.row(), "")
     }
     /// A compliant element's torque `tau` (MSL `tau`, the cut torque at flange_b: positive
     /// when the element pulls the flanges together, like a stretched spring): `tau`

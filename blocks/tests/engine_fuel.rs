@@ -64,7 +64,7 @@ fn build(params: Value) -> Result<Box<dyn Block>, String> {
 
 /// The index of variable `name` among the engine's variables.
 fn var_index(b: &dyn Block, name: &str) -> usize {
-    let vars = b.variables();
+    let vars = b.declare().variables;
     let k = vars.iter().position(|v| v.name == name).unwrap();
     match vars[k].source {
         drivelink_core::VarSource::Custom(i) => i,
@@ -76,7 +76,7 @@ fn var_index(b: &dyn Block, name: &str) -> usize {
 /// and crank speed `w`.
 fn at(b: &mut dyn Block, u: f64, w: f64) -> (f64, f64, f64, f64, f64) {
     let (rate, power) = (var_index(b, "fuel_rate"), var_index(b, "fuel_power"));
-    let n = b.n_states();
+    let n = b.declare().states;
     let mut p = Probe::new(b);
     p.reset(0.0)
         .inputs(&[u])

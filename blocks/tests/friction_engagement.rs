@@ -1,5 +1,5 @@
 //! A friction joint whose engagement is declared to be one of its block's signal inputs
-//! (`Block::engagement_input`) is guarded by reading that signal in place: the declaration
+//! (`FrictionDecl::engagement_input`) is guarded by reading that signal in place: the declaration
 //! must give exactly what `engagement` and the whole friction law give, for every block
 //! type that makes it.
 
@@ -33,9 +33,14 @@ fn an_engagement_read_in_place_is_the_blocks_own_engagement() {
     let mut declared = Vec::new();
     for mut b in every_block() {
         let name = b.type_name();
-        let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
-        for k in 0..b.mech().frictions.len() {
-            let Some(i) = b.engagement_input(k) else {
+        let n_in = b
+            .declare()
+            .ports
+            .iter()
+            .filter(|p| p.kind == PortKind::In)
+            .count();
+        for k in 0..b.declare().mech.frictions.len() {
+            let Some(i) = b.declare().mech.frictions[k].engagement_input else {
                 continue;
             };
             assert!(i < n_in, "{name}: engagement input {i} of {n_in}");

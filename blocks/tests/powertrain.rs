@@ -241,7 +241,7 @@ fn crcr_ratios_in_every_gear_including_reverse() {
 fn torque_converter_lag_is_first_order_towards_the_steady_torque() {
     let tc = 0.1;
     let mut c = build("TorqueConverter", json!({"time_constant": tc}));
-    assert_eq!(c.n_states(), 1);
+    assert_eq!(c.declare().states, 1);
     let w = 2000.0 * RPM;
     let ss = (w / 12.2938_f64).powi(2);
     let mut p = Probe::new(c.as_mut());

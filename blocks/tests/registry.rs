@@ -47,7 +47,7 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
         }
         let b = built.unwrap_or_else(|| panic!("{} does not build from example values", t.name));
         assert_eq!(b.type_name(), t.name, "type_name of {}", t.name);
-        let ports = b.ports();
+        let ports = b.declare().ports;
         let mut names: Vec<&str> = ports.iter().map(|p| p.name.as_str()).collect();
         names.sort_unstable();
         let n = names.len();
@@ -64,8 +64,13 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
                 p.name
             );
         }
-        let mut vars: Vec<String> = b.variables().iter().map(|v| v.name.clone()).collect();
-        for v in b.variables() {
+        let mut vars: Vec<String> = b
+            .declare()
+            .variables
+            .iter()
+            .map(|v| v.name.clone())
+            .collect();
+        for v in b.declare().variables {
             assert!(
                 parse_unit(v.unit).is_ok(),
                 "{}.{}: unit '{}'",
@@ -90,7 +95,7 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
             t.name
         );
         // Declared mechanical pieces refer to mechanical ports.
-        let mech = b.mech();
+        let mech = b.declare().mech;
         let is_mech = |p: usize| ports.get(p).is_some_and(|d| d.kind.is_mech());
         for &(p, _) in &mech.masses {
             assert!(is_mech(p), "{}: mass on a non-mechanical port", t.name);
@@ -117,7 +122,7 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
 /// The linear form and the block's own equations agree at an arbitrary point.
 fn assert_linear_form_matches(b: &mut Box<dyn Block>, u: &[f64], x: &[f64]) {
     let name = b.type_name();
-    let l = b.linear().expect("linear");
+    let l = b.declare().linear.expect("linear");
     let mut p = Probe::new(b.as_mut());
     p.inputs(u).states(x);
     let (y, dx) = (p.outputs(), p.derivatives());
@@ -172,7 +177,7 @@ fn linear_forms_compute_what_the_blocks_compute() {
     ];
     for (ty, params, n_in) in cases {
         let mut b = build(ty, params);
-        let n = b.n_states();
+        let n = b.declare().states;
         let u: Vec<f64> = (0..n_in).map(|i| 0.7 - 1.3 * i as f64).collect();
         let x: Vec<f64> = (0..n).map(|i| -0.4 + 0.9 * i as f64).collect();
         assert_linear_form_matches(&mut b, &u, &x);
@@ -231,7 +236,7 @@ fn ports_documentation_lists_every_declared_port_with_its_kind() {
         });
         let Some(b) = built else { continue };
         let documented = doc_ports(t.ports_doc);
-        for p in b.ports() {
+        for p in b.declare().ports {
             let kind = p.kind.as_str();
             if !documented.iter().any(|(n, k)| *n == p.name && k == kind) {
                 missing.push(format!("{}: {}[{kind}]", t.name, p.name));
@@ -269,9 +274,10 @@ fn assert_pure(
     eval: impl Fn(&Probe) -> Vec<f64>,
 ) -> Vec<f64> {
     let name = b.type_name();
-    assert_eq!(b.n_states(), 0, "{name}: pure {what}, no states");
+    assert_eq!(b.declare().states, 0, "{name}: pure {what}, no states");
     assert!(
-        b.ports()
+        b.declare()
+            .ports
             .iter()
             .all(|p| matches!(p.kind, PortKind::In | PortKind::Out)),
         "{name}: pure {what}, signal ports only"
@@ -297,13 +303,18 @@ fn blocks_held_between_events_declare_it_truthfully() {
     let mut constant = Vec::new();
     for mut b in every_primitive_block() {
         let name = b.type_name();
-        let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
+        let n_in = b
+            .declare()
+            .ports
+            .iter()
+            .filter(|p| p.kind == PortKind::In)
+            .count();
         let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
-        if b.pure_outputs() {
+        if b.declare().pure_outputs() {
             assert_pure(&mut b, &u, "outputs", |p| p.outputs());
             pure.push(name);
         }
-        if b.constant_outputs() {
+        if b.declare().constant_outputs() {
             let with = |b: &mut Box<dyn Block>, u: &[f64]| {
                 let mut p = Probe::new(b.as_mut());
                 p.inputs(u).time(1.0);
@@ -351,11 +362,11 @@ fn engagement_is_the_engagement_of_the_friction_law() {
     let mut checked = 0;
     for mut b in every_primitive_block() {
         let name = b.type_name();
-        let joints = b.mech().frictions.len();
+        let joints = b.declare().mech.frictions.len();
         if joints == 0 {
             continue;
         }
-        let ports = b.ports();
+        let ports = b.declare().ports;
         let n_in = ports.iter().filter(|p| p.kind == PortKind::In).count();
         let n_mech = ports.len();
         let mut p = Probe::new(b.as_mut());
@@ -396,11 +407,16 @@ fn engagement_is_the_engagement_of_the_friction_law() {
 fn blocks_with_pure_guards_declare_it_truthfully() {
     let mut pure = Vec::new();
     for mut b in every_primitive_block() {
-        if !b.pure_guards() {
+        if !b.declare().pure_guards {
             continue;
         }
         let name = b.type_name();
-        let n_in = b.ports().iter().filter(|p| p.kind == PortKind::In).count();
+        let n_in = b
+            .declare()
+            .ports
+            .iter()
+            .filter(|p| p.kind == PortKind::In)
+            .count();
         let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
         let g = assert_pure(&mut b, &u, "guards", |p| p.guards());
         assert!(!g.is_empty(), "{name}: pure guards but no guards");

@@ -175,7 +175,7 @@ fn correction_is_gain_times_excess_error_added_to_the_demand_and_capped() {
 #[test]
 fn disabled_esc_passes_the_demands_through() {
     let mut b = esc(json!({"enabled": 0}));
-    assert_eq!(b.n_guards(), 0);
+    assert_eq!(b.declare().n_guards(), 0);
     let d = [1.0, 2.0, 3.0, 4.0];
     let (y, v) = settle(&mut b, &inputs(0.05, 20.0, 1.5, d));
     assert_eq!(y, d.to_vec());

@@ -11,8 +11,8 @@ use drivelink_blocks::vehicle::path::iso3888::Track;
 use drivelink_core::compile::{resolve_params, Scope};
 use drivelink_core::probe::Probe;
 use drivelink_core::{
-    compile, Block, BlockBuild, BlockType, Cx, Diagram, Error, EventTag, ParamError, ParamSpec,
-    Params, PortDecl, Registry, RunStatus,
+    compile, Block, BlockBuild, BlockDecl, BlockType, Cx, Diagram, Error, EventTag, Feedthrough,
+    ParamError, ParamSpec, Params, PortDecl, Registry, RunStatus,
 };
 use serde_json::{json, Value};
 
@@ -44,7 +44,7 @@ fn follower(params: Value) -> Box<dyn Block> {
 /// Outputs `(steer, lateral_error, progress)` and the variables for the car at
 /// `(x, y, yaw, speed)`, modes updated there first.
 fn look(b: &mut Box<dyn Block>, car: [f64; 4]) -> ([f64; 3], Vec<(String, f64)>) {
-    let names: Vec<String> = b.variables().into_iter().map(|v| v.name).collect();
+    let names: Vec<String> = b.declare().variables.into_iter().map(|v| v.name).collect();
     let mut p = Probe::new(b.as_mut());
     p.inputs(&car);
     p.update_modes();
@@ -281,20 +281,20 @@ impl Block for Bicycle {
     fn type_name(&self) -> &'static str {
         "TestBicycle"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("steer"),
             PortDecl::output("x"),
             PortDecl::output("y"),
             PortDecl::output("yaw"),
             PortDecl::output("speed"),
-        ]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn n_states(&self) -> usize {
-        3
+        ];
+        BlockDecl {
+            ports,
+            states: 3,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
     }
     fn initial_states(&self, x: &mut [f64]) {
         x.copy_from_slice(&[0.0, self.y0, 0.0]);

@@ -11,7 +11,8 @@ use drivelink_core::compile::{resolve_params, Scope};
 use drivelink_core::params::{BlockType, ParamValue};
 use drivelink_core::probe::Probe;
 use drivelink_core::{
-    compile, Block, BlockBuild, Cx, Diagram, ParamError, Params, PortDecl, RunStatus, SimResult,
+    compile, Block, BlockBuild, BlockDecl, Cx, Diagram, Feedthrough, ParamError, Params, PortDecl,
+    RunStatus, SimResult,
 };
 use serde_json::{json, Value};
 
@@ -254,19 +255,19 @@ impl Block for IceWheel {
     fn type_name(&self) -> &'static str {
         "IceWheel"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("throttle"),
             PortDecl::optional_input("brake", 0.0),
             PortDecl::output("w"),
             PortDecl::output("u"),
-        ]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn n_states(&self) -> usize {
-        2
+        ];
+        BlockDecl {
+            ports,
+            states: 2,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = U0 / R;

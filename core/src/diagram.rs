@@ -164,7 +164,7 @@ impl Diagram {
     /// Whether the run ends at the end of the model's drive cycle: the kept `solver` section
     /// says `"stop_time": "cycle"` ([`STOP_AT_CYCLE`]) and the stop time was not changed in
     /// code since loading. Compiling then replaces the stop time by the largest
-    /// [`crate::Block::schedule_end`] of the built blocks.
+    /// [`crate::BlockDecl::schedule_end`] of the built blocks.
     pub fn stops_at_cycle(&self) -> bool {
         self.settings_src.as_ref().is_some_and(|src| {
             src.raw

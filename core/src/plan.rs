@@ -44,7 +44,7 @@ pub struct BlockPlan {
     /// State integrating the part of that work the block dissipates inside itself
     /// (`MechDecl::internal_loss`).
     pub(crate) internal_loss: Option<StateIx>,
-    /// Its name in the audit, `block.NAME` (`Block::internal_loss_name`).
+    /// Its name in the audit, `block.NAME` (`BlockDecl::loss_name`).
     pub(crate) internal_loss_name: &'static str,
     /// Whether `Block::forces` is called.
     pub(crate) has_forces: bool,

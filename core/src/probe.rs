@@ -44,12 +44,13 @@ pub struct Probe<'b> {
 impl<'b> Probe<'b> {
     /// A probe around `block`: inputs, speeds and states zero, joints free, `t = 0`.
     pub fn new(block: &'b mut dyn Block) -> Self {
-        let ports = block.ports();
+        let decl = block.declare();
+        let ports = &decl.ports;
         let n_in = ports.iter().filter(|p| p.kind == PortKind::In).count();
         let n_out = ports.iter().filter(|p| p.kind == PortKind::Out).count();
         let np = ports.len();
-        let mech = block.mech();
-        let mut x = vec![0.0; block.n_states()];
+        let mech = &decl.mech;
+        let mut x = vec![0.0; decl.states];
         block.initial_states(&mut x);
         Probe {
             t: 0.0,
@@ -207,7 +208,7 @@ impl<'b> Probe<'b> {
     }
     /// The guards.
     pub fn guards(&self) -> Vec<f64> {
-        let mut g = vec![0.0; self.block.n_guards()];
+        let mut g = vec![0.0; self.block.declare().n_guards()];
         self.with_cx(|cx| self.block.guards(cx, &mut g));
         g
     }

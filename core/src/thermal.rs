@@ -37,7 +37,7 @@
 //! nodes, then per fixed node the heat it received, then the total heat the blocks
 //! delivered to connected heat ports.
 
-use crate::block::{Block, ThermalDecl};
+use crate::block::{BlockDecl, ThermalDecl};
 use crate::error::Error;
 use crate::ids::{BlockIx, StateIx};
 
@@ -89,7 +89,7 @@ pub(crate) struct ThermalPlan {
 /// states are numbered from `x_off`. Returns the plan and the next free state index.
 pub(crate) fn plan(
     names: &[String],
-    blocks: &[Box<dyn Block>],
+    blocks: &[BlockDecl],
     heat_node: &[Vec<Option<u32>>],
     node_names: Vec<String>,
     x_off: usize,
@@ -98,7 +98,7 @@ pub(crate) fn plan(
     if n == 0 {
         return Ok((ThermalPlan::default(), x_off));
     }
-    let decls: Vec<ThermalDecl> = blocks.iter().map(|b| b.thermal()).collect();
+    let decls: Vec<&ThermalDecl> = blocks.iter().map(|b| &b.thermal).collect();
     let node_of = |b: usize, p: usize| heat_node[b].get(p).copied().flatten();
     let mut fixed = vec![false; n];
     let mut cap = vec![false; n];
@@ -159,7 +159,7 @@ pub(crate) fn plan(
                     errors.push(Error::TemperatureWithoutCapacity {
                         block: names[b].clone(),
                         port: blocks[b]
-                            .ports()
+                            .ports
                             .get(p)
                             .map(|d| d.name.clone())
                             .unwrap_or_default(),

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use drivelink_core::units::parse_unit;
-use drivelink_core::{Block, Cx, EventCx, ParamError, Params, PortDecl};
+use drivelink_core::{Block, BlockDecl, Cx, EventCx, Outputs, ParamError, Params, PortDecl};
 use serde_json::Value;
 
 use crate::cosim::{CallError, CoSim, Phase};
@@ -503,23 +503,20 @@ impl Block for FmuBlock {
     fn type_name(&self) -> &'static str {
         "Fmu"
     }
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        self.io.decls()
-    }
-    fn feedthrough(&self, input: usize) -> bool {
-        self.io.feed.get(input).copied().unwrap_or(true)
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: self.io.decls(),
+            outputs: Outputs::Constant,
+            time_event_period: Some((self.step, "step")),
+            ..BlockDecl::default()
+        }
+        .feedthrough_by(|input| self.io.feed.get(input).copied().unwrap_or(true))
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[..self.y.len()].copy_from_slice(&self.y);
     }
     fn next_time_event(&self, t: f64) -> f64 {
         next_point(t, self.t0, self.step)
-    }
-    fn time_event_period(&self) -> Option<(f64, &'static str)> {
-        Some((self.step, "step"))
     }
     fn reset(&mut self, t0: f64) {
         self.t0 = t0;

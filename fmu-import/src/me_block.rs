@@ -32,7 +32,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use drivelink_core::{Block, Cx, EventCx, EventTag, ParamError, Params, PortDecl};
+use drivelink_core::{Block, BlockDecl, Cx, EventCx, EventTag, ParamError, Params};
 
 use crate::block::{call_error, Io};
 use crate::cosim::{CallError, Phase};
@@ -346,26 +346,22 @@ impl Block for MeBlock {
     fn type_name(&self) -> &'static str {
         "Fmu"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        self.io.decls()
-    }
-    fn feedthrough(&self, input: usize) -> bool {
-        self.io.feed.get(input).copied().unwrap_or(true)
-    }
-    fn n_states(&self) -> usize {
-        self.nx
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: self.io.decls(),
+            states: self.nx,
+            ..BlockDecl::default()
+        }
+        .guards_named(self.nz + 1, |i| {
+            self.guard_names
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("guard{i}"))
+        })
+        .feedthrough_by(|input| self.io.feed.get(input).copied().unwrap_or(true))
     }
     fn initial_states(&self, x: &mut [f64]) {
         x.copy_from_slice(&self.x_start);
-    }
-    fn n_guards(&self) -> usize {
-        self.nz + 1
-    }
-    fn guard_name(&self, i: usize) -> String {
-        self.guard_names
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| format!("guard{i}"))
     }
     fn reset(&mut self, t0: f64) {
         let file = self.fmu.file.clone();

@@ -295,7 +295,8 @@ fn ports_are_the_float64_inputs_and_outputs() {
     };
     let b = build(&p).unwrap();
     let ports: Vec<(String, &str, Option<f64>)> = b
-        .ports()
+        .declare()
+        .ports
         .iter()
         .map(|p| (p.name.clone(), p.kind.as_str(), p.default))
         .collect();
@@ -309,6 +310,6 @@ fn ports_are_the_float64_inputs_and_outputs() {
     );
     // y depends on u (ModelStructure), x does not; the block declares the input as
     // feeding an output through.
-    assert!(b.feedthrough(0));
-    assert_eq!(b.time_event_period(), Some((0.1, "step")));
+    assert!(b.declare().feedthrough.of(0));
+    assert_eq!(b.declare().time_event_period, Some((0.1, "step")));
 }

@@ -34,8 +34,8 @@
 //! relative speed to turn (located) before it can meet the same stop again.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, Forces, FrictionLaw, FrictionMode, FrictionVar, HeatFlows,
-    MechDecl, ParamError, Params, PortDecl, ThermalDecl, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, Forces, FrictionLaw, FrictionMode, FrictionVar,
+    HeatFlows, MechDecl, ParamError, Params, PortDecl, VarDecl, VarSource,
 };
 
 use crate::signal::FirstCall;
@@ -160,20 +160,30 @@ impl Block for ElastoBacklash {
     fn type_name(&self) -> &'static str {
         "ElastoBacklash"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        compliant_ports()
-    }
-    fn mech(&self) -> MechDecl {
-        force_mech()
+    fn declare(&self) -> BlockDecl {
+        let [phi, w] = relative_vars(0, 1);
+        let variables = vec![
+            phi,
+            w,
+            VarDecl::new("tau", VarSource::Custom(2), "N*m").doc(
+                "contact torque (MSL tau: decelerates flange_b, accelerates flange_a; >= 0 at the +b/2 stop)",
+            ),
+            VarDecl::new("contact", VarSource::Custom(3), "1")
+                .doc("1 in contact beyond +b/2, −1 beyond −b/2, 0 in the gap"),
+            VarDecl::new("power_loss", VarSource::Custom(4), "W")
+                .doc("power dissipated (torque work beyond the spring's stored energy)"),
+        ];
+        BlockDecl {
+            ports: compliant_ports(),
+            variables,
+            mech: force_mech(),
+            thermal: loss_heat(),
+            ..BlockDecl::default()
+        }
+        .with_guards(&["contact", "branch_a", "branch_b"])
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         FL.apply_compliant(f, self.tau(cx));
-    }
-    fn n_guards(&self) -> usize {
-        3
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["contact", "branch_a", "branch_b"][i.min(2)].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let phi = self.phi_diff(cx);
@@ -248,28 +258,11 @@ impl Block for ElastoBacklash {
         };
         0.5 * self.c * stretch * stretch
     }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
-    }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         q.add(
             COMPLIANT_HEAT,
             (self.tau(cx) - self.tau_spring(cx)) * Self::w_rel(cx),
         );
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        let [phi, w] = relative_vars(0, 1);
-        vec![
-            phi,
-            w,
-            VarDecl::new("tau", VarSource::Custom(2), "N*m").doc(
-                "contact torque (MSL tau: decelerates flange_b, accelerates flange_a; >= 0 at the +b/2 stop)",
-            ),
-            VarDecl::new("contact", VarSource::Custom(3), "1")
-                .doc("1 in contact beyond +b/2, −1 beyond −b/2, 0 in the gap"),
-            VarDecl::new("power_loss", VarSource::Custom(4), "W")
-                .doc("power dissipated (torque work beyond the spring's stored energy)"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {
@@ -369,14 +362,29 @@ impl Block for Backlash {
     fn type_name(&self) -> &'static str {
         "Backlash"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
+            VarDecl::new("phi_rel", VarSource::Custom(0), "rad").doc("phi_b − phi_a"),
+            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
+                .doc("w_b − w_a"),
+            VarDecl::new("tau", VarSource::Friction(0, FrictionVar::Tau), "N*m").doc(
+                "contact torque transmitted from flange_a to flange_b (<= 0 at the +b/2 stop, >= 0 at −b/2)",
+            ),
+            VarDecl::new("contact", VarSource::Custom(1), "1").doc(
+                "1 persistent contact at +b/2, −1 at −b/2, 0 in the gap, 2 / −2 rebounding from +b/2 / −b/2",
+            ),
+        ];
+        let mech = MechDecl {
             frictions: vec![FL.joint()],
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::rot("flange_a"), PortDecl::rot("flange_b")],
+            variables,
+            mech,
+            ..BlockDecl::default()
         }
+        .with_guards(&["stop_pos", "stop_neg"])
     }
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
         match self.state {
@@ -394,12 +402,6 @@ impl Block for Backlash {
             },
             _ => FrictionLaw::FREE,
         }
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["stop_pos", "stop_neg"][i.min(1)].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let phi = self.phi_diff(cx);
@@ -478,19 +480,6 @@ impl Block for Backlash {
             }
         }
         self.state != old
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("phi_rel", VarSource::Custom(0), "rad").doc("phi_b − phi_a"),
-            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
-                .doc("w_b − w_a"),
-            VarDecl::new("tau", VarSource::Friction(0, FrictionVar::Tau), "N*m").doc(
-                "contact torque transmitted from flange_a to flange_b (<= 0 at the +b/2 stop, >= 0 at −b/2)",
-            ),
-            VarDecl::new("contact", VarSource::Custom(1), "1").doc(
-                "1 persistent contact at +b/2, −1 at −b/2, 0 in the gap, 2 / −2 rebounding from +b/2 / −b/2",
-            ),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

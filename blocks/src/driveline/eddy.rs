@@ -13,7 +13,7 @@
 //! `constant_excitation`).
 
 use drivelink_core::{
-    Block, Cx, Forces, HeatFlows, MechDecl, ParamError, Params, PortDecl, ThermalDecl, VarDecl,
+    Block, BlockDecl, Cx, Forces, HeatFlows, ParamError, Params, PortDecl, ThermalDecl, VarDecl,
     VarSource,
 };
 
@@ -58,40 +58,40 @@ impl Block for EddyCurrentBrake {
     fn type_name(&self) -> &'static str {
         "EddyCurrentBrake"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::optional_input("excitation", self.excitation).with_unit("1"),
             PortDecl::rot("flange"),
             PortDecl::support("support"),
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        force_mech()
-    }
-    fn forces(&self, cx: &Cx, f: &mut Forces) {
-        // Brakes the flange, the reaction on the support.
-        FL.apply_drive(f, -self.tau(cx));
-    }
-    fn thermal(&self) -> ThermalDecl {
-        ThermalDecl {
-            has_heat_flows: true,
-            reads_temperature: vec![HEAT],
-            ..Default::default()
-        }
-    }
-    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        q.add(HEAT, self.tau(cx) * Self::w(cx));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+        ];
+        let variables = vec![
             VarDecl::new("tau", VarSource::Custom(0), "N*m")
                 .doc("braking torque (acts against the flange speed; MSL flange.tau)"),
             VarDecl::new("w", VarSource::Custom(1), "rad/s")
                 .doc("flange speed relative to the support"),
             VarDecl::new("lossPower", VarSource::Custom(2), "W").doc("loss power tau·w (>= 0)"),
             VarDecl::new("T", VarSource::Custom(3), "K").doc("device temperature"),
-        ]
+        ];
+        let thermal = ThermalDecl {
+            has_heat_flows: true,
+            reads_temperature: vec![HEAT],
+            ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables,
+            mech: force_mech(),
+            thermal,
+            ..BlockDecl::default()
+        }
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        // Brakes the flange, the reaction on the support.
+        FL.apply_drive(f, -self.tau(cx));
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(HEAT, self.tau(cx) * Self::w(cx));
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

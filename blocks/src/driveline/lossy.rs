@@ -35,9 +35,9 @@
 //! to the optional `heat` port.
 
 use drivelink_core::{
-    Block, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad, FrictionMode,
-    FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamError, Params, PortDecl, Row, RowKind, VarDecl,
-    VarSource,
+    Block, BlockDecl, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad,
+    FrictionMode, FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamError, Params, PortDecl, Row,
+    RowKind, VarDecl, VarSource,
 };
 
 use crate::util::{hysteresis_guard, hysteresis_mode, Table1D};
@@ -394,105 +394,18 @@ impl Block for LossyGear {
     fn type_name(&self) -> &'static str {
         self.type_name
     }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let s = if self.names.s_optional {
             PortDecl::support(self.names.s)
         } else {
             PortDecl::rot(self.names.s)
         };
-        vec![
+        let ports = vec![
             PortDecl::rot(self.names.a),
             PortDecl::rot(self.names.b),
             s,
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        let r = self.ratio;
-        let row = if self.row_sign() < 0.0 {
-            Row(vec![(S, 1.0 - r), (A, -1.0), (B, r)])
-        } else {
-            Row(vec![(A, 1.0), (B, -r), (S, r - 1.0)])
-        };
-        let mut m = MechDecl {
-            constraints: vec![Constraint {
-                row,
-                kind: RowKind::Velocity,
-            }],
-            ..Default::default()
-        };
-        if self.loss.is_some() {
-            m.frictions.push(FrictionDecl {
-                row: Row(vec![(A, 1.0), (S, -1.0)]),
-                label: String::new(),
-            });
-            m.friction_loads.push(FrictionLoad {
-                joint: 0,
-                load: vec![(0, -1.0), (1, -1.0)],
-            });
-        }
-        m
-    }
-    fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
-        let Some(loss) = &self.loss else {
-            return FrictionLaw::FREE;
-        };
-        let (lo, hi) = loss.stuck_range(self.load(cx));
-        FrictionLaw {
-            kinetic: 0.0,
-            lo,
-            hi,
-            engagement: 1.0,
-        }
-    }
-    fn load_friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> LoadLaw {
-        match &self.loss {
-            Some(loss) => loss.sliding(cx.mode(0).sliding_sign(), w_rel),
-            None => LoadLaw {
-                tau0: 0.0,
-                slope: 0.0,
-            },
-        }
-    }
-    fn n_guards(&self) -> usize {
-        usize::from(self.loss.is_some())
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        "branch".into()
-    }
-    fn guards(&self, cx: &Cx, g: &mut [f64]) {
-        if let Some(loss) = &self.loss {
-            g[0] = loss.guard(cx.mode(0).sliding_sign(), self.w_rel(cx), self.load(cx));
-        }
-    }
-    fn reset(&mut self, _t0: f64) {
-        if let Some(l) = self.loss.as_mut() {
-            l.reset();
-        }
-    }
-    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
-        if self.loss.is_none() {
-            return false;
-        }
-        let (mode, w, t) = {
-            let v = cx.view();
-            (v.mode(0), self.w_rel(&v), self.load(&v))
-        };
-        match self.loss.as_mut() {
-            Some(l) => l.update(mode, w, t),
-            None => false,
-        }
-    }
-    fn thermal(&self) -> drivelink_core::ThermalDecl {
-        drivelink_core::ThermalDecl {
-            has_heat_flows: self.loss.is_some(),
-            ..Default::default()
-        }
-    }
-    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        q.add(HEAT, self.tau_loss(cx) * self.w_rel(cx));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
+        ];
         let mut v = vec![
             VarDecl::new("w_rel", VarSource::Custom(0), "rad/s")
                 .doc("speed of the first flange relative to the support (w_a − w_s)"),
@@ -533,7 +446,86 @@ impl Block for LossyGear {
                     .doc("2: ideal gear without losses (MSL mode Free)"),
             );
         }
-        v
+        let r = self.ratio;
+        let row = if self.row_sign() < 0.0 {
+            Row(vec![(S, 1.0 - r), (A, -1.0), (B, r)])
+        } else {
+            Row(vec![(A, 1.0), (B, -r), (S, r - 1.0)])
+        };
+        let mut m = MechDecl {
+            constraints: vec![Constraint {
+                row,
+                kind: RowKind::Velocity,
+            }],
+            ..Default::default()
+        };
+        if self.loss.is_some() {
+            m.frictions
+                .push(FrictionDecl::new(Row(vec![(A, 1.0), (S, -1.0)]), ""));
+            m.friction_loads.push(FrictionLoad {
+                joint: 0,
+                load: vec![(0, -1.0), (1, -1.0)],
+            });
+        }
+        let thermal = drivelink_core::ThermalDecl {
+            has_heat_flows: self.loss.is_some(),
+            ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables: v,
+            mech: m,
+            thermal,
+            ..BlockDecl::default()
+        }
+        .guards_named(usize::from(self.loss.is_some()), |_i| "branch".into())
+    }
+    fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
+        let Some(loss) = &self.loss else {
+            return FrictionLaw::FREE;
+        };
+        let (lo, hi) = loss.stuck_range(self.load(cx));
+        FrictionLaw {
+            kinetic: 0.0,
+            lo,
+            hi,
+            engagement: 1.0,
+        }
+    }
+    fn load_friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> LoadLaw {
+        match &self.loss {
+            Some(loss) => loss.sliding(cx.mode(0).sliding_sign(), w_rel),
+            None => LoadLaw {
+                tau0: 0.0,
+                slope: 0.0,
+            },
+        }
+    }
+    fn guards(&self, cx: &Cx, g: &mut [f64]) {
+        if let Some(loss) = &self.loss {
+            g[0] = loss.guard(cx.mode(0).sliding_sign(), self.w_rel(cx), self.load(cx));
+        }
+    }
+    fn reset(&mut self, _t0: f64) {
+        if let Some(l) = self.loss.as_mut() {
+            l.reset();
+        }
+    }
+    fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+        if self.loss.is_none() {
+            return false;
+        }
+        let (mode, w, t) = {
+            let v = cx.view();
+            (v.mode(0), self.w_rel(&v), self.load(&v))
+        };
+        match self.loss.as_mut() {
+            Some(l) => l.update(mode, w, t),
+            None => false,
+        }
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        q.add(HEAT, self.tau_loss(cx) * self.w_rel(cx));
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

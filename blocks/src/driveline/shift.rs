@@ -18,8 +18,8 @@
 //!   speed difference `Δω` synchronise in `Δω·J/T` with `J = J₁J₂/(J₁+J₂)`.
 
 use drivelink_core::{
-    Block, Cx, Diagram, EventCx, EventTag, FrictionLaw, MechDecl, ParamError, Params, PortDecl,
-    VarDecl, VarSource,
+    Block, BlockDecl, Cx, Diagram, EventCx, EventTag, Feedthrough, FrictionLaw, MechDecl, Outputs,
+    ParamError, Params, PortDecl, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -75,18 +75,28 @@ impl Block for DogClutch {
     fn type_name(&self) -> &'static str {
         self.name()
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
             PortDecl::input("engage").with_unit("1"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        ];
+        let mut v = VarDecl::friction_set(0, "", true);
+        v.push(
+            VarDecl::new("engaged", VarSource::Custom(0), "1")
+                .doc("1 dog engaged, 0.5 blocked (synchronizing / waiting for zero slip), 0 open"),
+        );
+        let mech = MechDecl {
             frictions: vec![FlangePair::AB.joint()],
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables: v,
+            mech,
+            ..BlockDecl::default()
         }
+        .with_guards(&["demand", "slip"])
     }
     fn friction(&self, _k: usize, _cx: &Cx, _w_rel: f64) -> FrictionLaw {
         match self.state {
@@ -104,12 +114,6 @@ impl Block for DogClutch {
             },
             _ => FrictionLaw::FREE,
         }
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["demand", "slip"][i.min(1)].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
@@ -170,14 +174,6 @@ impl Block for DogClutch {
             Dog::Engaged => {}
         }
         self.state != old
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        let mut v = VarDecl::friction_set(0, "", true);
-        v.push(
-            VarDecl::new("engaged", VarSource::Custom(0), "1")
-                .doc("1 dog engaged, 0.5 blocked (synchronizing / waiting for zero slip), 0 open"),
-        );
-        v
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         match self.state {
@@ -250,7 +246,7 @@ impl Block for GearSelector {
     fn type_name(&self) -> &'static str {
         "GearSelector"
     }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let mut p = vec![PortDecl::input("gear").with_unit("1")];
         for k in 1..=self.n {
             p.push(PortDecl::output(format!("s{k}")).with_unit("1"));
@@ -258,13 +254,20 @@ impl Block for GearSelector {
         if self.reverse {
             p.push(PortDecl::output("sR").with_unit("1"));
         }
-        p
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn constant_outputs(&self) -> bool {
-        true
+        let variables = vec![
+            VarDecl::new("selected", VarSource::Custom(0), "1")
+                .doc("gear selected by the lever (0 neutral, −1 reverse)"),
+            VarDecl::new("engaged", VarSource::Custom(1), "1")
+                .doc("gear whose synchronizer is commanded (0 during a shift)"),
+        ];
+        BlockDecl {
+            ports: p,
+            variables,
+            outputs: Outputs::Constant,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["lever_up", "lever_down"])
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         for (k, yk) in y.iter_mut().enumerate().take(self.n) {
@@ -273,12 +276,6 @@ impl Block for GearSelector {
         if self.reverse {
             y[self.n] = f64::from(u8::from(self.engaged == -1));
         }
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["lever_up", "lever_down"][i.min(1)].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
@@ -348,14 +345,6 @@ impl Block for GearSelector {
             format!("shift {} -> {}", Self::name(from), Self::name(g)),
         );
         true
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("selected", VarSource::Custom(0), "1")
-                .doc("gear selected by the lever (0 neutral, −1 reverse)"),
-            VarDecl::new("engaged", VarSource::Custom(1), "1")
-                .doc("gear whose synchronizer is commanded (0 during a shift)"),
-        ]
     }
     fn var(&self, _cx: &Cx, i: usize) -> f64 {
         if i == 0 {

@@ -22,7 +22,8 @@
 //! Every shift is logged (`shift` events) with the speed and throttle.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamError, Params, PortDecl, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, Feedthrough, Outputs, ParamError, Params, PortDecl,
+    VarDecl, VarSource,
 };
 
 use crate::signal::FirstCall;
@@ -86,31 +87,26 @@ impl Block for ShiftSchedule {
     fn type_name(&self) -> &'static str {
         "ShiftSchedule"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("v").with_unit("m/s"),
             PortDecl::input("throttle").with_unit("1"),
             PortDecl::output("gear").with_unit("1"),
-        ]
-    }
-    /// The gear is a mode, changed only at events: no direct feedthrough.
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn constant_outputs(&self) -> bool {
-        true
+        ];
+        let variables = vec![VarDecl::new("shifts", VarSource::Custom(0), "1")
+            .doc("number of shifts since the start")];
+        BlockDecl {
+            ports,
+            variables,
+            outputs: Outputs::Constant,
+            pure_guards: true,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["upshift", "downshift"])
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.gear as f64;
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["upshift", "downshift"][i.min(1)].into()
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let (v, th) = (cx.u(0), cx.u(1));
@@ -167,10 +163,6 @@ impl Block for ShiftSchedule {
         }
         self.gear = g;
         true
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("shifts", VarSource::Custom(0), "1")
-            .doc("number of shifts since the start")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.shifts as f64

@@ -4,8 +4,8 @@
 //! on their states (`feedthrough` false), which is what breaks algebraic loops.
 
 use drivelink_core::{
-    Block, Cx, Linear, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry,
-    VarDecl, VarSource,
+    Block, BlockDecl, Cx, Feedthrough, Linear, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
@@ -82,8 +82,8 @@ impl Block for Integrator {
     fn type_name(&self) -> &'static str {
         "Integrator"
     }
-    fn linear(&self) -> Option<Linear> {
-        Some(Linear {
+    fn declare(&self) -> BlockDecl {
+        let linear = Some(Linear {
             n: 1,
             m: 1,
             p: 1,
@@ -91,16 +91,14 @@ impl Block for Integrator {
             b: vec![1.0],
             c: vec![1.0],
             d: vec![0.0],
-        })
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn n_states(&self) -> usize {
-        1
+        });
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            states: 1,
+            linear,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = self.x0;
@@ -181,7 +179,13 @@ impl Block for TransferFcn {
     fn type_name(&self) -> &'static str {
         "TransferFcn"
     }
-    fn linear(&self) -> Option<Linear> {
+    fn declare(&self) -> BlockDecl {
+        let variables = (0..self.a.len())
+            .map(|i| {
+                VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i), "1")
+                    .doc("canonical state")
+            })
+            .collect();
         let n = self.a.len();
         let mut a = vec![0.0; n * n];
         for (i, ai) in self.a.iter().enumerate() {
@@ -194,7 +198,7 @@ impl Block for TransferFcn {
         if n > 0 {
             c[0] = 1.0;
         }
-        Some(Linear {
+        let linear = Some(Linear {
             n,
             m: 1,
             p: 1,
@@ -202,27 +206,18 @@ impl Block for TransferFcn {
             b: self.c.clone(),
             c,
             d: vec![if self.biproper { self.d } else { 0.0 }],
-        })
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        self.biproper
-    }
-    fn n_states(&self) -> usize {
-        self.a.len()
+        });
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            states: self.a.len(),
+            variables,
+            linear,
+            ..BlockDecl::default()
+        }
+        .feedthrough_by(|_input| self.biproper)
     }
     fn initial_states(&self, x: &mut [f64]) {
         x.fill(0.0);
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        (0..self.a.len())
-            .map(|i| {
-                VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i), "1")
-                    .doc("canonical state")
-            })
-            .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         cx.x.get(i).copied().unwrap_or(f64::NAN)
@@ -314,8 +309,14 @@ impl Block for StateSpace {
     fn type_name(&self) -> &'static str {
         "StateSpace"
     }
-    fn linear(&self) -> Option<Linear> {
-        Some(Linear {
+    fn declare(&self) -> BlockDecl {
+        let variables = (0..self.n)
+            .map(|i| {
+                VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i), "1")
+                    .doc("canonical state")
+            })
+            .collect();
+        let linear = Some(Linear {
             n: self.n,
             m: 1,
             p: 1,
@@ -323,27 +324,18 @@ impl Block for StateSpace {
             b: self.b.clone(),
             c: self.c.clone(),
             d: vec![self.d],
-        })
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        self.d != 0.0
-    }
-    fn n_states(&self) -> usize {
-        self.n
+        });
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            states: self.n,
+            variables,
+            linear,
+            ..BlockDecl::default()
+        }
+        .feedthrough_by(|_input| self.d != 0.0)
     }
     fn initial_states(&self, x: &mut [f64]) {
         x.copy_from_slice(&self.x0);
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        (0..self.n)
-            .map(|i| {
-                VarDecl::new(format!("x{}", i + 1), VarSource::Custom(i), "1")
-                    .doc("canonical state")
-            })
-            .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         cx.x.get(i).copied().unwrap_or(f64::NAN)
@@ -398,13 +390,18 @@ impl Block for Pid {
     fn type_name(&self) -> &'static str {
         "PID"
     }
-    fn linear(&self) -> Option<Linear> {
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
+            VarDecl::new("integral", VarSource::Custom(0), "1")
+                .doc("integral of the error input ∫e dt"),
+            VarDecl::new("filter", VarSource::Custom(1), "1").doc("derivative filter state"),
+        ];
         let kd_tf = if self.kd != 0.0 {
             self.kd / self.tf
         } else {
             0.0
         };
-        Some(Linear {
+        let linear = Some(Linear {
             n: 2,
             m: 1,
             p: 1,
@@ -412,26 +409,18 @@ impl Block for Pid {
             b: vec![1.0, 1.0 / self.tf],
             c: vec![self.ki, -kd_tf],
             d: vec![self.kp + kd_tf],
-        })
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        self.kp != 0.0 || self.kd != 0.0
-    }
-    fn n_states(&self) -> usize {
-        2
+        });
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            states: 2,
+            variables,
+            linear,
+            ..BlockDecl::default()
+        }
+        .feedthrough_by(|_input| self.kp != 0.0 || self.kd != 0.0)
     }
     fn initial_states(&self, x: &mut [f64]) {
         x.fill(0.0);
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("integral", VarSource::Custom(0), "1")
-                .doc("integral of the error input ∫e dt"),
-            VarDecl::new("filter", VarSource::Custom(1), "1").doc("derivative filter state"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         cx.x.get(i).copied().unwrap_or(f64::NAN)

@@ -8,7 +8,8 @@
 //! At the start of a run the blocks sample their input once (start at a hit or not).
 
 use drivelink_core::{
-    Block, Cx, EventCx, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, Feedthrough, Outputs, ParamError, ParamSpec, Params, PortDecl,
+    Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
@@ -78,20 +79,19 @@ impl Block for ZeroOrderHold {
     fn type_name(&self) -> &'static str {
         "ZeroOrderHold"
     }
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            outputs: Outputs::Constant,
+            time_event_period: Some((self.ts, "sample_time")),
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.held;
     }
     fn next_time_event(&self, t: f64) -> f64 {
         next_sample_hit(t, self.ts)
-    }
-    fn time_event_period(&self) -> Option<(f64, &'static str)> {
-        Some((self.ts, "sample_time"))
     }
     fn time_event(&mut self, cx: &mut EventCx) {
         self.held = cx.u(0);
@@ -143,17 +143,15 @@ impl Block for UnitDelay {
     fn type_name(&self) -> &'static str {
         "UnitDelay"
     }
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("state", VarSource::Custom(0), "1").doc("the held sample")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            variables: vec![VarDecl::new("state", VarSource::Custom(0), "1").doc("the held sample")],
+            outputs: Outputs::Constant,
+            time_event_period: Some((self.ts, "sample_time")),
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.stored
@@ -163,9 +161,6 @@ impl Block for UnitDelay {
     }
     fn next_time_event(&self, t: f64) -> f64 {
         next_sample_hit(t, self.ts)
-    }
-    fn time_event_period(&self) -> Option<(f64, &'static str)> {
-        Some((self.ts, "sample_time"))
     }
     fn time_event(&mut self, cx: &mut EventCx) {
         self.out = self.stored;

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 use drivelink_core::units::parse_unit;
-use drivelink_core::{Block, Cx, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry};
+use drivelink_core::{
+    Block, BlockDecl, Cx, Outputs, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry,
+};
 
 use super::reg;
 
@@ -120,11 +122,12 @@ impl Block for Inport {
     fn type_name(&self) -> &'static str {
         TYPE_NAME
     }
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            outputs: Outputs::Constant,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.input.get();

@@ -6,8 +6,8 @@
 //! the output formula is fixed inside a step.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, Linear, ParamDefault, ParamError, ParamKind, ParamSpec, Params,
-    PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, Linear, Outputs, ParamDefault, ParamError, ParamKind,
+    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -159,19 +159,19 @@ impl Block for Gain {
     fn type_name(&self) -> &'static str {
         "Gain"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn linear(&self) -> Option<Linear> {
-        Some(Linear {
+    fn declare(&self) -> BlockDecl {
+        let linear = Some(Linear {
             m: 1,
             p: 1,
             d: vec![self.k],
             ..Default::default()
-        })
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
+        });
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            outputs: Outputs::Pure,
+            linear,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.k * cx.u(0);
@@ -227,21 +227,21 @@ impl Block for Sum {
     fn type_name(&self) -> &'static str {
         "Sum"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn linear(&self) -> Option<Linear> {
-        Some(Linear {
+    fn declare(&self) -> BlockDecl {
+        let mut p = numbered_inputs(self.signs.len());
+        p.push(PortDecl::output("y"));
+        let linear = Some(Linear {
             m: self.signs.len(),
             p: 1,
             d: self.signs.clone(),
             ..Default::default()
-        })
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        let mut p = numbered_inputs(self.signs.len());
-        p.push(PortDecl::output("y"));
-        p
+        });
+        BlockDecl {
+            ports: p,
+            outputs: Outputs::Pure,
+            linear,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.signs.iter().zip(cx.inputs()).map(|(s, u)| s * u).sum();
@@ -263,13 +263,14 @@ impl Block for Product {
     fn type_name(&self) -> &'static str {
         "Product"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let mut p = numbered_inputs(self.mul.len());
         p.push(PortDecl::output("y"));
-        p
+        BlockDecl {
+            ports: p,
+            outputs: Outputs::Pure,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let mut acc = 1.0;
@@ -294,23 +295,17 @@ impl Block for Abs {
     fn type_name(&self) -> &'static str {
         "Abs"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn n_guards(&self) -> usize {
-        1
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        "sign".into()
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["sign"])
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         g[0] = if self.neg { -cx.u(0) } else { cx.u(0) };
@@ -366,22 +361,21 @@ impl Block for MinMax {
     fn type_name(&self) -> &'static str {
         "MinMax"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let mut p = numbered_inputs(self.n);
         p.push(PortDecl::output("y"));
-        p
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("selected", VarSource::Custom(0), "1").doc("index of the selected input")]
+        BlockDecl {
+            ports: p,
+            variables: vec![VarDecl::new("selected", VarSource::Custom(0), "1")
+                .doc("index of the selected input")],
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .guards_named(self.n - 1, |i| format!("guard{i}"))
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         (self.sel + 1) as f64
-    }
-    fn n_guards(&self) -> usize {
-        self.n - 1
     }
     fn reset(&mut self, _t0: f64) {
         // As built: the initial event selects the extreme of the first inputs.
@@ -389,9 +383,6 @@ impl Block for MinMax {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.u(self.sel.min(self.n - 1));
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let s = self.sel.min(self.n - 1);
@@ -481,23 +472,20 @@ impl Block for Saturation {
     fn type_name(&self) -> &'static str {
         "Saturation"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("mode", VarSource::Custom(0), "1").doc("the active branch (mode)")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            variables: vec![
+                VarDecl::new("mode", VarSource::Custom(0), "1").doc("the active branch (mode)")
+            ],
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["lower", "upper"])
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.mode.code()
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        if i == 0 { "lower" } else { "upper" }.into()
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = match self.mode {
@@ -505,9 +493,6 @@ impl Block for Saturation {
             SatMode::Lower => self.lower,
             SatMode::Upper => self.upper,
         };
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
@@ -588,23 +573,26 @@ impl Block for Lookup2D {
     fn type_name(&self) -> &'static str {
         "Lookup2D"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("u1"),
             PortDecl::input("u2"),
             PortDecl::output("y"),
-        ]
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+        ];
+        let variables = vec![
             VarDecl::new("cell_x", VarSource::Custom(0), "1")
                 .doc("breakpoints of x at or below u1 (the active cell along x)"),
             VarDecl::new("cell_y", VarSource::Custom(1), "1")
                 .doc("breakpoints of y at or below u2 (the active cell along y)"),
-        ]
+        ];
+        BlockDecl {
+            ports,
+            variables,
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["cell_x_low", "cell_x_high", "cell_y_low", "cell_y_high"])
     }
     fn var(&self, _cx: &Cx, i: usize) -> f64 {
         if i == 0 {
@@ -613,21 +601,12 @@ impl Block for Lookup2D {
             self.cell.1 as f64
         }
     }
-    fn n_guards(&self) -> usize {
-        4
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["cell_x_low", "cell_x_high", "cell_y_low", "cell_y_high"][i].into()
-    }
     fn reset(&mut self, _t0: f64) {
         // The initial event finds the cell of the first inputs (as for a fresh block).
         self.cell = (0, 0);
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.table.eval_in(cx.u(0), cx.u(1), self.cell);
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         self.table.cell_guards(cx.u(0), cx.u(1), self.cell, g);
@@ -691,29 +670,27 @@ impl Block for Lookup1D {
     fn type_name(&self) -> &'static str {
         "Lookup1D"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("segment", VarSource::Custom(0), "1")
-            .doc("index of the active table segment")]
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![VarDecl::new("segment", VarSource::Custom(0), "1")
+            .doc("index of the active table segment")];
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            variables,
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .guards_named(2, |i| {
+            if i == 0 {
+                "segment_low"
+            } else {
+                "segment_high"
+            }
+            .into()
+        })
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.seg as f64
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        if i == 0 {
-            "segment_low"
-        } else {
-            "segment_high"
-        }
-        .into()
     }
     fn reset(&mut self, _t0: f64) {
         // The initial event finds the segment of the first input (as for a fresh block).
@@ -722,9 +699,6 @@ impl Block for Lookup1D {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.value(self.seg, cx.u(0));
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = cx.u(0);
@@ -833,28 +807,22 @@ impl Block for Relational {
     fn type_name(&self) -> &'static str {
         "Relational"
     }
-    /// The output is the mode (the comparison's result), switched only at located events.
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("u1"),
             PortDecl::input("u2"),
             PortDecl::output("y"),
-        ]
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        if i == 0 { "crossing" } else { "leave_equal" }.into()
+        ];
+        BlockDecl {
+            ports,
+            outputs: Outputs::Constant,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["crossing", "leave_equal"])
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = if self.result(self.sign) { 1.0 } else { 0.0 };
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let d = cx.u(0) - cx.u(1);
@@ -910,19 +878,23 @@ impl Block for Switch {
     fn type_name(&self) -> &'static str {
         "Switch"
     }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("u1"),
             PortDecl::input("u2"),
             PortDecl::input("u3"),
             PortDecl::output("y"),
-        ]
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("mode", VarSource::Custom(0), "1").doc("the active branch (mode)")]
+        ];
+        BlockDecl {
+            ports,
+            variables: vec![
+                VarDecl::new("mode", VarSource::Custom(0), "1").doc("the active branch (mode)")
+            ],
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["threshold"])
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         if self.pass_u1 {
@@ -931,17 +903,8 @@ impl Block for Switch {
             3.0
         }
     }
-    fn n_guards(&self) -> usize {
-        1
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        "threshold".into()
-    }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = if self.pass_u1 { cx.u(0) } else { cx.u(2) };
-    }
-    fn pure_guards(&self) -> bool {
-        true
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let d = cx.u(1) - self.threshold;

@@ -1,6 +1,6 @@
 //! Sinks: StopSimulation.
 
-use drivelink_core::{Block, Cx, EventCx, PortDecl, Registry};
+use drivelink_core::{Block, BlockDecl, Cx, EventCx, PortDecl, Registry};
 
 use super::reg;
 
@@ -26,17 +26,13 @@ impl Block for StopSimulation {
     fn type_name(&self) -> &'static str {
         "StopSimulation"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u")]
-    }
-    fn n_guards(&self) -> usize {
-        1
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        "nonzero".into()
-    }
-    fn pure_guards(&self) -> bool {
-        true
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::input("u")],
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["nonzero"])
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         g[0] = -cx.u(0).abs();

@@ -7,8 +7,8 @@
 use std::f64::consts::PI;
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, Outputs, ParamDefault, ParamError, ParamKind,
+    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
@@ -106,11 +106,12 @@ impl Block for Constant {
     fn type_name(&self) -> &'static str {
         "Constant"
     }
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            outputs: Outputs::Constant,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = self.value;
@@ -142,11 +143,12 @@ impl Block for Step {
     fn type_name(&self) -> &'static str {
         "Step"
     }
-    fn constant_outputs(&self) -> bool {
-        true
-    }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            outputs: Outputs::Constant,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
         y[0] = if self.on { self.after } else { self.before };
@@ -223,8 +225,11 @@ impl Block for Ramp {
     fn type_name(&self) -> &'static str {
         "Ramp"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = match self.phase {
@@ -295,8 +300,11 @@ impl Block for Sine {
     fn type_name(&self) -> &'static str {
         "Sine"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.amplitude * (self.omega * cx.t + self.phase).sin() + self.offset;
@@ -372,12 +380,14 @@ impl Block for SignalBuilder {
     fn type_name(&self) -> &'static str {
         "SignalBuilder"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("segment", VarSource::Custom(0), "1")
-            .doc("index of the active breakpoint segment")]
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![VarDecl::new("segment", VarSource::Custom(0), "1")
+            .doc("index of the active breakpoint segment")];
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            variables,
+            ..BlockDecl::default()
+        }
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         self.seg as f64
@@ -429,8 +439,11 @@ impl Block for Clock {
     fn type_name(&self) -> &'static str {
         "Clock"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.t;

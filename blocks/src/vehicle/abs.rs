@@ -50,8 +50,8 @@
 //! The slip is taken as a magnitude, so the ABS works braking forwards and backwards.
 
 use drivelink_core::{
-    Block, Cx, EventCx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, EventCx, ParamDefault, ParamError, ParamKind, ParamSpec, Params,
+    PortDecl, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -253,7 +253,7 @@ impl Block for Abs {
     fn type_name(&self) -> &'static str {
         "Abs"
     }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let peak = match self.trigger {
             // No explicit value: the tire must provide it (compile error if unconnected).
             Trigger::PeakOffset { peak: None, .. } => PortDecl::input("peak_slip"),
@@ -261,15 +261,28 @@ impl Block for Abs {
             // Not used by a custom band.
             Trigger::Custom { .. } => PortDecl::optional_input("peak_slip", 0.0),
         };
-        vec![
+        let ports = vec![
             PortDecl::input("demand"),
             PortDecl::input("slip"),
             peak,
             PortDecl::output("torque"),
-        ]
-    }
-    fn feedthrough(&self, input: usize) -> bool {
-        input == 0
+        ];
+        let variables = vec![
+            VarDecl::new("ratio", VarSource::Custom(0), "1")
+                .doc("brake pressure ratio applied (0..1)")
+                .from_state(),
+            VarDecl::new("active", VarSource::Custom(1), "1")
+                .doc("1 while ABS modulates the brake")
+                .from_state(),
+        ];
+        BlockDecl {
+            ports,
+            variables,
+            time_event_period: self.enabled.then_some((self.ts, "cycle_time")),
+            ..BlockDecl::default()
+        }
+        .guards_named(usize::from(self.enabled), |_i| "wake".into())
+        .feedthrough_by(|input| input == 0)
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.u(0) * self.ratio;
@@ -280,15 +293,6 @@ impl Block for Abs {
         } else {
             f64::INFINITY
         }
-    }
-    fn time_event_period(&self) -> Option<(f64, &'static str)> {
-        self.enabled.then_some((self.ts, "cycle_time"))
-    }
-    fn n_guards(&self) -> usize {
-        usize::from(self.enabled)
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        "wake".into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         if let Some(g) = g.first_mut() {
@@ -343,16 +347,6 @@ impl Block for Abs {
             }
         }
         false
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("ratio", VarSource::Custom(0), "1")
-                .doc("brake pressure ratio applied (0..1)")
-                .from_state(),
-            VarDecl::new("active", VarSource::Custom(1), "1")
-                .doc("1 while ABS modulates the brake")
-                .from_state(),
-        ]
     }
     fn var(&self, _cx: &Cx, i: usize) -> f64 {
         if i == 0 {

@@ -7,8 +7,8 @@
 
 use drivelink_core::frame::{add, dot, scale, V3};
 use drivelink_core::{
-    Block, Cx, Forces, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, Forces, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 
 use super::{finite, reg};
@@ -93,27 +93,28 @@ impl Block for Aero {
     fn type_name(&self) -> &'static str {
         "Aero"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::frame("frame")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            has_forces: true,
-            ..Default::default()
-        }
-    }
-    fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let (d, l, v) = self.at(cx);
-        f.add_frame_force_moving(0, self.center, add(d, l), v);
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
             VarDecl::new("drag", VarSource::Custom(0), "N").doc("drag force magnitude"),
             VarDecl::new("downforce", VarSource::Custom(1), "N")
                 .doc("downforce along the body's −z axis (negative: lift)"),
             VarDecl::new("airspeed", VarSource::Custom(2), "m/s")
                 .doc("speed of the point center through the air"),
-        ]
+        ];
+        let mech = MechDecl {
+            has_forces: true,
+            ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::frame("frame")],
+            variables,
+            mech,
+            ..BlockDecl::default()
+        }
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        let (d, l, v) = self.at(cx);
+        f.add_frame_force_moving(0, self.center, add(d, l), v);
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (d, _, v) = self.at(cx);

@@ -56,8 +56,8 @@
 
 use drivelink_core::frame::{add, cross, dot, scale, FrameState, V3};
 use drivelink_core::{
-    Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry,
+    VarDecl, VarSource,
 };
 
 use super::reg;
@@ -146,7 +146,7 @@ impl Block for AntiRollBar {
     fn type_name(&self) -> &'static str {
         "AntiRollBar"
     }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let mut ports = vec![
             PortDecl::frame("body"),
             PortDecl::input("c_left").with_unit("m"),
@@ -162,17 +162,22 @@ impl Block for AntiRollBar {
                 "1"
             })
         }));
-        ports
-    }
-    fn feedthrough(&self, input: usize) -> bool {
-        // The contact inputs enter the forces only, not the outputs.
-        input < IN_CONTACT
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        let variables = vec![VarDecl::new("energy", VarSource::Custom(0), "J")
+            .doc("energy stored in the bar, ½·stiffness·(c_left − c_right)²")];
+        let mech = MechDecl {
             has_forces: true,
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            variables,
+            mech,
+            ..BlockDecl::default()
         }
+        .feedthrough_by(
+            |input| // The contact inputs enter the forces only, not the outputs.
+        input < IN_CONTACT,
+        )
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let f = self.stiffness * self.twist(cx);
@@ -216,10 +221,6 @@ impl Block for AntiRollBar {
     fn potential_energy(&self, cx: &Cx) -> f64 {
         let dc = self.twist(cx);
         0.5 * self.stiffness * dc * dc
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("energy", VarSource::Custom(0), "J")
-            .doc("energy stored in the bar, ½·stiffness·(c_left − c_right)²")]
     }
     fn var(&self, cx: &Cx, _i: usize) -> f64 {
         self.potential_energy(cx)

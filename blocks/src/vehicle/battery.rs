@@ -43,8 +43,8 @@
 //! `drivelink_core::model::energy`).
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamError, ParamKind, ParamSpec, ParamValue, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamError, ParamKind, ParamSpec, ParamValue, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 
 use super::{finite, in_range, reg};
@@ -322,16 +322,38 @@ impl Block for Battery {
     fn type_name(&self) -> &'static str {
         "Battery"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("p").with_unit("W"),
             PortDecl::output("v").with_unit("V"),
             PortDecl::output("i").with_unit("A"),
             PortDecl::output("loss").with_unit("W"),
-        ]
-    }
-    fn n_states(&self) -> usize {
-        3
+        ];
+        let variables = vec![
+            VarDecl::new("soc", VarSource::Custom(6), "1")
+                .doc("state of charge (a state: wired as a signal it closes no loop, so a strategy may read it while driving the battery's power)")
+                .from_state(),
+            VarDecl::new("ocv", VarSource::Custom(0), "V").doc("open-circuit voltage"),
+            VarDecl::new("power", VarSource::Custom(1), "W")
+                .doc("terminal power delivered after the limits (+ discharging)"),
+            VarDecl::new("limit", VarSource::Custom(2), "1")
+                .doc("1 discharge power clipped, −1 charge power clipped, 0 free"),
+            VarDecl::new("state", VarSource::Custom(3), "1")
+                .doc("−1 empty (discharge cut), 1 full (charge cut), 0 normal"),
+            VarDecl::new("energy_terminal", VarSource::Custom(4), "J")
+                .doc("energy delivered at the terminals since the start, ∫power dt (+ discharging)")
+                .from_state(),
+            VarDecl::new("energy_chemical", VarSource::Custom(5), "J")
+                .doc("chemical energy drawn since the start: energy_terminal plus the integrated loss")
+                .from_state(),
+        ];
+        BlockDecl {
+            ports,
+            states: 3,
+            variables,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["discharge_limit", "charge_limit", "soc_min", "soc_max"])
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = self.soc0;
@@ -349,12 +371,6 @@ impl Block for Battery {
         dx[0] = -o.i / self.cap;
         dx[1] = o.p;
         dx[2] = o.loss;
-    }
-    fn n_guards(&self) -> usize {
-        4
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["discharge_limit", "charge_limit", "soc_min", "soc_max"][i].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let (soc, p) = (cx.x[0], cx.u(0));
@@ -406,26 +422,6 @@ impl Block for Battery {
             changed = true;
         }
         changed
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("soc", VarSource::Custom(6), "1")
-                .doc("state of charge (a state: wired as a signal it closes no loop, so a strategy may read it while driving the battery's power)")
-                .from_state(),
-            VarDecl::new("ocv", VarSource::Custom(0), "V").doc("open-circuit voltage"),
-            VarDecl::new("power", VarSource::Custom(1), "W")
-                .doc("terminal power delivered after the limits (+ discharging)"),
-            VarDecl::new("limit", VarSource::Custom(2), "1")
-                .doc("1 discharge power clipped, −1 charge power clipped, 0 free"),
-            VarDecl::new("state", VarSource::Custom(3), "1")
-                .doc("−1 empty (discharge cut), 1 full (charge cut), 0 normal"),
-            VarDecl::new("energy_terminal", VarSource::Custom(4), "J")
-                .doc("energy delivered at the terminals since the start, ∫power dt (+ discharging)")
-                .from_state(),
-            VarDecl::new("energy_chemical", VarSource::Custom(5), "J")
-                .doc("chemical energy drawn since the start: energy_terminal plus the integrated loss")
-                .from_state(),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

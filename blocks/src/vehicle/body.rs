@@ -27,8 +27,8 @@
 //! unless `a0` gives the run's initial acceleration.
 
 use drivelink_core::{
-    Block, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry,
+    VarDecl, VarSource,
 };
 
 use super::{finite, reg};
@@ -147,26 +147,37 @@ impl Block for VehicleBody {
     fn type_name(&self) -> &'static str {
         "VehicleBody"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::trans("body"),
             PortDecl::output("normal_front"),
             PortDecl::output("normal_rear"),
-        ]
-    }
-    fn n_states(&self) -> usize {
-        1
-    }
-    fn initial_states(&self, x: &mut [f64]) {
-        x[0] = self.a0;
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        ];
+        let variables = vec![
+            VarDecl::new("v", VarSource::Speed(0), "m/s").doc("vehicle speed"),
+            VarDecl::new("s", VarSource::Position(0), "m").doc("distance travelled"),
+            VarDecl::new("a", VarSource::Accel(0), "m/s^2").doc("acceleration"),
+            VarDecl::new("a_lagged", VarSource::Custom(0), "m/s^2")
+                .doc("acceleration through the load-transfer lag"),
+            VarDecl::new("drag", VarSource::Custom(1), "N")
+                .doc("aerodynamic drag force (opposes motion)"),
+        ];
+        let mech = MechDecl {
             masses: vec![(0, self.m)],
             initial: vec![(0, self.v0, self.s0)],
             has_forces: true,
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            states: 1,
+            variables,
+            mech,
+            ..BlockDecl::default()
         }
+    }
+    fn initial_states(&self, x: &mut [f64]) {
+        x[0] = self.a0;
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         f.add(0, -self.drag(cx.v(0)) - self.m * self.g * self.sin);
@@ -183,17 +194,6 @@ impl Block for VehicleBody {
         } else {
             0.0
         };
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("v", VarSource::Speed(0), "m/s").doc("vehicle speed"),
-            VarDecl::new("s", VarSource::Position(0), "m").doc("distance travelled"),
-            VarDecl::new("a", VarSource::Accel(0), "m/s^2").doc("acceleration"),
-            VarDecl::new("a_lagged", VarSource::Custom(0), "m/s^2")
-                .doc("acceleration through the load-transfer lag"),
-            VarDecl::new("drag", VarSource::Custom(1), "N")
-                .doc("aerodynamic drag force (opposes motion)"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

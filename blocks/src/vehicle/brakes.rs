@@ -18,7 +18,7 @@
 //! wheels, as a parking brake on every wheel) apply the full handbrake torque, which adds to
 //! the pedal torque.
 
-use drivelink_core::{Block, Cx, ParamError, ParamSpec, Params, PortDecl, Registry};
+use drivelink_core::{Block, BlockDecl, Cx, ParamError, ParamSpec, Params, PortDecl, Registry};
 
 use super::{in_range, reg};
 
@@ -88,14 +88,18 @@ impl Block for BrakeSystem {
     fn type_name(&self) -> &'static str {
         "BrakeSystem"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("pedal"),
             PortDecl::optional_input("handbrake", 0.0),
             PortDecl::output("front"),
             PortDecl::output("rear"),
             PortDecl::output("neutral"),
-        ]
+        ];
+        BlockDecl {
+            ports,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let (f, r, n) = self.torques(cx.u(0), cx.u(1));

@@ -104,9 +104,9 @@
 //! Angles are in rad (`"45 deg"` in netlists); stiffness in [0, 1]; ratios >= 1.
 
 use drivelink_core::{
-    Block, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad, FrictionVar,
-    HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
+    Block, BlockDecl, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad,
+    FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -491,31 +491,42 @@ impl Block for Differential {
     fn type_name(&self) -> &'static str {
         self.layout.type_name
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("input"),
             PortDecl::rot(self.layout.ports[0]),
             PortDecl::rot(self.layout.ports[1]),
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn n_states(&self) -> usize {
-        usize::from(self.senses)
-    }
-    fn initial_states(&self, x: &mut [f64]) {
-        x.fill(0.0);
-    }
-    fn n_guards(&self) -> usize {
-        usize::from(self.senses) + usize::from(self.loss.is_some())
-    }
-    fn guard_name(&self, i: usize) -> String {
-        if self.senses && i == 0 {
-            "power_coast".into()
-        } else {
-            "mesh_branch".into()
-        }
-    }
-    fn mech(&self) -> MechDecl {
+        ];
+        let l = self.layout;
+        let variables = vec![
+            VarDecl::new(l.w[0], VarSource::Speed(1), "rad/s").doc(l.w_doc[0]),
+            VarDecl::new(l.w[1], VarSource::Speed(2), "rad/s").doc(l.w_doc[1]),
+            VarDecl::new(l.tau[0], VarSource::Custom(0), "N*m").doc(l.tau_doc[0]),
+            VarDecl::new(l.tau[1], VarSource::Custom(1), "N*m").doc(l.tau_doc[1]),
+            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
+                .doc("lock coupling mode: −1/1 sliding, 0 locked, 2 free"),
+            VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
+                .doc("torque the input shaft applies to the differential (MSL flange_a.tau of the final drive)"),
+            VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
+                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag (types without a torque-sensing capacity: open, locked, viscous with viscous_coefficient or with lock ratio 0 or 1 on both sides, carry no lag and report it unlagged)"),
+            VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
+                .doc("torque transferred between the outputs by the locking coupling"),
+            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
+                .doc(l.w_rel_doc),
+            VarDecl::new("power_mode", VarSource::Custom(4), "1")
+                .doc("1 power (forward input torque), 0 coast (types without a torque-sensing capacity: from the unlagged torque's sign)"),
+            VarDecl::new("tau_loss", VarSource::Custom(5), "N*m")
+                .doc("final-drive mesh loss torque referred to the input (MSL tauLoss; 0 when efficiency = 1)"),
+            VarDecl::new("power_loss", VarSource::Custom(6), "W")
+                .doc("final-drive mesh loss power, tau_loss·w_input (>= 0)"),
+            if self.loss.is_some() {
+                VarDecl::new("mesh_mode", VarSource::Friction(J_MESH, FrictionVar::Mode), "1")
+            } else {
+                VarDecl::new("mesh_mode", VarSource::Custom(7), "1")
+            }
+            .doc("final drive: 1 rolling forward, 0 stuck, −1 rolling backward (MSL LossyGear.mode); 2 when lossless"),
+        ];
         // w_input = g·(split·w_first + (1 − split)·w_second): its force λ = T_in gives the
         // outputs g·split·λ and g·(1 − split)·λ (0.5·g each on an axle).
         let (h1, h2) = (self.g * self.split, self.g * (1.0 - self.split));
@@ -524,25 +535,44 @@ impl Block for Differential {
                 row: Row(vec![(0, -1.0), (1, h1), (2, h2)]),
                 kind: RowKind::Velocity,
             }],
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(1, -1.0), (2, 1.0)]),
-                label: String::new(),
-            }],
+            frictions: vec![FrictionDecl::new(Row(vec![(1, -1.0), (2, 1.0)]), "")],
             ..Default::default()
         };
         if self.loss.is_some() {
             // The mesh-loss joint on w_input (relative to the grounded housing); its load is
             // the input torque T = λ_row − λ_mesh.
-            m.frictions.push(FrictionDecl {
-                row: Row(vec![(INPUT, 1.0)]),
-                label: "mesh".into(),
-            });
+            m.frictions
+                .push(FrictionDecl::new(Row(vec![(INPUT, 1.0)]), "mesh"));
             m.friction_loads.push(FrictionLoad {
                 joint: J_MESH,
                 load: vec![(L_ROW, 1.0), (L_MESH, -1.0)],
             });
         }
-        m
+        let thermal = ThermalDecl {
+            has_heat_flows: true,
+            ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            states: usize::from(self.senses),
+            variables,
+            mech: m,
+            thermal,
+            ..BlockDecl::default()
+        }
+        .guards_named(
+            usize::from(self.senses) + usize::from(self.loss.is_some()),
+            |i| {
+                if self.senses && i == 0 {
+                    "power_coast".into()
+                } else {
+                    "mesh_branch".into()
+                }
+            },
+        )
+    }
+    fn initial_states(&self, x: &mut [f64]) {
+        x.fill(0.0);
     }
     fn friction(&self, k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         if k == J_MESH {
@@ -574,12 +604,6 @@ impl Block for Differential {
                 tau0: 0.0,
                 slope: 0.0,
             },
-        }
-    }
-    fn thermal(&self) -> ThermalDecl {
-        ThermalDecl {
-            has_heat_flows: true,
-            ..Default::default()
         }
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
@@ -639,37 +663,6 @@ impl Block for Differential {
             }
         }
         changed
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        let l = self.layout;
-        vec![
-            VarDecl::new(l.w[0], VarSource::Speed(1), "rad/s").doc(l.w_doc[0]),
-            VarDecl::new(l.w[1], VarSource::Speed(2), "rad/s").doc(l.w_doc[1]),
-            VarDecl::new(l.tau[0], VarSource::Custom(0), "N*m").doc(l.tau_doc[0]),
-            VarDecl::new(l.tau[1], VarSource::Custom(1), "N*m").doc(l.tau_doc[1]),
-            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
-                .doc("lock coupling mode: −1/1 sliding, 0 locked, 2 free"),
-            VarDecl::new("tau_input", VarSource::Custom(2), "N*m")
-                .doc("torque the input shaft applies to the differential (MSL flange_a.tau of the final drive)"),
-            VarDecl::new("tau_sensed", VarSource::Custom(3), "N*m")
-                .doc("carrier torque / gear_ratio (the input torque less the mesh loss) through the sensing lag (types without a torque-sensing capacity: open, locked, viscous with viscous_coefficient or with lock ratio 0 or 1 on both sides, carry no lag and report it unlagged)"),
-            VarDecl::new("transfer", VarSource::Friction(0, FrictionVar::Tau), "N*m")
-                .doc("torque transferred between the outputs by the locking coupling"),
-            VarDecl::new("w_rel", VarSource::Friction(0, FrictionVar::WRel), "rad/s")
-                .doc(l.w_rel_doc),
-            VarDecl::new("power_mode", VarSource::Custom(4), "1")
-                .doc("1 power (forward input torque), 0 coast (types without a torque-sensing capacity: from the unlagged torque's sign)"),
-            VarDecl::new("tau_loss", VarSource::Custom(5), "N*m")
-                .doc("final-drive mesh loss torque referred to the input (MSL tauLoss; 0 when efficiency = 1)"),
-            VarDecl::new("power_loss", VarSource::Custom(6), "W")
-                .doc("final-drive mesh loss power, tau_loss·w_input (>= 0)"),
-            if self.loss.is_some() {
-                VarDecl::new("mesh_mode", VarSource::Friction(J_MESH, FrictionVar::Mode), "1")
-            } else {
-                VarDecl::new("mesh_mode", VarSource::Custom(7), "1")
-            }
-            .doc("final drive: 1 rolling forward, 0 stuck, −1 rolling backward (MSL LossyGear.mode); 2 when lossless"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let lambda = cx.lambda(L_ROW);

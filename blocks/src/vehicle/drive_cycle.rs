@@ -31,8 +31,8 @@
 //! from its first point to `τ`), `segment` (number of breakpoints passed).
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use super::{finite, reg};
@@ -315,12 +315,26 @@ impl Block for DriveCycle {
     fn type_name(&self) -> &'static str {
         "DriveCycle"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::output("v").with_unit("m/s"),
             PortDecl::output("a").with_unit("m/s^2"),
             PortDecl::output("done").with_unit("1"),
-        ]
+        ];
+        let variables = vec![
+            VarDecl::new("distance", VarSource::Custom(0), "m")
+                .doc("distance of the trace from its first point to t + preview")
+                .from_state(),
+            VarDecl::new("segment", VarSource::Custom(1), "1")
+                .doc("number of breakpoints passed")
+                .from_state(),
+        ];
+        BlockDecl {
+            ports,
+            variables,
+            schedule_end: Some(self.end),
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let (v, a, _) = self.at(cx.t);
@@ -336,11 +350,6 @@ impl Block for DriveCycle {
         } else {
             next
         }
-    }
-    /// The trace's end: its last breakpoint after `repeat` (the trace's duration × repeat
-    /// when it starts at 0), not shortened by the preview, like `done`.
-    fn schedule_end(&self) -> Option<f64> {
-        Some(self.end)
     }
     fn reset(&mut self, _t0: f64) {
         self.seg = 0;
@@ -371,16 +380,6 @@ impl Block for DriveCycle {
         self.seg = seg;
         self.done = done;
         true
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("distance", VarSource::Custom(0), "m")
-                .doc("distance of the trace from its first point to t + preview")
-                .from_state(),
-            VarDecl::new("segment", VarSource::Custom(1), "1")
-                .doc("number of breakpoints passed")
-                .from_state(),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

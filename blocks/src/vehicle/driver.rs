@@ -34,8 +34,8 @@
 //! integral part `i` of the command), `command` (`u`), `ref_rate` (`ṽ_ref`, m/s²), `mode`.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry,
+    VarDecl, VarSource,
 };
 
 use super::{finite, reg};
@@ -182,17 +182,33 @@ impl Block for LongitudinalDriver {
     fn type_name(&self) -> &'static str {
         "LongitudinalDriver"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("v_ref").with_unit("m/s"),
             PortDecl::input("v").with_unit("m/s"),
             PortDecl::optional_input("a_ref", f64::NAN).with_unit("m/s^2"),
             PortDecl::output("accel").with_unit("1"),
             PortDecl::output("brake").with_unit("1"),
-        ]
-    }
-    fn n_states(&self) -> usize {
-        2
+        ];
+        let variables = vec![
+            VarDecl::new("error", VarSource::Custom(0), "m/s")
+                .doc("speed error v_ref − v (+ = too slow)"),
+            VarDecl::new("integral", VarSource::Custom(1), "1")
+                .doc("integral part of the command (frozen while saturated)"),
+            VarDecl::new("command", VarSource::Custom(2), "1")
+                .doc("command u: accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1)"),
+            VarDecl::new("ref_rate", VarSource::Custom(3), "m/s^2")
+                .doc("the feed-forward's input: a_ref when connected, else the filtered rate of the reference"),
+            VarDecl::new("mode", VarSource::Custom(4), "1")
+                .doc("−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated"),
+        ];
+        BlockDecl {
+            ports,
+            states: 2,
+            variables,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["lower", "upper"])
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = self.u0;
@@ -219,12 +235,6 @@ impl Block for LongitudinalDriver {
             self.ki * (v_ref - v)
         };
         dx[1] = self.ref_rate(v_ref, cx.x[1]);
-    }
-    fn n_guards(&self) -> usize {
-        2
-    }
-    fn guard_name(&self, i: usize) -> String {
-        if i == 0 { "lower" } else { "upper" }.into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = self.command(cx);
@@ -265,20 +275,6 @@ impl Block for LongitudinalDriver {
         }
         self.region = new;
         true
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("error", VarSource::Custom(0), "m/s")
-                .doc("speed error v_ref − v (+ = too slow)"),
-            VarDecl::new("integral", VarSource::Custom(1), "1")
-                .doc("integral part of the command (frozen while saturated)"),
-            VarDecl::new("command", VarSource::Custom(2), "1")
-                .doc("command u: accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1)"),
-            VarDecl::new("ref_rate", VarSource::Custom(3), "m/s^2")
-                .doc("the feed-forward's input: a_ref when connected, else the filtered rate of the reference"),
-            VarDecl::new("mode", VarSource::Custom(4), "1")
-                .doc("−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

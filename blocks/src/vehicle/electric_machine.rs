@@ -41,8 +41,8 @@
 //! overspeed), `energy_electrical` (J, ∫p_elec dt, a state from 0).
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, ThermalDecl, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EnergyRole, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use super::reg;
@@ -250,8 +250,8 @@ impl Block for ElectricMachine {
     fn type_name(&self) -> &'static str {
         "ElectricMachine"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("cmd").with_unit("1"),
             PortDecl::rot("flange"),
             PortDecl::support("support"),
@@ -259,10 +259,20 @@ impl Block for ElectricMachine {
             PortDecl::output("p_elec").with_unit("W"),
             PortDecl::output("loss").with_unit("W"),
             PortDecl::loss_heat("heat"),
-        ]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+        ];
+        let variables = vec![
+            VarDecl::new("w", VarSource::Custom(0), "rad/s")
+                .doc("speed of the flange relative to the support")
+                .from_state(),
+            VarDecl::new("p_mech", VarSource::Custom(1), "W")
+                .doc("mechanical power tau·ω delivered to the flange"),
+            VarDecl::new("region", VarSource::Custom(2), "1")
+                .doc("1 torque limited, 2 power limited, 3 overspeed"),
+            VarDecl::new("energy_electrical", VarSource::Custom(3), "J")
+                .doc("electrical energy drawn from the bus since the start, ∫p_elec dt (negative: net generated)")
+                .from_state(),
+        ];
+        let mech = MechDecl {
             masses: if self.inertia > 0.0 {
                 vec![(FLANGE, self.inertia)]
             } else {
@@ -271,24 +281,25 @@ impl Block for ElectricMachine {
             has_forces: true,
             internal_loss: true,
             ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            states: 1,
+            variables,
+            mech,
+            thermal: loss_heat(),
+            energy: EnergyRole::Source,
+            ..BlockDecl::default()
         }
+        .with_guards(&["corner", "max_speed", "quadrant"])
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let (tau, _, _, loss) = self.power(cx);
         PAIR.apply_drive(f, tau);
         f.dissipate(loss);
     }
-    fn is_energy_source(&self) -> bool {
-        true
-    }
-    fn n_states(&self) -> usize {
-        1
-    }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         dx[0] = self.power(cx).2;
-    }
-    fn thermal(&self) -> ThermalDecl {
-        loss_heat()
     }
     fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
         q.add(HEAT, self.power(cx).3);
@@ -298,12 +309,6 @@ impl Block for ElectricMachine {
         y[0] = tau;
         y[1] = pe;
         y[2] = loss;
-    }
-    fn n_guards(&self) -> usize {
-        3
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["corner", "max_speed", "quadrant"][i].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let w = PAIR.w_rel(cx);
@@ -357,20 +362,6 @@ impl Block for ElectricMachine {
             changed = true;
         }
         changed
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("w", VarSource::Custom(0), "rad/s")
-                .doc("speed of the flange relative to the support")
-                .from_state(),
-            VarDecl::new("p_mech", VarSource::Custom(1), "W")
-                .doc("mechanical power tau·ω delivered to the flange"),
-            VarDecl::new("region", VarSource::Custom(2), "1")
-                .doc("1 torque limited, 2 power limited, 3 overspeed"),
-            VarDecl::new("energy_electrical", VarSource::Custom(3), "J")
-                .doc("electrical energy drawn from the bus since the start, ∫p_elec dt (negative: net generated)")
-                .from_state(),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

@@ -51,8 +51,8 @@
 //! `enabled` 0 passes the demands through unchanged (no guards, no events).
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource, G,
+    Block, BlockDecl, Cx, EventCx, EventTag, Outputs, ParamError, ParamSpec, Params, PortDecl,
+    Registry, VarDecl, VarSource, G,
 };
 
 use super::{finite, reg};
@@ -237,7 +237,7 @@ impl Block for Esc {
     fn type_name(&self) -> &'static str {
         "Esc"
     }
-    fn ports(&self) -> Vec<PortDecl> {
+    fn declare(&self) -> BlockDecl {
         let mut p = vec![
             PortDecl::input("steer").with_unit("rad"),
             PortDecl::input("speed").with_unit("m/s"),
@@ -254,16 +254,27 @@ impl Block for Esc {
                     .must_drive("an Esc brakes single wheels of a four-wheel car: connect fl, fr, rl and rr to the brake inputs of the front-left, front-right, rear-left and rear-right wheels"),
             );
         }
-        p
-    }
-    fn feedthrough(&self, input: usize) -> bool {
-        input != 3
-    }
-    fn pure_outputs(&self) -> bool {
-        true
-    }
-    fn pure_guards(&self) -> bool {
-        true
+        let variables = vec![
+            VarDecl::new("r_ref", VarSource::Custom(0), "rad/s").doc("yaw-rate reference u·δ/(L + K·u²), limited to mu·g/|u| (+ left)"),
+            VarDecl::new("error", VarSource::Custom(1), "rad/s").doc("yaw-rate error r − r_ref (> 0: yawing too far left)"),
+            VarDecl::new("active", VarSource::Custom(2), "1").doc("1 while ESC brakes a wheel (located mode)"),
+            VarDecl::new("correction", VarSource::Custom(3), "N*m").doc("brake torque ESC asks for, gain·(|error| − threshold), before the max_torque cap; 0 while inactive"),
+            VarDecl::new("oversteer", VarSource::Custom(4), "1").doc("1 oversteer (outer front wheel braked), −1 understeer (inner rear), 0 inactive"),
+            VarDecl::new("wheel", VarSource::Custom(5), "1").doc("the braked wheel: 1 fl, 2 fr, 3 rl, 4 rr, 0 none"),
+            VarDecl::new("armed", VarSource::Custom(6), "1").doc("1 while speed >= v_min and enabled (located), 0 passive"),
+            VarDecl::new("beta_rate", VarSource::Custom(7), "rad/s").doc("side-slip rate estimate ay/max(u, v_min) − r (from the ay input; informative, not used by the control)"),
+        ];
+        BlockDecl {
+            ports: p,
+            variables,
+            outputs: Outputs::Pure,
+            pure_guards: true,
+            ..BlockDecl::default()
+        }
+        .guards_named(if self.enabled { 3 } else { 0 }, |i| {
+            ["speed", "active", "axle"][i.min(2)].into()
+        })
+        .feedthrough_by(|input| input != 3)
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         for (i, o) in y.iter_mut().enumerate().take(4) {
@@ -276,16 +287,6 @@ impl Block for Esc {
             let d = y[w];
             y[w] = d.max((d + c).min(self.max_torque));
         }
-    }
-    fn n_guards(&self) -> usize {
-        if self.enabled {
-            3
-        } else {
-            0
-        }
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["speed", "active", "axle"][i.min(2)].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         if g.len() < 3 {
@@ -342,18 +343,6 @@ impl Block for Esc {
             changed = true;
         }
         changed
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("r_ref", VarSource::Custom(0), "rad/s").doc("yaw-rate reference u·δ/(L + K·u²), limited to mu·g/|u| (+ left)"),
-            VarDecl::new("error", VarSource::Custom(1), "rad/s").doc("yaw-rate error r − r_ref (> 0: yawing too far left)"),
-            VarDecl::new("active", VarSource::Custom(2), "1").doc("1 while ESC brakes a wheel (located mode)"),
-            VarDecl::new("correction", VarSource::Custom(3), "N*m").doc("brake torque ESC asks for, gain·(|error| − threshold), before the max_torque cap; 0 while inactive"),
-            VarDecl::new("oversteer", VarSource::Custom(4), "1").doc("1 oversteer (outer front wheel braked), −1 understeer (inner rear), 0 inactive"),
-            VarDecl::new("wheel", VarSource::Custom(5), "1").doc("the braked wheel: 1 fl, 2 fr, 3 rl, 4 rr, 0 none"),
-            VarDecl::new("armed", VarSource::Custom(6), "1").doc("1 while speed >= v_min and enabled (located), 0 passive"),
-            VarDecl::new("beta_rate", VarSource::Custom(7), "rad/s").doc("side-slip rate estimate ay/max(u, v_min) − r (from the ay input; informative, not used by the control)"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let e = self.error(cx);

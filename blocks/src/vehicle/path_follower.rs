@@ -51,8 +51,8 @@
 //! crossings; a corner that starts outside the lane of a section counts at the start.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -561,8 +561,8 @@ impl Block for PathFollower {
     fn type_name(&self) -> &'static str {
         "PathFollower"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("x").with_unit("m"),
             PortDecl::input("y").with_unit("m"),
             PortDecl::input("yaw").with_unit("rad"),
@@ -570,7 +570,56 @@ impl Block for PathFollower {
             PortDecl::output("steer").with_unit("rad"),
             PortDecl::output("lateral_error").with_unit("m"),
             PortDecl::output("progress").with_unit("m"),
-        ]
+        ];
+        let variables = self.vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let s = VarSource::Custom(i);
+                match v {
+                    Var::HeadingError => VarDecl::new("heading_error", s, "rad")
+                        .doc("path heading at the nearest point minus yaw (wrapped)"),
+                    Var::Lookahead => VarDecl::new("lookahead", s, "m")
+                        .doc("lookahead distance max(lookahead_min, lookahead_time·speed)"),
+                    Var::Curvature => VarDecl::new("curvature", s, "1/m")
+                        .doc("commanded path curvature tan(steer)/wheelbase, before the limit (+ = left)"),
+                    Var::Lap => VarDecl::new("lap", s, "1")
+                        .doc("circle: laps completed (crossings of the top of the circle)"),
+                    Var::Gate => VarDecl::new("gate", s, "1")
+                        .doc("iso3888_2: the gated section (1, 3, 5) the car is in or approaching"),
+                    Var::Clearance(c) => VarDecl::new(format!("clearance_{}", CORNERS[*c]), s, "m")
+                        .doc("iso3888_2: lateral clearance of this corner to the current gate's cone lines (+ inside, − outside)"),
+                    Var::MinClearance => VarDecl::new("min_clearance", s, "m")
+                        .doc("iso3888_2: the smallest of the four corner clearances"),
+                    Var::ConesHit => VarDecl::new("cones_hit", s, "1")
+                        .doc("iso3888_2: gated sections in which a corner crossed a cone line (located events)"),
+                    Var::Cone(left) => VarDecl::new(if *left { "cone_left" } else { "cone_right" }, s, "m")
+                        .doc(if *left {
+                            "iso3888_2: y of the left cone line of the gated section the car's point is in; NaN between sections (plotted against car.x: the gates)"
+                        } else {
+                            "iso3888_2: y of the right cone line of the gated section the car's point is in; NaN between sections"
+                        }),
+                }
+            })
+            .collect();
+        BlockDecl {
+            ports,
+            states: usize::from(self.k_integral > 0.0),
+            variables,
+            ..BlockDecl::default()
+        }
+        .guards_named(
+            self.n_steer_guards() + if self.gates.is_some() { 12 } else { 0 },
+            |i| match i {
+                0 => "steer_lower".into(),
+                1 => "steer_upper".into(),
+                _ if i < self.n_steer_guards() => "lap".into(),
+                _ => {
+                    let j = i - self.n_steer_guards();
+                    format!("cone_{}_section{}", CORNERS[j / 3], [1, 3, 5][j % 3])
+                }
+            },
+        )
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let e = self.eval(cx);
@@ -581,9 +630,6 @@ impl Block for PathFollower {
         };
         y[1] = e.proj.lateral;
         y[2] = e.proj.s;
-    }
-    fn n_states(&self) -> usize {
-        usize::from(self.k_integral > 0.0)
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         if let Some(d) = dx.first_mut() {
@@ -596,20 +642,6 @@ impl Block for PathFollower {
                 Sat::Upper => e.max(0.0),
                 Sat::Lower => e.min(0.0),
             };
-        }
-    }
-    fn n_guards(&self) -> usize {
-        self.n_steer_guards() + if self.gates.is_some() { 12 } else { 0 }
-    }
-    fn guard_name(&self, i: usize) -> String {
-        match i {
-            0 => "steer_lower".into(),
-            1 => "steer_upper".into(),
-            _ if i < self.n_steer_guards() => "lap".into(),
-            _ => {
-                let j = i - self.n_steer_guards();
-                format!("cone_{}_section{}", CORNERS[j / 3], [1, 3, 5][j % 3])
-            }
         }
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
@@ -660,39 +692,6 @@ impl Block for PathFollower {
         }
         let gates = self.update_gates(cx);
         lap || sat || gates
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        self.vars
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let s = VarSource::Custom(i);
-                match v {
-                    Var::HeadingError => VarDecl::new("heading_error", s, "rad")
-                        .doc("path heading at the nearest point minus yaw (wrapped)"),
-                    Var::Lookahead => VarDecl::new("lookahead", s, "m")
-                        .doc("lookahead distance max(lookahead_min, lookahead_time·speed)"),
-                    Var::Curvature => VarDecl::new("curvature", s, "1/m")
-                        .doc("commanded path curvature tan(steer)/wheelbase, before the limit (+ = left)"),
-                    Var::Lap => VarDecl::new("lap", s, "1")
-                        .doc("circle: laps completed (crossings of the top of the circle)"),
-                    Var::Gate => VarDecl::new("gate", s, "1")
-                        .doc("iso3888_2: the gated section (1, 3, 5) the car is in or approaching"),
-                    Var::Clearance(c) => VarDecl::new(format!("clearance_{}", CORNERS[*c]), s, "m")
-                        .doc("iso3888_2: lateral clearance of this corner to the current gate's cone lines (+ inside, − outside)"),
-                    Var::MinClearance => VarDecl::new("min_clearance", s, "m")
-                        .doc("iso3888_2: the smallest of the four corner clearances"),
-                    Var::ConesHit => VarDecl::new("cones_hit", s, "1")
-                        .doc("iso3888_2: gated sections in which a corner crossed a cone line (located events)"),
-                    Var::Cone(left) => VarDecl::new(if *left { "cone_left" } else { "cone_right" }, s, "m")
-                        .doc(if *left {
-                            "iso3888_2: y of the left cone line of the gated section the car's point is in; NaN between sections (plotted against car.x: the gates)"
-                        } else {
-                            "iso3888_2: y of the right cone line of the gated section the car's point is in; NaN between sections"
-                        }),
-                }
-            })
-            .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let clearances = || -> [f64; 4] {

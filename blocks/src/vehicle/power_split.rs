@@ -41,8 +41,8 @@
 //!   `w_engine_target`, `torque_engine`, `torque_mg1`, `torque_mg2`, `torque_demand`.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use super::{finite, reg};
@@ -325,8 +325,8 @@ impl Block for PowerSplitController {
     fn type_name(&self) -> &'static str {
         "PowerSplitController"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("accel").with_unit("1"),
             PortDecl::input("brake").with_unit("1"),
             PortDecl::input("v").with_unit("m/s"),
@@ -337,10 +337,36 @@ impl Block for PowerSplitController {
             PortDecl::output("mg1_cmd").with_unit("1"),
             PortDecl::output("mg2_cmd").with_unit("1"),
             PortDecl::output("brake_cmd").with_unit("1"),
-        ]
-    }
-    fn n_states(&self) -> usize {
-        1
+        ];
+        let variables = vec![
+            VarDecl::new("engine_on", VarSource::Custom(0), "1").doc("1 while the engine runs"),
+            VarDecl::new("p_request", VarSource::Custom(1), "W")
+                .doc("power asked of the engine P_req"),
+            VarDecl::new("p_engine", VarSource::Custom(2), "W")
+                .doc("engine power target P_e (0 while off)"),
+            VarDecl::new("w_engine_target", VarSource::Custom(3), "rad/s")
+                .doc("engine speed target on the operating line"),
+            VarDecl::new("torque_engine", VarSource::Custom(4), "N*m")
+                .doc("engine torque target T_e*"),
+            VarDecl::new("torque_mg1", VarSource::Custom(5), "N*m").doc("MG1 torque asked (sun)"),
+            VarDecl::new("torque_mg2", VarSource::Custom(6), "N*m").doc("MG2 torque asked (ring)"),
+            VarDecl::new("torque_demand", VarSource::Custom(7), "N*m")
+                .doc("the pedals' ring torque demand"),
+        ];
+        BlockDecl {
+            ports,
+            states: 1,
+            variables,
+            ..BlockDecl::default()
+        }
+        .guards_named(1, |_i| {
+            if self.on {
+                "engine_stop"
+            } else {
+                "engine_start"
+            }
+            .into()
+        })
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = 0.0;
@@ -355,17 +381,6 @@ impl Block for PowerSplitController {
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         let d = self.decide(cx);
         dx[0] = self.ki * (d.w_target - cx.u(4));
-    }
-    fn n_guards(&self) -> usize {
-        1
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        if self.on {
-            "engine_stop"
-        } else {
-            "engine_start"
-        }
-        .into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let p = self.request(cx);
@@ -403,23 +418,6 @@ impl Block for PowerSplitController {
         // The speed integral starts afresh with each operating point.
         cx.x[0] = 0.0;
         true
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("engine_on", VarSource::Custom(0), "1").doc("1 while the engine runs"),
-            VarDecl::new("p_request", VarSource::Custom(1), "W")
-                .doc("power asked of the engine P_req"),
-            VarDecl::new("p_engine", VarSource::Custom(2), "W")
-                .doc("engine power target P_e (0 while off)"),
-            VarDecl::new("w_engine_target", VarSource::Custom(3), "rad/s")
-                .doc("engine speed target on the operating line"),
-            VarDecl::new("torque_engine", VarSource::Custom(4), "N*m")
-                .doc("engine torque target T_e*"),
-            VarDecl::new("torque_mg1", VarSource::Custom(5), "N*m").doc("MG1 torque asked (sun)"),
-            VarDecl::new("torque_mg2", VarSource::Custom(6), "N*m").doc("MG2 torque asked (ring)"),
-            VarDecl::new("torque_demand", VarSource::Custom(7), "N*m")
-                .doc("the pedals' ring torque demand"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let d = self.decide(cx);

@@ -31,8 +31,8 @@
 //! events, so every kink of the outputs is a step boundary.
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry,
+    VarDecl, VarSource,
 };
 
 use super::reg;
@@ -146,14 +146,29 @@ impl Block for RegenBlend {
     fn type_name(&self) -> &'static str {
         "RegenBlend"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("demand").with_unit("N*m"),
             PortDecl::input("w").with_unit("rad/s"),
             PortDecl::optional_input("abs_active", 0.0),
             PortDecl::output("cmd").with_unit("1"),
             PortDecl::output("friction").with_unit("N*m"),
-        ]
+        ];
+        let variables = vec![
+            VarDecl::new("regen", VarSource::Custom(0), "N*m")
+                .doc("the part of the demand the machine brakes, at the wheel shaft"),
+            VarDecl::new("capacity", VarSource::Custom(1), "N*m").doc(
+                "the machine's braking capacity at the wheel shaft (0 while it yields to the ABS)",
+            ),
+            VarDecl::new("yielded", VarSource::Custom(2), "1")
+                .doc("1 while the regeneration yields to the ABS"),
+        ];
+        BlockDecl {
+            ports,
+            variables,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["fade", "corner", "capacity", "abs"])
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let (demand, w) = (cx.u(0).max(0.0), cx.u(1).abs());
@@ -165,12 +180,6 @@ impl Block for RegenBlend {
             0.0
         };
         y[1] = demand - r;
-    }
-    fn n_guards(&self) -> usize {
-        4
-    }
-    fn guard_name(&self, i: usize) -> String {
-        ["fade", "corner", "capacity", "abs"][i.min(3)].into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let (demand, w) = (cx.u(0).max(0.0), cx.u(1).abs());
@@ -229,17 +238,6 @@ impl Block for RegenBlend {
         let changed = m != self.modes;
         self.modes = m;
         changed
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("regen", VarSource::Custom(0), "N*m")
-                .doc("the part of the demand the machine brakes, at the wheel shaft"),
-            VarDecl::new("capacity", VarSource::Custom(1), "N*m").doc(
-                "the machine's braking capacity at the wheel shaft (0 while it yields to the ABS)",
-            ),
-            VarDecl::new("yielded", VarSource::Custom(2), "1")
-                .doc("1 while the regeneration yields to the ABS"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let (demand, w) = (cx.u(0).max(0.0), cx.u(1).abs());

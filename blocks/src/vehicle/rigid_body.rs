@@ -26,8 +26,8 @@
 use std::f64::consts::PI;
 
 use drivelink_core::{
-    Block, BodyDecl, Cx, FrameState, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockDecl, BodyDecl, Cx, FrameState, MechDecl, ParamDefault, ParamError, ParamKind,
+    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::G;
@@ -196,11 +196,22 @@ impl Block for RigidBody {
     fn type_name(&self) -> &'static str {
         "RigidBody"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::frame("frame")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
+    fn declare(&self) -> BlockDecl {
+        let variables = VARS
+            .iter()
+            .enumerate()
+            .map(|(i, (n, u, d))| {
+                let v = VarDecl::new(*n, VarSource::Custom(i), u).doc(d);
+                // The accelerations (ax, ay, az) need the network's solve; everything else
+                // is a function of the body's state.
+                if (16..=18).contains(&i) {
+                    v
+                } else {
+                    v.from_state()
+                }
+            })
+            .collect();
+        let mech = MechDecl {
             bodies: vec![BodyDecl {
                 port: 0,
                 mass: self.m,
@@ -214,31 +225,20 @@ impl Block for RigidBody {
                 gravity: Some(self.gravity),
             }],
             ..Default::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::frame("frame")],
+            states: 1,
+            variables,
+            mech,
+            ..BlockDecl::default()
         }
-    }
-    fn n_states(&self) -> usize {
-        1
     }
     fn initial_states(&self, x: &mut [f64]) {
         x[0] = self.yaw0;
     }
     fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
         dx[0] = yaw_rate(cx.frame(0));
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        VARS.iter()
-            .enumerate()
-            .map(|(i, (n, u, d))| {
-                let v = VarDecl::new(*n, VarSource::Custom(i), u).doc(d);
-                // The accelerations (ax, ay, az) need the network's solve; everything else
-                // is a function of the body's state.
-                if (16..=18).contains(&i) {
-                    v
-                } else {
-                    v.from_state()
-                }
-            })
-            .collect()
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let st = cx.frame(0);

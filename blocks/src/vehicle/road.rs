@@ -25,7 +25,8 @@
 use std::sync::Arc;
 
 use drivelink_core::{
-    Block, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind, Registry,
+    Block, BlockDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind,
+    Registry,
 };
 use serde_json::Value;
 
@@ -728,8 +729,11 @@ impl Block for Road {
     fn type_name(&self) -> &'static str {
         "Road"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::new("surface", PortKind::Road)]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::new("surface", PortKind::Road)],
+            ..BlockDecl::default()
+        }
     }
     fn shared(&self, port: usize) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
         (port == 0).then(|| self.surface.clone() as Arc<dyn std::any::Any + Send + Sync>)

@@ -27,8 +27,8 @@
 use std::f64::consts::PI;
 
 use drivelink_core::{
-    Block, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -181,8 +181,19 @@ impl Block for SineWithDwell {
     fn type_name(&self) -> &'static str {
         "SineWithDwell"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        steer_ports()
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![
+            VarDecl::new("phase", VarSource::Custom(0), "1").doc(
+                "0 before, 1 sine, 2 dwell at −amplitude, 3 return to 0, 4 after the end of steer",
+            ),
+            VarDecl::new("t_end", VarSource::Custom(1), "s")
+                .doc("end of steer: start + 1/frequency + dwell (a constant)"),
+        ];
+        BlockDecl {
+            ports: steer_ports(),
+            variables,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let sw = self.wheel(self.phase, cx.t);
@@ -204,15 +215,6 @@ impl Block for SineWithDwell {
             &SINE_PHASES,
             cx,
         )
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("phase", VarSource::Custom(0), "1").doc(
-                "0 before, 1 sine, 2 dwell at −amplitude, 3 return to 0, 4 after the end of steer",
-            ),
-            VarDecl::new("t_end", VarSource::Custom(1), "s")
-                .doc("end of steer: start + 1/frequency + dwell (a constant)"),
-        ]
     }
     fn var(&self, _cx: &Cx, i: usize) -> f64 {
         if i == 0 {
@@ -277,8 +279,14 @@ impl Block for SteerRamp {
     fn type_name(&self) -> &'static str {
         "SteerRamp"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        steer_ports()
+    fn declare(&self) -> BlockDecl {
+        let variables = vec![VarDecl::new("phase", VarSource::Custom(0), "1")
+            .doc("0 before the ramp, 1 ramping, 2 held at max")];
+        BlockDecl {
+            ports: steer_ports(),
+            variables,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let sw = match self.phase {
@@ -304,10 +312,6 @@ impl Block for SteerRamp {
             &RAMP_PHASES,
             cx,
         )
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![VarDecl::new("phase", VarSource::Custom(0), "1")
-            .doc("0 before the ramp, 1 ramping, 2 held at max")]
     }
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
         f64::from(self.phase)

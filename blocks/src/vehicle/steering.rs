@@ -9,7 +9,7 @@
 //! 0 is parallel steer, 1 full Ackermann (the inner wheel turns more: both wheels' axes
 //! meet on the rear axle's line).
 
-use drivelink_core::{Block, Cx, ParamError, ParamSpec, Params, PortDecl, Registry};
+use drivelink_core::{Block, BlockDecl, Cx, ParamError, ParamSpec, Params, PortDecl, Registry};
 
 use super::{finite, reg};
 
@@ -72,12 +72,16 @@ impl Block for Steering {
     fn type_name(&self) -> &'static str {
         "Steering"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("wheel_angle").with_unit("rad"),
             PortDecl::output("left").with_unit("rad"),
             PortDecl::output("right").with_unit("rad"),
-        ]
+        ];
+        BlockDecl {
+            ports,
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         let (l, r) = self.angles(cx.u(0));

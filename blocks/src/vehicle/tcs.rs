@@ -35,8 +35,8 @@
 //! integrators).
 
 use drivelink_core::{
-    Block, Cx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
+    Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -224,8 +224,8 @@ impl Block for Tcs {
     fn type_name(&self) -> &'static str {
         "Tcs"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::input("w_left").with_unit("rad/s"),
             PortDecl::input("w_right").with_unit("rad/s"),
             PortDecl::input("speed").with_unit("m/s"),
@@ -233,28 +233,8 @@ impl Block for Tcs {
             PortDecl::output("throttle").with_unit("1"),
             PortDecl::output("brake_left").with_unit("N*m"),
             PortDecl::output("brake_right").with_unit("N*m"),
-        ]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        true
-    }
-    fn n_states(&self) -> usize {
-        3
-    }
-    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let e = self.excess(cx);
-        y[0] = cx.u(3) * (1.0 - self.cut(cx, e).0);
-        y[1] = self.brake(cx, e, 0).0;
-        y[2] = self.brake(cx, e, 1).0;
-    }
-    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
-        let e = self.excess(cx);
-        dx[X_CUT] = self.cut(cx, e).1;
-        dx[X_LEFT] = self.brake(cx, e, 0).1;
-        dx[X_LEFT + 1] = self.brake(cx, e, 1).1;
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
+        ];
+        let variables = vec![
             VarDecl::new("slip_left", VarSource::Custom(0), "1")
                 .doc("left driven wheel's slip ratio (ω·radius − u)/max(|u|, v_min)"),
             VarDecl::new("slip_right", VarSource::Custom(1), "1")
@@ -269,7 +249,25 @@ impl Block for Tcs {
                 .doc("the left brake's integrator state, in [0, max_brake_torque]"),
             VarDecl::new("brake_integral_right", VarSource::Custom(6), "N*m")
                 .doc("the right brake's integrator state, in [0, max_brake_torque]"),
-        ]
+        ];
+        BlockDecl {
+            ports,
+            states: 3,
+            variables,
+            ..BlockDecl::default()
+        }
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let e = self.excess(cx);
+        y[0] = cx.u(3) * (1.0 - self.cut(cx, e).0);
+        y[1] = self.brake(cx, e, 0).0;
+        y[2] = self.brake(cx, e, 1).0;
+    }
+    fn derivatives(&self, cx: &Cx, dx: &mut [f64]) {
+        let e = self.excess(cx);
+        dx[X_CUT] = self.cut(cx, e).1;
+        dx[X_LEFT] = self.brake(cx, e, 0).1;
+        dx[X_LEFT + 1] = self.brake(cx, e, 1).1;
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         let u = cx.u(2);

@@ -62,8 +62,8 @@
 //! extremum slip, with no extra parameter, and the result is an exact rest.
 
 use drivelink_core::{
-    Block, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamError, ParamSpec,
-    Params, PortDecl, Registry, Row, VarDecl, VarSource,
+    Block, BlockDecl, Cx, EventCx, Feedthrough, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
+    ParamError, ParamSpec, Params, PortDecl, Registry, Row, VarDecl, VarSource,
 };
 
 use super::{finite, reg};
@@ -222,25 +222,26 @@ impl Block for Tire {
     fn type_name(&self) -> &'static str {
         "Tire"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::rot("hub"),
             PortDecl::trans("body"),
             PortDecl::input("normal_force"),
             PortDecl::optional_input("mu_scale", 1.0),
             PortDecl::output("slip").with_unit("m/s"),
             PortDecl::output("peak_slip"),
-        ]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn mech(&self) -> MechDecl {
+        ];
+        let variables = vec![
+            VarDecl::new("force", VarSource::Custom(1), "N")
+                .doc("longitudinal tire force on the body"),
+            VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("wheel speed"),
+            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
+                .doc("contact joint mode: 0 stuck (sticky regime), ±1 sliding"),
+            VarDecl::new("sticky", VarSource::Custom(2), "1")
+                .doc("1 in the low-speed sticky regime"),
+        ];
         let mut m = MechDecl {
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(0, self.r), (1, -1.0)]),
-                label: String::new(),
-            }],
+            frictions: vec![FrictionDecl::new(Row(vec![(0, self.r), (1, -1.0)]), "")],
             ..Default::default()
         };
         if self.inertia > 0.0 {
@@ -249,7 +250,14 @@ impl Block for Tire {
         if let Some(w0) = self.w0 {
             m.initial.push((0, w0, 0.0));
         }
-        m
+        BlockDecl {
+            ports,
+            variables,
+            mech: m,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
+        .with_guards(&["sticky"])
     }
     fn friction(&self, _k: usize, cx: &Cx, w_rel: f64) -> FrictionLaw {
         let k = self.grip(cx);
@@ -262,12 +270,6 @@ impl Block for Tire {
             hi: cap,
             engagement: k,
         }
-    }
-    fn n_guards(&self) -> usize {
-        1
-    }
-    fn guard_name(&self, _i: usize) -> String {
-        "sticky".into()
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let x = self.xe - self.v_ref(cx.v(0), cx.v(1));
@@ -289,17 +291,6 @@ impl Block for Tire {
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = self.r * cx.v(0) - cx.v(1);
         y[1] = self.xe;
-    }
-    fn variables(&self) -> Vec<VarDecl> {
-        vec![
-            VarDecl::new("force", VarSource::Custom(1), "N")
-                .doc("longitudinal tire force on the body"),
-            VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("wheel speed"),
-            VarDecl::new("mode", VarSource::Friction(0, FrictionVar::Mode), "1")
-                .doc("contact joint mode: 0 stuck (sticky regime), ±1 sliding"),
-            VarDecl::new("sticky", VarSource::Custom(2), "1")
-                .doc("1 in the low-speed sticky regime"),
-        ]
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         match i {

@@ -137,9 +137,9 @@ use std::sync::Arc;
 
 use drivelink_core::frame::{add, cross, dot, scale, V3};
 use drivelink_core::{
-    Block, Cx, Forces, FrameState, FrictionDecl, FrictionLaw, FrictionVar, MechDecl, ParamDefault,
-    ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind, RecordField, Registry, Row,
-    VarDecl, VarSource,
+    Block, BlockDecl, Cx, Forces, FrameState, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
+    ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind, RecordField,
+    Registry, Row, VarDecl, VarSource,
 };
 
 use super::magic_formula::{self, MagicFormula};
@@ -1135,8 +1135,8 @@ impl Block for WheelCollider {
     fn type_name(&self) -> &'static str {
         "WheelCollider"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![
+    fn declare(&self) -> BlockDecl {
+        let ports = vec![
             PortDecl::frame("body"),
             PortDecl::rot("hub").free_ok(),
             PortDecl::optional_input("brake", 0.0).with_unit("N*m"),
@@ -1153,126 +1153,9 @@ impl Block for WheelCollider {
                 optional: true,
                 ..PortDecl::new("road", PortKind::Road)
             },
-        ]
-    }
-    fn attach(
-        &mut self,
-        port: usize,
-        data: Arc<dyn std::any::Any + Send + Sync>,
-    ) -> Result<(), String> {
-        if port != ROAD {
-            return Ok(());
-        }
-        let surface = data
-            .downcast::<Surface>()
-            .map_err(|_| "expects the surface of a Road block".to_string())?;
-        self.road = Some(surface);
-        self.sides = None;
-        Ok(())
-    }
-    fn feedthrough(&self, input: usize) -> bool {
-        input == IN_STEER
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            masses: vec![(HUB, self.inertia)],
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(HUB, 1.0)]),
-                label: "brake".into(),
-            }],
-            has_forces: true,
-            ..Default::default()
-        }
-    }
-    fn start_warning(&self, cx: &Cx) -> Option<String> {
-        // The world height of the mount point, as `kinematics` (a body starts upright:
-        // its initial attitude is a heading only).
-        let st = cx.frame(BODY);
-        let mut hc = st.pos()[2] + dot(st.rotation()[2], self.center);
-        if let Some(road) = &self.road {
-            let m = st.point(self.center);
-            hc = m[2] - road.height(m[0], m[1]);
-        }
-        (hc < 0.0).then(|| {
-            format!(
-                "its mount point (center [{}, {}, {}] m in body axes) starts {:.4} m below the ground: the suspension meets no ground, so the wheel carries no load and the body falls through the plane; raise the body's initial height (z0) or the wheel's center",
-                self.center[0], self.center[1], self.center[2], -hc
-            )
-        })
-    }
-    fn initial_speeds(&self, cx: &Cx) -> Vec<(usize, f64)> {
-        let w = match self.w0 {
-            Some(w) => w,
-            None => {
-                // Rolling without slip: radius·w equals the forward speed along the
-                // steered heading of the contact (on the ground) or of the wheel's lowest
-                // point at full extension (in the air: it lands rolling).
-                let st = cx.frame(BODY);
-                let k = self.kinematics(st, 0.0, cx.u(IN_STEER), 0.0);
-                if k.grounded {
-                    -k.sx / self.radius
-                } else {
-                    let [hx, hy] = heading(st.rotation(), cx.u(IN_STEER));
-                    let low = [
-                        self.center[0],
-                        self.center[1],
-                        self.center[2] - self.dist - self.radius,
-                    ];
-                    let v = st.point_velocity(low);
-                    (v[0] * hx + v[1] * hy) / self.radius
-                }
-            }
-        };
-        vec![(HUB, w)]
-    }
-    fn output_needs_network(&self, output: usize) -> bool {
-        // `fz` includes the anti-roll bar's force, an input fed by the wheels'
-        // compressions: computed after the other outputs, it closes no algebraic loop.
-        output == OUT_FZ
-    }
-    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
-        y[0] = k.sx;
-        y[1] = k.sy;
-        y[3] = cx.v(HUB);
-        y[4] = self.peak_slip(&k);
-        y[5] = k.c;
-    }
-    fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
-        y[OUT_FZ] = k.fz;
-    }
-    fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let k = self.contact_of(cx);
-        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
-        if !k.grounded {
-            self.bar_reaction_in_the_air(cx, &k, f);
-        }
-        if k.grounded {
-            let normal = if self.road.is_some() {
-                scale(k.own, k.n)
-            } else {
-                [0.0, 0.0, k.own]
-            };
-            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
-            if self.app == 0.0 {
-                // The forces act at the contact point, whose velocity is known.
-                f.add_frame_force_moving(BODY, k.app, force, k.vg);
-            } else {
-                f.add_frame_force(BODY, k.app, force);
-            }
-        }
-    }
-    fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
-        let t = cx.u(IN_BRAKE).max(0.0);
-        FrictionLaw {
-            kinetic: t,
-            lo: -t,
-            hi: t,
-            engagement: t,
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
+        ];
+        let patch = if self.stick.is_some() { 2 } else { 0 };
+        let states = patch + usize::from(self.kerb_ix().is_some());
         let mut v = vec![
             VarDecl::new("rpm", VarSource::Custom(0), "1").doc("wheel spin in revolutions per minute (a plain number; w is the SI spin, display it with unit rpm)"),
             VarDecl::new("fx", VarSource::Custom(1), "N")
@@ -1319,7 +1202,137 @@ impl Block for WheelCollider {
                 v.push(d);
             }
         }
-        v
+        let mech = MechDecl {
+            masses: vec![(HUB, self.inertia)],
+            frictions: vec![FrictionDecl::new(Row(vec![(HUB, 1.0)]), "brake")],
+            has_forces: true,
+            ..Default::default()
+        };
+        BlockDecl {
+            ports,
+            states,
+            variables: v,
+            mech,
+            ..BlockDecl::default()
+        }
+        .guards_named(
+            self.own_guards() + self.road.as_ref().map_or(0, |r| r.edges().len()),
+            |i| {
+                let base = self.own_guards();
+                if i >= base {
+                    if let Some(e) = self.road.as_ref().and_then(|r| r.edges().get(i - base)) {
+                        return format!("road: {}", e.label);
+                    }
+                }
+                ["contact", "patch_rest", "patch_breakaway"]
+                    .get(i)
+                    .map_or_else(|| format!("guard{i}"), |s| s.to_string())
+            },
+        )
+        .feedthrough_by(|input| input == IN_STEER)
+        .network_outputs_by(
+            |output| // `fz` includes the anti-roll bar's force, an input fed by the wheels'
+        // compressions: computed after the other outputs, it closes no algebraic loop.
+        output == OUT_FZ,
+        )
+    }
+    fn attach(
+        &mut self,
+        port: usize,
+        data: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Result<(), String> {
+        if port != ROAD {
+            return Ok(());
+        }
+        let surface = data
+            .downcast::<Surface>()
+            .map_err(|_| "expects the surface of a Road block".to_string())?;
+        self.road = Some(surface);
+        self.sides = None;
+        Ok(())
+    }
+    fn start_warning(&self, cx: &Cx) -> Option<String> {
+        // The world height of the mount point, as `kinematics` (a body starts upright:
+        // its initial attitude is a heading only).
+        let st = cx.frame(BODY);
+        let mut hc = st.pos()[2] + dot(st.rotation()[2], self.center);
+        if let Some(road) = &self.road {
+            let m = st.point(self.center);
+            hc = m[2] - road.height(m[0], m[1]);
+        }
+        (hc < 0.0).then(|| {
+            format!(
+                "its mount point (center [{}, {}, {}] m in body axes) starts {:.4} m below the ground: the suspension meets no ground, so the wheel carries no load and the body falls through the plane; raise the body's initial height (z0) or the wheel's center",
+                self.center[0], self.center[1], self.center[2], -hc
+            )
+        })
+    }
+    fn initial_speeds(&self, cx: &Cx) -> Vec<(usize, f64)> {
+        let w = match self.w0 {
+            Some(w) => w,
+            None => {
+                // Rolling without slip: radius·w equals the forward speed along the
+                // steered heading of the contact (on the ground) or of the wheel's lowest
+                // point at full extension (in the air: it lands rolling).
+                let st = cx.frame(BODY);
+                let k = self.kinematics(st, 0.0, cx.u(IN_STEER), 0.0);
+                if k.grounded {
+                    -k.sx / self.radius
+                } else {
+                    let [hx, hy] = heading(st.rotation(), cx.u(IN_STEER));
+                    let low = [
+                        self.center[0],
+                        self.center[1],
+                        self.center[2] - self.dist - self.radius,
+                    ];
+                    let v = st.point_velocity(low);
+                    (v[0] * hx + v[1] * hy) / self.radius
+                }
+            }
+        };
+        vec![(HUB, w)]
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
+        y[0] = k.sx;
+        y[1] = k.sy;
+        y[3] = cx.v(HUB);
+        y[4] = self.peak_slip(&k);
+        y[5] = k.c;
+    }
+    fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
+        y[OUT_FZ] = k.fz;
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        let k = self.contact_of(cx);
+        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
+        if !k.grounded {
+            self.bar_reaction_in_the_air(cx, &k, f);
+        }
+        if k.grounded {
+            let normal = if self.road.is_some() {
+                scale(k.own, k.n)
+            } else {
+                [0.0, 0.0, k.own]
+            };
+            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
+            if self.app == 0.0 {
+                // The forces act at the contact point, whose velocity is known.
+                f.add_frame_force_moving(BODY, k.app, force, k.vg);
+            } else {
+                f.add_frame_force(BODY, k.app, force);
+            }
+        }
+    }
+    fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
+        let t = cx.u(IN_BRAKE).max(0.0);
+        FrictionLaw {
+            kinetic: t,
+            lo: -t,
+            hi: t,
+            engagement: t,
+        }
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
         self.var_of(&self.contact_of(cx), cx, i)
@@ -1345,10 +1358,6 @@ impl Block for WheelCollider {
             _ => e,
         }
     }
-    fn n_states(&self) -> usize {
-        let patch = if self.stick.is_some() { 2 } else { 0 };
-        patch + usize::from(self.kerb_ix().is_some())
-    }
     fn initial_states(&self, x: &mut [f64]) {
         x.fill(0.0);
     }
@@ -1365,20 +1374,6 @@ impl Block for WheelCollider {
                 dx[1] = k.sy;
             }
         }
-    }
-    fn n_guards(&self) -> usize {
-        self.own_guards() + self.road.as_ref().map_or(0, |r| r.edges().len())
-    }
-    fn guard_name(&self, i: usize) -> String {
-        let base = self.own_guards();
-        if i >= base {
-            if let Some(e) = self.road.as_ref().and_then(|r| r.edges().get(i - base)) {
-                return format!("road: {}", e.label);
-            }
-        }
-        ["contact", "patch_rest", "patch_breakaway"]
-            .get(i)
-            .map_or_else(|| format!("guard{i}"), |s| s.to_string())
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let st = cx.frame(BODY);

@@ -29,7 +29,7 @@ pub(crate) struct PortAt {
 }
 
 /// A block variable wired as a signal source: the block and the variable's index in its
-/// `Block::variables()`.
+/// `BlockDecl::variables`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TapAt {
     pub block: BlockIx,
@@ -188,7 +188,7 @@ fn resolve_refs<'a>(
 }
 
 /// Connect the ports of `names`/`ports` along `connections` (flat names); `vars` are the
-/// names of each block's variables (`Block::variables()`, in order), which a connection
+/// names of each block's variables (`BlockDecl::variables`, in order), which a connection
 /// may name as signal sources. Collects every error; warnings (unconnected mechanical
 /// ports) go to `warnings`.
 pub(crate) fn connect(
@@ -514,4 +514,47 @@ fn number_heat_nodes(
         node.push(row);
     }
     (node, nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{signal, Wired};
+    use super::Src;
+    use crate::block::{BlockDecl, PortDecl};
+    use crate::warning::CompileWarning;
+
+    #[test]
+    fn a_line_joins_an_output_to_every_input_on_it() {
+        let w = Wired::new(
+            vec![
+                ("src", signal(&[], &["y"])),
+                ("a", signal(&["u"], &[])),
+                ("b", signal(&["u"], &[])),
+            ],
+            &[&["a.u", "src.y", "b.u"]],
+        );
+        for reader in ["a", "b"] {
+            match w.wiring.driver[w.ix(reader)][0] {
+                Some(Src::Port(at)) => {
+                    assert_eq!((at.block.ix(), at.port), (w.ix("src"), 0), "{reader}")
+                }
+                other => panic!("{reader}.u driven by {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_unconnected_flange_is_a_warning_unless_the_block_declares_it_may_be() {
+        let flange = |free: bool| {
+            let p = PortDecl::rot("flange");
+            BlockDecl::ports(vec![if free { p.free_ok() } else { p }])
+        };
+        let w = Wired::new(vec![("hub", flange(true)), ("shaft", flange(false))], &[]);
+        assert_eq!(w.wiring.nodes.len(), 2, "each flange is a node of its own");
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(matches!(
+            &w.warnings[0],
+            CompileWarning::UnconnectedFlange { block, port } if block == "shaft" && port == "flange"
+        ));
+    }
 }

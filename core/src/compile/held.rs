@@ -1,8 +1,8 @@
 //! Pass 4b, held: the signals that change only at events.
 //!
-//! A block with [`Block::constant_outputs`] (a `Constant`, a `Step`, a held sample) is
+//! A block with [`Outputs::Constant`] (a `Constant`, a `Step`, a held sample) is
 //! evaluated after every event and never in between. So is a block whose outputs are a
-//! function of its inputs and modes only ([`Block::pure_outputs`]: gains, sums, tables,
+//! function of its inputs and modes only ([`Outputs::Pure`]: gains, sums, tables,
 //! relational operators) when every input it reads is held: an unconnected optional input
 //! (a constant slot) or an output of a held block. The schedule of a gear shift (`Step`s
 //! into a `Sum` into `Lookup1D` tables) is then computed once per event, not once per
@@ -14,27 +14,27 @@
 //! order in which the model refreshes them after an event.
 //!
 //! The same holds for guards: a guard block whose guards are a function of its inputs and
-//! modes ([`Block::pure_guards`]) and whose inputs are all held has guards that change
+//! modes ([`BlockDecl::pure_guards`]) and whose inputs are all held has guards that change
 //! only at events ([`held_guards`]). The guard pass evaluates them at the first sample
 //! after an event and reuses the values until the next one (the full car's shift-schedule
 //! tables and its stop).
 
-use crate::block::{Block, PortKind};
+use crate::block::{BlockDecl, Outputs, PortKind};
 use crate::ids::BlockIx;
 
 use super::layout::Layout;
 
 /// Whether block `b` may be held when its inputs are: pure outputs, nothing continuous.
-fn may_hold(b: &dyn Block) -> bool {
-    b.pure_outputs() && discrete_only(b)
+fn may_hold(b: &BlockDecl) -> bool {
+    b.outputs == Outputs::Pure && discrete_only(b)
 }
 
 /// No states, no mechanical or thermal part, signal ports only.
-fn discrete_only(b: &dyn Block) -> bool {
-    b.n_states() == 0
-        && b.mech() == Default::default()
-        && b.thermal() == Default::default()
-        && b.ports()
+fn discrete_only(b: &BlockDecl) -> bool {
+    b.states == 0
+        && b.mech == Default::default()
+        && b.thermal == Default::default()
+        && b.ports
             .iter()
             .all(|p| matches!(p.kind, PortKind::In | PortKind::Out))
 }
@@ -60,16 +60,16 @@ fn producers(lay: &Layout) -> Vec<usize> {
 }
 
 /// The guard blocks whose guards change only at events (after [`hold`]): pure guards
-/// ([`Block::pure_guards`]), nothing continuous, and every input held. Their guards are
+/// ([`BlockDecl::pure_guards`]), nothing continuous, and every input held. Their guards are
 /// evaluated once after each event and reused at the samples in between.
-pub(crate) fn held_guards(blocks: &[Box<dyn Block>], lay: &Layout) -> Vec<BlockIx> {
+pub(crate) fn held_guards(decls: &[BlockDecl], lay: &Layout) -> Vec<BlockIx> {
     let producer = producers(lay);
-    (0..blocks.len())
+    (0..decls.len())
         .filter(|&b| {
             let bp = &lay.blocks[b];
             !bp.guards.is_empty()
-                && blocks[b].pure_guards()
-                && discrete_only(blocks[b].as_ref())
+                && decls[b].pure_guards
+                && discrete_only(&decls[b])
                 && lay.in_slots[bp.inputs.clone()]
                     .iter()
                     .all(|s| match producer[s.ix()] {
@@ -84,13 +84,13 @@ pub(crate) fn held_guards(blocks: &[Box<dyn Block>], lay: &Layout) -> Vec<BlockI
 
 /// Mark the blocks whose outputs change only at events as `constant` in `lay`; returns the
 /// held blocks with outputs, each after the ones it reads.
-pub(crate) fn hold(blocks: &[Box<dyn Block>], lay: &mut Layout) -> Vec<BlockIx> {
-    let nb = blocks.len();
+pub(crate) fn hold(decls: &[BlockDecl], lay: &mut Layout) -> Vec<BlockIx> {
+    let nb = decls.len();
     let producer = producers(lay);
     let mut held: Vec<bool> = lay.blocks.iter().map(|bp| bp.constant).collect();
     let mut order: Vec<usize> = (0..nb).filter(|&b| held[b]).collect();
     let candidates: Vec<usize> = (0..nb)
-        .filter(|&b| !held[b] && !lay.blocks[b].y.is_empty() && may_hold(blocks[b].as_ref()))
+        .filter(|&b| !held[b] && !lay.blocks[b].y.is_empty() && may_hold(&decls[b]))
         .collect();
     // Each sweep holds the candidates whose inputs are all held by now, so a block joins
     // the order after its producers; a cycle of candidates never qualifies.
@@ -128,4 +128,87 @@ pub(crate) fn hold(blocks: &[Box<dyn Block>], lay: &mut Layout) -> Vec<BlockIx> 
         .filter(|&b| !lay.blocks[b].y.is_empty())
         .map(BlockIx::at)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{signal, Wired};
+    use super::{held_guards, hold};
+    use crate::block::{BlockDecl, Outputs};
+    use crate::ids::BlockIx;
+
+    fn constant() -> BlockDecl {
+        BlockDecl {
+            outputs: Outputs::Constant,
+            ..signal(&[], &["y"])
+        }
+    }
+    fn pure() -> BlockDecl {
+        BlockDecl {
+            outputs: Outputs::Pure,
+            ..signal(&["u"], &["y"])
+        }
+    }
+
+    #[test]
+    fn a_pure_block_fed_only_by_a_constant_is_held_and_refreshed_after_it() {
+        let w = Wired::new(
+            vec![
+                ("gain", pure()),
+                ("c", constant()),
+                ("reader", signal(&["u"], &["y"])),
+            ],
+            &[&["c.y", "gain.u"], &["gain.y", "reader.u"]],
+        );
+        let mut lay = w.layout();
+        let order = hold(&w.decls, &mut lay);
+        // The gain comes first in flat order but is refreshed after the constant it reads.
+        assert_eq!(order, [BlockIx::at(w.ix("c")), BlockIx::at(w.ix("gain"))]);
+        assert!(lay.blocks[w.ix("gain")].constant);
+        assert!(!lay.blocks[w.ix("reader")].constant);
+    }
+
+    #[test]
+    fn a_pure_block_fed_by_a_varying_signal_or_with_states_is_not_held() {
+        let with_state = BlockDecl {
+            states: 1,
+            ..pure()
+        };
+        let w = Wired::new(
+            vec![
+                ("src", signal(&[], &["y"])),
+                ("gain", pure()),
+                ("c", constant()),
+                ("integ", with_state),
+            ],
+            &[&["src.y", "gain.u"], &["c.y", "integ.u"]],
+        );
+        let mut lay = w.layout();
+        assert_eq!(hold(&w.decls, &mut lay), [BlockIx::at(w.ix("c"))]);
+        assert!(!lay.blocks[w.ix("gain")].constant);
+        assert!(!lay.blocks[w.ix("integ")].constant);
+    }
+
+    #[test]
+    fn pure_guards_fed_by_held_signals_are_evaluated_once_per_event() {
+        let guard_block = || {
+            BlockDecl {
+                pure_guards: true,
+                ..signal(&["u"], &[])
+            }
+            .with_guards(&["up"])
+        };
+        let w = Wired::new(
+            vec![
+                ("c", constant()),
+                ("src", signal(&[], &["y"])),
+                ("held", guard_block()),
+                ("live", guard_block()),
+            ],
+            &[&["c.y", "held.u"], &["src.y", "live.u"]],
+        );
+        let mut lay = w.layout();
+        hold(&w.decls, &mut lay);
+        assert_eq!(held_guards(&w.decls, &lay), [BlockIx::at(w.ix("held"))]);
+    }
 }

@@ -1,7 +1,7 @@
 //! Pass 4, layout: where every block's states, outputs, inputs, flanges, constraint rows,
 //! friction joints, guards and work integrals live in the model's flat buffers.
 
-use crate::block::{Block, PortKind, RowKind, VarSource};
+use crate::block::{BlockDecl, PortKind, RowKind, VarSource};
 use crate::ids::{BlockIx, JointIx, NodeIx, SlotIx, StateIx};
 use crate::plan::{BlockPlan, JointPlan, NodePlan, RowPlan, TapPlan, VarRef};
 
@@ -30,19 +30,19 @@ pub(crate) struct Layout {
 
 /// Whether a block's linear form fits its declaration (states, inputs, outputs) so the
 /// linear kernels may evaluate it.
-pub(crate) fn linear_fits(b: &dyn Block, n_in: usize, n_out: usize) -> bool {
-    match b.linear() {
+pub(crate) fn linear_fits(b: &BlockDecl, n_in: usize, n_out: usize) -> bool {
+    match &b.linear {
         Some(l) => {
-            l.n == b.n_states()
+            l.n == b.states
                 && l.m == n_in
                 && l.p == n_out
                 && l.a.len() == l.n * l.n
                 && l.b.len() == l.n * l.m
                 && l.c.len() == l.p * l.n
                 && l.d.len() == l.p * l.m
-                && b.n_guards() == 0
+                && b.guards.is_empty()
                 && !b.constant_outputs()
-                && b.mech() == Default::default()
+                && b.mech == Default::default()
         }
         None => false,
     }
@@ -52,10 +52,10 @@ pub(crate) fn linear_fits(b: &dyn Block, n_in: usize, n_out: usize) -> bool {
 pub(crate) fn layout(
     names: &[String],
     types: &[&'static str],
-    blocks: &[Box<dyn Block>],
+    decls: &[BlockDecl],
     w: &Wiring,
 ) -> Layout {
-    let nb = blocks.len();
+    let nb = decls.len();
     let n_nodes = w.nodes.len();
     // Output slots first, block by block, then constant slots for unconnected inputs.
     let mut y_start = Vec::with_capacity(nb + 1);
@@ -112,8 +112,8 @@ pub(crate) fn layout(
                 .zip(&w.heat_node[b])
                 .map(|((n, f), h)| n.map(|n| n.0).or(f.map(|f| f.0)).or(*h).unwrap_or(u32::MAX)),
         );
-        let blk = &blocks[b];
-        let decl = blk.mech();
+        let blk = &decls[b];
+        let decl = &blk.mech;
         let rows_start = rows.len();
         for c in &decl.constraints {
             let tracking = match c.kind {
@@ -137,7 +137,7 @@ pub(crate) fn layout(
                 },
             });
         }
-        let nx = blk.n_states();
+        let nx = blk.states;
         let ng = blk.n_guards();
         let n_in = in_slots.len() - inputs_start;
         let n_out = y_start[b + 1] - y_start[b];
@@ -155,10 +155,10 @@ pub(crate) fn layout(
             energy: None,
             // Marked here, numbered with the work integrals below.
             internal_loss: (decl.has_forces && decl.internal_loss).then_some(StateIx::at(0)),
-            internal_loss_name: blk.internal_loss_name(),
+            internal_loss_name: blk.loss_name,
             has_forces: decl.has_forces,
             constant: blk.constant_outputs(),
-            linear: linear_fits(blk.as_ref(), n_in, n_out),
+            linear: linear_fits(blk, n_in, n_out),
         });
         x_off += nx;
         g_off += ng;
@@ -210,7 +210,7 @@ pub(crate) fn layout(
         .enumerate()
         .map(|(k, tap)| {
             let b = tap.block.ix();
-            let decl = &blocks[b].variables()[tap.var];
+            let decl = &decls[b].variables[tap.var];
             TapPlan {
                 name: format!("{}.{}", names[b], decl.name),
                 block: tap.block,
@@ -246,14 +246,11 @@ impl Layout {
 
 /// The load-dependent friction joints of all blocks, their loads resolved to global row
 /// and joint indices.
-pub(crate) fn load_joints(
-    blocks: &[Box<dyn Block>],
-    lay: &Layout,
-) -> Vec<crate::plan::LoadJointPlan> {
+pub(crate) fn load_joints(decls: &[BlockDecl], lay: &Layout) -> Vec<crate::plan::LoadJointPlan> {
     let mut out = Vec::new();
-    for (b, blk) in blocks.iter().enumerate() {
+    for (b, blk) in decls.iter().enumerate() {
         let bp = &lay.blocks[b];
-        for fl in blk.mech().friction_loads {
+        for fl in &blk.mech.friction_loads {
             if fl.joint >= bp.joints.len() {
                 continue;
             }
@@ -275,4 +272,89 @@ pub(crate) fn load_joints(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{signal, Wired};
+    use super::linear_fits;
+    use crate::block::{BlockDecl, Linear};
+    use crate::ids::SlotIx;
+
+    #[test]
+    fn states_guards_and_outputs_are_laid_out_block_after_block_in_declaration_order() {
+        let a = BlockDecl {
+            states: 2,
+            ..signal(&[], &["y"])
+        }
+        .with_guards(&["g0"]);
+        let b = BlockDecl {
+            states: 3,
+            ..signal(&["u"], &["y1", "y2"])
+        }
+        .with_guards(&["h0", "h1"]);
+        let w = Wired::new(vec![("a", a), ("b", b)], &[&["a.y", "b.u"]]);
+        let lay = w.layout();
+        let (a, b) = (&lay.blocks[w.ix("a")], &lay.blocks[w.ix("b")]);
+        assert_eq!((a.x.clone(), b.x.clone()), (0..2, 2..5));
+        assert_eq!((a.guards.clone(), b.guards.clone()), (0..1, 1..3));
+        assert_eq!((a.y.clone(), b.y.clone()), (0..1, 1..3));
+        assert_eq!(lay.n_block_guards, 3);
+        // b's one input reads a's output slot.
+        assert_eq!(lay.in_slots[b.inputs.clone()], [SlotIx::at(0)]);
+    }
+
+    #[test]
+    fn an_unconnected_optional_input_reads_a_constant_slot_holding_its_default() {
+        let b = BlockDecl::ports(vec![
+            crate::block::PortDecl::optional_input("mu", 0.75),
+            crate::block::PortDecl::output("y"),
+        ]);
+        let w = Wired::new(vec![("b", b)], &[]);
+        let lay = w.layout();
+        let slot = lay.in_slots[lay.blocks[0].inputs.start];
+        assert!(
+            slot.ix() >= lay.blocks[0].y.end,
+            "a slot of its own after the outputs"
+        );
+        assert!(lay.slot_defaults.contains(&(slot, 0.75)));
+    }
+
+    fn lag() -> Linear {
+        Linear {
+            n: 1,
+            m: 1,
+            p: 1,
+            a: vec![-1.0],
+            b: vec![1.0],
+            c: vec![1.0],
+            d: vec![0.0],
+        }
+    }
+
+    #[test]
+    fn a_linear_form_runs_in_the_kernels_only_when_it_matches_the_declaration() {
+        let fits = |d: &BlockDecl| linear_fits(d, d.n_inputs(), d.n_outputs());
+        let lag_block = BlockDecl {
+            states: 1,
+            linear: Some(lag()),
+            ..signal(&["u"], &["y"])
+        };
+        assert!(fits(&lag_block));
+        // Guards, a state count the matrices disagree with, or outputs that change only at
+        // events each keep it out of the kernels.
+        assert!(!fits(&lag_block.clone().with_guards(&["g"])));
+        assert!(!fits(&BlockDecl {
+            states: 2,
+            ..lag_block.clone()
+        }));
+        assert!(!fits(&BlockDecl {
+            outputs: crate::block::Outputs::Constant,
+            ..lag_block.clone()
+        }));
+        assert!(!fits(&BlockDecl {
+            linear: None,
+            ..lag_block
+        }));
+    }
 }

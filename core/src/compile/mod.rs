@@ -17,6 +17,8 @@
 //! blocks, the mechanical network with its masses and constraint coefficients, buffers).
 
 pub(crate) mod connect;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub(crate) mod flatten;
 pub(crate) mod held;
 pub(crate) mod layout;
@@ -117,21 +119,18 @@ fn aliased_connections(flat: &flatten::Flat) -> Vec<Vec<String>> {
 }
 
 /// `settings` of a diagram that stops at its drive cycle's end ([`Diagram::stops_at_cycle`])
-/// with the stop time set to the largest [`crate::Block::schedule_end`] of the built
+/// with the stop time set to the largest [`crate::BlockDecl::schedule_end`] of the built
 /// blocks; other settings unchanged. No block with a schedule is an error naming
 /// `solver.stop_time`, as is a schedule ending before `start_time`.
 fn stop_at_schedule_end(
     d: &Diagram,
     mut settings: Settings,
-    blocks: &[Box<dyn crate::Block>],
+    decls: &[crate::BlockDecl],
 ) -> Result<Settings, Error> {
     if !d.stops_at_cycle() {
         return Ok(settings);
     }
-    let end = blocks
-        .iter()
-        .filter_map(|b| b.schedule_end())
-        .reduce(f64::max);
+    let end = decls.iter().filter_map(|b| b.schedule_end).reduce(f64::max);
     let err = |message: String| Error::Netlist {
         file: d.name.clone(),
         path: "solver.stop_time".into(),
@@ -159,13 +158,15 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let settings = d.settings_under(&top)?;
     let flat = flatten::flatten_diagram(d, reg, top)?;
     let mut built = params::build_blocks(&flat, reg)?;
-    let settings = stop_at_schedule_end(d, settings, &built.blocks)?;
+    // Declarations before the road data is attached: the ports and the variable names
+    // wiring may name (a wheel's road-dependent guards come with the second asking).
+    let unattached = declarations(&built.blocks);
+    let settings = stop_at_schedule_end(d, settings, &unattached)?;
     let mut warnings = Vec::new();
-    let ports = built.blocks.iter().map(|b| b.ports()).collect();
-    let var_names: Vec<Vec<String>> = built
-        .blocks
+    let ports = unattached.iter().map(|b| b.ports.clone()).collect();
+    let var_names: Vec<Vec<String>> = unattached
         .iter()
-        .map(|b| b.variables().into_iter().map(|v| v.name).collect())
+        .map(|b| b.variables.iter().map(|v| v.name.clone()).collect())
         .collect();
     let outer = outer_ports(&flat);
     let wiring = connect::connect(
@@ -199,19 +200,20 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         })
         .collect();
     crate::model::attach_roads(&roads, &mut built.blocks, &|b| built.names[b].clone())?;
-    let mut lay = layout::layout(&built.names, &built.types, &built.blocks, &wiring);
-    let held = held::hold(&built.blocks, &mut lay);
-    let held_guard_blocks = held::held_guards(&built.blocks, &lay);
-    let ord = order::order(&built.names, &built.blocks, &lay, &wiring, held)?;
-    let vars = vars::variables(&built.blocks, &lay, &flat, &d.scopes)?;
+    let decls = declarations(&built.blocks);
+    let mut lay = layout::layout(&built.names, &built.types, &decls, &wiring);
+    let held = held::hold(&decls, &mut lay);
+    let held_guard_blocks = held::held_guards(&decls, &lay);
+    let ord = order::order(&built.names, &decls, &lay, &wiring, held)?;
+    let vars = vars::variables(&decls, &lay, &flat, &d.scopes)?;
     let (thermal, n_states) = crate::thermal::plan(
         &built.names,
-        &built.blocks,
+        &decls,
         &wiring.heat_node,
         wiring.heat_nodes.iter().map(|h| h.name.clone()).collect(),
         lay.n_states,
     )?;
-    let load_joints = layout::load_joints(&built.blocks, &lay);
+    let load_joints = layout::load_joints(&decls, &lay);
     let net_out: Vec<bool> = ord
         .stages
         .iter()
@@ -263,93 +265,19 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     Ok(model)
 }
 
-/// What a block contributes to the *structure* of a plan: two blocks with equal
-/// signatures fit the same plan, whatever their parameter values.
+/// What a block contributes to the *structure* of a plan: its name, its type and its
+/// declaration's [`crate::BlockDecl::structure`]. Two blocks with equal signatures fit the
+/// same plan, whatever their parameter values.
 #[derive(Debug, Clone, PartialEq)]
 struct BlockSig {
     name: String,
     type_name: &'static str,
-    ports: Vec<(String, crate::block::PortKind)>,
-    n_states: usize,
-    n_guards: usize,
-    feedthrough: Vec<bool>,
-    net_out: Vec<bool>,
-    constant: bool,
-    pure: bool,
-    linear: Option<(usize, usize, usize, Vec<bool>)>,
-    rows: Vec<(Vec<usize>, Option<usize>)>,
-    joints: Vec<Vec<usize>>,
-    has_forces: bool,
-    internal_loss: bool,
-    mass_ports: Vec<usize>,
-    initial_ports: Vec<usize>,
-    body_ports: Vec<usize>,
-    friction_loads: Vec<(usize, Vec<usize>)>,
-    /// Thermal structure: capacity ports, fixed ports, conductors, heat flows.
-    thermal: ThermalSig,
+    structure: crate::BlockDecl,
 }
 
-/// A block's thermal structure in a [`BlockSig`]: capacity ports, fixed-temperature ports,
-/// conductors (port pairs), whether it delivers heat flows.
-type ThermalSig = (Vec<usize>, Vec<usize>, Vec<(usize, usize)>, bool);
-
-impl BlockSig {
-    fn of(name: &str, type_name: &'static str, b: &dyn crate::block::Block) -> BlockSig {
-        use crate::block::{PortKind, RowKind};
-        let ports = b.ports();
-        let n_in = ports.iter().filter(|p| p.kind == PortKind::In).count();
-        let n_out = ports.iter().filter(|p| p.kind == PortKind::Out).count();
-        let mech = b.mech();
-        BlockSig {
-            name: name.to_string(),
-            type_name,
-            ports: ports.iter().map(|p| (p.name.clone(), p.kind)).collect(),
-            n_states: b.n_states(),
-            n_guards: b.n_guards(),
-            feedthrough: (0..n_in).map(|i| b.feedthrough(i)).collect(),
-            net_out: (0..n_out).map(|o| b.output_needs_network(o)).collect(),
-            constant: b.constant_outputs(),
-            pure: b.pure_outputs(),
-            linear: b
-                .linear()
-                .map(|l| (l.n, l.m, l.p, l.d.iter().map(|&d| d != 0.0).collect())),
-            rows: mech
-                .constraints
-                .iter()
-                .map(|c| {
-                    let tracking = match c.kind {
-                        RowKind::Velocity => None,
-                        RowKind::Tracking { input, .. } => Some(input),
-                    };
-                    (c.row.0.iter().map(|t| t.0).collect(), tracking)
-                })
-                .collect(),
-            joints: mech
-                .frictions
-                .iter()
-                .map(|f| f.row.0.iter().map(|t| t.0).collect())
-                .collect(),
-            has_forces: mech.has_forces,
-            internal_loss: mech.internal_loss,
-            mass_ports: mech.masses.iter().map(|m| m.0).collect(),
-            initial_ports: mech.initial.iter().map(|m| m.0).collect(),
-            body_ports: mech.bodies.iter().map(|m| m.port).collect(),
-            friction_loads: mech
-                .friction_loads
-                .iter()
-                .map(|l| (l.joint, l.load.iter().map(|t| t.0).collect()))
-                .collect(),
-            thermal: {
-                let t = b.thermal();
-                (
-                    t.capacities.iter().map(|c| c.0).collect(),
-                    t.fixed.iter().map(|c| c.0).collect(),
-                    t.conductors.clone(),
-                    t.has_heat_flows,
-                )
-            },
-        }
-    }
+/// Every built block's declaration, in flat order.
+fn declarations(blocks: &[Box<dyn crate::Block>]) -> Vec<crate::BlockDecl> {
+    blocks.iter().map(|b| b.declare()).collect()
 }
 
 /// A diagram compiled once and instantiable again with other values of its top-level
@@ -365,13 +293,16 @@ pub struct Compiled {
     sigs: Vec<BlockSig>,
 }
 
-fn signatures(built: &params::Built) -> Vec<BlockSig> {
-    built
-        .blocks
+fn signatures(built: &params::Built, decls: &[crate::BlockDecl]) -> Vec<BlockSig> {
+    decls
         .iter()
         .zip(&built.names)
         .zip(&built.types)
-        .map(|((b, n), t)| BlockSig::of(n, t, b.as_ref()))
+        .map(|((d, n), t)| BlockSig {
+            name: n.clone(),
+            type_name: t,
+            structure: d.structure(),
+        })
         .collect()
 }
 
@@ -393,7 +324,7 @@ impl Compiled {
         Ok(Compiled {
             diagram: d.clone(),
             plan: model.plan().clone(),
-            sigs: signatures(&built),
+            sigs: signatures(&built, &declarations(&built.blocks)),
         })
     }
     /// The plan.
@@ -453,9 +384,10 @@ impl Compiled {
         let settings = d.settings_under(&top)?;
         let flat = flatten::flatten_diagram(&d, reg, top)?;
         let mut built = params::build_blocks(&flat, reg)?;
-        let settings = stop_at_schedule_end(&d, settings, &built.blocks)?;
         attach_built(&self.plan, &mut built)?;
-        if signatures(&built) == self.sigs {
+        let decls = declarations(&built.blocks);
+        let settings = stop_at_schedule_end(&d, settings, &decls)?;
+        if signatures(&built, &decls) == self.sigs {
             // A copy of the plan per model, not a shared `Arc`: the evaluation loop clones
             // its `Arc<Plan>` handle several times per evaluation, and models of one study
             // run on different threads; one shared reference count made every such clone

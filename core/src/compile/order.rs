@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::block::{Block, PortKind, VarReads};
+use crate::block::{BlockDecl, PortKind, VarReads};
 use crate::error::Error;
 use crate::ids::BlockIx;
 use crate::plan::{LinRow, Stage, TapPlan};
@@ -50,18 +50,20 @@ enum Node {
 }
 
 /// Whether any input of a linear block feeds an output directly (a non-zero column of D).
-fn linear_feedthrough(b: &dyn Block) -> bool {
-    b.linear().is_some_and(|l| l.d.iter().any(|&d| d != 0.0))
+fn linear_feedthrough(b: &BlockDecl) -> bool {
+    b.linear
+        .as_ref()
+        .is_some_and(|l| l.d.iter().any(|&d| d != 0.0))
 }
 
 /// Build the dependency graph.
-fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, ()> {
-    let nb = blocks.len();
+fn graph(decls: &[BlockDecl], lay: &Layout, w: &Wiring) -> DiGraph<Node, ()> {
+    let nb = decls.len();
     let mut g: DiGraph<Node, ()> = DiGraph::new();
     let n_out = |b: usize| lay.blocks[b].y.len();
-    let needs_net = |b: usize| (0..n_out(b)).any(|o| blocks[b].output_needs_network(o));
+    let needs_net = |b: usize| (0..n_out(b)).any(|o| decls[b].output_needs_network(o));
     let unordered = |b: usize| {
-        lay.blocks[b].constant || (lay.blocks[b].linear && !linear_feedthrough(blocks[b].as_ref()))
+        lay.blocks[b].constant || (lay.blocks[b].linear && !linear_feedthrough(&decls[b]))
     };
     let out: Vec<Option<NodeIndex>> = (0..nb)
         .map(|b| (n_out(b) > 0 && !unordered(b)).then(|| g.add_node(Node::Out(b))))
@@ -81,7 +83,7 @@ fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, (
                 .iter()
                 .filter(|d| d.kind == PortKind::Out)
                 .count();
-            if blocks[sb].output_needs_network(o) {
+            if decls[sb].output_needs_network(o) {
                 post[sb]
             } else {
                 out[sb]
@@ -112,7 +114,7 @@ fn graph(blocks: &[Box<dyn Block>], lay: &Layout, w: &Wiring) -> DiGraph<Node, (
             let Some(src_node) = src else {
                 continue;
             };
-            if blocks[b].feedthrough(i) {
+            if decls[b].feedthrough.of(i) {
                 if let Some(o) = out[b] {
                     g.update_edge(src_node, o, ());
                 }
@@ -168,12 +170,12 @@ fn loop_blocks(g: &DiGraph<Node, ()>, names: &[String], taps: &[TapPlan]) -> Vec
 /// their refresh order (the `held` pass).
 pub(crate) fn order(
     names: &[String],
-    blocks: &[Box<dyn Block>],
+    decls: &[BlockDecl],
     lay: &Layout,
     w: &Wiring,
     const_blocks: Vec<BlockIx>,
 ) -> Result<Order, Error> {
-    let g = graph(blocks, lay, w);
+    let g = graph(decls, lay, w);
     let is_lin = |n: Node| matches!(n, Node::Out(b) if lay.blocks[b].linear);
     let mut indeg: Vec<usize> = g
         .node_indices()
@@ -188,7 +190,7 @@ pub(crate) fn order(
     let mut lin_out = Vec::new();
     // Linear blocks without feedthrough: one kernel stage first.
     for (b, bp) in lay.blocks.iter().enumerate() {
-        if bp.linear && !linear_feedthrough(blocks[b].as_ref()) {
+        if bp.linear && !linear_feedthrough(&decls[b]) {
             lin_out.extend((0..bp.y.len()).map(|k| LinRow {
                 block: BlockIx::at(b),
                 k,
@@ -244,7 +246,7 @@ pub(crate) fn order(
         });
     }
     let pick = |f: &dyn Fn(usize) -> bool| -> Vec<BlockIx> {
-        (0..blocks.len())
+        (0..decls.len())
             .filter(|&b| f(b))
             .map(BlockIx::at)
             .collect()
@@ -271,4 +273,73 @@ pub(crate) fn order(
         force_blocks: pick(&|b| lay.blocks[b].has_forces),
         energy_blocks: pick(&|b| lay.blocks[b].energy.is_some()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{signal, Wired};
+    use super::order;
+    use crate::block::{BlockDecl, Feedthrough, PortDecl};
+    use crate::error::Error;
+    use crate::ids::BlockIx;
+    use crate::plan::Stage;
+
+    fn run(w: &Wired) -> Result<super::Order, Error> {
+        let lay = w.layout();
+        order(&w.names, &w.decls, &lay, &w.wiring, Vec::new())
+    }
+
+    #[test]
+    fn two_blocks_feeding_each_other_straight_through_are_an_algebraic_loop_naming_both() {
+        let w = Wired::new(
+            vec![("a", signal(&["u"], &["y"])), ("b", signal(&["u"], &["y"]))],
+            &[&["a.y", "b.u"], &["b.y", "a.u"]],
+        );
+        match run(&w) {
+            Err(Error::AlgebraicLoop { blocks }) => {
+                assert!(blocks.iter().any(|b| b == "a") && blocks.iter().any(|b| b == "b"));
+            }
+            Err(other) => panic!("expected an algebraic loop, got {other}"),
+            Ok(o) => panic!("expected an algebraic loop, got the order {:?}", o.stages),
+        }
+    }
+
+    #[test]
+    fn a_block_without_feedthrough_breaks_the_loop_and_is_evaluated_first() {
+        let lag = BlockDecl {
+            states: 1,
+            feedthrough: Feedthrough::None,
+            ..signal(&["u"], &["y"])
+        };
+        let w = Wired::new(
+            vec![("b", signal(&["u"], &["y"])), ("lag", lag)],
+            &[&["lag.y", "b.u"], &["b.y", "lag.u"]],
+        );
+        let o = run(&w).expect("no loop");
+        let pos = |b: usize| {
+            o.stages
+                .iter()
+                .position(|s| matches!(s, Stage::Outputs(x) if *x == BlockIx::at(b)))
+        };
+        assert!(pos(w.ix("lag")) < pos(w.ix("b")), "{:?}", o.stages);
+        assert_eq!(o.state_blocks, [BlockIx::at(w.ix("lag"))]);
+    }
+
+    #[test]
+    fn an_output_that_reads_the_network_is_evaluated_after_it_and_before_its_readers() {
+        let sensor = BlockDecl::ports(vec![
+            PortDecl::rot("flange").free_ok(),
+            PortDecl::output("a").after_network(),
+        ]);
+        let w = Wired::new(
+            vec![("reader", signal(&["u"], &["y"])), ("sensor", sensor)],
+            &[&["sensor.a", "reader.u"]],
+        );
+        let o = run(&w).expect("no loop");
+        let at = |f: &dyn Fn(&Stage) -> bool| o.stages.iter().position(f).expect("a stage");
+        let net = at(&|s| matches!(s, Stage::Network));
+        let post = at(&|s| matches!(s, Stage::NetworkOutputs(_)));
+        let read = at(&|s| matches!(s, Stage::Outputs(b) if *b == BlockIx::at(w.ix("reader"))));
+        assert!(net < post && post < read, "{:?}", o.stages);
+    }
 }

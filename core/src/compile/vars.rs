@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::block::{Block, PortKind};
+use crate::block::{BlockDecl, PortKind};
 use crate::error::Error;
 use crate::plan::{VarInfo, VarRef};
 use crate::scope::{DisplayUnit, ScopeSpec};
@@ -20,7 +20,7 @@ pub(crate) struct Vars {
 }
 
 /// The variables of block `b`, in declaration order.
-fn block_vars(b: usize, blk: &dyn Block, lay: &Layout, out: &mut Vec<VarInfo>) {
+fn block_vars(b: usize, blk: &BlockDecl, lay: &Layout, out: &mut Vec<VarInfo>) {
     let bp = &lay.blocks[b];
     let mut y = bp.y.start;
     for decl in &bp.ports {
@@ -34,7 +34,7 @@ fn block_vars(b: usize, blk: &dyn Block, lay: &Layout, out: &mut Vec<VarInfo>) {
             y += 1;
         }
     }
-    for v in blk.variables() {
+    for v in &blk.variables {
         let source = lay.var_ref(b, v.source);
         out.push(VarInfo {
             name: format!("{}.{}", bp.name, v.name),
@@ -97,14 +97,10 @@ fn check_scope(scope: &ScopeSpec, vars: &[VarInfo], errors: &mut Vec<Error>) {
 /// Resolve the variables of the model, the logged list and the scopes.
 /// For a logged name that is a mechanical, frame or heat port (`car.frame`), the hint that
 /// it is a port, not a variable (a "did you mean" by spelling would point anywhere).
-fn port_not_variable(w: &str, blocks: &[Box<dyn Block>], flat: &Flat) -> Option<String> {
+fn port_not_variable(w: &str, decls: &[BlockDecl], flat: &Flat) -> Option<String> {
     let (block, port) = w.rsplit_once('.')?;
     let b = flat.blocks.iter().position(|fb| fb.name == block)?;
-    let decl = blocks
-        .get(b)?
-        .ports()
-        .into_iter()
-        .find(|p| p.name == port)?;
+    let decl = decls.get(b)?.ports.iter().find(|p| p.name == port)?;
     let kind = match decl.kind {
         PortKind::Rot => "rotational flange",
         PortKind::Trans => "translational flange",
@@ -120,14 +116,14 @@ fn port_not_variable(w: &str, blocks: &[Box<dyn Block>], flat: &Flat) -> Option<
 }
 
 pub(crate) fn variables(
-    blocks: &[Box<dyn Block>],
+    decls: &[BlockDecl],
     lay: &Layout,
     flat: &Flat,
     scopes: &[ScopeSpec],
 ) -> Result<Vars, Error> {
     let mut vars: Vec<VarInfo> = Vec::new();
-    for (b, blk) in blocks.iter().enumerate() {
-        block_vars(b, blk.as_ref(), lay, &mut vars);
+    for (b, blk) in decls.iter().enumerate() {
+        block_vars(b, blk, lay, &mut vars);
     }
     let by_name: HashMap<&str, usize> = vars
         .iter()
@@ -169,7 +165,7 @@ pub(crate) fn variables(
                 }
             }
             Err(_) => errors.push(Error::UnknownVariable {
-                hint: port_not_variable(&w, blocks, flat)
+                hint: port_not_variable(&w, decls, flat)
                     .unwrap_or_else(|| suggest::hint(&w, vars.iter().map(|v| v.name.as_str()))),
                 known: known_of_block(&w, &vars),
                 name: w,

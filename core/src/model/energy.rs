@@ -185,7 +185,7 @@ impl Model {
                 // The work dissipated inside the block (an engine's friction) is a loss
                 // of its own, not part of what a source supplied.
                 let inside = bp.internal_loss.map_or(0.0, |l| x[l.ix()]);
-                if self.blocks[b].is_energy_source() {
+                if self.decls[b].is_energy_source() {
                     sources.push((bp.name.clone(), w + inside));
                 } else {
                     // What its stored energy gained without work at events is impact
@@ -238,10 +238,13 @@ impl Model {
         (0..plan.blocks.len())
             .map(|b| {
                 let blk = &self.blocks[b];
-                let i = blk.variables().into_iter().find_map(|v| match v.source {
-                    crate::block::VarSource::Custom(i) if v.name == name => Some(i),
-                    _ => None,
-                })?;
+                let i = self.decls[b]
+                    .variables
+                    .iter()
+                    .find_map(|v| match v.source {
+                        crate::block::VarSource::Custom(i) if v.name == name => Some(i),
+                        _ => None,
+                    })?;
                 let b = BlockIx::at(b);
                 cx_of!(cx = self, plan, b, t, x);
                 Some(blk.var(&cx, i))
@@ -363,7 +366,7 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::{Block, EventCx, Forces, MechDecl, PortDecl};
+    use crate::block::{Block, BlockDecl, EventCx, Forces, MechDecl, PortDecl};
     use crate::params::{BlockBuild, BlockType, Registry};
     use crate::{compile, Diagram, EventTag, RunStatus};
 
@@ -379,18 +382,17 @@ mod tests {
         fn type_name(&self) -> &'static str {
             "RelaxedSpring"
         }
-        fn ports(&self) -> Vec<PortDecl> {
-            vec![PortDecl::rot("a")]
-        }
-        fn mech(&self) -> MechDecl {
-            MechDecl {
-                masses: vec![(0, 1.0)],
-                has_forces: true,
-                ..MechDecl::default()
+        fn declare(&self) -> BlockDecl {
+            BlockDecl {
+                ports: vec![PortDecl::rot("a")],
+                states: 1,
+                mech: MechDecl {
+                    masses: vec![(0, 1.0)],
+                    has_forces: true,
+                    ..MechDecl::default()
+                },
+                ..BlockDecl::default()
             }
-        }
-        fn n_states(&self) -> usize {
-            1
         }
         fn initial_states(&self, x: &mut [f64]) {
             x[0] = 1.0;

@@ -3,7 +3,7 @@
 //! and the temperatures of nodes without capacity after them, derivatives of the
 //! capacitive nodes and the heat integrals, the stored heat for the energy audit.
 
-use crate::block::{Block, Buffers, Cx, HeatFlows};
+use crate::block::{BlockDecl, Buffers, Cx, HeatFlows};
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::thermal::{solve_dense, HeatNodeKind};
@@ -35,11 +35,7 @@ pub(super) struct Heat {
 
 impl Heat {
     /// Values from the blocks' declarations; initial temperatures into `x0`.
-    pub(super) fn build(
-        plan: &Plan,
-        blocks: &[Box<dyn Block>],
-        x0: &mut [f64],
-    ) -> Result<Heat, Error> {
+    pub(super) fn build(plan: &Plan, decls: &[BlockDecl], x0: &mut [f64]) -> Result<Heat, Error> {
         let tp = &plan.thermal;
         let n = tp.nodes.len();
         let mut h = Heat {
@@ -68,13 +64,13 @@ impl Heat {
                 blocks: format!("{} and {}", plan.blocks[b0].name, plan.blocks[b1].name),
             }
         };
-        for (b, blk) in blocks.iter().enumerate() {
+        for (b, blk) in decls.iter().enumerate() {
             let bp = &plan.blocks[b];
             let node = |p: usize| {
                 let d = plan.port_dof[bp.port_tab.start + p];
                 (d != u32::MAX).then_some(d as usize)
             };
-            let d = blk.thermal();
+            let d = &blk.thermal;
             for &(p, c, t) in &d.capacities {
                 let Some(k) = node(p) else { continue };
                 h.cap[k] += c;

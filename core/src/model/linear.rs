@@ -20,7 +20,7 @@
 //! the states per evaluation instead of two.
 
 use super::demand::{self, Demand};
-use crate::block::Block;
+use crate::block::BlockDecl;
 use crate::plan::{LinRow, Plan};
 
 /// What a row sums.
@@ -512,10 +512,10 @@ fn fold(out: &Rows, der: &mut Rows, n_signals: usize) -> usize {
 
 impl LinKernel {
     /// Build the kernels from the blocks' linear forms, in the plan's row order.
-    pub fn build(plan: &Plan, blocks: &[Box<dyn Block>]) -> LinKernel {
+    pub fn build(plan: &Plan, decls: &[BlockDecl]) -> LinKernel {
         let mut k = LinKernel::default();
         for r in &plan.lin_out {
-            if let Some(l) = blocks[r.block.ix()].linear() {
+            if let Some(l) = &decls[r.block.ix()].linear {
                 let (xs, us) = terms(plan, r, &l.c, &l.d, l.n, l.m);
                 k.out
                     .rows
@@ -523,7 +523,7 @@ impl LinKernel {
             }
         }
         for r in &plan.lin_der {
-            if let Some(l) = blocks[r.block.ix()].linear() {
+            if let Some(l) = &decls[r.block.ix()].linear {
                 let (xs, us) = terms(plan, r, &l.a, &l.b, l.n, l.m);
                 k.der
                     .rows
@@ -552,7 +552,7 @@ impl LinKernel {
         let mut feedthrough = vec![false; plan.in_slots.len()];
         for (b, bp) in plan.blocks.iter().enumerate() {
             for (i, f) in feedthrough[bp.inputs.clone()].iter_mut().enumerate() {
-                *f = blocks[b].feedthrough(i);
+                *f = decls[b].feedthrough.of(i);
             }
         }
         let analyse = |extra: &[usize]| {

@@ -374,7 +374,7 @@ impl Model {
         p.n_signals += in_pos.len();
         self.ev.sig.extend_from_slice(u0);
         let p = Arc::new(p);
-        let lin = LinKernel::build(&p, &self.blocks);
+        let lin = LinKernel::build(&p, &self.decls);
         let old_lin = std::mem::replace(&mut self.lin, lin);
         let old_plan = std::mem::replace(&mut self.plan, p.clone());
         self.repoint_programs(p);

@@ -41,7 +41,7 @@ use drivelink_solver::{
 pub use energy::{EnergyAudit, HeatAudit};
 pub use linearize::{Eigen, Linearization};
 
-use crate::block::{Block, FrictionMode};
+use crate::block::{Block, BlockDecl, FrictionMode};
 use crate::error::Error;
 use crate::frame::{MassProps, FRAME_LOADS, FRAME_STATES};
 use crate::ids::BlockIx;
@@ -198,6 +198,8 @@ impl Run {
 pub struct Model {
     plan: Arc<Plan>,
     blocks: Vec<Box<dyn Block>>,
+    /// What each block is ([`Block::declare`], asked once at instantiation).
+    decls: Vec<BlockDecl>,
     net: Network,
     /// Mass properties of every rigid body.
     frames: Vec<MassProps>,
@@ -227,21 +229,21 @@ pub struct Model {
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
 /// node part of `x0`.
-fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Result<Network, Error> {
+fn build_network(plan: &Plan, decls: &[BlockDecl], x0: &mut [f64]) -> Result<Network, Error> {
     let n = plan.nodes.len();
     let mut mass = vec![0.0; n];
     let mut v0: Vec<Option<(f64, usize)>> = vec![None; n];
     let mut rows = Vec::with_capacity(plan.rows.len());
     let mut fric_rows = Vec::with_capacity(plan.joints.len());
     let mut errors = Vec::new();
-    for (b, blk) in blocks.iter().enumerate() {
+    for (b, blk) in decls.iter().enumerate() {
         let bp = &plan.blocks[b];
         // An unconnected support flange has no node: it is the ground (`None`).
         let node = |p: usize| {
             let d = plan.port_dof[bp.port_tab.start + p];
             (d != u32::MAX).then_some(d as usize)
         };
-        let decl = blk.mech();
+        let decl = &blk.mech;
         for &(p, m) in &decl.masses {
             if let Some(k) = node(p) {
                 mass[k] += m;
@@ -317,11 +319,7 @@ fn build_network(plan: &Plan, blocks: &[Box<dyn Block>], x0: &mut [f64]) -> Resu
 /// Sum the mass properties of every rigid body from its blocks' declarations and fill the
 /// bodies' part of `x0` (from the first block that gives initial states). A body without
 /// mass or with a non-positive moment of inertia is an error naming it.
-fn build_frames(
-    plan: &Plan,
-    blocks: &[Box<dyn Block>],
-    x0: &mut [f64],
-) -> Result<Vec<MassProps>, Error> {
+fn build_frames(plan: &Plan, decls: &[BlockDecl], x0: &mut [f64]) -> Result<Vec<MassProps>, Error> {
     let nf = plan.frames.len();
     let mut props = vec![
         MassProps {
@@ -333,9 +331,9 @@ fn build_frames(
     ];
     let mut given = vec![false; nf];
     let mut given_gravity = vec![false; nf];
-    for (b, blk) in blocks.iter().enumerate() {
+    for (b, blk) in decls.iter().enumerate() {
         let bp = &plan.blocks[b];
-        for d in blk.mech().bodies {
+        for d in &blk.mech.bodies {
             let f = plan.port_dof[bp.port_tab.start + d.port] as usize;
             props[f].mass += d.mass;
             for a in 0..3 {
@@ -345,9 +343,9 @@ fn build_frames(
                 props[f].gravity = g;
                 given_gravity[f] = true;
             }
-            if let (Some(init), false) = (d.initial, given[f]) {
+            if let (Some(init), false) = (&d.initial, given[f]) {
                 let s = plan.frames_x.start + f * FRAME_STATES;
-                x0[s..s + FRAME_STATES].copy_from_slice(&init);
+                x0[s..s + FRAME_STATES].copy_from_slice(init);
                 given[f] = true;
             }
         }
@@ -428,7 +426,8 @@ impl Model {
     pub fn instantiate(plan: Arc<Plan>, mut blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
         attach_roads(&plan.roads, &mut blocks, &|b| plan.blocks[b].name.clone())?;
         let mut x0 = vec![0.0; plan.n_states];
-        let mut net = build_network(&plan, &blocks, &mut x0)?;
+        let decls: Vec<BlockDecl> = blocks.iter().map(|b| b.declare()).collect();
+        let mut net = build_network(&plan, &decls, &mut x0)?;
         net.set_load_joints(
             &plan
                 .load_joints
@@ -436,9 +435,9 @@ impl Model {
                 .map(|l| l.joint.ix())
                 .collect::<Vec<_>>(),
         );
-        let frames = build_frames(&plan, &blocks, &mut x0)?;
+        let frames = build_frames(&plan, &decls, &mut x0)?;
         let nf = frames.len();
-        let heat = heat::Heat::build(&plan, &blocks, &mut x0)?;
+        let heat = heat::Heat::build(&plan, &decls, &mut x0)?;
         let load = load::LoadScratch::new(&plan);
         for (b, blk) in blocks.iter().enumerate() {
             blk.initial_states(&mut x0[plan.blocks[b].x.clone()]);
@@ -448,7 +447,7 @@ impl Model {
         } else {
             Vec::new()
         };
-        let lin = LinKernel::build(&plan, &blocks);
+        let lin = LinKernel::build(&plan, &decls);
         let mut sig = AlignedBuf::zeros(plan.n_signals);
         for &(s, v) in &plan.slot_defaults {
             sig[s.ix()] = v;
@@ -457,7 +456,7 @@ impl Model {
         let nj = plan.joints.len();
         let result = plan.empty_result();
         let n_log = result.names.len();
-        let guard_prog = GuardProgram::new(&plan, &blocks);
+        let guard_prog = GuardProgram::new(&plan, &decls);
         Ok(Model {
             ev: Eval {
                 sig,
@@ -527,6 +526,7 @@ impl Model {
             })),
             lin,
             blocks,
+            decls,
             plan,
             dirty_factor: true,
             progress: None,
@@ -584,8 +584,8 @@ impl Model {
                 ));
             }
         }
-        for (b, blk) in self.blocks.iter().enumerate() {
-            if let Some((ts, param)) = blk.time_event_period() {
+        for (b, blk) in self.decls.iter().enumerate() {
+            if let Some((ts, param)) = blk.time_event_period {
                 let n = span / ts;
                 if n.is_nan() || n > s.max_time_events as f64 {
                     errors.push(Error::Param(crate::error::ParamError {
@@ -1035,7 +1035,7 @@ impl HybridSystem for Model {
                 return format!(
                     "{}.{}",
                     bp.name,
-                    self.blocks[b].guard_name(i - bp.guards.start)
+                    self.decls[b].guard_name(i - bp.guards.start)
                 );
             }
             return format!("guard{i}");
@@ -1131,7 +1131,8 @@ pub(crate) fn attach_roads(
         );
         let port_name = |b: usize, p: usize| {
             blocks[b]
-                .ports()
+                .declare()
+                .ports
                 .get(p)
                 .map_or_else(String::new, |d| d.name.clone())
         };

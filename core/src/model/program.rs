@@ -15,7 +15,7 @@
 //! of the plan (and of the linear kernel's choice of stages for derivatives), built once
 //! and read-only afterwards.
 
-use crate::block::Block;
+use crate::block::BlockDecl;
 use crate::ids::BlockIx;
 use crate::plan::{BlockRt, Plan, Stage, VarRef};
 
@@ -95,8 +95,8 @@ pub(super) struct GuardProgram {
 }
 
 impl GuardProgram {
-    /// The guard pass of `plan` over its block objects `objects`.
-    pub fn new(plan: &Plan, objects: &[Box<dyn Block>]) -> GuardProgram {
+    /// The guard pass of `plan` over its blocks, declared as `decls`.
+    pub fn new(plan: &Plan, decls: &[BlockDecl]) -> GuardProgram {
         let call = |b: BlockIx| {
             let g = &plan.blocks[b.ix()].guards;
             GuardCall {
@@ -118,8 +118,11 @@ impl GuardProgram {
                 let rt = plan.rt[jp.block.ix()];
                 // Where in `plan.in_slots` the block's input `i` is, as `Cx::u(i)` reads it
                 // (a position, not a slot: linearization reroutes inputs).
-                let engagement = objects[jp.block.ix()]
-                    .engagement_input(jp.local)
+                let engagement = decls[jp.block.ix()]
+                    .mech
+                    .frictions
+                    .get(jp.local)
+                    .and_then(|f| f.engagement_input)
                     .map_or(NO_SLOT, |i| rt.inputs.0 + i as u32);
                 JointCall {
                     b: jp.block,

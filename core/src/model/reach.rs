@@ -64,7 +64,7 @@ impl Model {
                 for &(r, i) in &readers[s] {
                     reached[r] = true;
                     network |= physical(r);
-                    let passes = plan.blocks[r].constant || self.blocks[r].feedthrough(i);
+                    let passes = plan.blocks[r].constant || self.decls[r].feedthrough.of(i);
                     if passes && !outputs_done[r] {
                         outputs_done[r] = true;
                         stack.push(r);

@@ -6,8 +6,8 @@
 use serde_json::json;
 
 use crate::block::{
-    Block, Cx, Forces, FrictionDecl, FrictionLaw, Linear, MechDecl, PortDecl, Row, VarDecl,
-    VarSource,
+    Block, BlockDecl, Cx, Feedthrough, Forces, FrictionDecl, FrictionLaw, Linear, MechDecl,
+    PortDecl, Row, VarDecl, VarSource,
 };
 use crate::params::{BlockBuild, BlockType, ParamSpec, Params, Registry};
 use crate::{compile, Diagram, Method, RunStatus};
@@ -19,8 +19,11 @@ impl Block for Wave {
     fn type_name(&self) -> &'static str {
         "Wave"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::output("y")]
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            ..BlockDecl::default()
+        }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = 1.0 + 0.5 * cx.t.sin();
@@ -36,17 +39,8 @@ impl Block for Lag {
     fn type_name(&self) -> &'static str {
         "Lag"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::input("u"), PortDecl::output("y")]
-    }
-    fn feedthrough(&self, _input: usize) -> bool {
-        false
-    }
-    fn n_states(&self) -> usize {
-        1
-    }
-    fn linear(&self) -> Option<Linear> {
-        Some(Linear {
+    fn declare(&self) -> BlockDecl {
+        let linear = Some(Linear {
             n: 1,
             m: 1,
             p: 1,
@@ -54,7 +48,14 @@ impl Block for Lag {
             b: vec![1.0 / self.tau],
             c: vec![1.0],
             d: vec![0.0],
-        })
+        });
+        BlockDecl {
+            ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+            states: 1,
+            linear,
+            feedthrough: Feedthrough::None,
+            ..BlockDecl::default()
+        }
     }
 }
 
@@ -74,28 +75,25 @@ impl Block for PulsedClutch {
     fn type_name(&self) -> &'static str {
         "PulsedClutch"
     }
-    fn ports(&self) -> Vec<PortDecl> {
-        vec![PortDecl::rot("a"), PortDecl::rot("b")]
-    }
-    fn mech(&self) -> MechDecl {
-        MechDecl {
-            masses: vec![(0, 1.0), (1, 2.0)],
-            frictions: vec![FrictionDecl {
-                row: Row(vec![(0, 1.0), (1, -1.0)]),
-                label: String::new(),
-            }],
-            has_forces: true,
-            ..MechDecl::default()
-        }
-    }
-    fn variables(&self) -> Vec<VarDecl> {
+    fn declare(&self) -> BlockDecl {
         let mut v = vec![
             VarDecl::new("w_a", VarSource::Speed(0), "rad/s"),
             VarDecl::new("w_b", VarSource::Speed(1), "rad/s"),
             VarDecl::new("a_b", VarSource::Accel(1), "rad/s2"),
         ];
         v.extend(VarDecl::friction_set(0, "", true));
-        v
+        let mech = MechDecl {
+            masses: vec![(0, 1.0), (1, 2.0)],
+            frictions: vec![FrictionDecl::new(Row(vec![(0, 1.0), (1, -1.0)]), "")],
+            has_forces: true,
+            ..MechDecl::default()
+        };
+        BlockDecl {
+            ports: vec![PortDecl::rot("a"), PortDecl::rot("b")],
+            variables: v,
+            mech,
+            ..BlockDecl::default()
+        }
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         f.add(0, 10.0 - 2.0 * cx.v(0));

@@ -153,7 +153,7 @@ impl PortTable {
         let params = resolve_params(path, t.name, &t.params, &b.params, scope);
         let built = match (&t.build, params) {
             (BlockBuild::Primitive(f), Ok(p)) => f(&p)
-                .map(|blk| (blk.ports(), None))
+                .map(|blk| (blk.declare().ports, None))
                 .map_err(|e| e.to_string()),
             (BlockBuild::Composite(f), Ok(p)) => match f(&p) {
                 Ok(inner) => {

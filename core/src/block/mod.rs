@@ -1,14 +1,18 @@
 //! The `Block` trait: what every library block implements.
 //!
-//! A block has a *declaration side*, read once by `compile()`: typed ports (signal
-//! `in`/`out`, mechanical `rot`/`trans`), continuous states, guard functions (zero
-//! crossings), loggable variables with units, its part of the mechanical network
-//! ([`MechDecl`]: inertias, kinematic constraints, friction joints) and, for linear
-//! time-invariant blocks, its state-space matrices ([`Linear`]). And a *run-time side*:
-//! [`Block::reset`] at the start of every run, evaluation methods that take `&self`
-//! (outputs, forces, friction laws, derivatives, guards, variables), and event methods that
-//! take `&mut self` (`time_event`, `update_modes`). So "modes change only at events" is
-//! enforced by the compiler: inside a step every equation is fixed.
+//! A block has a *declaration*: one plain value, [`BlockDecl`], returned by
+//! [`Block::declare`] and read once by `compile()` — typed ports (signal `in`/`out`,
+//! mechanical `rot`/`trans`/`frame`, `heat`, `road`), continuous states, named guard
+//! functions (zero crossings), loggable variables with units, which inputs feed the outputs
+//! directly, its part of the mechanical network ([`MechDecl`]: inertias, kinematic
+//! constraints, friction joints) and of the thermal network ([`ThermalDecl`]), for linear
+//! time-invariant blocks its state-space matrices ([`Linear`]), and its role in the energy
+//! audit. The compile passes, the model, the catalogue and the report read that value and
+//! nothing else about a block's structure. And a *behaviour*: [`Block::reset`] at the start
+//! of every run, evaluation methods that take `&self` (outputs, forces, friction laws,
+//! derivatives, guards, variables), and event methods that take `&mut self` (`time_event`,
+//! `update_modes`). So "modes change only at events" is enforced by the compiler: inside a
+//! step every equation is fixed.
 //!
 //! At run time the model calls a block with a [`Cx`] view: its own states, its inputs,
 //! the motion of its flanges and the forces of its constraint rows, read in place from the
@@ -23,6 +27,10 @@
 //! `a` by `−tau` (the torque transmitted from flange_a to flange_b; Modelica's `tau` of a
 //! two-flange element is the torque *at* flange_b acting on the element, the opposite
 //! sign for elements whose `tau` accelerates flange_b).
+
+mod decl;
+
+pub use decl::{BlockDecl, EnergyRole, Feedthrough, Outputs};
 
 use crate::ids::SlotIx;
 use crate::result::EventTag;
@@ -117,6 +125,9 @@ pub struct PortDecl {
     /// torques: a stability control that brakes fewer than four wheels is a wiring
     /// error). `None`: an output may drive nothing.
     pub must_drive: Option<&'static str>,
+    /// An output that needs the network solve (accelerations or constraint forces):
+    /// computed by [`Block::network_outputs`] after the solve, not by [`Block::outputs`].
+    pub needs_network: bool,
 }
 
 impl PortDecl {
@@ -134,6 +145,7 @@ impl PortDecl {
             free_ok: false,
             optional: false,
             must_drive: None,
+            needs_network: false,
         }
     }
     /// A signal input that must be driven.
@@ -200,6 +212,12 @@ impl PortDecl {
         self.unit = Some(unit);
         self
     }
+    /// The same output, computed after the network solve by [`Block::network_outputs`]
+    /// (it reads accelerations or constraint forces).
+    pub fn after_network(mut self) -> Self {
+        self.needs_network = true;
+        self
+    }
     /// The same output, required to drive at least one input (`why`: what the block needs
     /// it for, in the error when it drives nothing).
     pub fn must_drive(mut self, why: &'static str) -> Self {
@@ -245,6 +263,28 @@ pub struct FrictionDecl {
     pub row: Row,
     /// Suffix used in event logs and guard names (`""` for single-joint blocks).
     pub label: String,
+    /// The signal input (index among the block's `in` ports) whose value *is*
+    /// [`Block::engagement`] of this joint, unchanged, when there is one (a clutch's
+    /// normalized normal force): the guard pass then reads that signal in place instead of
+    /// calling `engagement`. `None`: the pass calls `engagement`.
+    pub engagement_input: Option<usize>,
+}
+
+impl FrictionDecl {
+    /// A joint over `row`, labelled `label` in event logs and guard names.
+    pub fn new(row: Row, label: impl Into<String>) -> Self {
+        FrictionDecl {
+            row,
+            label: label.into(),
+            engagement_input: None,
+        }
+    }
+    /// The same joint, its engagement read in place from signal input `input` (see
+    /// [`FrictionDecl::engagement_input`]).
+    pub fn engaged_by(mut self, input: usize) -> Self {
+        self.engagement_input = Some(input);
+        self
+    }
 }
 
 /// Mass, inertia and (optionally) the initial pose and velocity a block gives the rigid
@@ -286,8 +326,18 @@ pub struct MechDecl {
     /// Whether `Block::forces` books part of its power as dissipated inside the block
     /// ([`Forces::dissipate`]: an engine's friction). The energy audit then lists that
     /// part as a loss of its own, `block.NAME` with NAME from
-    /// [`Block::internal_loss_name`], and a source's supplied work excludes it.
+    /// [`BlockDecl::loss_name`], and a source's supplied work excludes it.
     pub internal_loss: bool,
+}
+
+impl MechDecl {
+    /// Friction joints and nothing else (a clutch, a brake).
+    pub fn joints(frictions: Vec<FrictionDecl>) -> Self {
+        MechDecl {
+            frictions,
+            ..MechDecl::default()
+        }
+    }
 }
 
 /// A friction joint whose sliding torque is affine in a load `T` that is itself a
@@ -1011,56 +1061,11 @@ pub trait Block: Send + Sync {
     // ---- declaration ----
     /// The registry type name (`"Inertia"`).
     fn type_name(&self) -> &'static str;
-    /// Ports, in a fixed order.
-    fn ports(&self) -> Vec<PortDecl>;
-    /// Whether signal input `input` (index among `in` ports) feeds an output directly.
-    fn feedthrough(&self, _input: usize) -> bool {
-        true
-    }
-    /// Whether output `output` (index among `out` ports) needs the network solve
-    /// (accelerations or constraint forces). Such outputs are computed by
-    /// [`Block::network_outputs`].
-    fn output_needs_network(&self, _output: usize) -> bool {
-        false
-    }
-    /// Whether the outputs depend only on parameters and modes (not on time, states or
-    /// inputs), so they change only at events: `Constant`, `Step`, held samples. The model
-    /// evaluates such blocks after every event instead of at every evaluation.
-    fn constant_outputs(&self) -> bool {
-        false
-    }
-    /// Whether the outputs are a function of the inputs, parameters and modes only (not of
-    /// time, states or flange motion): `Gain`, `Sum`, `Lookup1D`, `Saturation`, ... A
-    /// block declaring this whose inputs all change only at events (they come from blocks
-    /// with [`Block::constant_outputs`] or from other such blocks) is evaluated after every
-    /// event instead of at every evaluation, like a constant block (the `held` compile
-    /// pass). A block that reads `cx.t`, its states or a flange must not declare it.
-    fn pure_outputs(&self) -> bool {
-        false
-    }
-    /// Whether the guards are a function of the inputs and modes only, as
-    /// [`Block::pure_outputs`] says of the outputs: a guard block whose inputs change only
-    /// at events (a shift schedule's tables) then has guards that change only at events,
-    /// and the guard pass reuses their values between events instead of calling `guards`
-    /// at every sample. A block that reads `cx.t`, its states or a flange in `guards` must
-    /// not declare it.
-    fn pure_guards(&self) -> bool {
-        false
-    }
-    /// The state-space form of a linear time-invariant block (see [`Linear`]).
-    fn linear(&self) -> Option<Linear> {
-        None
-    }
-    /// Number of continuous states.
-    fn n_states(&self) -> usize {
-        0
-    }
+    /// What the block is: ports, states, guards, variables, network and audit roles (see
+    /// [`BlockDecl`]). Asked once per built block, after [`Block::attach`].
+    fn declare(&self) -> BlockDecl;
     /// Initial continuous states.
     fn initial_states(&self, _x: &mut [f64]) {}
-    /// The mechanical part of the block.
-    fn mech(&self) -> MechDecl {
-        MechDecl::default()
-    }
     /// A problem with the block's starting pose that the run would otherwise hide (a wheel
     /// whose mount starts below the ground carries nothing and the car falls through the
     /// plane): one sentence, without the block's name. Asked once at instantiation, with
@@ -1077,32 +1082,9 @@ pub trait Block: Send + Sync {
     fn initial_speeds(&self, _cx: &Cx) -> Vec<(usize, f64)> {
         Vec::new()
     }
-    /// Loggable variables besides the output ports.
-    fn variables(&self) -> Vec<VarDecl> {
-        Vec::new()
-    }
-    /// Number of guard functions.
-    fn n_guards(&self) -> usize {
-        0
-    }
-    /// Name of guard `i` (appended to the block name in messages).
-    fn guard_name(&self, i: usize) -> String {
-        format!("guard{i}")
-    }
-    /// Whether this block's mechanical work is a source (engine, torque source) in the
-    /// energy audit; otherwise its work counts as a loss when negative.
-    fn is_energy_source(&self) -> bool {
-        false
-    }
-    /// Name of the loss a block declaring [`MechDecl::internal_loss`] books through
-    /// [`Forces::dissipate`] (the audit lists it as `block.NAME`).
-    fn internal_loss_name(&self) -> &'static str {
-        "loss"
-    }
-
     // ---- shared data (road ports) ----
     /// The immutable data this block provides on its road port `port` (index into
-    /// [`Block::ports`]): the `Road`'s surface. Called once per model instance after the
+    /// [`BlockDecl::ports`]): the `Road`'s surface. Called once per model instance after the
     /// blocks are built; the consumers on the port's line receive it by
     /// [`Block::attach`]. `None`: the port provides nothing.
     fn shared(&self, _port: usize) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
@@ -1143,13 +1125,6 @@ pub trait Block: Send + Sync {
     fn engagement(&self, k: usize, cx: &Cx, w_rel: f64) -> f64 {
         self.friction(k, cx, w_rel).engagement
     }
-    /// The signal input (index among the block's `in` ports) whose value *is*
-    /// [`Block::engagement`] of joint `k`, unchanged, when there is one (a clutch's
-    /// normalized normal force): the guard pass then reads that signal in place instead of
-    /// calling `engagement`. `None` (the default): the pass calls `engagement`.
-    fn engagement_input(&self, _k: usize) -> Option<usize> {
-        None
-    }
     /// The sliding torque of a load-dependent joint `k` (declared in
     /// [`MechDecl::friction_loads`]) at relative speed `w_rel`, as an affine function of
     /// its load; called before the load is known (do not read `cx.lambda`). Its
@@ -1167,17 +1142,6 @@ pub trait Block: Send + Sync {
     /// Next time event strictly after `t`.
     fn next_time_event(&self, _t: f64) -> f64 {
         f64::INFINITY
-    }
-    /// The run time (s) at which the block's scheduled input ends, if it has one: a drive
-    /// cycle's length. `"stop_time": "cycle"` stops a run at the largest of these.
-    fn schedule_end(&self) -> Option<f64> {
-        None
-    }
-    /// The period of the block's recurring time events (a sample time), with the name of
-    /// the parameter that sets it; used to refuse a run that would produce an absurd
-    /// number of them before it starts.
-    fn time_event_period(&self) -> Option<(f64, &'static str)> {
-        None
     }
     /// A custom variable.
     fn var(&self, _cx: &Cx, _i: usize) -> f64 {
@@ -1203,10 +1167,6 @@ pub trait Block: Send + Sync {
     }
 
     // ---- thermal (see `crate::thermal`) ----
-    /// The thermal part of the block: capacities, fixed temperatures, conductors.
-    fn thermal(&self) -> ThermalDecl {
-        ThermalDecl::default()
-    }
     /// Conductance `G` (W/K) of the block's conductor `k` (>= 0).
     fn conductance(&self, _k: usize, _cx: &Cx) -> f64 {
         0.0
