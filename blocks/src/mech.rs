@@ -6,9 +6,9 @@
 //! transmitted from flange_a to flange_b (it accelerates b by +tau and a by −tau).
 
 use drivelink_core::{
-    BlockDecl, Constraint, Cx, EnergyRole, EventCx, EventTag, Forces, FrictionDecl, FrictionLaw,
-    HeatFlows, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params,
-    PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
+    BlockBuild, BlockDecl, BlockType, Constraint, Cx, EnergyRole, EventCx, EventTag, Forces,
+    FrictionDecl, FrictionLaw, HeatFlows, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
+    ParamValue, Params, PortDecl, Registry, Row, RowKind, VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -16,9 +16,7 @@ use drivelink_core::Block;
 
 use crate::driveline::lossy::{GEAR_PORTS, PLANETARY_PORTS};
 use crate::driveline::{LossyGear, MeshLoss};
-use crate::util::{
-    compliant_ports, force_mech, loss_heat, relative_vars, FlangePair, Table1D, COMPLIANT_HEAT,
-};
+use crate::util::{force_mech, loss_heat, Compliant, CompliantLaw, FlangePair, Table1D};
 
 fn num(name: &'static str, unit: &'static str, default: f64, doc: &'static str) -> ParamSpec {
     ParamSpec::number(name, unit, default, doc)
@@ -28,75 +26,113 @@ fn req(name: &'static str, unit: &'static str, doc: &'static str) -> ParamSpec {
     ParamSpec::required(name, unit, doc)
 }
 
-/// Register one primitive mechanical block type.
-pub(crate) fn reg(
-    r: &mut Registry,
-    name: &'static str,
-    doc: &'static str,
-    ports_doc: &'static str,
-    params: Vec<ParamSpec>,
-    build: crate::util::Build,
-) {
-    crate::util::register_primitive(r, "mechanical", name, doc, ports_doc, params, build);
-}
-
 /// Register the mechanical blocks.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Inertia",
-        "Rotational inertia J on one flange.",
-        "flange[rot]",
-        vec![
+    r.register(inertia_type());
+    r.register(fixed_type());
+    r.register(torque_source_type());
+    r.register(force_source_type());
+    r.register(speed_source_type());
+    r.register(ideal_gear_type());
+    r.register(planetary_gear_type());
+    r.register(spring_damper_type());
+    r.register(damper_type());
+    r.register(clutch_type());
+    r.register(brake_type());
+    r.register(one_way_clutch_type());
+    r.register(bearing_friction_type());
+    r.register(torque_sensor_type());
+    r.register(motion_sensor_type());
+    r.register(speed_ratio_type());
+    r.register(mass_type());
+    r.register(ideal_rolling_wheel_type());
+    r.register(road_load_type());
+}
+
+/// The `Inertia` block type: its parameters and how it is built.
+fn inertia_type() -> BlockType {
+    BlockType {
+        name: "Inertia",
+        category: "mechanical",
+        doc: "Rotational inertia J on one flange.",
+        ports_doc: "flange[rot]",
+        params: vec![
             req("J", "kg*m^2", "moment of inertia (>= 0)"),
             num("w0", "rad/s", 0.0, "initial speed"),
             num("phi0", "rad", 0.0, "initial angle"),
         ],
-        |p| {
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(Inertia {
                 j: p.non_negative("J")?,
                 w0: p.num("w0")?,
                 phi0: p.num("phi0")?,
             }))
-        },
-    );
-    reg(
-        r,
-        "Fixed",
-        "Ground: holds its flange at zero speed.",
-        "flange[rot]",
-        vec![],
-        |_| Ok(Box::new(Fixed)),
-    );
-    reg(
-        r,
-        "TorqueSource",
-        "Applies the input torque to the flange (relative to the support), the reaction to the optional support (ground when unconnected).",
-        "tau[in], flange[rot], support[rot] (optional)",
-        vec![],
-        |_| Ok(Box::new(Source { trans: false })),
-    );
-    reg(
-        r,
-        "ForceSource",
-        "Applies the input force to the translational flange (reaction on ground).",
-        "f[in], flange[trans]",
-        vec![],
-        |_| Ok(Box::new(Source { trans: true })),
-    );
-    reg(r, "SpeedSource", "Prescribes the flange speed relative to the optional support (ground when unconnected) from the input, tracked with time constant tc (like Modelica Speed with exact=false).", "w[in], flange[rot], support[rot] (optional)", vec![
+        }),
+    }
+}
+
+/// The `Fixed` block type: its parameters and how it is built.
+fn fixed_type() -> BlockType {
+    BlockType {
+        name: "Fixed",
+        category: "mechanical",
+        doc: "Ground: holds its flange at zero speed.",
+        ports_doc: "flange[rot]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(Fixed))),
+    }
+}
+
+/// The `TorqueSource` block type: its parameters and how it is built.
+fn torque_source_type() -> BlockType {
+    BlockType {
+        name: "TorqueSource",
+        category: "mechanical",
+        doc: "Applies the input torque to the flange (relative to the support), the reaction to the optional support (ground when unconnected).",
+        ports_doc: "tau[in], flange[rot], support[rot] (optional)",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(Source { trans: false }))),
+    }
+}
+
+/// The `ForceSource` block type: its parameters and how it is built.
+fn force_source_type() -> BlockType {
+    BlockType {
+        name: "ForceSource",
+        category: "mechanical",
+        doc: "Applies the input force to the translational flange (reaction on ground).",
+        ports_doc: "f[in], flange[trans]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(Source { trans: true }))),
+    }
+}
+
+/// The `SpeedSource` block type: its parameters and how it is built.
+fn speed_source_type() -> BlockType {
+    BlockType {
+        name: "SpeedSource",
+        category: "mechanical",
+        doc: "Prescribes the flange speed relative to the optional support (ground when unconnected) from the input, tracked with time constant tc (like Modelica Speed with exact=false).",
+        ports_doc: "w[in], flange[rot], support[rot] (optional)",
+        params: vec![
         num("tc", "s", 1e-3, "tracking time constant of the prescribed speed (> 0)"),
-    ], |p| Ok(Box::new(SpeedSource { tc: p.positive("tc")? })));
-    reg(
-        r,
-        "IdealGear",
-        "Gear w_a − w_s = ratio·(w_b − w_s) (support = ground when unconnected); lossless, or with a mesh efficiency in both directions of power flow (a LossyGear with lossTable [[0, efficiency, efficiency, 0, 0]]: it can lock when driven from the wrong side).",
-        "flange_a[rot], flange_b[rot], support[rot] (optional), heat[heat] (optional)",
-        vec![
+    ],
+        build: BlockBuild::Primitive(|p| Ok(Box::new(SpeedSource { tc: p.positive("tc")? }))),
+    }
+}
+
+/// The `IdealGear` block type: its parameters and how it is built.
+fn ideal_gear_type() -> BlockType {
+    BlockType {
+        name: "IdealGear",
+        category: "mechanical",
+        doc: "Gear w_a − w_s = ratio·(w_b − w_s) (support = ground when unconnected); lossless, or with a mesh efficiency in both directions of power flow (a LossyGear with lossTable [[0, efficiency, efficiency, 0, 0]]: it can lock when driven from the wrong side).",
+        ports_doc: "flange_a[rot], flange_b[rot], support[rot] (optional), heat[heat] (optional)",
+        params: vec![
             req("ratio", "1", "gear ratio w_a/w_b (non-zero)"),
             ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "mesh efficiency in (0, 1] in both directions of power flow (default 1: lossless); the loss power goes to the heat port"),
         ],
-        |p| {
+        build: BlockBuild::Primitive(|p| {
             let ratio = p.num("ratio")?;
             if ratio == 0.0 || !ratio.is_finite() {
                 return Err(p.invalid("ratio", "must be finite and non-zero"));
@@ -107,18 +143,22 @@ pub fn register(r: &mut Registry) {
                 ratio,
                 loss: MeshLoss::from_efficiency(p, "efficiency")?,
             }))
-        },
-    );
-    reg(
-        r,
-        "PlanetaryGear",
-        "Planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth; lossless, or with a mesh efficiency on the power rolling through the meshes (in the carrier frame: a LossyGear sun → ring of ratio −g with the carrier as support).",
-        "sun[rot], ring[rot], carrier[rot], heat[heat] (optional)",
-        vec![
+        }),
+    }
+}
+
+/// The `PlanetaryGear` block type: its parameters and how it is built.
+fn planetary_gear_type() -> BlockType {
+    BlockType {
+        name: "PlanetaryGear",
+        category: "mechanical",
+        doc: "Planetary gear: (1+g)·w_carrier = w_sun + g·w_ring, g = ring/sun teeth; lossless, or with a mesh efficiency on the power rolling through the meshes (in the carrier frame: a LossyGear sun → ring of ratio −g with the carrier as support).",
+        ports_doc: "sun[rot], ring[rot], carrier[rot], heat[heat] (optional)",
+        params: vec![
             req("ratio", "1", "ring/sun teeth ratio (> 1)"),
             ParamSpec::optional("efficiency", ParamKind::Number { unit: "1" }, "mesh efficiency in (0, 1] of the power rolling through the meshes (relative to the carrier), both directions (default 1: lossless)"),
         ],
-        |p| {
+        build: BlockBuild::Primitive(|p| {
             let g = p.num("ratio")?;
             if !(g > 1.0 && g.is_finite()) {
                 return Err(p.invalid("ratio", format!("must be > 1 (ring/sun teeth), got {g}")));
@@ -129,83 +169,107 @@ pub fn register(r: &mut Registry) {
                 ratio: -g,
                 loss: MeshLoss::from_efficiency(p, "efficiency")?,
             }))
-        },
-    );
-    reg(
-        r,
-        "SpringDamper",
-        "Linear torsional spring and damper in parallel. Logged tau is the torque transmitted from flange_a to flange_b (it accelerates flange_b): tau = −(c·(phi_rel − phi_rel0) + d·w_rel) with phi_rel = phi_b − phi_a, w_rel = w_b − w_a. Modelica's SpringDamper tau (the cut torque at flange_b) is the opposite sign. The optional heat port receives the damper's loss d·w_rel².",
-        "flange_a[rot], flange_b[rot], heat[heat] (optional)",
-        vec![
+        }),
+    }
+}
+
+/// The `SpringDamper` block type: its parameters and how it is built.
+fn spring_damper_type() -> BlockType {
+    BlockType {
+        name: "SpringDamper",
+        category: "mechanical",
+        doc: "Linear torsional spring and damper in parallel. Logged tau is the torque transmitted from flange_a to flange_b (it accelerates flange_b): tau = −(c·(phi_rel − phi_rel0) + d·w_rel) with phi_rel = phi_b − phi_a, w_rel = w_b − w_a. Modelica's SpringDamper tau (the cut torque at flange_b) is the opposite sign. The optional heat port receives the damper's loss d·w_rel².",
+        ports_doc: "flange_a[rot], flange_b[rot], heat[heat] (optional)",
+        params: vec![
             req("c", "N*m/rad", "spring stiffness (>= 0)"),
             num("d", "N*m*s/rad", 0.0, "damping (>= 0)"),
             num("phi_rel0", "rad", 0.0, "unstretched relative angle"),
         ],
-        |p| {
-            Ok(Box::new(SpringDamper {
+        build: BlockBuild::Primitive(|p| {
+            Ok(Box::new(Compliant(SpringDamper {
                 c: p.non_negative("c")?,
                 d: p.non_negative("d")?,
                 phi0: p.num("phi_rel0")?,
-            }))
-        },
-    );
-    reg(
-        r,
-        "Damper",
-        "Linear torsional damper. Logged tau is the torque transmitted from flange_a to flange_b: tau = −d·w_rel with w_rel = w_b − w_a (Modelica's Damper tau is the opposite sign). The optional heat port receives the loss d·w_rel².",
-        "flange_a[rot], flange_b[rot], heat[heat] (optional)",
-        vec![req("d", "N*m*s/rad", "damping (>= 0)")],
-        |p| {
-            Ok(Box::new(SpringDamper {
+            })))
+        }),
+    }
+}
+
+/// The `Damper` block type: its parameters and how it is built.
+fn damper_type() -> BlockType {
+    BlockType {
+        name: "Damper",
+        category: "mechanical",
+        doc: "Linear torsional damper. Logged tau is the torque transmitted from flange_a to flange_b: tau = −d·w_rel with w_rel = w_b − w_a (Modelica's Damper tau is the opposite sign). The optional heat port receives the loss d·w_rel².",
+        ports_doc: "flange_a[rot], flange_b[rot], heat[heat] (optional)",
+        params: vec![req("d", "N*m*s/rad", "damping (>= 0)")],
+        build: BlockBuild::Primitive(|p| {
+            Ok(Box::new(Compliant(SpringDamper {
                 c: 0.0,
                 d: p.non_negative("d")?,
                 phi0: 0.0,
-            }))
-        },
-    );
-    reg(
-        r,
-        "Clutch",
-        "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. Logged tau is the torque transmitted from flange_a to flange_b (sliding: −sign(w_rel)·mu·cgeo·fn; locked: the holding torque); Modelica's Clutch tau is the opposite sign. The optional heat port receives the friction loss power.",
-        "flange_a[rot], flange_b[rot], f[in], heat[heat] (optional)",
-        friction_params(true),
-        |p| {
+            })))
+        }),
+    }
+}
+
+/// The `Clutch` block type: its parameters and how it is built.
+fn clutch_type() -> BlockType {
+    BlockType {
+        name: "Clutch",
+        category: "mechanical",
+        doc: "Friction clutch with Coulomb stuck/slip state machine; f is the normalized normal force. Logged tau is the torque transmitted from flange_a to flange_b (sliding: −sign(w_rel)·mu·cgeo·fn; locked: the holding torque); Modelica's Clutch tau is the opposite sign. The optional heat port receives the friction loss power.",
+        ports_doc: "flange_a[rot], flange_b[rot], f[in], heat[heat] (optional)",
+        params: friction_params(true),
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(Clutch {
                 law: FrictionParams::from_params(p, true)?,
             }))
-        },
-    );
-    reg(
-        r,
-        "Brake",
-        "Friction brake between the flange and the optional support (ground when unconnected); f is the normalized normal force. Logged tau is the torque the brake applies to the flange (negative while w > w_support); Modelica's Brake tau is the opposite sign. The optional heat port receives the friction loss power.",
-        "flange[rot], f[in], support[rot] (optional), heat[heat] (optional)",
-        friction_params(false),
-        |p| {
+        }),
+    }
+}
+
+/// The `Brake` block type: its parameters and how it is built.
+fn brake_type() -> BlockType {
+    BlockType {
+        name: "Brake",
+        category: "mechanical",
+        doc: "Friction brake between the flange and the optional support (ground when unconnected); f is the normalized normal force. Logged tau is the torque the brake applies to the flange (negative while w > w_support); Modelica's Brake tau is the opposite sign. The optional heat port receives the friction loss power.",
+        ports_doc: "flange[rot], f[in], support[rot] (optional), heat[heat] (optional)",
+        params: friction_params(false),
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(Brake {
                 law: FrictionParams::from_params(p, false)?,
             }))
-        },
-    );
-    reg(
-        r,
-        "OneWayClutch",
-        "Freewheel and clutch in parallel (MSL OneWayClutch): w_rel = w_b − w_a never goes negative (the freewheel holds any torque that would make it so); forward it overruns against the clutch's friction mu·cgeo·fn_max·f, and a locked one breaks forward away at the clutch's static capacity peak·mu(0)·cgeo·fn_max·f. f unconnected = 0: a pure freewheel. A start with w_rel < 0 is resolved as an exact plastic impact at t0 (momentum-conserving, logged with its energy loss): a freewheel cannot run backwards. The optional heat port receives the friction loss power.",
-        "flange_a[rot], flange_b[rot], f[in] (optional, default 0), heat[heat] (optional)",
-        friction_params(true),
-        |p| {
+        }),
+    }
+}
+
+/// The `OneWayClutch` block type: its parameters and how it is built.
+fn one_way_clutch_type() -> BlockType {
+    BlockType {
+        name: "OneWayClutch",
+        category: "mechanical",
+        doc: "Freewheel and clutch in parallel (MSL OneWayClutch): w_rel = w_b − w_a never goes negative (the freewheel holds any torque that would make it so); forward it overruns against the clutch's friction mu·cgeo·fn_max·f, and a locked one breaks forward away at the clutch's static capacity peak·mu(0)·cgeo·fn_max·f. f unconnected = 0: a pure freewheel. A start with w_rel < 0 is resolved as an exact plastic impact at t0 (momentum-conserving, logged with its energy loss): a freewheel cannot run backwards. The optional heat port receives the friction loss power.",
+        ports_doc: "flange_a[rot], flange_b[rot], f[in] (optional, default 0), heat[heat] (optional)",
+        params: friction_params(true),
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(OneWayClutch {
                 law: FrictionParams::from_params(p, true)?,
                 first: crate::signal::FirstCall::armed(),
             }))
-        },
-    );
-    reg(
-        r,
-        "BearingFriction",
-        "Coulomb bearing friction between the flange and the optional support (MSL BearingFriction): sliding torque tau_pos(|w|), stuck while the torque stays within peak·tau_pos(0). The optional heat port receives the loss power.",
-        "flange[rot], support[rot] (optional), heat[heat] (optional)",
-        vec![
+        }),
+    }
+}
+
+/// The `BearingFriction` block type: its parameters and how it is built.
+fn bearing_friction_type() -> BlockType {
+    BlockType {
+        name: "BearingFriction",
+        category: "mechanical",
+        doc: "Coulomb bearing friction between the flange and the optional support (MSL BearingFriction): sliding torque tau_pos(|w|), stuck while the torque stays within peak·tau_pos(0). The optional heat port receives the loss power.",
+        ports_doc: "flange[rot], support[rot] (optional), heat[heat] (optional)",
+        params: vec![
             ParamSpec::with(
                 "tau_pos",
                 ParamKind::NumberOrTable { unit: "N*m" },
@@ -214,77 +278,108 @@ pub fn register(r: &mut Registry) {
             ),
             num("peak", "1", 1.0, "static torque factor (>= 1): stuck capacity peak·tau_pos(0)"),
         ],
-        build_bearing,
-    );
-    reg(
-        r,
-        "TorqueSensor",
-        "Rigid connection that measures the torque transmitted from flange_a to flange_b.",
-        "flange_a[rot], flange_b[rot], tau[out]",
-        vec![],
-        |_| Ok(Box::new(TorqueSensor)),
-    );
-    reg(
-        r,
-        "MotionSensor",
-        "Measures the absolute speed, angle and acceleration of a flange.",
-        "flange[rot], w[out], phi[out], a[out]",
-        vec![],
-        |_| Ok(Box::new(MotionSensor)),
-    );
-    reg(
-        r,
-        "SpeedRatio",
-        "Measures the speed ratio w_a/w_b of two flanges (NaN while |w_b| < min_speed).",
-        "flange_a[rot], flange_b[rot], ratio[out]",
-        vec![num(
+        build: BlockBuild::Primitive(build_bearing),
+    }
+}
+
+/// The `TorqueSensor` block type: its parameters and how it is built.
+fn torque_sensor_type() -> BlockType {
+    BlockType {
+        name: "TorqueSensor",
+        category: "mechanical",
+        doc: "Rigid connection that measures the torque transmitted from flange_a to flange_b.",
+        ports_doc: "flange_a[rot], flange_b[rot], tau[out]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(TorqueSensor))),
+    }
+}
+
+/// The `MotionSensor` block type: its parameters and how it is built.
+fn motion_sensor_type() -> BlockType {
+    BlockType {
+        name: "MotionSensor",
+        category: "mechanical",
+        doc: "Measures the absolute speed, angle and acceleration of a flange.",
+        ports_doc: "flange[rot], w[out], phi[out], a[out]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(MotionSensor))),
+    }
+}
+
+/// The `SpeedRatio` block type: its parameters and how it is built.
+fn speed_ratio_type() -> BlockType {
+    BlockType {
+        name: "SpeedRatio",
+        category: "mechanical",
+        doc: "Measures the speed ratio w_a/w_b of two flanges (NaN while |w_b| < min_speed).",
+        ports_doc: "flange_a[rot], flange_b[rot], ratio[out]",
+        params: vec![num(
             "min_speed",
             "rad/s",
             1e-3,
             "below this |w_b| the ratio is undefined (NaN)",
         )],
-        |p| {
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(SpeedRatio {
                 min: p.non_negative("min_speed")?,
             }))
-        },
-    );
-    reg(
-        r,
-        "Mass",
-        "Translational mass m.",
-        "flange[trans]",
-        vec![
+        }),
+    }
+}
+
+/// The `Mass` block type: its parameters and how it is built.
+fn mass_type() -> BlockType {
+    BlockType {
+        name: "Mass",
+        category: "mechanical",
+        doc: "Translational mass m.",
+        ports_doc: "flange[trans]",
+        params: vec![
             req("m", "kg", "mass (>= 0)"),
             num("v0", "m/s", 0.0, "initial velocity"),
             num("s0", "m", 0.0, "initial position"),
         ],
-        |p| {
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(Mass {
                 m: p.non_negative("m")?,
                 v0: p.num("v0")?,
                 s0: p.num("s0")?,
             }))
-        },
-    );
-    reg(
-        r,
-        "IdealRollingWheel",
-        "Rolling without slip: v_body = radius·w_hub.",
-        "hub[rot], body[trans]",
-        vec![req("radius", "m", "rolling radius (> 0)")],
-        |p| {
+        }),
+    }
+}
+
+/// The `IdealRollingWheel` block type: its parameters and how it is built.
+fn ideal_rolling_wheel_type() -> BlockType {
+    BlockType {
+        name: "IdealRollingWheel",
+        category: "mechanical",
+        doc: "Rolling without slip: v_body = radius·w_hub.",
+        ports_doc: "hub[rot], body[trans]",
+        params: vec![req("radius", "m", "rolling radius (> 0)")],
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(RollingWheel {
                 r: p.positive("radius")?,
             }))
-        },
-    );
-    reg(r, "RoadLoad", "Road load F = −sgn(v)·(A + B|v| + C·v²), the constant part regularized by tanh(v/v_reg) at standstill.", "flange[trans]", vec![
+        }),
+    }
+}
+
+/// The `RoadLoad` block type: its parameters and how it is built.
+fn road_load_type() -> BlockType {
+    BlockType {
+        name: "RoadLoad",
+        category: "mechanical",
+        doc: "Road load F = −sgn(v)·(A + B|v| + C·v²), the constant part regularized by tanh(v/v_reg) at standstill.",
+        ports_doc: "flange[trans]",
+        params: vec![
         num("A", "N", 0.0, "constant (rolling) resistance (>= 0)"),
         num("B", "N*s/m", 0.0, "linear coefficient (>= 0)"),
         num("C", "N*s^2/m^2", 0.0, "quadratic (aerodynamic) coefficient (>= 0)"),
         num("v_reg", "m/s", 1e-3, "regularization speed of the constant part at standstill (> 0)"),
-    ], |p| Ok(Box::new(RoadLoad { a: p.non_negative("A")?, b: p.non_negative("B")?, c: p.non_negative("C")?, v_reg: p.positive("v_reg")? })));
+    ],
+        build: BlockBuild::Primitive(|p| Ok(Box::new(RoadLoad { a: p.non_negative("A")?, b: p.non_negative("B")?, c: p.non_negative("C")?, v_reg: p.positive("v_reg")? }))),
+    }
 }
 
 fn friction_params(two_flange: bool) -> Vec<ParamSpec> {
@@ -563,57 +658,26 @@ struct SpringDamper {
     d: f64,
     phi0: f64,
 }
-/// The flanges of `SpringDamper` / `Damper`.
-const SD: FlangePair = FlangePair::AB;
-
-impl SpringDamper {
-    /// MSL `tau` (the cut torque at flange_b): `c·(phi_rel − phi_rel0) + d·w_rel`.
-    fn tau(&self, cx: &Cx) -> f64 {
-        self.c * (SD.phi_rel(cx) - self.phi0) + self.d * SD.w_rel(cx)
-    }
-}
-impl Block for SpringDamper {
+/// MSL `tau = c·(phi_rel − phi_rel0) + d·w_rel`, stored `c/2·(phi_rel − phi_rel0)²`,
+/// loss `d·w_rel²`.
+impl CompliantLaw for SpringDamper {
     fn type_name(&self) -> &'static str {
-        if self.c == 0.0 && self.phi0 == 0.0 {
+        let damper = self.c == 0.0 && self.phi0 == 0.0;
+        if damper {
             "Damper"
         } else {
             "SpringDamper"
         }
     }
-    fn declare(&self) -> BlockDecl {
-        let [phi, w] = relative_vars(1, 2);
-        let variables = vec![
-            VarDecl::new("tau", VarSource::Custom(0), "N*m")
-                .doc("torque transmitted from flange_a to flange_b"),
-            phi,
-            w,
-        ];
-        BlockDecl {
-            ports: compliant_ports(),
-            variables,
-            mech: force_mech(),
-            thermal: loss_heat(),
-            ..BlockDecl::default()
-        }
+    fn tau(&self, phi_rel: f64, w_rel: f64) -> f64 {
+        self.c * (phi_rel - self.phi0) + self.d * w_rel
     }
-    fn forces(&self, cx: &Cx, f: &mut Forces) {
-        // The element pulls b back and a forward: it transmits −tau to b.
-        SD.apply_compliant(f, self.tau(cx));
-    }
-    fn var(&self, cx: &Cx, i: usize) -> f64 {
-        match i {
-            0 => -self.tau(cx),
-            1 => SD.phi_rel(cx),
-            _ => SD.w_rel(cx),
-        }
-    }
-    fn potential_energy(&self, cx: &Cx) -> f64 {
-        let d = SD.phi_rel(cx) - self.phi0;
+    fn stored(&self, phi_rel: f64) -> f64 {
+        let d = phi_rel - self.phi0;
         0.5 * self.c * d * d
     }
-    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
-        let w = SD.w_rel(cx);
-        q.add(COMPLIANT_HEAT, self.d * w * w);
+    fn loss(&self, _phi_rel: f64, w_rel: f64) -> f64 {
+        self.d * w_rel * w_rel
     }
 }
 

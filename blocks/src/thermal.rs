@@ -4,67 +4,84 @@
 //! capacity, fixed temperatures) is solved by the kernel, see `drivelink_core::thermal`.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, ParamError, ParamSpec, Params, PortDecl, Registry, ThermalDecl, VarDecl,
-    VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, ParamSpec, PortDecl, Registry, ThermalDecl,
+    VarDecl, VarSource,
 };
 
 /// Register the thermal blocks.
 pub fn register(r: &mut Registry) {
-    let reg = |r: &mut Registry, name, doc, ports, params, build| {
-        crate::util::register_primitive(r, "thermal", name, doc, ports, params, build)
-    };
-    reg(
-        r,
-        "HeatCapacitor",
-        "Lumped heat capacity C on its port's thermal node: C·dT/dt = Σ heat flows into the node. Capacities on one node add up.",
-        "port[heat]",
-        vec![
+    r.register(heat_capacitor_type());
+    r.register(thermal_conductor_type());
+    r.register(convection_type());
+    r.register(fixed_temperature_type());
+}
+
+/// The `Convection` block type: its parameters and how it is built.
+fn convection_type() -> BlockType {
+    BlockType {
+        name: "Convection",
+        category: "thermal",
+        doc: "Convective heat transfer from a solid to a fluid: Q_flow = Gc·(T_solid − T_fluid), Gc (W/K) from the input (negative values count as 0).",
+        ports_doc: "Gc[in], solid[heat], fluid[heat]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_p| { Ok(Box::new(Conductor { g: None })) }),
+    }
+}
+
+/// The `HeatCapacitor` block type: its parameters and how it is built.
+fn heat_capacitor_type() -> BlockType {
+    BlockType {
+        name: "HeatCapacitor",
+        category: "thermal",
+        doc: "Lumped heat capacity C on its port's thermal node: C·dT/dt = Σ heat flows into the node. Capacities on one node add up.",
+        ports_doc: "port[heat]",
+        params: vec![
             ParamSpec::required("C", "J/K", "heat capacity (> 0)"),
             ParamSpec::number("T0", "K", 293.15, "initial temperature (> 0)"),
         ],
-        |p: &Params| -> Result<Box<dyn Block>, ParamError> {
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(HeatCapacitor {
                 c: p.positive("C")?,
                 t0: p.positive("T0")?,
             }))
-        },
-    );
-    reg(
-        r,
-        "ThermalConductor",
-        "Heat conduction between two nodes: Q_flow = G·(T_a − T_b), from port_a to port_b.",
-        "port_a[heat], port_b[heat]",
-        vec![ParamSpec::required(
+        }),
+    }
+}
+
+/// The `ThermalConductor` block type: its parameters and how it is built.
+fn thermal_conductor_type() -> BlockType {
+    BlockType {
+        name: "ThermalConductor",
+        category: "thermal",
+        doc: "Heat conduction between two nodes: Q_flow = G·(T_a − T_b), from port_a to port_b.",
+        ports_doc: "port_a[heat], port_b[heat]",
+        params: vec![ParamSpec::required(
             "G",
             "W/K",
             "thermal conductance (>= 0)",
         )],
-        |p: &Params| -> Result<Box<dyn Block>, ParamError> {
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(Conductor {
                 g: Some(p.non_negative("G")?),
             }))
-        },
-    );
-    reg(
-        r,
-        "Convection",
-        "Convective heat transfer from a solid to a fluid: Q_flow = Gc·(T_solid − T_fluid), Gc (W/K) from the input (negative values count as 0).",
-        "Gc[in], solid[heat], fluid[heat]",
-        vec![],
-        |_p: &Params| -> Result<Box<dyn Block>, ParamError> { Ok(Box::new(Conductor { g: None })) },
-    );
-    reg(
-        r,
-        "FixedTemperature",
-        "Holds its port's thermal node at temperature T (an ambient); heat flowing into it leaves the model (audited as heat to ambient).",
-        "port[heat]",
-        vec![ParamSpec::required("T", "K", "temperature (> 0)")],
-        |p: &Params| -> Result<Box<dyn Block>, ParamError> {
+        }),
+    }
+}
+
+/// The `FixedTemperature` block type: its parameters and how it is built.
+fn fixed_temperature_type() -> BlockType {
+    BlockType {
+        name: "FixedTemperature",
+        category: "thermal",
+        doc: "Holds its port's thermal node at temperature T (an ambient); heat flowing into it leaves the model (audited as heat to ambient).",
+        ports_doc: "port[heat]",
+        params: vec![ParamSpec::required("T", "K", "temperature (> 0)")],
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(FixedTemperature {
                 t: p.positive("T")?,
             }))
-        },
-    );
+        }),
+    }
 }
 
 /// `HeatCapacitor`.

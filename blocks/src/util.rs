@@ -3,32 +3,12 @@
 //! equations shared by elements acting between two flanges ([`FlangePair`]).
 
 use drivelink_core::{
-    Block, BlockBuild, BlockType, Cx, Forces, FrictionDecl, MechDecl, ParamError, ParamSpec,
-    Params, PortDecl, Registry, Row, ThermalDecl, VarDecl, VarSource,
+    Block, BlockDecl, Cx, Forces, FrictionDecl, HeatFlows, MechDecl, ParamError, Params, PortDecl,
+    Row, ThermalDecl, VarDecl, VarSource,
 };
 
 /// The constructor of a primitive block from resolved parameters.
 pub type Build = fn(&Params) -> Result<Box<dyn Block>, ParamError>;
-
-/// Register one primitive block type of `category`.
-pub fn register_primitive(
-    r: &mut Registry,
-    category: &'static str,
-    name: &'static str,
-    doc: &'static str,
-    ports_doc: &'static str,
-    params: Vec<ParamSpec>,
-    build: Build,
-) {
-    r.register(BlockType {
-        name,
-        category,
-        doc,
-        params,
-        build: BlockBuild::Primitive(build),
-        ports_doc,
-    });
-}
 
 /// Two rotational flanges `a`, `b` (port indices) of an element that acts between them:
 /// the relative motion of `b` with respect to `a` and one torque between the two, written
@@ -101,6 +81,78 @@ pub fn compliant_ports() -> Vec<PortDecl> {
         PortDecl::rot("flange_b"),
         PortDecl::loss_heat("heat"),
     ]
+}
+
+/// The law of a compliant two-flange element: Modelica's `tau` of `PartialCompliant` (the
+/// cut torque at flange_b: `+tau` acts on flange_a, `−tau` on flange_b, so `−tau` is the
+/// torque transmitted from flange_a to flange_b) as a function of `phi_rel = phi_b − phi_a`
+/// and `w_rel = w_b − w_a`, the energy the element stores and the power it dissipates.
+/// [`Compliant`] makes it a block; the element itself states only its law.
+pub trait CompliantLaw: Send + Sync + 'static {
+    /// The registry type name.
+    fn type_name(&self) -> &'static str;
+    /// Modelica's `tau`, N·m.
+    fn tau(&self, phi_rel: f64, w_rel: f64) -> f64;
+    /// Stored energy, J.
+    fn stored(&self, _phi_rel: f64) -> f64 {
+        0.0
+    }
+    /// Dissipated power (>= 0), W, delivered to the optional heat port.
+    fn loss(&self, _phi_rel: f64, _w_rel: f64) -> f64 {
+        0.0
+    }
+}
+
+/// A compliant element between `flange_a` and `flange_b` with its law `L` (Modelica's
+/// `PartialCompliant` with a heat port): ports [`compliant_ports`], variables `tau`,
+/// `phi_rel`, `w_rel`, the torque pair of [`FlangePair::AB`], the law's stored energy in the
+/// audit and its loss on the heat port.
+pub struct Compliant<L>(pub L);
+
+impl<L: CompliantLaw> Compliant<L> {
+    fn tau(&self, cx: &Cx) -> f64 {
+        self.0
+            .tau(FlangePair::AB.phi_rel(cx), FlangePair::AB.w_rel(cx))
+    }
+}
+
+impl<L: CompliantLaw> Block for Compliant<L> {
+    fn type_name(&self) -> &'static str {
+        self.0.type_name()
+    }
+    fn declare(&self) -> BlockDecl {
+        let [phi, w] = relative_vars(1, 2);
+        let tau = VarDecl::new("tau", VarSource::Custom(0), "N*m")
+            .doc("torque transmitted from flange_a to flange_b");
+        BlockDecl {
+            ports: compliant_ports(),
+            variables: vec![tau, phi, w],
+            mech: force_mech(),
+            thermal: loss_heat(),
+            ..BlockDecl::default()
+        }
+    }
+    fn forces(&self, cx: &Cx, f: &mut Forces) {
+        // The element pulls b back and a forward: it transmits −tau to b.
+        FlangePair::AB.apply_compliant(f, self.tau(cx));
+    }
+    fn var(&self, cx: &Cx, i: usize) -> f64 {
+        match i {
+            0 => -self.tau(cx),
+            1 => FlangePair::AB.phi_rel(cx),
+            _ => FlangePair::AB.w_rel(cx),
+        }
+    }
+    fn potential_energy(&self, cx: &Cx) -> f64 {
+        self.0.stored(FlangePair::AB.phi_rel(cx))
+    }
+    fn heat_flows(&self, cx: &Cx, q: &mut HeatFlows) {
+        let pair = FlangePair::AB;
+        q.add(
+            COMPLIANT_HEAT,
+            self.0.loss(pair.phi_rel(cx), pair.w_rel(cx)),
+        );
+    }
 }
 
 /// The mechanical declaration of a block acting through `Block::forces` only.

@@ -4,30 +4,42 @@
 //! on their states (`feedthrough` false), which is what breaks algebraic loops.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, Feedthrough, Linear, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, Feedthrough, Linear, ParamDefault, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{finite_vec, reg};
+use super::finite_vec;
 
 /// Register the continuous blocks.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Integrator",
-        "y = x0 + ∫u dt (one state; no direct feedthrough).",
-        "u[in], y[out]",
-        vec![ParamSpec::number("x0", ANY, 0.0, "initial output")],
-        |p| Ok(Box::new(Integrator { x0: p.num("x0")? })),
-    );
-    reg(
-        r,
-        "TransferFcn",
-        "Transfer function num(s)/den(s), coefficients highest power first, proper (deg num <= deg den); observer canonical form (x1 = y − b0·u: a lag's state is its output), zero initial state. Direct feedthrough only when deg num == deg den. Variables x1..xn: the canonical states.",
-        "u[in], y[out]",
-        vec![
+    r.register(integrator_type());
+    r.register(transfer_fcn_type());
+    r.register(state_space_type());
+    r.register(pid_type());
+}
+
+/// The `Integrator` block type: its parameters and how it is built.
+fn integrator_type() -> BlockType {
+    BlockType {
+        name: "Integrator",
+        category: "signal",
+        doc: "y = x0 + ∫u dt (one state; no direct feedthrough).",
+        ports_doc: "u[in], y[out]",
+        params: vec![ParamSpec::number("x0", ANY, 0.0, "initial output")],
+        build: BlockBuild::Primitive(|p| Ok(Box::new(Integrator { x0: p.num("x0")? }))),
+    }
+}
+
+/// The `TransferFcn` block type: its parameters and how it is built.
+fn transfer_fcn_type() -> BlockType {
+    BlockType {
+        name: "TransferFcn",
+        category: "signal",
+        doc: "Transfer function num(s)/den(s), coefficients highest power first, proper (deg num <= deg den); observer canonical form (x1 = y − b0·u: a lag's state is its output), zero initial state. Direct feedthrough only when deg num == deg den. Variables x1..xn: the canonical states.",
+        ports_doc: "u[in], y[out]",
+        params: vec![
             ParamSpec::with(
                 "num",
                 ParamKind::Polynomial,
@@ -41,35 +53,43 @@ pub fn register(r: &mut Registry) {
                 "denominator coefficients, highest power of s first (leading one non-zero)",
             ),
         ],
-        build_tf,
-    );
-    reg(
-        r,
-        "StateSpace",
-        "Single-input single-output state space x' = A x + B u, y = C x + D u. Direct feedthrough iff D != 0. Variables x1..xn.",
-        "u[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_tf),
+    }
+}
+
+/// The `StateSpace` block type: its parameters and how it is built.
+fn state_space_type() -> BlockType {
+    BlockType {
+        name: "StateSpace",
+        category: "signal",
+        doc: "Single-input single-output state space x' = A x + B u, y = C x + D u. Direct feedthrough iff D != 0. Variables x1..xn.",
+        ports_doc: "u[in], y[out]",
+        params: vec![
             ParamSpec::with("A", ParamKind::Matrix, ParamDefault::Required, "n×n state matrix [[...], ...]"),
             ParamSpec::with("B", ParamKind::Matrix, ParamDefault::Required, "n×1 input matrix [[b1], [b2], ...] (a 1×n row is accepted)"),
             ParamSpec::with("C", ParamKind::Matrix, ParamDefault::Required, "1×n output matrix [[c1, c2, ...]] (an n×1 column is accepted)"),
             ParamSpec::with("D", ParamKind::Matrix, ParamDefault::Value(serde_json::json!(0.0)), "1×1 feedthrough [[d]] or a number"),
             ParamSpec::optional("x0", ParamKind::Vector { unit: "1" }, "initial state [x1, ..., xn] (default zeros)"),
         ],
-        build_ss,
-    );
-    reg(
-        r,
-        "PID",
-        "PID controller on the error input: y = kp·e + ki·∫e + kd·s/(tf·s + 1)·e. Variables `integral` (∫e) and `filter` (the derivative filter state).",
-        "u[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_ss),
+    }
+}
+
+/// The `PID` block type: its parameters and how it is built.
+fn pid_type() -> BlockType {
+    BlockType {
+        name: "PID",
+        category: "signal",
+        doc: "PID controller on the error input: y = kp·e + ki·∫e + kd·s/(tf·s + 1)·e. Variables `integral` (∫e) and `filter` (the derivative filter state).",
+        ports_doc: "u[in], y[out]",
+        params: vec![
             ParamSpec::required("kp", ANY, "proportional gain"),
             ParamSpec::number("ki", ANY, 0.0, "integral gain"),
             ParamSpec::number("kd", ANY, 0.0, "derivative gain"),
             ParamSpec::optional("tf", ParamKind::Number { unit: "s" }, "derivative filter time constant (> 0; required when kd != 0)"),
         ],
-        build_pid,
-    );
+        build: BlockBuild::Primitive(build_pid),
+    }
 }
 
 /// `Integrator`: one state, y = x, x' = u.

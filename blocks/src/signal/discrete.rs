@@ -8,39 +8,49 @@
 //! At the start of a run the blocks sample their input once (start at a hit or not).
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, Feedthrough, Outputs, ParamError, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, Feedthrough, Outputs, ParamError,
+    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{next_sample_hit, reg, FirstCall};
+use super::{next_sample_hit, FirstCall};
 
 /// Register the discrete blocks.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        "ZeroOrderHold",
-        "Samples u at t = k·sample_time and holds it: y = u(t_k) for t_k <= t < t_k+1.",
-        "u[in], y[out]",
-        vec![ParamSpec::required(
+    r.register(zero_order_hold_type());
+    r.register(unit_delay_type());
+}
+
+/// The `ZeroOrderHold` block type: its parameters and how it is built.
+fn zero_order_hold_type() -> BlockType {
+    BlockType {
+        name: "ZeroOrderHold",
+        category: "signal",
+        doc: "Samples u at t = k·sample_time and holds it: y = u(t_k) for t_k <= t < t_k+1.",
+        ports_doc: "u[in], y[out]",
+        params: vec![ParamSpec::required(
             "sample_time",
             "s",
             "sample period (> 0)",
         )],
-        build_zoh,
-    );
-    reg(
-        r,
-        "UnitDelay",
-        "One-sample delay: at t_k = k·sample_time the output becomes the input sampled at t_k−1 (x0 until the first hit after the start). Variable `state`: the stored sample.",
-        "u[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_zoh),
+    }
+}
+
+/// The `UnitDelay` block type: its parameters and how it is built.
+fn unit_delay_type() -> BlockType {
+    BlockType {
+        name: "UnitDelay",
+        category: "signal",
+        doc: "One-sample delay: at t_k = k·sample_time the output becomes the input sampled at t_k−1 (x0 until the first hit after the start). Variable `state`: the stored sample.",
+        ports_doc: "u[in], y[out]",
+        params: vec![
             ParamSpec::required("sample_time", "s", "sample period (> 0)"),
             ParamSpec::number("x0", ANY, 0.0, "initial output"),
         ],
-        build_delay,
-    );
+        build: BlockBuild::Primitive(build_delay),
+    }
 }
 
 fn sample_time(p: &Params) -> Result<f64, ParamError> {

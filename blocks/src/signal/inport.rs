@@ -13,10 +13,9 @@ use std::sync::Arc;
 use drivelink_core::compile::ANY_UNIT as ANY;
 use drivelink_core::units::parse_unit;
 use drivelink_core::{
-    Block, BlockDecl, Cx, Outputs, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, Outputs, ParamError, ParamKind, ParamSpec, Params,
+    PortDecl, Registry,
 };
-
-use super::reg;
 
 /// The registry name of the block.
 pub const TYPE_NAME: &str = "Inport";
@@ -41,16 +40,21 @@ pub fn param_specs() -> Vec<ParamSpec> {
 
 /// Register `Inport`.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        TYPE_NAME,
-        "An input of the model: y = value in a native run; in an exported FMU a top-level \
+    r.register(type_name_type());
+}
+
+/// The `TYPE_NAME` block type: its parameters and how it is built.
+fn type_name_type() -> BlockType {
+    BlockType {
+        name: TYPE_NAME,
+        category: "signal",
+        doc: "An input of the model: y = value in a native run; in an exported FMU a top-level \
          Inport is an input variable named after the block (start = value), held between \
          the instants the importer sets it.",
-        "y[out]",
-        param_specs(),
-        build,
-    );
+        ports_doc: "y[out]",
+        params: param_specs(),
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// The start value and the declared unit of an `Inport` with parameters `p`. The unit

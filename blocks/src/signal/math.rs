@@ -6,60 +6,85 @@
 //! the output formula is fixed inside a step.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, Linear, Outputs, ParamDefault, ParamError, ParamKind,
-    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, Linear, Outputs, ParamDefault,
+    ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{count_param, numbered_inputs, reg, FirstCall};
+use super::{count_param, numbered_inputs, FirstCall};
 
 const RELATIONAL_OPS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
 
 /// Register the math blocks.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Gain",
-        "y = k·u.",
-        "u[in], y[out]",
-        vec![ParamSpec::required("k", ANY, "gain")],
-        |p| Ok(Box::new(Gain { k: p.num("k")? })),
-    );
-    reg(
-        r,
-        "Sum",
-        "y = Σ ±u_i; one input u1..un per character of `signs` ('+' or '-').",
-        "u1[in], u2[in], y[out]",
-        vec![ParamSpec::with(
+    r.register(gain_type());
+    r.register(sum_type());
+    r.register(product_type());
+    // `Abs` (|u|) is registered once, with the ABS controller, by `crate::register_abs`.
+    r.register(min_max_type());
+    r.register(saturation_type());
+    r.register(lookup1_d_type());
+    r.register(lookup2_d_type());
+    r.register(relational_type());
+    r.register(switch_type());
+}
+
+/// The `Gain` block type: its parameters and how it is built.
+fn gain_type() -> BlockType {
+    BlockType {
+        name: "Gain",
+        category: "signal",
+        doc: "y = k·u.",
+        ports_doc: "u[in], y[out]",
+        params: vec![ParamSpec::required("k", ANY, "gain")],
+        build: BlockBuild::Primitive(|p| Ok(Box::new(Gain { k: p.num("k")? }))),
+    }
+}
+
+/// The `Sum` block type: its parameters and how it is built.
+fn sum_type() -> BlockType {
+    BlockType {
+        name: "Sum",
+        category: "signal",
+        doc: "y = Σ ±u_i; one input u1..un per character of `signs` ('+' or '-').",
+        ports_doc: "u1[in], u2[in], y[out]",
+        params: vec![ParamSpec::with(
             "signs",
             ParamKind::Text,
             ParamDefault::Value(json!("++")),
             "one '+' or '-' per input, for example \"+-\"",
         )],
-        build_sum,
-    );
-    reg(
-        r,
-        "Product",
-        "y = product of the inputs u1..un, each multiplied ('*') or divided ('/') as given by `ops`. Division by zero gives ±inf or NaN (the solver then reports a non-finite state if it reaches a state).",
-        "u1[in], u2[in], y[out]",
-        vec![ParamSpec::with(
+        build: BlockBuild::Primitive(build_sum),
+    }
+}
+
+/// The `Product` block type: its parameters and how it is built.
+fn product_type() -> BlockType {
+    BlockType {
+        name: "Product",
+        category: "signal",
+        doc: "y = product of the inputs u1..un, each multiplied ('*') or divided ('/') as given by `ops`. Division by zero gives ±inf or NaN (the solver then reports a non-finite state if it reaches a state).",
+        ports_doc: "u1[in], u2[in], y[out]",
+        params: vec![ParamSpec::with(
             "ops",
             ParamKind::Text,
             ParamDefault::Value(json!("**")),
             "one '*' or '/' per input, for example \"*/\"",
         )],
-        build_product,
-    );
-    // `Abs` (|u|) is registered once, with the ABS controller, by `crate::register_abs`.
-    reg(
-        r,
-        "MinMax",
-        "y = min or max of the inputs u1..un; the selected input is a mode switched at located crossings.",
-        "u1[in], u2[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_product),
+    }
+}
+
+/// The `MinMax` block type: its parameters and how it is built.
+fn min_max_type() -> BlockType {
+    BlockType {
+        name: "MinMax",
+        category: "signal",
+        doc: "y = min or max of the inputs u1..un; the selected input is a mode switched at located crossings.",
+        ports_doc: "u1[in], u2[in], y[out]",
+        params: vec![
             ParamSpec::with(
                 "op",
                 ParamKind::Choice(&["min", "max"]),
@@ -68,25 +93,33 @@ pub fn register(r: &mut Registry) {
             ),
             ParamSpec::number("inputs", "1", 2.0, "number of inputs (integer >= 1)"),
         ],
-        build_minmax,
-    );
-    reg(
-        r,
-        "Saturation",
-        "y = u limited to [lower, upper]; entering and leaving a limit are located zero crossings (logged). Variable `mode`: -1 lower, 0 linear, 1 upper.",
-        "u[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_minmax),
+    }
+}
+
+/// The `Saturation` block type: its parameters and how it is built.
+fn saturation_type() -> BlockType {
+    BlockType {
+        name: "Saturation",
+        category: "signal",
+        doc: "y = u limited to [lower, upper]; entering and leaving a limit are located zero crossings (logged). Variable `mode`: -1 lower, 0 linear, 1 upper.",
+        ports_doc: "u[in], y[out]",
+        params: vec![
             ParamSpec::required("lower", ANY, "lower limit (<= upper)"),
             ParamSpec::required("upper", ANY, "upper limit"),
         ],
-        build_saturation,
-    );
-    reg(
-        r,
-        "Lookup1D",
-        "Piecewise-linear table y(u); the table segment is a mode switched at located breakpoint crossings.",
-        "u[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_saturation),
+    }
+}
+
+/// The `Lookup1D` block type: its parameters and how it is built.
+fn lookup1_d_type() -> BlockType {
+    BlockType {
+        name: "Lookup1D",
+        category: "signal",
+        doc: "Piecewise-linear table y(u); the table segment is a mode switched at located breakpoint crossings.",
+        ports_doc: "u[in], y[out]",
+        params: vec![
             ParamSpec::with(
                 "table",
                 ParamKind::Table { cols: 2 },
@@ -100,14 +133,18 @@ pub fn register(r: &mut Registry) {
                 "outside the table: \"hold\" the end values or extend the end segments \"linear\"ly",
             ),
         ],
-        build_lookup,
-    );
-    reg(
-        r,
-        "Lookup2D",
-        "Bilinear table y = table(u1, u2) on strictly increasing axes x (for u1, the rows of table) and y (for u2, its columns). Continuous; cell edges are located events (as Lookup1D's segments), so no step straddles a kink; cell_x / cell_y give the active cell.",
-        "u1[in], u2[in], y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_lookup),
+    }
+}
+
+/// The `Lookup2D` block type: its parameters and how it is built.
+fn lookup2_d_type() -> BlockType {
+    BlockType {
+        name: "Lookup2D",
+        category: "signal",
+        doc: "Bilinear table y = table(u1, u2) on strictly increasing axes x (for u1, the rows of table) and y (for u2, its columns). Continuous; cell edges are located events (as Lookup1D's segments), so no step straddles a kink; cell_x / cell_y give the active cell.",
+        ports_doc: "u1[in], u2[in], y[out]",
+        params: vec![
             ParamSpec::with("x", ParamKind::Vector { unit: ANY }, ParamDefault::Value(json!([0.0, 1.0])), "breakpoints of u1, strictly increasing"),
             ParamSpec::with("y", ParamKind::Vector { unit: ANY }, ParamDefault::Value(json!([0.0, 1.0])), "breakpoints of u2, strictly increasing"),
             ParamSpec::with("table", ParamKind::Matrix, ParamDefault::Value(json!([[0.0, 0.0], [0.0, 1.0]])), "len(x) rows of len(y) values: table[i][j] at (x[i], y[j]) (the defaults give u1·u2 on the unit square)"),
@@ -118,35 +155,43 @@ pub fn register(r: &mut Registry) {
                 "outside the axes: \"hold\" the edge values or extend the edge cells \"linear\"ly",
             ),
         ],
-        build_lookup2d,
-    );
-    reg(
-        r,
-        "Relational",
-        "y = 1 if `u1 op u2` else 0; the result changes only at located crossings of u1 − u2 (logged).",
-        "u1[in], u2[in], y[out]",
-        vec![ParamSpec::with(
+        build: BlockBuild::Primitive(build_lookup2d),
+    }
+}
+
+/// The `Relational` block type: its parameters and how it is built.
+fn relational_type() -> BlockType {
+    BlockType {
+        name: "Relational",
+        category: "signal",
+        doc: "y = 1 if `u1 op u2` else 0; the result changes only at located crossings of u1 − u2 (logged).",
+        ports_doc: "u1[in], u2[in], y[out]",
+        params: vec![ParamSpec::with(
             "op",
             ParamKind::Choice(RELATIONAL_OPS),
             ParamDefault::Required,
             "comparison: \"<\", \"<=\", \">\", \">=\", \"==\" or \"!=\"",
         )],
-        build_relational,
-    );
-    reg(
-        r,
-        "Switch",
-        "y = u1 when u2 >= threshold, else u3; switches only at located crossings of u2 − threshold (logged). Variable `mode`: 1 passing u1, 3 passing u3.",
-        "u1[in], u2[in], u3[in], y[out]",
-        vec![ParamSpec::required("threshold", ANY, "control threshold on u2")],
-        |p| {
+        build: BlockBuild::Primitive(build_relational),
+    }
+}
+
+/// The `Switch` block type: its parameters and how it is built.
+fn switch_type() -> BlockType {
+    BlockType {
+        name: "Switch",
+        category: "signal",
+        doc: "y = u1 when u2 >= threshold, else u3; switches only at located crossings of u2 − threshold (logged). Variable `mode`: 1 passing u1, 3 passing u3.",
+        ports_doc: "u1[in], u2[in], u3[in], y[out]",
+        params: vec![ParamSpec::required("threshold", ANY, "control threshold on u2")],
+        build: BlockBuild::Primitive(|p| {
             Ok(Box::new(Switch {
                 threshold: p.num("threshold")?,
                 pass_u1: true,
                 first: FirstCall::armed(),
             }))
-        },
-    );
+        }),
+    }
 }
 
 /// `Gain`: y = k·u.

@@ -14,7 +14,7 @@
 //!   run, so a compiled model can be run again from any start time.
 //! - `outputs`, `derivatives` and `guards` do not allocate.
 
-use drivelink_core::{ParamError, ParamSpec, Params, Registry};
+use drivelink_core::{ParamError, Params, Registry};
 
 pub mod continuous;
 pub mod discrete;
@@ -31,18 +31,6 @@ pub fn register(r: &mut Registry) {
     continuous::register(r);
     discrete::register(r);
     sinks::register(r);
-}
-
-/// Register one primitive signal block type.
-pub(crate) fn reg(
-    r: &mut Registry,
-    name: &'static str,
-    doc: &'static str,
-    ports_doc: &'static str,
-    params: Vec<ParamSpec>,
-    build: crate::util::Build,
-) {
-    crate::util::register_primitive(r, "signal", name, doc, ports_doc, params, build);
 }
 
 /// Marks the first `update_modes` call after [`drivelink_core::Block::reset`]: blocks

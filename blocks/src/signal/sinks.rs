@@ -1,19 +1,22 @@
 //! Sinks: StopSimulation.
 
-use drivelink_core::{Block, BlockDecl, Cx, EventCx, PortDecl, Registry};
-
-use super::reg;
+use drivelink_core::{Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, PortDecl, Registry};
 
 /// Register the sinks.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        "StopSimulation",
-        "Stops the run (status \"stopped\") at the first instant the input is non-zero; a continuous input leaving zero is located by the guard −|u|, a switching input (Relational, Step) stops at its own event.",
-        "u[in]",
-        vec![],
-        |_| Ok(Box::new(StopSimulation)),
-    );
+    r.register(stop_simulation_type());
+}
+
+/// The `StopSimulation` block type: its parameters and how it is built.
+fn stop_simulation_type() -> BlockType {
+    BlockType {
+        name: "StopSimulation",
+        category: "signal",
+        doc: "Stops the run (status \"stopped\") at the first instant the input is non-zero; a continuous input leaving zero is located by the guard −|u|, a switching input (Relational, Step) stops at its own event.",
+        ports_doc: "u[in]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(StopSimulation))),
+    }
 }
 
 /// `StopSimulation`: guard `−|u|` (valid while u = 0) locates a continuous input leaving

@@ -7,87 +7,117 @@
 use std::f64::consts::PI;
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, Outputs, ParamDefault, ParamError, ParamKind,
-    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, Outputs, ParamDefault,
+    ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::compile::ANY_UNIT as ANY;
 
-use super::{reg, FirstCall};
+use super::FirstCall;
 
 /// Register the sources.
 pub fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Constant",
-        "Constant output y = value.",
-        "y[out]",
-        vec![ParamSpec::required(
+    r.register(constant_type());
+    r.register(step_type());
+    r.register(ramp_type());
+    r.register(sine_type());
+    r.register(signal_builder_type());
+    r.register(clock_type());
+}
+
+/// The `Constant` block type: its parameters and how it is built.
+fn constant_type() -> BlockType {
+    BlockType {
+        name: "Constant",
+        category: "signal",
+        doc: "Constant output y = value.",
+        ports_doc: "y[out]",
+        params: vec![ParamSpec::required(
             "value",
             ANY,
             "the constant output value",
         )],
-        build_constant,
-    );
-    reg(
-        r,
-        "Step",
-        "Step from `before` to `after` at `time` (a time event; y = after for t >= time).",
-        "y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_constant),
+    }
+}
+
+/// The `Step` block type: its parameters and how it is built.
+fn step_type() -> BlockType {
+    BlockType {
+        name: "Step",
+        category: "signal",
+        doc: "Step from `before` to `after` at `time` (a time event; y = after for t >= time).",
+        ports_doc: "y[out]",
+        params: vec![
             ParamSpec::required("time", "s", "step time"),
             ParamSpec::number("before", ANY, 0.0, "output before the step"),
             ParamSpec::number("after", ANY, 1.0, "output from the step time on"),
         ],
-        build_step,
-    );
-    reg(
-        r,
-        "Ramp",
-        "y = offset + height·clamp((t − start_time)/duration, 0, 1); corners are time events (duration 0 = step).",
-        "y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_step),
+    }
+}
+
+/// The `Ramp` block type: its parameters and how it is built.
+fn ramp_type() -> BlockType {
+    BlockType {
+        name: "Ramp",
+        category: "signal",
+        doc: "y = offset + height·clamp((t − start_time)/duration, 0, 1); corners are time events (duration 0 = step).",
+        ports_doc: "y[out]",
+        params: vec![
             ParamSpec::required("start_time", "s", "time the ramp starts"),
             ParamSpec::required("duration", "s", "ramp duration (>= 0; 0 gives a step)"),
             ParamSpec::required("height", ANY, "total change of the output"),
             ParamSpec::number("offset", ANY, 0.0, "output before the ramp"),
         ],
-        build_ramp,
-    );
-    reg(
-        r,
-        "Sine",
-        "y = amplitude·sin(2π·frequency·t + phase) + offset.",
-        "y[out]",
-        vec![
+        build: BlockBuild::Primitive(build_ramp),
+    }
+}
+
+/// The `Sine` block type: its parameters and how it is built.
+fn sine_type() -> BlockType {
+    BlockType {
+        name: "Sine",
+        category: "signal",
+        doc: "y = amplitude·sin(2π·frequency·t + phase) + offset.",
+        ports_doc: "y[out]",
+        params: vec![
             ParamSpec::required("amplitude", ANY, "amplitude"),
             ParamSpec::required("frequency", "Hz", "frequency (>= 0)"),
             ParamSpec::number("phase", "rad", 0.0, "phase at t = 0"),
             ParamSpec::number("offset", ANY, 0.0, "constant added to the sine"),
         ],
-        build_sine,
-    );
-    reg(
-        r,
-        "SignalBuilder",
-        "Piecewise-linear signal through points [[t, v], ...], held outside their time range; every breakpoint is a time event. Two points at the same time make a jump.",
-        "y[out]",
-        vec![ParamSpec::with(
+        build: BlockBuild::Primitive(build_sine),
+    }
+}
+
+/// The `SignalBuilder` block type: its parameters and how it is built.
+fn signal_builder_type() -> BlockType {
+    BlockType {
+        name: "SignalBuilder",
+        category: "signal",
+        doc: "Piecewise-linear signal through points [[t, v], ...], held outside their time range; every breakpoint is a time event. Two points at the same time make a jump.",
+        ports_doc: "y[out]",
+        params: vec![ParamSpec::with(
             "points",
             ParamKind::Table { cols: 2 },
             ParamDefault::Required,
             "breakpoints [[t (s), value], ...], times non-decreasing",
         )],
-        build_signal_builder,
-    );
-    reg(
-        r,
-        "Clock",
-        "Simulation time: y = t.",
-        "y[out]",
-        vec![],
-        |_| Ok(Box::new(Clock)),
-    );
+        build: BlockBuild::Primitive(build_signal_builder),
+    }
+}
+
+/// The `Clock` block type: its parameters and how it is built.
+fn clock_type() -> BlockType {
+    BlockType {
+        name: "Clock",
+        category: "signal",
+        doc: "Simulation time: y = t.",
+        ports_doc: "y[out]",
+        params: vec![],
+        build: BlockBuild::Primitive(|_| Ok(Box::new(Clock))),
+    }
 }
 
 fn build_constant(p: &Params) -> Result<Box<dyn Block>, ParamError> {

@@ -7,19 +7,24 @@
 
 use drivelink_core::frame::{add, dot, scale, V3};
 use drivelink_core::{
-    Block, BlockDecl, Cx, Forces, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params,
-    PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, Forces, MechDecl, ParamDefault, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::{finite, reg};
+use super::finite;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Aero",
-        "Aerodynamic drag −½·ρ·drag_area·|V|·V and downforce ½·ρ·lift_area·|V|² along the body's −z axis, both at the body point center (V its velocity, still air).",
-        "frame[frame]",
-        vec![
+    r.register(aero_type());
+}
+
+/// The `Aero` block type: its parameters and how it is built.
+fn aero_type() -> BlockType {
+    BlockType {
+        name: "Aero",
+        category: "vehicle",
+        doc: "Aerodynamic drag −½·ρ·drag_area·|V|·V and downforce ½·ρ·lift_area·|V|² along the body's −z axis, both at the body point center (V its velocity, still air).",
+        ports_doc: "frame[frame]",
+        params: vec![
             ParamSpec::number("drag_area", "m^2", 0.7, "Cd·A (>= 0)"),
             ParamSpec::number("air_density", "kg/m^3", 1.2, "air density ρ (>= 0)"),
             ParamSpec::number("lift_area", "m^2", 0.0, "Cl·A of the downforce (positive presses the body down)"),
@@ -30,8 +35,8 @@ pub(crate) fn register(r: &mut Registry) {
                 doc: "[x, y, z] of the point where the forces act, body axes from the centre of mass",
             },
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

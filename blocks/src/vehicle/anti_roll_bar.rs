@@ -56,11 +56,10 @@
 
 use drivelink_core::frame::{add, cross, dot, scale, FrameState, V3};
 use drivelink_core::{
-    Block, BlockDecl, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry,
-    VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, Forces, MechDecl, ParamError, ParamSpec, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::reg;
 use super::wheel_collider::AXIS_DOWN;
 
 const BODY: usize = 0;
@@ -86,17 +85,22 @@ const CONTACT_INPUTS: [&str; 12] = [
 ];
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "AntiRollBar",
-        "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself (a couple over the track; on a road, with the contact inputs wired, along each wheel's road normal at its contact), so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
-        "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m), hit_left_x[in], hit_left_y[in], hit_left_z[in], normal_left_x[in], normal_left_y[in], normal_left_z[in], hit_right_x[in], hit_right_y[in], hit_right_z[in], normal_right_x[in], normal_right_y[in], normal_right_z[in] (optional, 0: the wheels' hit_* and normal_* variables; wired, the bar's share of each load acts along that wheel's road normal at its contact, as the wheel's own share, so the bar's work stays its own on bumps and grades; 0 normals: a vertical couple) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
-        vec![
+    r.register(anti_roll_bar_type());
+}
+
+/// The `AntiRollBar` block type: its parameters and how it is built.
+fn anti_roll_bar_type() -> BlockType {
+    BlockType {
+        name: "AntiRollBar",
+        category: "vehicle",
+        doc: "Anti-roll bar between the two WheelColliders of one axle: adds ±stiffness·(c_left − c_right) to their suspension forces (outputs left, right to the wheels' bar_force inputs) and applies that load to the body itself (a couple over the track; on a road, with the contact inputs wired, along each wheel's road normal at its contact), so its energy ½·stiffness·(c_left − c_right)² is stored energy in the audit. Axle roll stiffness (spring + 2·stiffness)·track²/2.",
+        ports_doc: "body[frame], c_left[in], c_right[in] (the wheels' compression outputs, m), hit_left_x[in], hit_left_y[in], hit_left_z[in], normal_left_x[in], normal_left_y[in], normal_left_z[in], hit_right_x[in], hit_right_y[in], hit_right_z[in], normal_right_x[in], normal_right_y[in], normal_right_z[in] (optional, 0: the wheels' hit_* and normal_* variables; wired, the bar's share of each load acts along that wheel's road normal at its contact, as the wheel's own share, so the bar's work stays its own on bumps and grades; 0 normals: a vertical couple) -> left[out], right[out] (N, to the wheels' bar_force inputs)",
+        params: vec![
             ParamSpec::required("stiffness", "N/m", "bar stiffness at the wheels (>= 0): the force on each wheel per metre of compression difference"),
             ParamSpec::required("track", "m", "lateral distance between the two wheels' suspension axes, y_left − y_right of their center (> 0); the two wheels must otherwise mirror each other (same center x and z, suspension_distance, radius, force_app_point_distance)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

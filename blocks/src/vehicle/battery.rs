@@ -43,21 +43,26 @@
 //! `drivelink_core::model::energy`).
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamError, ParamKind, ParamSpec, ParamValue, Params,
-    PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamError, ParamKind,
+    ParamSpec, ParamValue, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::{finite, in_range, reg};
+use super::{finite, in_range};
 use crate::util::Table1D;
 
 pub(crate) fn register(r: &mut Registry) {
+    r.register(battery_type());
+}
+
+/// The `Battery` block type: its parameters and how it is built.
+fn battery_type() -> BlockType {
     let opt = |name, unit, doc| ParamSpec::optional(name, ParamKind::Number { unit }, doc);
-    reg(
-        r,
-        "Battery",
-        "Traction battery: open-circuit voltage ocv(soc) behind r_internal (i = (ocv − sqrt(ocv² − 4·R·p))/(2R), loss R·i²) or a one-way efficiency; soc' = −i/capacity (capacity, or energy/v_nominal). p (+ discharging) is clipped to p_discharge_max, ocv²/(4R) and −p_charge_max (located modes, events `limit`); soc_min reached cuts the discharge (`empty`), soc_max the charge (`full`). Variables soc (a state: connectable as a signal without a loop), ocv, power, limit, state.",
-        "p[in] -> v[out], i[out], loss[out]",
-        vec![
+    BlockType {
+        name: "Battery",
+        category: "vehicle",
+        doc: "Traction battery: open-circuit voltage ocv(soc) behind r_internal (i = (ocv − sqrt(ocv² − 4·R·p))/(2R), loss R·i²) or a one-way efficiency; soc' = −i/capacity (capacity, or energy/v_nominal). p (+ discharging) is clipped to p_discharge_max, ocv²/(4R) and −p_charge_max (located modes, events `limit`); soc_min reached cuts the discharge (`empty`), soc_max the charge (`full`). Variables soc (a state: connectable as a signal without a loop), ocv, power, limit, state.",
+        ports_doc: "p[in] -> v[out], i[out], loss[out]",
+        params: vec![
             ParamSpec::with("ocv", ParamKind::NumberOrTable { unit: "V" }, drivelink_core::ParamDefault::Required, "open-circuit voltage, a number or a table [[soc, V], ...] (> 0)"),
             opt("capacity", "A*s", "charge capacity (SI A·s; write \"60 A*h\"); or give energy"),
             opt("energy", "J", "stored energy (SI J; write \"52 kWh\"), with v_nominal: capacity = energy/v_nominal"),
@@ -70,8 +75,8 @@ pub(crate) fn register(r: &mut Registry) {
             opt("p_discharge_max", "W", "maximum discharge power at the terminals (> 0; default unlimited)"),
             opt("p_charge_max", "W", "maximum charge power at the terminals (a magnitude, > 0; default unlimited)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// The open-circuit voltage table over soc.

@@ -27,22 +27,27 @@
 //! unless `a0` gives the run's initial acceleration.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, Forces, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry,
-    VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, Forces, MechDecl, ParamError, ParamSpec, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::{finite, reg};
+use super::finite;
 
 /// Standard gravity (m/s²).
 pub const G: f64 = 9.80665;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "VehicleBody",
-        "Longitudinal vehicle body: mass m with drag ½ρ·drag_area·v|v| and grade m·g·sin θ; per-axle normal loads with load transfer from a lagged acceleration.",
-        "body[trans] -> normal_front[out], normal_rear[out]",
-        vec![
+    r.register(vehicle_body_type());
+}
+
+/// The `VehicleBody` block type: its parameters and how it is built.
+fn vehicle_body_type() -> BlockType {
+    BlockType {
+        name: "VehicleBody",
+        category: "vehicle",
+        doc: "Longitudinal vehicle body: mass m with drag ½ρ·drag_area·v|v| and grade m·g·sin θ; per-axle normal loads with load transfer from a lagged acceleration.",
+        ports_doc: "body[trans] -> normal_front[out], normal_rear[out]",
+        params: vec![
             ParamSpec::number("m", "kg", 1200.0, "vehicle mass (> 0)"),
             ParamSpec::number("a", "m", 1.4, "distance from the centre of gravity to the front axle (>= 0)"),
             ParamSpec::number("b", "m", 1.6, "distance from the centre of gravity to the rear axle (>= 0, a + b > 0)"),
@@ -56,8 +61,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("load_transfer_lag", "s", 0.02, "time constant of the acceleration lag used for load transfer (> 0); the lag starts at a0, so a run starting at speed with a0 = 0 builds its load transfer up over a few time constants. An explicit method steps at most about 3.3·lag while the lag is excited: a longitudinal model that does not use the axle loads may set it to 1 s"),
             ParamSpec::number("a0", "m/s^2", 0.0, "initial value of the lagged acceleration the load transfer follows (0: no pitch at the start, right for a launch from rest; the run's initial acceleration, e.g. −drag/m for a car coasting at v0, starts with the load transfer settled)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

@@ -18,24 +18,31 @@
 //! wheels, as a parking brake on every wheel) apply the full handbrake torque, which adds to
 //! the pedal torque.
 
-use drivelink_core::{Block, BlockDecl, Cx, ParamError, ParamSpec, Params, PortDecl, Registry};
+use drivelink_core::{
+    Block, BlockBuild, BlockDecl, BlockType, Cx, ParamError, ParamSpec, Params, PortDecl, Registry,
+};
 
-use super::{in_range, reg};
+use super::in_range;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "BrakeSystem",
-        "Brake pedal and handbrake to per-wheel brake torques: front = pedal·max·bias, rear = pedal·max·(1−bias), neutral = pedal·max/2, plus handbrake torque on the handbrake axle(s).",
-        "pedal[in], handbrake[in] -> front[out], rear[out], neutral[out]",
-        vec![
+    r.register(brake_system_type());
+}
+
+/// The `BrakeSystem` block type: its parameters and how it is built.
+fn brake_system_type() -> BlockType {
+    BlockType {
+        name: "BrakeSystem",
+        category: "vehicle",
+        doc: "Brake pedal and handbrake to per-wheel brake torques: front = pedal·max·bias, rear = pedal·max·(1−bias), neutral = pedal·max/2, plus handbrake torque on the handbrake axle(s).",
+        ports_doc: "pedal[in], handbrake[in] -> front[out], rear[out], neutral[out]",
+        params: vec![
             ParamSpec::number("max_brake_torque", "N*m", 2000.0, "brake torque split between front and rear by the bias (>= 0)"),
             ParamSpec::number("brake_bias", "1", 0.7, "front share of the brake torque, 1 = front, 0 = rear, in [0, 1]"),
             ParamSpec::number("handbrake_torque", "N*m", 1500.0, "torque per wheel with the handbrake fully applied, added to the pedal torque (>= 0)"),
             ParamSpec::number("handbrake_axle", "1", 0.0, "axle(s) of the handbrake: 0 = rear, 0.5 = all, 1 = front, in [0, 1]"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

@@ -104,13 +104,13 @@
 //! Angles are in rad (`"45 deg"` in netlists); stiffness in [0, 1]; ratios >= 1.
 
 use drivelink_core::{
-    Block, BlockDecl, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad,
-    FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw,
+    FrictionLoad, FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind,
+    ParamSpec, Params, PortDecl, Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
 };
 use serde_json::json;
 
-use super::{finite, in_range, reg};
+use super::{finite, in_range};
 use crate::driveline::MeshLoss;
 use crate::signal::FirstCall;
 use crate::util::{hysteresis_guard, hysteresis_mode};
@@ -135,6 +135,11 @@ pub enum DiffType {
 }
 
 pub(crate) fn register(r: &mut Registry) {
+    r.register(differential_type());
+}
+
+/// The `Differential` block type: its parameters and how it is built.
+fn differential_type() -> BlockType {
     let mut params = vec![
         ParamSpec::with(
             "type",
@@ -171,14 +176,14 @@ pub(crate) fn register(r: &mut Registry) {
         ),
     ]);
     params.extend(sensing_specs());
-    reg(
-        r,
-        "Differential",
-        "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
-        "input[rot], left[rot], right[rot], heat[heat] (optional)",
+    BlockType {
+        name: "Differential",
+        category: "vehicle",
+        doc: "Final drive differential: w_input = gear_ratio·(w_left + w_right)/2, 50/50 split, then an output coupling by type (open, locked, viscous, clutch_pack, torque_bias) handled by the stuck/slip event machine. Power settings apply while the input receives forward torque (sensed input torque >= 0, whatever the direction of rotation), coast settings while it receives reverse torque (engine braking, or driving in reverse gear).",
+        ports_doc: "input[rot], left[rot], right[rot], heat[heat] (optional)",
         params,
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// The coupling parameters shared by `Differential` and `TorqueSplitter` (viscous and

@@ -31,11 +31,11 @@
 //! from its first point to `τ`), `segment` (number of breakpoints passed).
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamDefault, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::{finite, reg};
+use super::finite;
 use crate::signal::{count_param, FirstCall};
 
 /// The standard cycles shipped with drivelink: (name, CSV text).
@@ -49,12 +49,17 @@ pub const STANDARD_CYCLES: [(&str, &str); 6] = [
 ];
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "DriveCycle",
-        "A speed trace: one of the standard cycles (\"udds\", \"hwfet\", \"us06\", \"ftp75\", \"nedc\", \"wltc3b\", shipped in models/cycles/) or a CSV file (columns time and speed [m/s | km/h | mph], read when the block is built, relative to the netlist's folder). v = the trace at t + preview (linear between breakpoints), a = its slope, done = 1 from the trace's end on; every breakpoint is a time event. Variables distance (m, of the trace), segment.",
-        "v[out], a[out], done[out]",
-        vec![
+    r.register(drive_cycle_type());
+}
+
+/// The `DriveCycle` block type: its parameters and how it is built.
+fn drive_cycle_type() -> BlockType {
+    BlockType {
+        name: "DriveCycle",
+        category: "vehicle",
+        doc: "A speed trace: one of the standard cycles (\"udds\", \"hwfet\", \"us06\", \"ftp75\", \"nedc\", \"wltc3b\", shipped in models/cycles/) or a CSV file (columns time and speed [m/s | km/h | mph], read when the block is built, relative to the netlist's folder). v = the trace at t + preview (linear between breakpoints), a = its slope, done = 1 from the trace's end on; every breakpoint is a time event. Variables distance (m, of the trace), segment.",
+        ports_doc: "v[out], a[out], done[out]",
+        params: vec![
             ParamSpec::with(
                 "cycle",
                 ParamKind::Text,
@@ -64,8 +69,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("preview", "s", 0.0, "look-ahead: the outputs are the trace at t + preview (>= 0)"),
             ParamSpec::number("repeat", "1", 1.0, "number of times the trace is played back to back (integer >= 1)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// A speed trace: breakpoint times (s, strictly increasing) and speeds (m/s).

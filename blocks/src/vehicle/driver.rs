@@ -34,19 +34,24 @@
 //! integral part `i` of the command), `command` (`u`), `ref_rate` (`ṽ_ref`, m/s²), `mode`.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry,
-    VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamError, ParamSpec, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::{finite, reg};
+use super::finite;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "LongitudinalDriver",
-        "Speed controller (cruise control, drive cycles): u = kff·dv_ref/dt (the optional input a_ref, e.g. DriveCycle.a, else the reference differentiated through a filter of time constant tau_ref) + kp·e + ki·∫e with e = v_ref − v; accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1): never both pedals, a continuous hand-over at u = 0. The saturations are located modes; the integral is frozen while saturated (anti-windup). Variables error, integral, command, ref_rate, mode (−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated).",
-        "v_ref[in], v[in], a_ref[in] (optional) -> accel[out], brake[out]",
-        vec![
+    r.register(longitudinal_driver_type());
+}
+
+/// The `LongitudinalDriver` block type: its parameters and how it is built.
+fn longitudinal_driver_type() -> BlockType {
+    BlockType {
+        name: "LongitudinalDriver",
+        category: "vehicle",
+        doc: "Speed controller (cruise control, drive cycles): u = kff·dv_ref/dt (the optional input a_ref, e.g. DriveCycle.a, else the reference differentiated through a filter of time constant tau_ref) + kp·e + ki·∫e with e = v_ref − v; accel = clamp(u, 0, 1), brake = clamp(−u·brake_gain, 0, 1): never both pedals, a continuous hand-over at u = 0. The saturations are located modes; the integral is frozen while saturated (anti-windup). Variables error, integral, command, ref_rate, mode (−2 brake saturated, −1 braking, 1 accelerating, 2 accel saturated).",
+        ports_doc: "v_ref[in], v[in], a_ref[in] (optional) -> accel[out], brake[out]",
+        params: vec![
             ParamSpec::number("kp", "s/m", 0.5, "proportional gain, command per m/s of speed error (>= 0)"),
             ParamSpec::number("ki", "1/m", 0.1, "integral gain, command per metre of integrated speed error (>= 0)"),
             ParamSpec::number("kff", "s^2/m", 0.3, "feed-forward gain on the reference's rate, command per m/s² (>= 0)"),
@@ -54,8 +59,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("brake_gain", "1", 1.0, "brake pedal per unit of negative command (> 0)"),
             ParamSpec::number("u0", "1", 0.0, "initial integral part of the command (the command holding the initial speed)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

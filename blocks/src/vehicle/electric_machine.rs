@@ -41,11 +41,10 @@
 //! overspeed), `energy_electrical` (J, ∫p_elec dt, a state from 0).
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EnergyRole, EventCx, EventTag, Forces, HeatFlows, MechDecl, ParamError,
-    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EnergyRole, EventCx, EventTag, Forces, HeatFlows,
+    MechDecl, ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::reg;
 use crate::powertrain::fuel::{check_eta, json_map, keys, power_fraction_table};
 use crate::util::{loss_heat, FlangePair, Table1D, Table2D};
 use serde_json::Value;
@@ -61,12 +60,17 @@ const PAIR: FlangePair = FlangePair::new(SUPPORT, FLANGE);
 const OVERSPEED_BAND: f64 = 0.99;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "ElectricMachine",
-        "Electric motor/generator, a torque source on its flange: tau = cmd·min(max_torque, max_power/|ω|) (corner and max_speed cut as located modes), p_elec = P/η motoring, P·η generating (P = tau·ω), loss = p_elec − P booked as the block's internal loss in the energy audit; regen = false allows no generating torque; regen_efficiency replaces efficiency in the generating quadrant. Variables w, p_mech, region.",
-        "cmd[in], flange[rot], support[rot] (optional), heat[heat] (optional) -> tau[out], p_elec[out], loss[out]",
-        vec![
+    r.register(electric_machine_type());
+}
+
+/// The `ElectricMachine` block type: its parameters and how it is built.
+fn electric_machine_type() -> BlockType {
+    BlockType {
+        name: "ElectricMachine",
+        category: "vehicle",
+        doc: "Electric motor/generator, a torque source on its flange: tau = cmd·min(max_torque, max_power/|ω|) (corner and max_speed cut as located modes), p_elec = P/η motoring, P·η generating (P = tau·ω), loss = p_elec − P booked as the block's internal loss in the energy audit; regen = false allows no generating torque; regen_efficiency replaces efficiency in the generating quadrant. Variables w, p_mech, region.",
+        ports_doc: "cmd[in], flange[rot], support[rot] (optional), heat[heat] (optional) -> tau[out], p_elec[out], loss[out]",
+        params: vec![
             ParamSpec::required("max_torque", "N*m", "peak torque (> 0)"),
             ParamSpec::required("max_power", "W", "peak power (> 0)"),
             ParamSpec::optional("max_speed", ParamKind::Number { unit: "rad/s" }, "top speed: no torque above it (> 0; default unlimited)"),
@@ -75,8 +79,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::with("regen", ParamKind::Bool, drivelink_core::ParamDefault::Value(true.into()), "whether the machine may generate (brake regeneratively)"),
             ParamSpec::optional("regen_efficiency", ParamKind::Number { unit: "1" }, "efficiency in (0, 1] of the generating quadrant, in place of `efficiency` there (FASTSim 3.1 converts all regenerated power at its table's value at zero power fraction)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

@@ -51,11 +51,11 @@
 //! `enabled` 0 passes the demands through unchanged (no guards, no events).
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, Outputs, ParamError, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource, G,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, Outputs, ParamError, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource, G,
 };
 
-use super::{finite, reg};
+use super::finite;
 use crate::signal::FirstCall;
 
 /// Output (and demand input) order.
@@ -68,14 +68,19 @@ const RR: usize = 3;
 const DEMAND0: usize = 4;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Esc",
-        "Electronic stability control: yaw-rate reference r_ref = u·δ/(L + K·u²) limited to μ·g/u; when |r − r_ref| exceeds threshold it adds gain·(|r − r_ref| − threshold) to one wheel's brake demand (oversteer: outer front wheel, understeer: inner rear wheel), capped at max_torque. Passive below v_min; enabled 0 passes the demands through. Activation, axle and arming are located events.",
-        "steer[in], speed[in], r[in], ay[in] (optional, 0), demand_fl[in], demand_fr[in], demand_rl[in], demand_rr[in] (optional, 0) -> fl[out], fr[out], rl[out], rr[out]",
-        specs(),
-        build,
-    );
+    r.register(esc_type());
+}
+
+/// The `Esc` block type: its parameters and how it is built.
+fn esc_type() -> BlockType {
+    BlockType {
+        name: "Esc",
+        category: "vehicle",
+        doc: "Electronic stability control: yaw-rate reference r_ref = u·δ/(L + K·u²) limited to μ·g/u; when |r − r_ref| exceeds threshold it adds gain·(|r − r_ref| − threshold) to one wheel's brake demand (oversteer: outer front wheel, understeer: inner rear wheel), capped at max_torque. Passive below v_min; enabled 0 passes the demands through. Activation, axle and arming are located events.",
+        ports_doc: "steer[in], speed[in], r[in], ay[in] (optional, 0), demand_fl[in], demand_fr[in], demand_rl[in], demand_rr[in] (optional, 0) -> fl[out], fr[out], rl[out], rr[out]",
+        params: specs(),
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn specs() -> Vec<ParamSpec> {

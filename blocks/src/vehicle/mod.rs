@@ -25,7 +25,7 @@
 //! a tire sticks only in its low-speed regime, at speed it follows its curve through zero
 //! slip).
 
-use drivelink_core::{ParamError, ParamSpec, Params, Registry};
+use drivelink_core::{ParamError, Params, Registry};
 
 pub mod abs;
 pub mod aero;
@@ -53,18 +53,6 @@ pub mod torque_splitter;
 pub mod wheel_collider;
 
 pub use tire::{curve_slip, friction_curve};
-
-/// Register one primitive vehicle block type.
-pub(crate) fn reg(
-    r: &mut Registry,
-    name: &'static str,
-    doc: &'static str,
-    ports_doc: &'static str,
-    params: Vec<ParamSpec>,
-    build: crate::util::Build,
-) {
-    crate::util::register_primitive(r, "vehicle", name, doc, ports_doc, params, build);
-}
 
 /// A finite number parameter.
 pub(crate) fn finite(p: &Params, name: &str) -> Result<f64, ParamError> {

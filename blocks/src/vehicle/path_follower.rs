@@ -51,23 +51,28 @@
 //! crossings; a corner that starts outside the lane of a section counts at the start.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamDefault, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
+use super::finite;
 use super::path::iso3888::Track;
 use super::path::{wrap, Path, PathError, Polyline, Projection};
-use super::{finite, reg};
 use crate::signal::FirstCall;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "PathFollower",
-        "Steering driver following a path: pure pursuit (target L_d = max(lookahead_min, lookahead_time·speed) ahead along the path from the rear axle, steer = atan(wheelbase·2·l_y/l²)) or Stanley (heading error + atan(−k·e_front/(|speed| + k_soft))), limited to ±max_steer (a located mode). The path is a point list (`path`) or a generator: circle (centre (0, radius), counter-clockwise from the origin), iso3888_2 (lane-change centre line from x0, with the gate clearances of the car's corners and cones_hit counted at located events), line (through (x0, y0) along heading; also the path when neither is given). Variables heading_error, lookahead, curvature; with the circle lap; with iso3888_2 gate, clearance_fl, clearance_fr, clearance_rl, clearance_rr, min_clearance, cones_hit, cone_left, cone_right.",
-        "x[in], y[in], yaw[in], speed[in] -> steer[out], lateral_error[out], progress[out]",
-        vec![
+    r.register(path_follower_type());
+}
+
+/// The `PathFollower` block type: its parameters and how it is built.
+fn path_follower_type() -> BlockType {
+    BlockType {
+        name: "PathFollower",
+        category: "vehicle",
+        doc: "Steering driver following a path: pure pursuit (target L_d = max(lookahead_min, lookahead_time·speed) ahead along the path from the rear axle, steer = atan(wheelbase·2·l_y/l²)) or Stanley (heading error + atan(−k·e_front/(|speed| + k_soft))), limited to ±max_steer (a located mode). The path is a point list (`path`) or a generator: circle (centre (0, radius), counter-clockwise from the origin), iso3888_2 (lane-change centre line from x0, with the gate clearances of the car's corners and cones_hit counted at located events), line (through (x0, y0) along heading; also the path when neither is given). Variables heading_error, lookahead, curvature; with the circle lap; with iso3888_2 gate, clearance_fl, clearance_fr, clearance_rl, clearance_rr, min_clearance, cones_hit, cone_left, cone_right.",
+        ports_doc: "x[in], y[in], yaw[in], speed[in] -> steer[out], lateral_error[out], progress[out]",
+        params: vec![
             ParamSpec::optional("path", ParamKind::Json, "the path: points [[x, y], ...] (world, m; at least two, consecutive points distinct), or a generator object {\"type\": \"circle\", \"radius\": 40}, {\"type\": \"iso3888_2\", \"vehicle_width\": 1.8, \"x0\": 50}, {\"type\": \"line\"} whose keys are the generator parameters below (a key not given takes the parameter's value); or give generator"),
             ParamSpec::optional("generator", ParamKind::Choice(&["circle", "iso3888_2", "line"]), "a generated path instead of a point list (neither: the line)"),
             ParamSpec::number("radius", "m", 40.0, "circle: radius (> 0)"),
@@ -86,8 +91,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("k_soft", "m/s", 1.0, "stanley: speed added to |speed| in the cross-track term (> 0)"),
             ParamSpec::number("k_integral", "rad/(m*s)", 0.0, "integral action: steer −= k_integral·∫lateral_error dt, conditional integration at the steer limit (>= 0; 0: none, no state)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// The steering law.

@@ -41,20 +41,25 @@
 //!   `w_engine_target`, `torque_engine`, `torque_mg1`, `torque_mg2`, `torque_demand`.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamDefault, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::{finite, reg};
+use super::finite;
 use crate::util::Table1D;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "PowerSplitController",
-        "Rule-based energy management of a power-split hybrid (engine on the planetary's carrier, MG1 on the sun, MG2 and the wheels on the ring): the pedals give a ring torque demand; the engine runs on its operating line engine_line(P) at the power the demand and the state of charge ask (soc_gain·(soc_target − soc)), switched on above p_on and off below p_off (hysteresis, located); MG1 holds the engine speed (PI, reacting the engine torque through the planetary), MG2 supplies the rest of the ring torque and regenerates, the friction brake takes what MG2 cannot (and all of it below fade_low). Outputs: throttle, mg1_cmd and mg2_cmd (fractions of the machines' available torque, for ElectricMachine.cmd), brake_cmd.",
-        "accel[in], brake[in], v[in], soc[in], w_engine[in], w_ring[in] -> throttle[out], mg1_cmd[out], mg2_cmd[out], brake_cmd[out]",
-        vec![
+    r.register(power_split_controller_type());
+}
+
+/// The `PowerSplitController` block type: its parameters and how it is built.
+fn power_split_controller_type() -> BlockType {
+    BlockType {
+        name: "PowerSplitController",
+        category: "vehicle",
+        doc: "Rule-based energy management of a power-split hybrid (engine on the planetary's carrier, MG1 on the sun, MG2 and the wheels on the ring): the pedals give a ring torque demand; the engine runs on its operating line engine_line(P) at the power the demand and the state of charge ask (soc_gain·(soc_target − soc)), switched on above p_on and off below p_off (hysteresis, located); MG1 holds the engine speed (PI, reacting the engine torque through the planetary), MG2 supplies the rest of the ring torque and regenerates, the friction brake takes what MG2 cannot (and all of it below fade_low). Outputs: throttle, mg1_cmd and mg2_cmd (fractions of the machines' available torque, for ElectricMachine.cmd), brake_cmd.",
+        ports_doc: "accel[in], brake[in], v[in], soc[in], w_engine[in], w_ring[in] -> throttle[out], mg1_cmd[out], mg2_cmd[out], brake_cmd[out]",
+        params: vec![
             ParamSpec::required("ratio", "1", "planetary ring/sun teeth ratio g (> 1)"),
             ParamSpec::required("ring_torque_max", "N*m", "ring torque the accelerator asks at 1 (> 0)"),
             ParamSpec::required("ring_brake_torque", "N*m", "ring torque the brake pedal asks at 1, regenerative plus friction (> 0)"),
@@ -76,8 +81,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("fade_low", "m/s", 0.2, "speed below which regeneration is off (>= 0)"),
             ParamSpec::number("fade_high", "m/s", 1.0, "speed above which regeneration takes all it can (> fade_low)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// The default full-throttle torque: the third-generation Prius's 73 kW engine (its power

@@ -31,20 +31,24 @@
 //! events, so every kink of the outputs is a step boundary.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamError, ParamSpec, Params, PortDecl, Registry,
-    VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamError, ParamSpec, Params,
+    PortDecl, Registry, VarDecl, VarSource,
 };
 
-use super::reg;
 use crate::signal::FirstCall;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "RegenBlend",
-        "Brake arbitration of an electrified axle: the machine takes R = min(demand, C) of the brake demand, C = fade(|w|)·min(max_torque, max_power/|w|)·ratio/efficiency its braking capacity at the wheel shaft (fade 0 below fade_start, 1 above fade_end, linear between); the friction brake the rest, demand − R. cmd = −R·efficiency/(ratio·envelope) drives the ElectricMachine. When abs_active (an Abs's active variable) turns on, the regeneration yields (R = 0, logged) until the demand falls below release_demand. Kinks are located modes.",
-        "demand[in] (N*m at the wheel shaft), w[in] (machine speed), abs_active[in] (optional, 0) -> cmd[out], friction[out]",
-        vec![
+    r.register(regen_blend_type());
+}
+
+/// The `RegenBlend` block type: its parameters and how it is built.
+fn regen_blend_type() -> BlockType {
+    BlockType {
+        name: "RegenBlend",
+        category: "vehicle",
+        doc: "Brake arbitration of an electrified axle: the machine takes R = min(demand, C) of the brake demand, C = fade(|w|)·min(max_torque, max_power/|w|)·ratio/efficiency its braking capacity at the wheel shaft (fade 0 below fade_start, 1 above fade_end, linear between); the friction brake the rest, demand − R. cmd = −R·efficiency/(ratio·envelope) drives the ElectricMachine. When abs_active (an Abs's active variable) turns on, the regeneration yields (R = 0, logged) until the demand falls below release_demand. Kinks are located modes.",
+        ports_doc: "demand[in] (N*m at the wheel shaft), w[in] (machine speed), abs_active[in] (optional, 0) -> cmd[out], friction[out]",
+        params: vec![
             ParamSpec::required("max_torque", "N*m", "the machine's peak torque, as its ElectricMachine (> 0)"),
             ParamSpec::required("max_power", "W", "the machine's peak power, as its ElectricMachine (> 0)"),
             ParamSpec::number("ratio", "1", 1.0, "machine speed / wheel-shaft speed of the gear between them (> 0)"),
@@ -53,8 +57,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("fade_end", "rad/s", 20.0, "machine speed from which its full capacity brakes (> fade_start)"),
             ParamSpec::number("release_demand", "N*m", 1.0, "demand below which the regeneration may return after the ABS acted (> 0)"),
         ],
-        build_regen_blend,
-    );
+        build: BlockBuild::Primitive(build_regen_blend),
+    }
 }
 
 /// Where the machine speed lies on the fade ramp.

@@ -26,24 +26,29 @@
 use std::f64::consts::PI;
 
 use drivelink_core::{
-    Block, BlockDecl, BodyDecl, Cx, FrameState, MechDecl, ParamDefault, ParamError, ParamKind,
-    ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, BodyDecl, Cx, FrameState, MechDecl, ParamDefault,
+    ParamError, ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 
 use drivelink_core::G;
 
-use super::{finite, reg};
+use super::finite;
 
 /// Horizontal speed below which the side-slip angle `beta` is undefined (NaN), m/s.
 pub const BETA_MIN_SPEED: f64 = 0.1;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "RigidBody",
-        "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z unless the gravity parameter tilts it for a slope), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
-        "frame[frame]",
-        vec![
+    r.register(rigid_body_type());
+}
+
+/// The `RigidBody` block type: its parameters and how it is built.
+fn rigid_body_type() -> BlockType {
+    BlockType {
+        name: "RigidBody",
+        category: "vehicle",
+        doc: "Mass and inertia of the 6-DOF rigid body of its frame line (Newton–Euler with gyroscopic terms, unit quaternion attitude, gravity 9.80665 m/s² along world −z unless the gravity parameter tilts it for a slope), its initial pose and velocity, and its outputs: position, attitude (roll, pitch, continuous yaw), velocities in world and body axes, body rates, accelerations, side-slip angle.",
+        ports_doc: "frame[frame]",
+        params: vec![
             ParamSpec::required("m", "kg", "mass (> 0): the whole vehicle's mass"),
             ParamSpec {
                 name: "inertia",
@@ -66,8 +71,8 @@ pub(crate) fn register(r: &mut Registry) {
                 doc: "[gx, gy, gz]: gravity in world axes (Unity's Physics.gravity). The ground is the plane z = 0 of the world axes, so a road of grade θ rising along +x is [−g·sin θ, 0, −g·cos θ] (the world axes are then the road's)",
             },
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

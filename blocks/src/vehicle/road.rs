@@ -25,12 +25,10 @@
 use std::sync::Arc;
 
 use drivelink_core::{
-    Block, BlockDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind,
-    Registry,
+    Block, BlockBuild, BlockDecl, BlockType, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, PortKind, Registry,
 };
 use serde_json::Value;
-
-use super::reg;
 
 pub mod iso8608;
 
@@ -747,16 +745,21 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Road",
-        "A road surface for WheelColliders (connect surface to their road ports): height z(x, y) in world axes summed from features (grade, bump with shapes half_sine, cosine, ramp, step = a kerb, heightfield, iso8608 random profile) and a friction scale from mu patches; kerbs, slope corners and patch edges are located events of each wheel. Point contact: no tire envelope.",
-        "surface[road] (the surface shared with the wheels on its line)",
-        vec![
+    r.register(road_type());
+}
+
+/// The `Road` block type: its parameters and how it is built.
+fn road_type() -> BlockType {
+    BlockType {
+        name: "Road",
+        category: "vehicle",
+        doc: "A road surface for WheelColliders (connect surface to their road ports): height z(x, y) in world axes summed from features (grade, bump with shapes half_sine, cosine, ramp, step = a kerb, heightfield, iso8608 random profile) and a friction scale from mu patches; kerbs, slope corners and patch edges are located events of each wheel. Point contact: no tire envelope.",
+        ports_doc: "surface[road] (the surface shared with the wheels on its line)",
+        params: vec![
             ParamSpec::with("features", ParamKind::Json, ParamDefault::Value(serde_json::json!([])), "list of height features, summed (world axes, m): {\"type\": \"grade\", \"angle\": \"5 deg\", \"x\": [x0, x1]} (x optional: everywhere); {\"type\": \"bump\", \"x\": 20, \"length\": 0.5, \"height\": 0.05, \"shape\": \"half_sine\"|\"cosine\"|\"ramp\"|\"step\", \"y\": [ymin, ymax]} (over [x, x + length]; step: a kerb, up at x, down at x + length or never without length); {\"type\": \"heightfield\", \"x\": [...], \"y\": [...], \"z\": [[...], ...]} (bilinear, z[i][j] at (x[i], y[j]), edge value outside); {\"type\": \"iso8608\", \"class\": \"A\"..\"H\", \"x\": [x0, x1], \"seed\": 1, \"dx\": 0.05, \"tracks\": \"same\"|\"independent\"}"),
             ParamSpec::with("mu", ParamKind::Json, ParamDefault::Value(serde_json::json!([])), "friction patches [{\"x\": [x0, x1], \"y\": [y0, y1], \"scale\": 0.2}, ...] (x, y optional: unbounded): the tire friction is multiplied by the scale of the last patch containing the contact point, else default_mu"),
             ParamSpec::number("default_mu", "1", 1.0, "friction scale outside every patch (>= 0)"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }

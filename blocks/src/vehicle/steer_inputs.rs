@@ -27,42 +27,52 @@
 use std::f64::consts::PI;
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, EventTag, ParamDefault, ParamError, ParamKind, ParamSpec,
-    Params, PortDecl, Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, EventTag, ParamDefault, ParamError,
+    ParamKind, ParamSpec, Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
-use super::{finite, reg};
+use super::finite;
 use crate::signal::FirstCall;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "SineWithDwell",
-        "FMVSS 126 sine-with-dwell steering input: δ_sw = amplitude·sin(2π·frequency·(t − start)) until its negative peak at 3/4 of the period, held at −amplitude for `dwell`, then the last quarter period back to 0, then 0 (first lobe positive = left). steer = δ_sw/ratio. The kinks are time events; variables phase (0 before, 1 sine, 2 dwell, 3 return, 4 after) and t_end (end of steer).",
-        "steer[out], steering_wheel[out]",
-        vec![
+    r.register(sine_with_dwell_type());
+    r.register(steer_ramp_type());
+}
+
+/// The `SineWithDwell` block type: its parameters and how it is built.
+fn sine_with_dwell_type() -> BlockType {
+    BlockType {
+        name: "SineWithDwell",
+        category: "vehicle",
+        doc: "FMVSS 126 sine-with-dwell steering input: δ_sw = amplitude·sin(2π·frequency·(t − start)) until its negative peak at 3/4 of the period, held at −amplitude for `dwell`, then the last quarter period back to 0, then 0 (first lobe positive = left). steer = δ_sw/ratio. The kinks are time events; variables phase (0 before, 1 sine, 2 dwell, 3 return, 4 after) and t_end (end of steer).",
+        ports_doc: "steer[out], steering_wheel[out]",
+        params: vec![
             ParamSpec::required("amplitude", "rad", "steering-wheel amplitude A (\"90 deg\"); negative mirrors the maneuver (first lobe right)"),
             ParamSpec::number("frequency", "Hz", 0.7, "sine frequency f (> 0)"),
             ParamSpec::number("dwell", "s", 0.5, "time held at the negative peak −A (>= 0)"),
             ParamSpec::number("start", "s", 1.0, "time the steering starts (0 before)"),
             ParamSpec::number("ratio", "1", 16.0, "steering ratio, steering-wheel angle per road-wheel angle (> 0)"),
         ],
-        build_sine_dwell,
-    );
-    reg(
-        r,
-        "SteerRamp",
-        "Slowly increasing steer (FMVSS 126 slowly increasing steer): δ_sw = 0 before `start`, then rate·(t − start), held at ±max once |δ_sw| reaches max (if given). steer = δ_sw/ratio. The corners are time events.",
-        "steer[out], steering_wheel[out]",
-        vec![
+        build: BlockBuild::Primitive(build_sine_dwell),
+    }
+}
+
+/// The `SteerRamp` block type: its parameters and how it is built.
+fn steer_ramp_type() -> BlockType {
+    BlockType {
+        name: "SteerRamp",
+        category: "vehicle",
+        doc: "Slowly increasing steer (FMVSS 126 slowly increasing steer): δ_sw = 0 before `start`, then rate·(t − start), held at ±max once |δ_sw| reaches max (if given). steer = δ_sw/ratio. The corners are time events.",
+        ports_doc: "steer[out], steering_wheel[out]",
+        params: vec![
             ParamSpec::with("rate", ParamKind::Number { unit: "rad/s" }, ParamDefault::Value(json!("13.5 deg/s")), "steering-wheel rate (!= 0; negative steers right)"),
             ParamSpec::number("start", "s", 1.0, "time the ramp starts (0 before)"),
             ParamSpec::number("ratio", "1", 16.0, "steering ratio, steering-wheel angle per road-wheel angle (> 0)"),
             ParamSpec::optional("max", ParamKind::Number { unit: "rad" }, "steering-wheel angle magnitude the ramp stops at (> 0); unlimited when absent"),
         ],
-        build_ramp,
-    );
+        build: BlockBuild::Primitive(build_ramp),
+    }
 }
 
 /// A finite steering ratio > 0.

@@ -9,24 +9,31 @@
 //! 0 is parallel steer, 1 full Ackermann (the inner wheel turns more: both wheels' axes
 //! meet on the rear axle's line).
 
-use drivelink_core::{Block, BlockDecl, Cx, ParamError, ParamSpec, Params, PortDecl, Registry};
+use drivelink_core::{
+    Block, BlockBuild, BlockDecl, BlockType, Cx, ParamError, ParamSpec, Params, PortDecl, Registry,
+};
 
-use super::{finite, reg};
+use super::finite;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Steering",
-        "Steering ratio and Ackermann geometry: δ = wheel_angle/ratio, cot δ_left = cot δ − ackermann·track/(2·wheelbase), cot δ_right = cot δ + ackermann·track/(2·wheelbase) (positive turns left).",
-        "wheel_angle[in] -> left[out], right[out]",
-        vec![
+    r.register(steering_type());
+}
+
+/// The `Steering` block type: its parameters and how it is built.
+fn steering_type() -> BlockType {
+    BlockType {
+        name: "Steering",
+        category: "vehicle",
+        doc: "Steering ratio and Ackermann geometry: δ = wheel_angle/ratio, cot δ_left = cot δ − ackermann·track/(2·wheelbase), cot δ_right = cot δ + ackermann·track/(2·wheelbase) (positive turns left).",
+        ports_doc: "wheel_angle[in] -> left[out], right[out]",
+        params: vec![
             ParamSpec::number("ratio", "1", 16.0, "steering wheel angle per road wheel angle (!= 0)"),
             ParamSpec::required("wheelbase", "m", "distance between the axles (> 0)"),
             ParamSpec::required("track", "m", "distance between the steered wheels (>= 0)"),
             ParamSpec::number("ackermann", "1", 1.0, "0 parallel steer, 1 full Ackermann"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

@@ -35,23 +35,28 @@
 //! integrators).
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
-    Registry, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, ParamDefault, ParamError, ParamKind, ParamSpec,
+    Params, PortDecl, Registry, VarDecl, VarSource,
 };
 use serde_json::json;
 
 use super::esc::{non_negative_finite, positive_finite, switch};
-use super::{finite, reg};
+use super::finite;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Tcs",
-        "Traction control: slip κ = (ω·radius − u)/max(|u|, v_min) of each driven wheel; a PI on the larger excess slip over slip_target cuts the throttle (throttle = demand·(1 − cut)), a PI per wheel on its own excess slip brakes it (capped at max_brake_torque); mode engine / brake / both; conditional-integration anti-windup; enabled 0 passes the demand through.",
-        "w_left[in], w_right[in], speed[in], throttle_demand[in] -> throttle[out], brake_left[out], brake_right[out]",
-        specs(),
-        build,
-    );
+    r.register(tcs_type());
+}
+
+/// The `Tcs` block type: its parameters and how it is built.
+fn tcs_type() -> BlockType {
+    BlockType {
+        name: "Tcs",
+        category: "vehicle",
+        doc: "Traction control: slip κ = (ω·radius − u)/max(|u|, v_min) of each driven wheel; a PI on the larger excess slip over slip_target cuts the throttle (throttle = demand·(1 − cut)), a PI per wheel on its own excess slip brakes it (capped at max_brake_torque); mode engine / brake / both; conditional-integration anti-windup; enabled 0 passes the demand through.",
+        ports_doc: "w_left[in], w_right[in], speed[in], throttle_demand[in] -> throttle[out], brake_left[out], brake_right[out]",
+        params: specs(),
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn specs() -> Vec<ParamSpec> {

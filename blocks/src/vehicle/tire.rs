@@ -62,11 +62,12 @@
 //! extremum slip, with no extra parameter, and the result is an exact rest.
 
 use drivelink_core::{
-    Block, BlockDecl, Cx, EventCx, Feedthrough, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
-    ParamError, ParamSpec, Params, PortDecl, Registry, Row, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, EventCx, Feedthrough, FrictionDecl, FrictionLaw,
+    FrictionVar, MechDecl, ParamError, ParamSpec, Params, PortDecl, Registry, Row, VarDecl,
+    VarSource,
 };
 
-use super::{finite, reg};
+use super::finite;
 use crate::signal::FirstCall;
 use crate::util::{hysteresis_guard, hysteresis_mode};
 
@@ -120,12 +121,17 @@ pub fn curve_slip(slip: f64, v_ref: f64, xe: f64) -> f64 {
 const STICKY_BAND: f64 = 1e-6;
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "Tire",
-        "Longitudinal tire: Unity wheel-collider friction curve (the whole two-piece Hermite curve) on slip velocity r·w − v (m/s); force = curve(slip)·stiffness·mu_scale·normal_force on the body, −force·r on the hub. Below extremum_slip (speed of the faster surface) the slip is measured relative to that speed and the contact sticks at rest up to the peak force, so a car braked to rest stays exactly at rest.",
-        "hub[rot], body[trans], normal_force[in], mu_scale[in] (optional, 1) -> slip[out], peak_slip[out]",
-        vec![
+    r.register(tire_type());
+}
+
+/// The `Tire` block type: its parameters and how it is built.
+fn tire_type() -> BlockType {
+    BlockType {
+        name: "Tire",
+        category: "vehicle",
+        doc: "Longitudinal tire: Unity wheel-collider friction curve (the whole two-piece Hermite curve) on slip velocity r·w − v (m/s); force = curve(slip)·stiffness·mu_scale·normal_force on the body, −force·r on the hub. Below extremum_slip (speed of the faster surface) the slip is measured relative to that speed and the contact sticks at rest up to the peak force, so a car braked to rest stays exactly at rest.",
+        ports_doc: "hub[rot], body[trans], normal_force[in], mu_scale[in] (optional, 1) -> slip[out], peak_slip[out]",
+        params: vec![
             ParamSpec::number("radius", "m", 0.3, "rolling radius (> 0)"),
             ParamSpec::number("extremum_slip", "m/s", DEFAULT_EXTREMUM_SLIP, "slip velocity of the curve's extremum (> 0); also the speed below which the low-speed (sticky) regime applies; output as peak_slip"),
             ParamSpec::number("extremum_value", "1", DEFAULT_EXTREMUM_VALUE, "friction coefficient at the extremum (>= 0); also the static limit at rest"),
@@ -135,8 +141,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::number("inertia", "kg*m^2", 0.0, "wheel inertia added to the hub (>= 0); 0 = provide an Inertia block"),
             ParamSpec::optional("v0", drivelink_core::ParamKind::Number { unit: "m/s" }, "initial rolling speed: sets the hub speed to v0/radius"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

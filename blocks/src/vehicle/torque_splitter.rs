@@ -21,11 +21,12 @@
 //! shafts), `tau_input`, `transfer` (coupling torque from front to rear), `w_rel`, `mode`,
 //! and the `Differential`'s others.
 
-use drivelink_core::{Block, ParamDefault, ParamError, ParamKind, ParamSpec, Params, Registry};
+use drivelink_core::{
+    Block, BlockBuild, BlockType, ParamDefault, ParamError, ParamKind, ParamSpec, Params, Registry,
+};
 use serde_json::json;
 
 use super::differential::{coupling_specs, sensing_specs, DiffType, Differential, Layout};
-use super::reg;
 
 /// The centre differential: front and rear.
 const CENTRE: Layout = Layout {
@@ -42,6 +43,11 @@ const CENTRE: Layout = Layout {
 };
 
 pub(crate) fn register(r: &mut Registry) {
+    r.register(torque_splitter_type());
+}
+
+/// The `TorqueSplitter` block type: its parameters and how it is built.
+fn torque_splitter_type() -> BlockType {
     let mut params = vec![
         ParamSpec::with("type", ParamKind::Choice(&["open", "locked", "viscous", "clutch"]), ParamDefault::Value(json!("open")), "coupling between the front and rear shafts: open (fixed split front_share), locked, viscous or clutch (the Differential's viscous coupling and clutch pack, same parameters)"),
         ParamSpec::number("front_share", "1", 0.4, "share of the carrier torque delivered to the front shaft, in (0, 1): the fixed split of the open centre differential"),
@@ -49,14 +55,14 @@ pub(crate) fn register(r: &mut Registry) {
     ];
     params.extend(coupling_specs());
     params.extend(sensing_specs());
-    reg(
-        r,
-        "TorqueSplitter",
-        "Centre differential of a four-wheel drive: w_input = gear_ratio·(front_share·w_front + (1 − front_share)·w_rear), so the front shaft receives front_share of the carrier torque and the rear shaft the rest (open), or a coupling between the shafts (locked, viscous, clutch) with the Differential's equations and parameters, handled by the stuck/slip event machine.",
-        "input[rot], front[rot], rear[rot], heat[heat] (optional)",
+    BlockType {
+        name: "TorqueSplitter",
+        category: "vehicle",
+        doc: "Centre differential of a four-wheel drive: w_input = gear_ratio·(front_share·w_front + (1 − front_share)·w_rear), so the front shaft receives front_share of the carrier torque and the rear shaft the rest (open), or a coupling between the shafts (locked, viscous, clutch) with the Differential's equations and parameters, handled by the stuck/slip event machine.",
+        ports_doc: "input[rot], front[rot], rear[rot], heat[heat] (optional)",
         params,
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {

@@ -137,14 +137,14 @@ use std::sync::Arc;
 
 use drivelink_core::frame::{add, cross, dot, scale, V3};
 use drivelink_core::{
-    Block, BlockDecl, Cx, Forces, FrameState, FrictionDecl, FrictionLaw, FrictionVar, MechDecl,
-    ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl, PortKind, RecordField,
-    Registry, Row, VarDecl, VarSource,
+    Block, BlockBuild, BlockDecl, BlockType, Cx, Forces, FrameState, FrictionDecl, FrictionLaw,
+    FrictionVar, MechDecl, ParamDefault, ParamError, ParamKind, ParamSpec, Params, PortDecl,
+    PortKind, RecordField, Registry, Row, VarDecl, VarSource,
 };
 
 use super::magic_formula::{self, MagicFormula};
 use super::road::Surface;
-use super::{finite, friction_curve, in_range, reg};
+use super::{finite, friction_curve, in_range};
 use drivelink_core::{EventCx, EventTag, G};
 
 /// Bump-stop stiffness as a multiple of `spring`, beyond full compression.
@@ -222,12 +222,17 @@ const SIDEWAYS: &[RecordField] = &[
 ];
 
 pub(crate) fn register(r: &mut Registry) {
-    reg(
-        r,
-        "WheelCollider",
-        "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently; opt-in static friction at the patch (static_friction: stick/slip modes at located events, a braked car on a grade stays put).",
-        "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1), bar_force[in] (optional, 0: an AntiRollBar's force on this wheel, N along the suspension axis, added to the suspension force before the ground's max(0, ·)) -> forward_slip[out], sideways_slip[out], fz[out] (computed after the network solve), w[out], peak_slip[out], compression[out] (m from full extension, < 0 in the air; −(suspension_distance + radius) while the axis cannot meet the ground: on its side, upside down, or its mount below the ground), road[road] (optional: a Road's surface; unconnected, the ground plane z = 0 with friction scale 1)",
-        vec![
+    r.register(wheel_collider_type());
+}
+
+/// The `WheelCollider` block type: its parameters and how it is built.
+fn wheel_collider_type() -> BlockType {
+    BlockType {
+        name: "WheelCollider",
+        category: "vehicle",
+        doc: "One wheel on a rigid body (Unity WheelCollider semantics): suspension along the body's −z axis through center (spring, damper, target_position, bump stop; ground never pulls), no vertical wheel state, spin on the hub shaft (inertia 0.5·mass·radius² added to it), brake as a stuck/slip friction joint on the hub, steer, forward and sideways friction curves on slip velocity (the whole Unity curve) combined as a friction circle (default) or independently; opt-in static friction at the patch (static_friction: stick/slip modes at located events, a braked car on a grade stays put).",
+        ports_doc: "body[frame], hub[rot], brake[in] (optional, 0), steer[in] (optional, 0), mu_scale[in] (optional, 1), bar_force[in] (optional, 0: an AntiRollBar's force on this wheel, N along the suspension axis, added to the suspension force before the ground's max(0, ·)) -> forward_slip[out], sideways_slip[out], fz[out] (computed after the network solve), w[out], peak_slip[out], compression[out] (m from full extension, < 0 in the air; −(suspension_distance + radius) while the axis cannot meet the ground: on its side, upside down, or its mount below the ground), road[road] (optional: a Road's surface; unconnected, the ground plane z = 0 with friction scale 1)",
+        params: vec![
             ParamSpec::number("mass", "kg", 20.0, "wheel mass: sets the spin inertia 0.5·mass·radius² unless inertia is given (not added to the body)"),
             ParamSpec::optional("inertia", ParamKind::Number { unit: "kg*m^2" }, "spin inertia (> 0), instead of 0.5·mass·radius²"),
             ParamSpec::number("radius", "m", 0.5, "wheel radius (> 0)"),
@@ -252,8 +257,8 @@ pub(crate) fn register(r: &mut Registry) {
             ParamSpec::with("static_friction", ParamKind::Bool, ParamDefault::Value(serde_json::json!(false)), "static friction at the contact patch: at rest the patch sticks (a critically damped spring-damper deflection, 2 states) until the force reaches the curve's extremum (breakaway), so a braked car on a grade stays put; off: the patch always follows the curve (a braked car creeps on a grade)"),
             ParamSpec::optional("stick_speed", ParamKind::Number { unit: "m/s" }, "with static_friction: the patch sticks when its slip speed and the rim speed are both below this (> 0); default half the smaller extremum_slip of the two curves"),
         ],
-        build,
-    );
+        build: BlockBuild::Primitive(build),
+    }
 }
 
 /// One friction curve (values before `mu_scale`).

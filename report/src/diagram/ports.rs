@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use drivelink_core::block::{PortDecl, PortKind};
+use drivelink_core::block::PortDecl;
 use drivelink_core::compile::{resolve_parameters, resolve_params, Scope};
 use drivelink_core::diagram::{BlockSpec, Diagram, PortRef};
-use drivelink_core::params::{BlockBuild, Registry};
+use drivelink_core::params::{BlockBuild, BlockType, Registry};
 
 /// What the drawing needs to know about one block.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,13 +181,11 @@ impl PortTable {
             },
             Err(e) => {
                 self.warnings.push(format!(
-                    "{path}: {e}; ports taken from the {} catalogue",
+                    "{path}: {e}; ports taken from the {} type's example instance",
                     t.name
                 ));
-                let mut ports = parse_ports_doc(t.ports_doc);
-                if ports.is_empty() {
-                    ports = ports_from_connections(d, &b.name);
-                }
+                let ports =
+                    example_ports(t, path).unwrap_or_else(|| ports_from_connections(d, &b.name));
                 BlockInfo {
                     ports,
                     category,
@@ -242,28 +240,22 @@ impl Level {
     }
 }
 
-/// Ports from a catalogue line `"name[kind], ..."` (text after `->` and `;` included; the
-/// first alternative only).
-fn parse_ports_doc(doc: &str) -> Vec<PortDecl> {
-    let first = doc.split(';').next().unwrap_or("");
-    first
-        .split([',', '>'])
-        .filter_map(|part| {
-            let part = part.trim().trim_end_matches('-').trim();
-            let (name, rest) = part.split_once('[')?;
-            let kind = match rest.split(']').next()? {
-                "in" => PortKind::In,
-                "out" => PortKind::Out,
-                "rot" => PortKind::Rot,
-                "trans" => PortKind::Trans,
-                "frame" => PortKind::Frame,
-                "heat" => PortKind::Heat,
-                "road" => PortKind::Road,
-                _ => return None,
-            };
-            Some(PortDecl::new(name.trim(), kind))
-        })
-        .collect()
+/// The declared ports of `t` built from its example parameters (every required parameter
+/// an example value of its kind), when its own values do not build: `None` when that
+/// does not build either (then the connections name the ports).
+fn example_ports(t: &BlockType, path: &str) -> Option<Vec<PortDecl>> {
+    let BlockBuild::Primitive(build) = &t.build else {
+        return None;
+    };
+    let params = resolve_params(
+        path,
+        t.name,
+        &t.params,
+        &t.example_params(1.0),
+        &Scope::new(),
+    );
+    let block = build(&params.ok()?).ok()?;
+    Some(block.declare().ports)
 }
 
 /// The ports of `block` that the connections of `d` name, as signal inputs (the kind is
@@ -286,13 +278,23 @@ fn ports_from_connections(d: &Diagram, block: &str) -> Vec<PortDecl> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drivelink_core::block::PortKind;
 
     #[test]
-    fn catalogue_port_lines_parse() {
-        let p = parse_ports_doc("u[in] -> y[out] (no parameters); demand[in] -> torque[out]");
-        let names: Vec<(&str, PortKind)> = p.iter().map(|p| (p.name.as_str(), p.kind)).collect();
-        assert_eq!(names, [("u", PortKind::In), ("y", PortKind::Out)]);
-        let p = parse_ports_doc("throttle[in], crank[rot]");
-        assert_eq!(p[1].kind, PortKind::Rot);
+    fn a_block_whose_values_do_not_build_is_drawn_with_its_example_instance_ports() {
+        let reg = drivelink_blocks::registry();
+        let t = reg.get("Clutch").expect("Clutch is registered");
+        let ports = example_ports(t, "gearbox.c1").expect("the example builds");
+        let kinds: Vec<(&str, PortKind)> =
+            ports.iter().map(|p| (p.name.as_str(), p.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("flange_a", PortKind::Rot),
+                ("flange_b", PortKind::Rot),
+                ("f", PortKind::In),
+                ("heat", PortKind::Heat)
+            ]
+        );
     }
 }
