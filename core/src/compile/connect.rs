@@ -207,11 +207,11 @@ pub(crate) fn connect(
         .collect();
     let mut uf: UnionFind<usize> = UnionFind::new(space.total);
     let mut connected = vec![false; space.total];
-    let mut driver: Vec<Vec<Option<(Src, usize)>>> =
-        ports.iter().map(|p| vec![None; p.len()]).collect();
-    let mut taps: Vec<TapAt> = Vec::new();
-    // Outputs that drive at least one input.
-    let mut drives: Vec<Vec<bool>> = ports.iter().map(|p| vec![false; p.len()]).collect();
+    let mut signals = Signals {
+        taps: Vec::new(),
+        drives: ports.iter().map(|p| vec![false; p.len()]).collect(),
+        driver: ports.iter().map(|p| vec![None; p.len()]).collect(),
+    };
     let mut errors = Vec::new();
     for (ci, conn) in connections.iter().enumerate() {
         if conn.len() < 2 {
@@ -260,92 +260,29 @@ pub(crate) fn connect(
             }
             continue;
         }
-        let outs: Vec<End> = resolved
-            .iter()
-            .map(|r| r.0)
-            .filter(|&e| kind(e) == PortKind::Out)
-            .collect();
-        if outs.len() != 1 {
-            errors.push(Error::SignalDrivers {
-                connection: ci,
-                outputs: outs.len(),
-                details: resolved
-                    .iter()
-                    .map(|r| format!("{} [{}]", r.1, kind(r.0).as_str()))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-            continue;
-        }
-        let src = match outs[0] {
-            End::Port(at) => Src::Port(at),
-            End::Var(tap) => Src::Tap(match taps.iter().position(|&t| t == tap) {
-                Some(k) => k,
-                None => {
-                    taps.push(tap);
-                    taps.len() - 1
-                }
-            }),
-        };
-        if let End::Port(at) = outs[0] {
-            if port_ends
-                .iter()
-                .any(|&p| kind(End::Port(p)) == PortKind::In)
-            {
-                drives[at.block.ix()][at.port] = true;
-            }
-        }
-        for &at in &port_ends {
-            if kind(End::Port(at)) != PortKind::In {
-                continue;
-            }
-            let slot = &mut driver[at.block.ix()][at.port];
-            if let Some((_, first)) = *slot {
-                errors.push(Error::TwoDrivers {
-                    block: names[at.block.ix()].clone(),
-                    port: ports[at.block.ix()][at.port].name.clone(),
-                    first,
-                    second: ci,
-                });
-            } else {
-                *slot = Some((src, ci));
-            }
-        }
+        wire_signal_line(
+            ci,
+            &resolved,
+            &port_ends,
+            &kind,
+            names,
+            &ports,
+            &mut signals,
+            &mut errors,
+        );
     }
-    for (b, bp) in ports.iter().enumerate() {
-        for (p, decl) in bp.iter().enumerate() {
-            if let (PortKind::Out, Some(why), false) = (decl.kind, decl.must_drive, drives[b][p]) {
-                errors.push(Error::UnusedOutput {
-                    block: names[b].clone(),
-                    port: decl.name.clone(),
-                    why,
-                });
-            }
-            if decl.kind == PortKind::In && driver[b][p].is_none() && decl.default.is_none() {
-                errors.push(Error::UndrivenInput {
-                    block: names[b].clone(),
-                    port: decl.name.clone(),
-                });
-            }
-            if decl.kind.is_mech()
-                && decl.kind != PortKind::Frame
-                && !decl.free_ok
-                && !decl.optional
-                && !connected[space.base[b] + p]
-            {
-                warnings.push(CompileWarning::UnconnectedFlange {
-                    block: names[b].clone(),
-                    port: decl.name.clone(),
-                });
-            }
-            if decl.kind.is_heat() && !decl.optional && !connected[space.base[b] + p] {
-                warnings.push(CompileWarning::UnconnectedHeatPort {
-                    block: names[b].clone(),
-                    port: decl.name.clone(),
-                });
-            }
-        }
-    }
+    check_ports(
+        names,
+        &ports,
+        &Coverage {
+            space: &space,
+            connected: &connected,
+            drives: &signals.drives,
+            driver: &signals.driver,
+        },
+        &mut errors,
+        warnings,
+    );
     let roads = road_links(names, &ports, &space, &mut uf, &connected, &mut errors);
     Error::from_list(errors)?;
     let (node, nodes) = number_nodes(names, &ports, &space, &mut uf, false, &connected);
@@ -358,11 +295,12 @@ pub(crate) fn connect(
     Ok(Wiring {
         frame_of,
         frames,
-        driver: driver
+        driver: signals
+            .driver
             .into_iter()
             .map(|v| v.into_iter().map(|d| d.map(|(src, _)| src)).collect())
             .collect(),
-        taps,
+        taps: signals.taps,
         ports,
         node,
         nodes,
@@ -370,6 +308,137 @@ pub(crate) fn connect(
         heat_nodes,
         roads,
     })
+}
+
+/// What the signal lines build: the variables wired as sources, which outputs drive an
+/// input, and each input's driver with the line that set it.
+struct Signals {
+    taps: Vec<TapAt>,
+    drives: Vec<Vec<bool>>,
+    driver: Vec<Vec<Option<(Src, usize)>>>,
+}
+
+/// Line `ci` of signal ports (`resolved`, of which `port_ends` are ports): exactly one
+/// output or variable drives every input on it, each input driven once.
+#[allow(clippy::too_many_arguments)]
+fn wire_signal_line(
+    ci: usize,
+    resolved: &[(End, &str)],
+    port_ends: &[PortAt],
+    kind: &dyn Fn(End) -> PortKind,
+    names: &[String],
+    ports: &[Vec<PortDecl>],
+    st: &mut Signals,
+    errors: &mut Vec<Error>,
+) {
+    let outs: Vec<End> = resolved
+        .iter()
+        .map(|r| r.0)
+        .filter(|&e| kind(e) == PortKind::Out)
+        .collect();
+    if outs.len() != 1 {
+        errors.push(Error::SignalDrivers {
+            connection: ci,
+            outputs: outs.len(),
+            details: resolved
+                .iter()
+                .map(|r| format!("{} [{}]", r.1, kind(r.0).as_str()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+        return;
+    }
+    let src = match outs[0] {
+        End::Port(at) => Src::Port(at),
+        End::Var(tap) => Src::Tap(match st.taps.iter().position(|&t| t == tap) {
+            Some(k) => k,
+            None => {
+                st.taps.push(tap);
+                st.taps.len() - 1
+            }
+        }),
+    };
+    if let End::Port(at) = outs[0] {
+        if port_ends
+            .iter()
+            .any(|&p| kind(End::Port(p)) == PortKind::In)
+        {
+            st.drives[at.block.ix()][at.port] = true;
+        }
+    }
+    for &at in port_ends {
+        if kind(End::Port(at)) != PortKind::In {
+            continue;
+        }
+        let slot = &mut st.driver[at.block.ix()][at.port];
+        if let Some((_, first)) = *slot {
+            errors.push(Error::TwoDrivers {
+                block: names[at.block.ix()].clone(),
+                port: ports[at.block.ix()][at.port].name.clone(),
+                first,
+                second: ci,
+            });
+        } else {
+            *slot = Some((src, ci));
+        }
+    }
+}
+
+/// What the connection lines reached: per port whether it is on a line, per output
+/// whether it drives an input, per input its driver and the line that set it.
+struct Coverage<'a> {
+    space: &'a PortSpace,
+    connected: &'a [bool],
+    drives: &'a [Vec<bool>],
+    driver: &'a [Vec<Option<(Src, usize)>>],
+}
+
+/// The errors and warnings about ports the lines left as they were: an output that must
+/// drive an input and drives none, an undriven input without a default, an unconnected
+/// flange or heat port that may not stay so.
+fn check_ports(
+    names: &[String],
+    ports: &[Vec<PortDecl>],
+    cov: &Coverage,
+    errors: &mut Vec<Error>,
+    warnings: &mut Vec<CompileWarning>,
+) {
+    for (b, bp) in ports.iter().enumerate() {
+        for (p, decl) in bp.iter().enumerate() {
+            if let (PortKind::Out, Some(why), false) =
+                (decl.kind, decl.must_drive, cov.drives[b][p])
+            {
+                errors.push(Error::UnusedOutput {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                    why,
+                });
+            }
+            if decl.kind == PortKind::In && cov.driver[b][p].is_none() && decl.default.is_none() {
+                errors.push(Error::UndrivenInput {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
+            if decl.kind.is_mech()
+                && decl.kind != PortKind::Frame
+                && !decl.free_ok
+                && !decl.optional
+                && !cov.connected[cov.space.base[b] + p]
+            {
+                warnings.push(CompileWarning::UnconnectedFlange {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
+            if decl.kind.is_heat() && !decl.optional && !cov.connected[cov.space.base[b] + p] {
+                warnings.push(CompileWarning::UnconnectedHeatPort {
+                    block: names[b].clone(),
+                    port: decl.name.clone(),
+                });
+            }
+        }
+    }
 }
 
 /// The road lines (union-find classes of connected road ports): each needs exactly one

@@ -48,179 +48,243 @@ pub(crate) fn linear_fits(b: &BlockDecl, n_in: usize, n_out: usize) -> bool {
     }
 }
 
-/// Lay out the buffers of `blocks` wired by `w`.
+/// Lay out the buffers of the blocks declared `decls`, wired by `w`: signal slots (outputs
+/// block by block, then one per variable wired as a signal, then a constant slot per
+/// unconnected input), then per block its states, ports, rows, joints and guards, then
+/// the rigid bodies' states and the work integrals.
 pub(crate) fn layout(
     names: &[String],
     types: &[&'static str],
     decls: &[BlockDecl],
     w: &Wiring,
 ) -> Layout {
-    let nb = decls.len();
-    let n_nodes = w.nodes.len();
-    // Output slots first, block by block, then constant slots for unconnected inputs.
-    let mut y_start = Vec::with_capacity(nb + 1);
-    let mut n_signals = 0;
-    for ports in &w.ports {
-        y_start.push(n_signals);
-        n_signals += ports.iter().filter(|p| p.kind == PortKind::Out).count();
+    let mut lay = Lay::new(w);
+    for b in 0..decls.len() {
+        let inputs_start = lay.input_slots(b);
+        let block = lay.block(b, &names[b], types[b], &decls[b], inputs_start);
+        lay.plans.push(block);
     }
-    y_start.push(n_signals);
-    // Then one slot per variable wired as a signal source.
-    let tap_base = n_signals;
-    n_signals += w.taps.len();
-    let out_slot = |at: super::connect::PortAt| {
-        let before = w.ports[at.block.ix()][..at.port]
+    lay.finish(names, decls)
+}
+
+/// The layout under construction.
+struct Lay<'a> {
+    w: &'a Wiring,
+    /// First output slot of each block, and the end of the last block's.
+    y_start: Vec<usize>,
+    /// The first slot of the variables wired as signals.
+    tap_base: usize,
+    n_signals: usize,
+    in_slots: Vec<SlotIx>,
+    slot_defaults: Vec<(SlotIx, f64)>,
+    port_dof: Vec<u32>,
+    rows: Vec<RowPlan>,
+    joints: Vec<JointPlan>,
+    plans: Vec<BlockPlan>,
+    x_off: usize,
+    g_off: usize,
+}
+
+impl<'a> Lay<'a> {
+    /// Output slots first, block by block, then one slot per variable wired as a signal
+    /// source; the block states after the node states.
+    fn new(w: &'a Wiring) -> Self {
+        let mut y_start = Vec::with_capacity(w.ports.len() + 1);
+        let mut n_signals = 0;
+        for ports in &w.ports {
+            y_start.push(n_signals);
+            n_signals += ports.iter().filter(|p| p.kind == PortKind::Out).count();
+        }
+        y_start.push(n_signals);
+        let tap_base = n_signals;
+        Lay {
+            w,
+            y_start,
+            tap_base,
+            n_signals: n_signals + w.taps.len(),
+            in_slots: Vec::new(),
+            slot_defaults: Vec::new(),
+            port_dof: Vec::new(),
+            rows: Vec::new(),
+            joints: Vec::new(),
+            plans: Vec::with_capacity(w.ports.len()),
+            x_off: 2 * w.nodes.len(),
+            g_off: 0,
+        }
+    }
+
+    /// The slot of output port `at`.
+    fn out_slot(&self, at: super::connect::PortAt) -> SlotIx {
+        let before = self.w.ports[at.block.ix()][..at.port]
             .iter()
             .filter(|p| p.kind == PortKind::Out)
             .count();
-        SlotIx::at(y_start[at.block.ix()] + before)
-    };
-    let mut in_slots = Vec::new();
-    let mut slot_defaults = Vec::new();
-    let mut port_dof = Vec::new();
-    let mut rows = Vec::new();
-    let mut joints = Vec::new();
-    let mut plans = Vec::with_capacity(nb);
-    let mut x_off = 2 * n_nodes;
-    let mut g_off = 0;
-    for b in 0..nb {
-        let ports = &w.ports[b];
-        let inputs_start = in_slots.len();
-        for (p, decl) in ports.iter().enumerate() {
+        SlotIx::at(self.y_start[at.block.ix()] + before)
+    }
+
+    /// The slots block `b`'s inputs read (an unconnected one a new constant slot holding its
+    /// default); returns where they start in `in_slots`.
+    fn input_slots(&mut self, b: usize) -> usize {
+        let w = self.w;
+        let inputs_start = self.in_slots.len();
+        for (p, decl) in w.ports[b].iter().enumerate() {
             if decl.kind != PortKind::In {
                 continue;
             }
             let slot = match w.driver[b][p] {
-                Some(Src::Port(at)) => out_slot(at),
-                Some(Src::Tap(k)) => SlotIx::at(tap_base + k),
+                Some(Src::Port(at)) => self.out_slot(at),
+                Some(Src::Tap(k)) => SlotIx::at(self.tap_base + k),
                 None => {
-                    let s = SlotIx::at(n_signals);
-                    n_signals += 1;
-                    slot_defaults.push((s, decl.default.unwrap_or(0.0)));
+                    let s = SlotIx::at(self.n_signals);
+                    self.n_signals += 1;
+                    self.slot_defaults.push((s, decl.default.unwrap_or(0.0)));
                     s
                 }
             };
-            in_slots.push(slot);
+            self.in_slots.push(slot);
         }
-        let tab_start = port_dof.len();
+        inputs_start
+    }
+
+    /// Block `b`'s plan: its port table, rows, joints, states and guards appended.
+    fn block(
+        &mut self,
+        b: usize,
+        name: &str,
+        type_name: &'static str,
+        blk: &BlockDecl,
+        inputs_start: usize,
+    ) -> BlockPlan {
+        let w = self.w;
+        let tab_start = self.port_dof.len();
         // Mechanical ports index their node, frame ports their rigid body, heat ports
         // their thermal node.
-        port_dof.extend(
+        self.port_dof.extend(
             w.node[b]
                 .iter()
                 .zip(&w.frame_of[b])
                 .zip(&w.heat_node[b])
                 .map(|((n, f), h)| n.map(|n| n.0).or(f.map(|f| f.0)).or(*h).unwrap_or(u32::MAX)),
         );
-        let blk = &decls[b];
         let decl = &blk.mech;
-        let rows_start = rows.len();
+        let rows_start = self.rows.len();
         for c in &decl.constraints {
             let tracking = match c.kind {
                 RowKind::Velocity => None,
-                RowKind::Tracking { input, .. } => in_slots.get(inputs_start + input).copied(),
+                RowKind::Tracking { input, .. } => self.in_slots.get(inputs_start + input).copied(),
             };
-            rows.push(RowPlan {
+            self.rows.push(RowPlan {
                 block: BlockIx::at(b),
                 tracking,
             });
         }
-        let joints_start = joints.len();
+        let joints_start = self.joints.len();
         for (k, f) in decl.frictions.iter().enumerate() {
-            joints.push(JointPlan {
+            self.joints.push(JointPlan {
                 block: BlockIx::at(b),
                 local: k,
                 name: if f.label.is_empty() {
-                    names[b].clone()
+                    name.to_string()
                 } else {
-                    format!("{}.{}", names[b], f.label)
+                    format!("{}.{}", name, f.label)
                 },
             });
         }
-        let nx = blk.states;
-        let ng = blk.n_guards();
-        let n_in = in_slots.len() - inputs_start;
-        let n_out = y_start[b + 1] - y_start[b];
-        plans.push(BlockPlan {
-            name: names[b].clone(),
-            type_name: types[b],
-            ports: ports.clone(),
-            x: x_off..x_off + nx,
-            y: y_start[b]..y_start[b + 1],
-            inputs: inputs_start..in_slots.len(),
-            port_tab: tab_start..port_dof.len(),
-            rows: rows_start..rows.len(),
-            joints: joints_start..joints.len(),
-            guards: g_off..g_off + ng,
+        let (nx, ng) = (blk.states, blk.n_guards());
+        let n_in = self.in_slots.len() - inputs_start;
+        let n_out = self.y_start[b + 1] - self.y_start[b];
+        let plan = BlockPlan {
+            name: name.to_string(),
+            type_name,
+            ports: w.ports[b].clone(),
+            x: self.x_off..self.x_off + nx,
+            y: self.y_start[b]..self.y_start[b + 1],
+            inputs: inputs_start..self.in_slots.len(),
+            port_tab: tab_start..self.port_dof.len(),
+            rows: rows_start..self.rows.len(),
+            joints: joints_start..self.joints.len(),
+            guards: self.g_off..self.g_off + ng,
             energy: None,
-            // Marked here, numbered with the work integrals below.
+            // Marked here, numbered with the work integrals.
             internal_loss: (decl.has_forces && decl.internal_loss).then_some(StateIx::at(0)),
             internal_loss_name: blk.loss_name,
             has_forces: decl.has_forces,
             constant: blk.constant_outputs(),
             linear: linear_fits(blk, n_in, n_out),
-        });
-        x_off += nx;
-        g_off += ng;
+        };
+        self.x_off += nx;
+        self.g_off += ng;
+        plan
     }
-    // Rigid bodies after the block states.
-    let frames_x = x_off..x_off + crate::frame::FRAME_STATES * w.frames.len();
-    x_off = frames_x.end;
-    // Work integrals: one per block with forces or tracking rows (and one for the work a
-    // block dissipates inside itself, right after it), then one per joint.
-    for bp in plans.iter_mut() {
-        let tracking = rows[bp.rows.clone()].iter().any(|r| r.tracking.is_some());
-        if bp.has_forces || tracking {
-            bp.energy = Some(StateIx::at(x_off));
-            x_off += 1;
-        }
-        if bp.internal_loss.is_some() {
-            bp.internal_loss = Some(StateIx::at(x_off));
-            x_off += 1;
-        }
-    }
-    let x_joint_energy = x_off;
-    x_off += joints.len();
-    let mut lay = Layout {
-        blocks: plans,
-        in_slots,
-        port_dof,
-        n_signals,
-        slot_defaults,
-        nodes: w
-            .nodes
-            .iter()
-            .map(|n| NodePlan {
-                name: n.name.clone(),
-                kind: n.kind,
-            })
-            .collect(),
-        rows,
-        joints,
-        n_states: x_off,
-        x_joint_energy,
-        n_block_guards: g_off,
-        frames: w.frames.iter().map(|f| f.name.clone()).collect(),
-        frames_x,
-        taps: Vec::new(),
-    };
-    lay.taps = w
-        .taps
-        .iter()
-        .enumerate()
-        .map(|(k, tap)| {
-            let b = tap.block.ix();
-            let decl = &decls[b].variables[tap.var];
-            TapPlan {
-                name: format!("{}.{}", names[b], decl.name),
-                block: tap.block,
-                var: lay.var_ref(b, decl.source),
-                reads: decl.reads,
-                slot: SlotIx::at(tap_base + k),
+
+    /// Work integrals: one per block with forces or tracking rows (and one for the work a
+    /// block dissipates inside itself, right after it), numbered from `self.x_off`.
+    fn number_work_integrals(&mut self) {
+        for bp in self.plans.iter_mut() {
+            let tracking = self.rows[bp.rows.clone()]
+                .iter()
+                .any(|r| r.tracking.is_some());
+            if bp.has_forces || tracking {
+                bp.energy = Some(StateIx::at(self.x_off));
+                self.x_off += 1;
             }
-        })
-        .collect();
-    lay
+            if bp.internal_loss.is_some() {
+                bp.internal_loss = Some(StateIx::at(self.x_off));
+                self.x_off += 1;
+            }
+        }
+    }
+
+    /// The rigid bodies after the block states, the work integrals, one per joint, and the
+    /// variables wired as signals.
+    fn finish(mut self, names: &[String], decls: &[BlockDecl]) -> Layout {
+        let w = self.w;
+        let frames_x = self.x_off..self.x_off + crate::frame::FRAME_STATES * w.frames.len();
+        self.x_off = frames_x.end;
+        self.number_work_integrals();
+        let x_joint_energy = self.x_off;
+        let tap_base = self.tap_base;
+        let mut lay = Layout {
+            blocks: self.plans,
+            in_slots: self.in_slots,
+            port_dof: self.port_dof,
+            n_signals: self.n_signals,
+            slot_defaults: self.slot_defaults,
+            nodes: w
+                .nodes
+                .iter()
+                .map(|n| NodePlan {
+                    name: n.name.clone(),
+                    kind: n.kind,
+                })
+                .collect(),
+            n_states: self.x_off + self.joints.len(),
+            rows: self.rows,
+            joints: self.joints,
+            x_joint_energy,
+            n_block_guards: self.g_off,
+            frames: w.frames.iter().map(|f| f.name.clone()).collect(),
+            frames_x,
+            taps: Vec::new(),
+        };
+        lay.taps = w
+            .taps
+            .iter()
+            .enumerate()
+            .map(|(k, tap)| {
+                let b = tap.block.ix();
+                let decl = &decls[b].variables[tap.var];
+                TapPlan {
+                    name: format!("{}.{}", names[b], decl.name),
+                    block: tap.block,
+                    var: lay.var_ref(b, decl.source),
+                    reads: decl.reads,
+                    slot: SlotIx::at(tap_base + k),
+                }
+            })
+            .collect();
+        lay
+    }
 }
 
 impl Layout {
