@@ -260,19 +260,26 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
         thermal,
         roads,
     };
-    let model = Model::instantiate(Arc::new(plan), built.blocks)?;
+    let model = Model::instantiate_declared(Arc::new(plan), built.blocks, decls)?;
     model.check_settings(&settings)?;
     Ok(model)
 }
 
 /// What a block contributes to the *structure* of a plan: its name, its type and its
-/// declaration's [`crate::BlockDecl::structure`]. Two blocks with equal signatures fit the
-/// same plan, whatever their parameter values.
-#[derive(Debug, Clone, PartialEq)]
+/// declaration. Two blocks fit the same plan, whatever their parameter values, when
+/// their names and types are equal and their declarations have the same structure
+/// ([`crate::BlockDecl::same_structure`]).
+#[derive(Debug, Clone)]
 struct BlockSig {
     name: String,
     type_name: &'static str,
-    structure: crate::BlockDecl,
+    decl: crate::BlockDecl,
+}
+
+impl BlockSig {
+    fn fits(&self, name: &str, type_name: &str, decl: &crate::BlockDecl) -> bool {
+        self.name == name && self.type_name == type_name && self.decl.same_structure(decl)
+    }
 }
 
 /// Every built block's declaration, in flat order.
@@ -293,17 +300,27 @@ pub struct Compiled {
     sigs: Vec<BlockSig>,
 }
 
-fn signatures(built: &params::Built, decls: &[crate::BlockDecl]) -> Vec<BlockSig> {
+fn signatures(built: &params::Built, decls: Vec<crate::BlockDecl>) -> Vec<BlockSig> {
     decls
-        .iter()
+        .into_iter()
         .zip(&built.names)
         .zip(&built.types)
-        .map(|((d, n), t)| BlockSig {
+        .map(|((decl, n), t)| BlockSig {
             name: n.clone(),
             type_name: t,
-            structure: d.structure(),
+            decl,
         })
         .collect()
+}
+
+/// Whether the built blocks (declared `decls`) fit the plan whose blocks have `sigs`.
+fn fit(sigs: &[BlockSig], built: &params::Built, decls: &[crate::BlockDecl]) -> bool {
+    sigs.len() == decls.len()
+        && sigs
+            .iter()
+            .zip(decls)
+            .enumerate()
+            .all(|(b, (s, d))| s.fits(&built.names[b], built.types[b], d))
 }
 
 /// Attach the road data of `plan`'s road links to freshly built blocks, so their
@@ -324,7 +341,7 @@ impl Compiled {
         Ok(Compiled {
             diagram: d.clone(),
             plan: model.plan().clone(),
-            sigs: signatures(&built, &declarations(&built.blocks)),
+            sigs: signatures(&built, declarations(&built.blocks)),
         })
     }
     /// The plan.
@@ -387,7 +404,7 @@ impl Compiled {
         attach_built(&self.plan, &mut built)?;
         let decls = declarations(&built.blocks);
         let settings = stop_at_schedule_end(&d, settings, &decls)?;
-        if signatures(&built, &decls) == self.sigs {
+        if fit(&self.sigs, &built, &decls) {
             // A copy of the plan per model, not a shared `Arc`: the evaluation loop clones
             // its `Arc<Plan>` handle several times per evaluation, and models of one study
             // run on different threads; one shared reference count made every such clone
@@ -397,7 +414,7 @@ impl Compiled {
                 settings,
                 ..Plan::clone(&self.plan)
             };
-            let model = Model::instantiate(Arc::new(plan), built.blocks)?;
+            let model = Model::instantiate_declared(Arc::new(plan), built.blocks, decls)?;
             // As `compile`: settings the new values make absurd (a sample time giving
             // billions of time events) are refused before any run, naming the parameter.
             model.check_settings(model.settings())?;

@@ -425,8 +425,18 @@ impl Model {
     /// other parameter values: their structure must match the plan's).
     pub fn instantiate(plan: Arc<Plan>, mut blocks: Vec<Box<dyn Block>>) -> Result<Model, Error> {
         attach_roads(&plan.roads, &mut blocks, &|b| plan.blocks[b].name.clone())?;
-        let mut x0 = vec![0.0; plan.n_states];
         let decls: Vec<BlockDecl> = blocks.iter().map(|b| b.declare()).collect();
+        Model::instantiate_declared(plan, blocks, decls)
+    }
+
+    /// [`Model::instantiate`] with `blocks` whose road data is attached already and their
+    /// declarations `decls` (as `compile` has them).
+    pub(crate) fn instantiate_declared(
+        plan: Arc<Plan>,
+        blocks: Vec<Box<dyn Block>>,
+        decls: Vec<BlockDecl>,
+    ) -> Result<Model, Error> {
+        let mut x0 = vec![0.0; plan.n_states];
         let mut net = build_network(&plan, &decls, &mut x0)?;
         net.set_load_joints(
             &plan
