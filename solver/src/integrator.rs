@@ -49,8 +49,9 @@
 //!   until the error test passes. It pays because a time event usually changes an input's
 //!   slope, not the time scale of the dynamics: Hairer's estimate starts a cycle's 1 s
 //!   segments at about 0.04 s where 0.3 s passes, and the controller then needs two or
-//!   three steps to grow back. The factor keeps rejections rare (measured on the drive
-//!   cycles: 1 gave 5–20 % of the steps rejected, 0.7 about 1 %; `BENCHMARKS.md`).
+//!   three steps to grow back. The factor keeps rejections rare (measured on the Zoe's
+//!   and the Fusion's UDDS runs: 1 rejected 2–3 % of the steps, 0.7 about 1 %;
+//!   `BENCHMARKS.md`).
 //! * If the `Initial` handler call returns `Stop`, the `Initial` point is still emitted and
 //!   the run returns `Stopped` at `start_time` (no `Final`).
 //! * When a state event is located exactly at a pending time event, both are handled at that
