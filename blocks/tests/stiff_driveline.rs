@@ -182,7 +182,9 @@ fn stiff_driveline_radau5_matches_dopri5_with_ten_times_fewer_evaluations() {
     // of which for Jacobians, Jacobians, LU factorisations, Newton iterations). Update
     // deliberately when the numerics or the model's evaluation change. (Screening the
     // Jacobians' zero columns, the shaft angles nothing reads, took 7 Jacobian calls off
-    // 64 and left every other figure as it was.)
+    // 64 and left every other figure as it was. Starting the step after the time event
+    // from the step size the run had, not from the initial-step estimate: 303 → 307 steps,
+    // 2,353 → 2,405 calls.)
     let s = radau.stats;
     assert_eq!(
         (
@@ -194,7 +196,7 @@ fn stiff_driveline_radau5_matches_dopri5_with_ten_times_fewer_evaluations() {
             s.lu_decompositions,
             s.newton_iterations
         ),
-        (303, 57, 2353, 57, 8, 307, 662)
+        (307, 57, 2405, 71, 10, 285, 673)
     );
 }
 

@@ -9,6 +9,7 @@
 //! u      = kff·ṽ_ref + kp·e + i          one command (dimensionless)
 //! ṽ_ref  = a_ref when connected (a drive cycle's exact slope, `DriveCycle.a`), else
 //!          (v_ref − r)/tau_ref,  r' = (v_ref − r)/tau_ref   the filtered rate of the reference
+//!          (with a_ref connected the filter is not used and holds: r' = 0)
 //! i'     = ki·e                 while the command is not saturated, 0 while it is
 //! accel  = clamp(u, 0, 1)       brake = clamp(−u·brake_gain, 0, 1)
 //! ```
@@ -239,7 +240,14 @@ impl Block for LongitudinalDriver {
         } else {
             self.ki * (v_ref - v)
         };
-        dx[1] = self.ref_rate(v_ref, cx.x[1]);
+        // With `a_ref` connected the reference filter feeds nothing: it holds, so that a
+        // state integrated for nothing does not limit the step (its rate would jump at
+        // every breakpoint of a drive cycle).
+        dx[1] = if cx.u(2).is_nan() {
+            self.ref_rate(v_ref, cx.x[1])
+        } else {
+            0.0
+        };
     }
     fn guards(&self, cx: &Cx, g: &mut [f64]) {
         let u = self.command(cx);
