@@ -258,14 +258,17 @@ fn driveline_power(d: &mut Diagram) {
     d.connect(&["axle_speed.w", "drive_power.u2"]);
 }
 
-/// Stop condition: stop when the brakes have brought the axle to rest.
+/// Stop condition: stop when the brakes have brought the axle to rest, that is when the
+/// brake locks (its `mode` is 0, stuck) while braking. The lock is the located instant the
+/// axle's speed reaches zero; comparing the speed itself with 0 would depend on whether a
+/// speed the lock projected to zero is left at +1e-27 or -1e-27 rad/s.
 fn stop_condition(d: &mut Diagram) {
     d.add("rest_level", "Constant", json!({ "value": 0.0 }));
-    d.add("at_rest", "Relational", json!({ "op": "<=" }));
+    d.add("at_rest", "Relational", json!({ "op": "==" }));
     d.add("braking", "Relational", json!({ "op": ">" }));
     d.add("stopped", "Product", json!({ "ops": "**" }));
     d.add("stop", "StopSimulation", json!({}));
-    d.connect(&["axle_speed.w", "at_rest.u1"]);
+    d.connect(&["brake.mode", "at_rest.u1"]);
     d.connect(&["rest_level.y", "at_rest.u2", "braking.u2"]);
     d.connect(&["brake_torque.y", "braking.u1"]);
     d.connect(&["at_rest.y", "stopped.u1"]);
