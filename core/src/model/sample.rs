@@ -68,8 +68,8 @@ impl Model {
     /// Inputs set from outside (through the handles of [`Model::block_shared`]) changed
     /// while the model is driven from outside the solver at `(t, x)`: the evaluations from
     /// now on see them (the kept evaluation is dropped and the blocks whose outputs change
-    /// only at events are evaluated anew), and the next resumed piece of a run
-    /// ([`Model::run_piece`]) starts with an event call that settles the modes for them.
+    /// only at events are evaluated anew), and a stepped run ([`Model::step_to`]) restarts
+    /// at `t` with an event call that settles the modes for them.
     pub fn inputs_changed(&mut self, t: f64, x: &[f64]) {
         self.inputs_set = true;
         self.cache.valid = false;
