@@ -45,3 +45,43 @@ fn time_event_at_a_communication_point_is_handled_there() {
         assert!((wb - w).abs() < 1e-12, "J.w at {b}: {wb}");
     }
 }
+
+/// `models/netlists/mech_clutch_lock.json`, compiled.
+fn clutch_lock() -> drivelink_core::Model {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../models/netlists/mech_clutch_lock.json");
+    let d = drivelink_netlist::load_file(&path).unwrap();
+    drivelink_core::compile(&d, &drivelink_blocks::registry()).unwrap()
+}
+
+#[test]
+fn clutch_lock_inside_a_communication_step_is_the_native_runs() {
+    let mut m = clutch_lock();
+    let mut s = m.settings().clone();
+    s.output_interval = None;
+    s.output_points = None;
+    let native = m.run_with(&s);
+    assert_eq!(native.status, RunStatus::Completed, "{}", native.message);
+    let lock: Vec<f64> = native.events.iter().map(|e| e.time).collect();
+    // The lock at dw·J1·J2/((J1+J2)·T) = 10·2/(3·5) s, inside a 1 ms step.
+    assert!(
+        lock.iter().any(|&t| (t - 4.0 / 3.0).abs() < 1e-9),
+        "{lock:?}"
+    );
+
+    m.start_stepping(&s).unwrap();
+    let mut events = m.take_events();
+    let h = 1e-3;
+    let n = (s.stop_time / h).round() as usize;
+    for k in 1..=n {
+        let t = if k == n { s.stop_time } else { k as f64 * h };
+        assert_eq!(m.step_to(t).unwrap(), (RunStatus::Completed, t));
+        events.extend(m.take_events());
+    }
+    // The same events at the same instants, bit for bit, and the same solver steps: the
+    // communication points neither cut the steps nor move the lock.
+    assert_eq!(events, native.events);
+    let stats = m.stepped_stats().unwrap();
+    assert_eq!(stats.steps, native.stats.steps);
+    assert_eq!(stats.events, native.stats.events);
+}
