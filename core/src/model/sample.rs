@@ -25,13 +25,7 @@ impl Model {
     /// the columns). Nothing is added to the run's result. An error names the first
     /// non-finite signal, as a run that records it fails with.
     pub fn sample(&mut self, t: f64, x: &[f64], out: &mut [f64]) -> Result<(), String> {
-        self.record(t, x);
-        let res = &mut self.run.result;
-        res.time.pop();
-        for c in res.columns.iter_mut() {
-            c.pop();
-        }
-        self.run.output_points -= 1;
+        self.fill_row(t, x);
         let row = &self.run.row_buf;
         let n = row.len().min(out.len());
         out[..n].copy_from_slice(&row[..n]);
