@@ -420,7 +420,9 @@ impl Instance {
         let Some(model) = self.model.as_mut() else {
             return Err("the model is not initialized".into());
         };
-        let reached = model.step_to(t + h);
+        // A last step that ends past the stop time by rounding (within the tolerance
+        // above) ends at it.
+        let reached = model.step_to(self.stop.map_or(t + h, |end| (t + h).min(end)));
         model.take_events();
         let (status, time) = reached.inspect_err(|_| self.phase = Phase::Failed)?;
         // The communication point exactly as the importer computed it (the run reached it
