@@ -244,11 +244,15 @@ pub unsafe extern "C" fn fmi3EnterInitializationMode(
     tolerance_defined: Boolean,
     tolerance: f64,
     start_time: f64,
-    _stop_time_defined: Boolean,
-    _stop_time: f64,
+    stop_time_defined: Boolean,
+    stop_time: f64,
 ) -> Status {
     with(instance, |i| {
-        i.enter_initialization(tolerance_defined.then_some(tolerance), start_time)
+        i.enter_initialization(
+            tolerance_defined.then_some(tolerance),
+            start_time,
+            stop_time_defined.then_some(stop_time),
+        )
     })
 }
 

@@ -1,5 +1,6 @@
-//! One FMU instance: the compiled netlist, the parameter values, the model stepped in
-//! pieces and the output values, with the Co-Simulation state machine shared by FMI 3.0
+//! One FMU instance: the compiled netlist, the parameter values, the model's run stepped
+//! to the communication points (one solver run across them, see `Model::step_to`) and the
+//! output values, with the Co-Simulation state machine shared by FMI 3.0
 //! and FMI 2.0 (the two differ only in how the start time and tolerance arrive: FMI 2.0's
 //! `fmi2SetupExperiment` is [`Instance::setup_experiment`]), and the FMI 3.0 Model
 //! Exchange state machine (Event Mode and Continuous-Time Mode around a [`MeRun`]).
@@ -82,8 +83,9 @@ pub struct Instance {
     model: Option<Model>,
     /// The input handles of `model`'s `Inport` blocks, by value reference.
     inputs: Vec<(usize, Arc<InputHandle>)>,
-    /// Whether the model has run a piece (the next piece resumes it).
-    started: bool,
+    /// The output values are those at the current point with the current inputs (an
+    /// input set between two steps leaves them to be evaluated again).
+    outputs_current: bool,
     settings: Settings,
     time: f64,
     /// The end of the experiment given by the importer: no step may go beyond it.
@@ -166,7 +168,7 @@ impl Instance {
             vars,
             model: None,
             inputs: Vec::new(),
-            started: false,
+            outputs_current: false,
             time: settings.start_time,
             settings,
             stop: None,
@@ -195,7 +197,7 @@ impl Instance {
         self.model = None;
         self.inputs.clear();
         self.me = None;
-        self.started = false;
+        self.outputs_current = false;
         self.phase = Phase::Instantiated;
     }
 
@@ -257,15 +259,16 @@ impl Instance {
         Ok(())
     }
 
-    /// `fmi3EnterInitializationMode`: the experiment's tolerance and start time, then
-    /// initialization mode.
+    /// `fmi3EnterInitializationMode`: the experiment's tolerance, start time and stop time
+    /// (if defined), then initialization mode.
     pub fn enter_initialization(
         &mut self,
         tolerance: Option<f64>,
         start: f64,
+        stop: Option<f64>,
     ) -> Result<(), String> {
         self.expect("EnterInitializationMode", &[Phase::Instantiated])?;
-        self.setup_experiment(tolerance, start, None)?;
+        self.setup_experiment(tolerance, start, stop)?;
         self.begin_initialization()
     }
 
@@ -313,9 +316,20 @@ impl Instance {
             .collect()
     }
 
-    /// Settings of one piece from the current time to `stop` (outputs at the solver's
-    /// steps only: the piece's last row is all that is read).
-    fn piece(&self, stop: f64) -> Settings {
+    /// Settings of the stepped run from the current time: to the experiment's stop time,
+    /// or open-ended when the importer gave none (outputs are read at the communication
+    /// points only).
+    fn stepping_settings(&self) -> Settings {
+        let mut s = self.settings.clone();
+        s.start_time = self.time;
+        s.stop_time = self.stop.unwrap_or(f64::INFINITY);
+        s.output_interval = None;
+        s.output_points = None;
+        s
+    }
+
+    /// Settings of a run from the current time to `stop` (outputs at the solver's steps).
+    fn span(&self, stop: f64) -> Settings {
         let mut s = self.settings.clone();
         s.start_time = self.time;
         s.stop_time = stop;
@@ -328,7 +342,7 @@ impl Instance {
     /// a tiny span whose first row they are.
     fn initial_outputs(&mut self) -> Result<(), String> {
         let mut m = self.build_model()?;
-        let s = self.piece(self.time + 1e-9 * self.time.abs().max(1.0));
+        let s = self.span(self.time + 1e-9 * self.time.abs().max(1.0));
         let res = m.run_with(&s);
         if res.status == RunStatus::Failed && res.time.is_empty() {
             return Err(res.message);
@@ -361,11 +375,23 @@ impl Instance {
             self.phase = Phase::Event;
             return Ok(());
         }
-        self.initial_outputs()?;
-        let model = self.build_model()?;
+        let mut model = self.build_model()?;
         self.inputs = self.input_handles(&model)?;
+        model.start_stepping(&self.stepping_settings())?;
+        model.take_events();
         self.model = Some(model);
+        self.refresh_outputs()?;
         self.phase = Phase::Step;
+        Ok(())
+    }
+
+    /// The outputs at the point the stepped run reached, with the current inputs.
+    fn refresh_outputs(&mut self) -> Result<(), String> {
+        let Some(model) = self.model.as_mut() else {
+            return Err("the model is not initialized".into());
+        };
+        model.stepped_outputs(&mut self.values[self.first_output..self.first_state])?;
+        self.outputs_current = true;
         Ok(())
     }
 
@@ -391,31 +417,28 @@ impl Instance {
                 ));
             }
         }
-        let s = self.piece(t + h);
-        let resume = self.started;
         let Some(model) = self.model.as_mut() else {
             return Err("the model is not initialized".into());
         };
-        let res = model.run_piece(&s, resume);
-        self.started = true;
-        if res.status == RunStatus::Failed {
-            self.phase = Phase::Failed;
-            return Err(res.message);
-        }
-        let last = res.time.len().saturating_sub(1);
-        self.store_outputs(&res, last);
-        self.time = if res.status == RunStatus::Completed {
+        // A last step that ends past the stop time by rounding (within the tolerance
+        // above) ends at it.
+        let reached = model.step_to(self.stop.map_or(t + h, |end| (t + h).min(end)));
+        model.take_events();
+        let (status, time) = reached.inspect_err(|_| self.phase = Phase::Failed)?;
+        // The communication point exactly as the importer computed it (the run reached it
+        // to within 1e-12 relative), or the instant a block stopped the run.
+        self.time = if status == RunStatus::Completed {
             t + h
         } else {
-            res.end_time
+            time
         };
         self.values[0] = self.time;
-        let terminate = res.status == RunStatus::Stopped;
-        if let Some(model) = self.model.as_mut() {
-            model.recycle(res);
+        if let Err(message) = self.refresh_outputs() {
+            self.phase = Phase::Failed;
+            return Err(format!("at t = {} s: {message}", self.time));
         }
         Ok(StepOutcome {
-            terminate,
+            terminate: status == RunStatus::Stopped,
             last_time: self.time,
         })
     }
@@ -446,11 +469,14 @@ impl Instance {
             return self.get_me(vr as usize, c);
         }
         let k = vr as usize;
+        if c == Causality::Output && self.phase == Phase::Step && !self.outputs_current {
+            self.refresh_outputs()?;
+        }
         match c {
             Causality::State => {
                 let x = match self.model.as_ref() {
-                    Some(m) if self.started => m.last_state(),
-                    _ => return Err(self.not_yet(vr)),
+                    Some(m) => m.last_state(),
+                    None => return Err(self.not_yet(vr)),
                 };
                 Ok(x[k - self.first_state])
             }
@@ -531,16 +557,21 @@ impl Instance {
 
 impl Instance {
     /// Set input `k` (a value reference): before the end of initialization it is the value
-    /// the run starts with; in Co-Simulation it holds over the next steps (each step
-    /// starts with the event handling of a restart, so a change there is a discontinuity
-    /// as a time event is); in Model Exchange the next evaluation at the current `(t, x)`
-    /// sees it.
+    /// the run starts with; in Co-Simulation it holds over the next steps (a new value
+    /// restarts the integration at the current communication point, a discontinuity as at
+    /// a time event; the same value again changes nothing); in Model Exchange the next
+    /// evaluation at the current `(t, x)` sees it.
     fn set_input(&mut self, k: usize, value: f64) -> Result<(), String> {
         if matches!(self.phase, Phase::Terminated | Phase::Failed) {
             return Err(format!(
                 "input '{}' cannot be set in phase {:?}",
                 self.vars[k].name, self.phase
             ));
+        }
+        if self.model.is_some() && value.to_bits() == self.values[k].to_bits() {
+            // The same value again (an importer setting every input before every step):
+            // nothing changes, the integration goes on untouched.
+            return Ok(());
         }
         self.values[k] = value;
         if let Some((_, h)) = self.inputs.iter().find(|(vr, _)| *vr == k) {
@@ -549,10 +580,12 @@ impl Instance {
         if let (Some(me), Some(model)) = (self.me.as_mut(), self.model.as_mut()) {
             model.inputs_changed(me.t, &me.x);
             me.outputs_current = false;
-        } else if let Some(model) = self.model.as_mut().filter(|_| self.started) {
-            // The next step starts with the event call that settles the modes for it.
+        } else if let Some(model) = self.model.as_mut() {
+            // The next step restarts here with the event call that settles the modes for
+            // the new value; the outputs are evaluated again with it when read.
             let x = model.last_state().to_vec();
             model.inputs_changed(self.time, &x);
+            self.outputs_current = false;
         }
         Ok(())
     }

@@ -4,9 +4,9 @@
 //! (`binaries/x86_64-linux/drivelink_fmi.so` for FMI 3.0, `binaries/linux64/` for FMI
 //! 2.0: the same library exports both C interfaces, [`ffi`] and [`ffi2`]): at
 //! instantiation it loads the netlist the FMU carries in `resources/model.json`, compiles
-//! it with the block library, and each `fmi3DoStep` (`fmi2DoStep`) advances the model with
-//! drivelink's own hybrid solver (events located inside the step) by
-//! [`drivelink_core::Model::run_piece`]; a Model Exchange instance serves the model's
+//! it with the block library, and each `fmi3DoStep` (`fmi2DoStep`) advances the model's one
+//! run of drivelink's own hybrid solver to the communication point (events located inside
+//! the step, the integration not cut at the points: [`drivelink_core::Model::step_to`]); a Model Exchange instance serves the model's
 //! derivatives, guards (as event indicators) and event handling to the importer's
 //! integrator ([`me`]). As an `rlib` it gives the
 //! exporter (`drivelink fmu`) the variable list and `modelDescription.xml` ([`vars`]), so

@@ -222,3 +222,44 @@ fn native_run_outputs_the_inport_value() {
     // w = 1.5 / 2 · 3 s.
     assert!((r.last("J.w").unwrap() - 2.25).abs() < 1e-9);
 }
+
+/// `y = u/(0.2 s + 1)`: a first-order lag of the input.
+const LAG: &str = r#"{
+  "drivelink": 1, "name": "inport_lag",
+  "solver": { "method": "dopri5", "stop_time": 1, "rtol": 1e-10, "atol": 1e-12 },
+  "blocks": [
+    { "name": "u", "type": "Inport", "params": { "value": 0 } },
+    { "name": "lag", "type": "TransferFcn", "params": { "num": [1], "den": [0.2, 1] } }
+  ],
+  "connections": [["u.y", "lag.u"]],
+  "log": ["lag.y"]
+}"#;
+
+#[test]
+fn input_step_at_a_communication_point_restarts_the_lag_there() {
+    let (dir, token) = common::resources("fmi-inputs-test", "lag", LAG.as_bytes());
+    let inst = common::instantiate(Kind::CoSimulation, "inputs", &dir, &token);
+    let (u, y) = (1u32, 2u32);
+    ok(unsafe { fmi3EnterInitializationMode(inst, false, 0.0, 0.0, true, 1.0) });
+    ok(unsafe { fmi3ExitInitializationMode(inst) });
+    let h = 1e-3;
+    for k in 0..1000 {
+        let t = k as f64 * h;
+        // The importer sets the input before every step; it steps from 0 to 1 at 0.3 s.
+        set(inst, u, if k < 300 { 0.0 } else { 1.0 });
+        let (mut ev, mut term, mut early, mut last) = (false, false, false, f64::NAN);
+        ok(unsafe { fmi3DoStep(inst, t, h, true, &mut ev, &mut term, &mut early, &mut last) });
+        let te = t + h;
+        let exact = if te <= 0.3 {
+            0.0
+        } else {
+            1.0 - (-(te - 0.3) / 0.2).exp()
+        };
+        let got = get(inst, y);
+        assert!(
+            (got - exact).abs() < 1e-8,
+            "lag.y at {te}: {got}, exact {exact}"
+        );
+    }
+    unsafe { fmi3FreeInstance(inst) };
+}

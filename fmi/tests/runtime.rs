@@ -81,6 +81,31 @@ fn cosimulation_in_steps_reproduces_the_native_run() {
 }
 
 #[test]
+fn last_step_past_the_stop_time_by_rounding_ends_at_it() {
+    let (dir, token) = resources("stop");
+    let inst = instantiate(&dir, &token);
+    assert!(!inst.is_null(), "{}", logged());
+    assert_eq!(
+        unsafe { fmi3EnterInitializationMode(inst, false, 0.0, 0.0, true, 3.0) },
+        OK
+    );
+    assert_eq!(
+        unsafe { fmi3ExitInitializationMode(inst) },
+        OK,
+        "{}",
+        logged()
+    );
+    assert_eq!(step(inst, 0.0, 1.5), OK, "{}", logged());
+    // 1e-10 s past the stop time: an importer's rounding, accepted, ending at 3 s.
+    assert_eq!(step(inst, 1.5, 1.5 + 1e-10), OK, "{}", logged());
+    let w = get(inst, &[9, 10]);
+    assert!((w[0] - 10.0 / 3.0).abs() < 1e-9 && (w[1] - 10.0 / 3.0).abs() < 1e-9);
+    // Nothing goes on beyond it.
+    assert_eq!(step(inst, 3.0 + 1e-10, 0.1), ERROR);
+    unsafe { fmi3FreeInstance(inst) };
+}
+
+#[test]
 fn parameter_set_before_initialization_changes_the_lock_speed() {
     let (dir, token) = resources("param");
     let inst = instantiate(&dir, &token);

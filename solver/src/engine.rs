@@ -361,6 +361,11 @@ impl Engine {
         }
     }
 
+    /// The switch log so far (Auto).
+    pub(crate) fn switches(&self) -> &[MethodSwitch] {
+        &self.switches
+    }
+
     /// The switch log (Auto).
     pub(crate) fn take_switches(&mut self) -> Vec<MethodSwitch> {
         std::mem::take(&mut self.switches)

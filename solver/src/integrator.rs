@@ -97,6 +97,30 @@ enum TimeEventEnd {
     Restarted,
 }
 
+/// An accepted step not yet committed ([`Run::take_step`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step {
+    /// Its end.
+    pub(crate) t_end: f64,
+    /// Where it had to end at the latest (a time event or the stop time).
+    target: f64,
+    /// It ends exactly on `target`.
+    lands: bool,
+    /// `target` is a time event.
+    is_time_event: bool,
+    /// `lands && is_time_event`.
+    lands_on_time_event: bool,
+    /// The instant of the earliest state event located inside it.
+    pub(crate) event: Option<f64>,
+}
+
+impl Step {
+    /// Where the step's stretch of constant modes ends: its state event or its end.
+    pub(crate) fn segment_end(&self) -> f64 {
+        self.event.unwrap_or(self.t_end)
+    }
+}
+
 /// Integrate `sys` from `settings.start_time` to `settings.stop_time`.
 ///
 /// `x` holds the initial state on entry and the final state (at `end_time`) on return, also
@@ -108,37 +132,7 @@ pub fn integrate<S: HybridSystem>(
     x: &mut [f64],
     settings: &Settings,
 ) -> Result<Outcome, Failure> {
-    let clock = Instant::now();
-    let n = sys.n_states();
-    let invalid = |message: String| Failure {
-        error: SolverError::InvalidSettings { message },
-        end_time: settings.start_time,
-        stats: Stats::default(),
-        switches: Vec::new(),
-    };
-    if let Err(message) = validate(settings, n, x.len()) {
-        return Err(invalid(message));
-    }
-    let implicit = matches!(settings.method, Method::Radau5 | Method::Auto);
-    let pattern = if implicit {
-        sys.jacobian_pattern()
-    } else {
-        None
-    };
-    if let Some(p) = &pattern {
-        if p.n() != n {
-            return Err(invalid(format!(
-                "the system's Jacobian pattern is {0}x{0} but it has {n} states",
-                p.n()
-            )));
-        }
-    }
-    let mut run = Run::new(settings, n, sys.n_guards(), pattern, clock);
-    if let Some(idx) = sys.output_states() {
-        if idx.iter().all(|&i| i < n) {
-            run.engine.set_output_states(idx);
-        }
-    }
+    let mut run = Run::prepare(sys, x.len(), settings, Instant::now(), false)?;
     let result = run.execute(sys, x);
     // A failed run ends with its last good state as an output point (a timeout with a
     // coarse output grid would otherwise keep only the points before it).
@@ -166,9 +160,10 @@ pub fn integrate<S: HybridSystem>(
     }
 }
 
-fn validate(s: &Settings, n: usize, len: usize) -> Result<(), String> {
+fn validate(s: &Settings, n: usize, len: usize, open_end: bool) -> Result<(), String> {
     let pos = |v: f64| v > 0.0 && v.is_finite();
-    if !s.start_time.is_finite() || !s.stop_time.is_finite() {
+    let open = open_end && s.stop_time == f64::INFINITY;
+    if !s.start_time.is_finite() || !(s.stop_time.is_finite() || open) {
         return Err(format!(
             "start_time ({}) and stop_time ({}) must be finite",
             s.start_time, s.stop_time
@@ -264,13 +259,21 @@ fn first_non_finite(x: &[f64]) -> Option<usize> {
     x.iter().position(|v| !v.is_finite())
 }
 
-/// All state of one run, allocated once.
-struct Run<'a> {
-    set: &'a Settings,
+/// All state of one run, allocated once: the kernels, the guard bookkeeping and the loop's
+/// position (`t`, the proposed step), so the loop can stop and go on between calls (see
+/// `stepping.rs`).
+pub(crate) struct Run {
+    pub(crate) set: Settings,
     m: usize,
-    engine: Engine,
+    pub(crate) engine: Engine,
     /// When `integrate` was called (for `Settings::timeout`).
-    clock: Instant,
+    pub(crate) clock: Instant,
+    /// The time reached: the end of the last committed step or event instant.
+    pub(crate) t: f64,
+    /// Step size for the next attempt; `None` = (re)initialise.
+    h_next: Option<f64>,
+    /// No output at all (`HybridSystem::output` is never called).
+    quiet: bool,
     /// Guard values at the current step start / event instant.
     g: Vec<f64>,
     /// Guard values at the end of the step being checked.
@@ -286,7 +289,7 @@ struct Run<'a> {
     x_left: Vec<f64>,
     /// Recent state events: (time, guard that triggered it).
     chatter: VecDeque<(f64, usize)>,
-    stats: Stats,
+    pub(crate) stats: Stats,
     /// Index `k` of the next output grid point `start + k*dt`.
     next_grid: u64,
     /// Time of the last output point (the last good state is emitted after a failure past
@@ -301,9 +304,9 @@ struct Run<'a> {
     h_free: Option<f64>,
 }
 
-impl<'a> Run<'a> {
-    fn new(
-        set: &'a Settings,
+impl Run {
+    pub(crate) fn new(
+        set: &Settings,
         n: usize,
         m: usize,
         pattern: Option<crate::SparsityPattern>,
@@ -314,9 +317,12 @@ impl<'a> Run<'a> {
             .saturating_add(1)
             .min(CHATTER_PREALLOC);
         Run {
-            set,
+            set: set.clone(),
             m,
             engine: Engine::new(set, n, pattern),
+            t: set.start_time,
+            h_next: None,
+            quiet: false,
             grid: set.output_grid(),
             time_events: 0,
             h_free: None,
@@ -335,11 +341,65 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// A run of `sys` with `settings` for a state of `len` entries, the settings checked
+    /// (`open_end`: `stop_time` may be `+∞`, see `stepping.rs`).
+    // A `Failure` is built once, when a run cannot start; boxing it would buy nothing.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn prepare<S: HybridSystem>(
+        sys: &mut S,
+        len: usize,
+        settings: &Settings,
+        clock: Instant,
+        open_end: bool,
+    ) -> Result<Run, Failure> {
+        let n = sys.n_states();
+        let invalid = |message: String| Failure {
+            error: SolverError::InvalidSettings { message },
+            end_time: settings.start_time,
+            stats: Stats::default(),
+            switches: Vec::new(),
+        };
+        if let Err(message) = validate(settings, n, len, open_end) {
+            return Err(invalid(message));
+        }
+        let implicit = matches!(settings.method, Method::Radau5 | Method::Auto);
+        let pattern = if implicit {
+            sys.jacobian_pattern()
+        } else {
+            None
+        };
+        if let Some(p) = &pattern {
+            if p.n() != n {
+                return Err(invalid(format!(
+                    "the system's Jacobian pattern is {0}x{0} but it has {n} states",
+                    p.n()
+                )));
+            }
+        }
+        let mut run = Run::new(settings, n, sys.n_guards(), pattern, clock);
+        if let Some(idx) = sys.output_states() {
+            if idx.iter().all(|&i| i < n) {
+                run.engine.set_output_states(idx);
+            }
+        }
+        Ok(run)
+    }
+
     /// Hand an output point to the system (and count it).
     fn emit<S: HybridSystem>(&mut self, sys: &mut S, t: f64, x: &[f64], kind: OutputKind) {
+        if self.quiet {
+            return;
+        }
         self.stats.output_points += 1;
         sys.output(t, x, kind);
         self.last_out = t;
+    }
+
+    /// No output from here on: `HybridSystem::output` is never called (also no output
+    /// grid).
+    pub(crate) fn set_quiet(&mut self) {
+        self.quiet = true;
+        self.grid = None;
     }
 
     /// The system's own health check after outputs (a non-finite signal, ...).
@@ -544,27 +604,63 @@ impl<'a> Run<'a> {
         sys: &mut S,
         x: &mut [f64],
     ) -> Result<(Status, f64), Fail> {
-        let stop = self.set.stop_time;
-        let mut t = self.set.start_time;
+        if self.begin(sys, x)? == EventAction::Stop {
+            return Ok((Status::Stopped, self.t));
+        }
+        while self.t < self.set.stop_time {
+            let step = self.take_step(sys, x)?;
+            if let Some(status) = self.commit(sys, x, step)? {
+                return Ok((status, self.t));
+            }
+        }
+        self.finish(sys, x)?;
+        Ok((Status::Completed, self.t))
+    }
+
+    /// The start at `set.start_time` with the initial state `x`: the initial event call
+    /// and iteration, the initial point, the kernels' start. Returns the handler's last
+    /// action (`Stop`: the run ends here).
+    pub(crate) fn begin<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        x: &mut [f64],
+    ) -> Result<EventAction, Fail> {
+        let t = self.set.start_time;
+        self.t = t;
+        self.h_next = None;
         if let Some(index) = first_non_finite(x) {
             return Err((SolverError::NonFinite { t, index }, t));
         }
-        if self.initial(sys, t, x)? == EventAction::Stop {
-            return Ok((Status::Stopped, t));
-        }
+        self.initial(sys, t, x)
+    }
 
-        // Step size for the next attempt; `None` = (re)initialise.
-        let mut h_next: Option<f64> = None;
-        while t < stop {
+    /// The end of the run at `t = stop_time`: the final point.
+    pub(crate) fn finish<S: HybridSystem>(&mut self, sys: &mut S, x: &[f64]) -> Result<(), Fail> {
+        let t = self.t;
+        self.emit(sys, t, x, OutputKind::Final);
+        self.check_system(sys, t)
+    }
+
+    /// The next accepted step from `(self.t, x)` (rejected attempts retried with a smaller
+    /// size), its guards sampled and the earliest crossing located; nothing is committed:
+    /// `x`, `t` and the system's modes are as before, the step's dense output is the
+    /// engine's.
+    pub(crate) fn take_step<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        x: &[f64],
+    ) -> Result<Step, Fail> {
+        let t = self.t;
+        loop {
             let (target, is_time_event) = self.next_target(sys, t)?;
-            let (t_end, lands) = self.step_end(sys, t, x, h_next, target)?;
+            let (t_end, lands) = self.step_end(sys, t, x, self.h_next, target)?;
             match self.engine.attempt(sys, t, t_end, x) {
                 Verdict::Reject { h_next: h_new } => {
                     self.stats.rejected_steps += 1;
-                    h_next = Some(h_new);
+                    self.h_next = Some(h_new);
                     continue;
                 }
-                Verdict::Accept { h_next: h_new } => h_next = Some(h_new),
+                Verdict::Accept { h_next: h_new } => self.h_next = Some(h_new),
             }
             if !self.engine.y1_checked_finite() {
                 if let Some(index) = first_non_finite(self.engine.y1()) {
@@ -579,48 +675,95 @@ impl<'a> Run<'a> {
             if self.engine.stiff() {
                 self.stiff_verdict(t, t_end, x)?;
             }
+            let event = if self.m > 0 {
+                self.detect(sys, x, t, t_end)
+            } else {
+                None
+            };
+            return Ok(Step {
+                t_end,
+                target,
+                lands_on_time_event: lands && is_time_event,
+                lands,
+                is_time_event,
+                event,
+            });
+        }
+    }
 
-            if self.m > 0 {
-                if let Some(tr) = self.detect(sys, x, t, t_end) {
-                    t = tr;
-                    let with_time_event = is_time_event && t == target;
-                    if self.state_event(sys, t, x, with_time_event)? == EventAction::Stop {
-                        return Ok((Status::Stopped, t));
-                    }
-                    self.restart(sys, t, x);
-                    h_next = None;
-                    continue;
-                }
+    /// Commit the step `s` that [`Run::take_step`] took from `(self.t, x)`: up to its
+    /// state event (handled, then a restart) or to its end (and the time event there).
+    /// `Some(Stopped)` when a handler stopped the run.
+    pub(crate) fn commit<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        x: &mut [f64],
+        s: Step,
+    ) -> Result<Option<Status>, Fail> {
+        if let Some(tr) = s.event {
+            self.t = tr;
+            let with_time_event = s.is_time_event && tr == s.target;
+            if self.state_event(sys, tr, x, with_time_event)? == EventAction::Stop {
+                return Ok(Some(Status::Stopped));
             }
+            self.restart(sys, tr, x);
+            self.h_next = None;
+            return Ok(None);
+        }
 
-            // ---- no state event: accept the step as a whole ----
-            self.emit_grid(sys, x, t_end, lands && is_time_event);
-            if self.grid.is_none() && !lands {
-                self.stats.output_points += 1;
-                sys.output(t_end, self.engine.y1(), OutputKind::Step);
-                self.last_out = t_end;
-            }
-            x.copy_from_slice(self.engine.y1());
-            t = t_end;
-            self.engine.advance(sys, t);
-            self.check_system(sys, t)?;
-            if self.m > 0 {
-                std::mem::swap(&mut self.g, &mut self.bracket.lo);
-                for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
-                    *a = gi >= 0.0;
-                }
-            }
-            if lands && is_time_event {
-                match self.time_event(sys, t, x)? {
-                    TimeEventEnd::Stop => return Ok((Status::Stopped, t)),
-                    TimeEventEnd::Restarted => h_next = self.step_after_time_event(h_next),
-                    TimeEventEnd::Kept => {}
-                }
+        // ---- no state event: accept the step as a whole ----
+        let t_end = s.t_end;
+        self.emit_grid(sys, x, t_end, s.lands_on_time_event);
+        if self.grid.is_none() && !s.lands && !self.quiet {
+            self.stats.output_points += 1;
+            sys.output(t_end, self.engine.y1(), OutputKind::Step);
+            self.last_out = t_end;
+        }
+        x.copy_from_slice(self.engine.y1());
+        self.t = t_end;
+        self.engine.advance(sys, t_end);
+        self.check_system(sys, t_end)?;
+        if self.m > 0 {
+            std::mem::swap(&mut self.g, &mut self.bracket.lo);
+            for (a, &gi) in self.armed.iter_mut().zip(&self.g) {
+                *a = gi >= 0.0;
             }
         }
-        self.emit(sys, t, x, OutputKind::Final);
+        if s.lands_on_time_event {
+            match self.time_event(sys, t_end, x)? {
+                TimeEventEnd::Stop => return Ok(Some(Status::Stopped)),
+                TimeEventEnd::Restarted => self.h_next = self.step_after_time_event(self.h_next),
+                TimeEventEnd::Kept => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The system changed at `self.t` from outside the solver (an input set between the
+    /// steps of a co-simulation): an event call of kind [`EventKind::External`] and its
+    /// iteration there, then a restart. Returns the handlers' last action.
+    pub(crate) fn external_event<S: HybridSystem>(
+        &mut self,
+        sys: &mut S,
+        x: &mut [f64],
+    ) -> Result<EventAction, Fail> {
+        let t = self.t;
+        if self.m > 0 {
+            sys.guards(t, x, &mut self.g);
+            self.stats.guard_evals += 1;
+        }
+        self.collect_negatives();
+        self.emit(sys, t, x, OutputKind::EventLeft);
+        self.stats.events += 1;
+        let mut calls = 0;
+        let action = self.settle(sys, t, x, EventKind::External, &mut calls)?;
+        self.emit(sys, t, x, OutputKind::EventRight);
         self.check_system(sys, t)?;
-        Ok((Status::Completed, t))
+        if action == EventAction::Continue {
+            self.restart(sys, t, x);
+            self.h_next = None;
+        }
+        Ok(action)
     }
 
     /// The initial event call and iteration at `t`, the initial point, and the kernels'
@@ -679,18 +822,18 @@ impl<'a> Run<'a> {
         h_next: Option<f64>,
         target: f64,
     ) -> Result<(f64, bool), Fail> {
-        let set = self.set;
-        let mut h = match (set.method, h_next) {
+        let mut h = match (self.set.method, h_next) {
             (Method::Rk4 { step }, _) => step,
             (_, Some(h)) => h,
-            (_, None) => match set.initial_step {
+            (_, None) => match self.set.initial_step {
                 Some(h0) => h0,
                 None => {
-                    let hmax = set.max_step.min(target - t);
+                    let hmax = self.set.max_step.min(target - t);
                     self.engine.initial_step(sys, t, x, hmax)
                 }
             },
         };
+        let set = &self.set;
         h = h.min(set.max_step);
         let lands = t + h >= target - SNAP_REL * scale(target);
         let t_end = if lands { target } else { t + h };
@@ -725,7 +868,12 @@ impl<'a> Run<'a> {
     /// stiff stretch that the budget covers goes on, as does every non-stiff run).
     fn stiff_verdict(&mut self, t: f64, t1: f64, y0: &[f64]) -> Result<(), Fail> {
         let h = t1 - t;
-        let steps = (self.set.stop_time - t1) / h;
+        // An open-ended run (`stepping.rs`) has no rest to project: `max_steps` bounds it.
+        let steps = if self.set.stop_time.is_finite() {
+            (self.set.stop_time - t1) / h
+        } else {
+            0.0
+        };
         let max = self.set.max_steps;
         let left = max.saturating_sub(self.stats.steps + self.stats.rejected_steps);
         if steps <= (max / 10).min(left) as f64 {

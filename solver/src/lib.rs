@@ -5,7 +5,8 @@
 //! handler that may change modes, reset states or stop the run. It knows nothing about
 //! blocks, shafts or JSON.
 //!
-//! Entry point: [`integrate`].
+//! Entry points: [`integrate`] (a run from start to stop) and [`Integration`] (a run
+//! advanced to points its caller chooses, as a co-simulation steps).
 
 mod system;
 pub use system::{EventAction, EventCause, EventKind, HybridSystem, OutputKind, SystemError};
@@ -20,9 +21,11 @@ mod lu;
 mod radau;
 pub mod simd;
 mod stepper;
+mod stepping;
 mod tableau;
 pub use integrator::integrate;
 pub use jacobian::{jacobian, Colouring, Differencing, FiniteDifferences, SparsityPattern};
+pub use stepping::Integration;
 
 /// The time-stepping method.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -32,6 +32,10 @@ pub enum EventKind {
     /// Called once at the start time before integration so the system can set consistent
     /// initial modes.
     Initial,
+    /// The system was changed from outside the solver at this instant (an input set between
+    /// two steps of a co-simulation, see [`crate::Integration::interrupt`]): its modes
+    /// settle for the change, as at a time event that changed them.
+    External,
 }
 
 /// What triggered an event call.

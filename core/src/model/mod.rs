@@ -13,6 +13,7 @@
 //! State vector layout: `[node positions (n) | node speeds (n) | block states | work
 //! integrals (one per force block, one per friction joint)]`.
 
+mod cosim;
 mod demand;
 mod energy;
 mod eval;
@@ -34,8 +35,7 @@ use std::time::Instant;
 
 use drivelink_solver::simd::AlignedBuf;
 use drivelink_solver::{
-    integrate, EventAction, EventCause, EventKind, HybridSystem, OutputKind, Settings, Status,
-    SystemError,
+    integrate, EventAction, EventCause, HybridSystem, OutputKind, Settings, Status, SystemError,
 };
 
 pub use energy::{EnergyAudit, HeatAudit};
@@ -182,9 +182,6 @@ struct Run {
     /// A failure found while recording (a non-finite value), reported at the next event
     /// or at the end of the run.
     failure: Option<String>,
-    /// A result handed back by [`Model::recycle`]: the next resumed piece fills it
-    /// instead of allocating its names, units and columns anew.
-    spare: Option<SimResult>,
 }
 
 impl Run {
@@ -221,9 +218,9 @@ pub struct Model {
     load: load::LoadScratch,
     /// The blocks' warnings about their starting poses ([`Block::start_warning`]).
     start_warnings: Vec<String>,
-    /// Inside a resumed [`Model::run_piece`]: the solver's initial event call only settles modes.
-    resuming: bool,
-    /// Inputs were set from outside since the last piece began ([`Model::inputs_changed`]).
+    /// The run stepped to communication points from outside (`cosim.rs`).
+    stepping: Option<Box<drivelink_solver::Integration>>,
+    /// Inputs were set from outside since the last step ([`Model::inputs_changed`]).
     inputs_set: bool,
 }
 
@@ -509,7 +506,6 @@ impl Model {
                 model_evals: 0,
                 output_points: 0,
                 failure: None,
-                spare: None,
             },
             x0,
             net,
@@ -544,7 +540,7 @@ impl Model {
             heat,
             load,
             start_warnings,
-            resuming: false,
+            stepping: None,
             inputs_set: false,
         })
     }
@@ -711,106 +707,6 @@ impl Model {
         r.end_time = settings.start_time;
         r.message = e.to_string();
         Some(r)
-    }
-
-    /// One piece of a run stepped in pieces (co-simulation): with `resume = false` a new
-    /// run from `settings.start_time` (as [`Model::run_with`]); with `resume = true` the
-    /// last run continued from where it ended (its state, friction modes, block states and
-    /// pending time events), `settings.start_time` being the time it ended at. Either way
-    /// the piece ends at `settings.stop_time` with the time events due exactly then
-    /// handled, so the last row of the result holds the values right after them (a native
-    /// run handles them at the start of its next step: the same trajectory). A resumed
-    /// piece restarts the solver as after an event (new step size); its modes are settled
-    /// anew (without the initial projection) only when a guard is violated at its start or
-    /// inputs were set since the last piece ([`Model::inputs_changed`]): otherwise, as at a
-    /// native run's step end, there is nothing to handle. The result holds this piece's
-    /// samples only.
-    pub fn run_piece(&mut self, settings: &Settings, resume: bool) -> SimResult {
-        if let Some(r) = self.refused(settings) {
-            return r;
-        }
-        let x = if resume {
-            self.run.result = match self.run.spare.take() {
-                Some(r) => r,
-                None => self.plan.empty_result(),
-            };
-            self.run.stopped_by = None;
-            self.run.model_evals = 0;
-            self.run.output_points = 0;
-            self.run.failure = None;
-            self.dirty_factor = true;
-            self.cache.valid = false;
-            AlignedBuf::from_slice(&self.run.last_x)
-        } else {
-            self.start_run(settings.start_time);
-            AlignedBuf::from_slice(&self.x0)
-        };
-        self.resuming = resume;
-        let mut res = self.integrate_from(x, settings);
-        self.resuming = false;
-        self.inputs_set = false;
-        if res.status == RunStatus::Completed {
-            self.finish_time_events_at(settings.stop_time, &mut res);
-        }
-        res
-    }
-
-    /// Give a piece's result back once it has been read: the next resumed piece
-    /// ([`Model::run_piece`]) reuses its allocations (a co-simulation stepping at 1 ms
-    /// would otherwise build and drop a result of every logged variable per step).
-    pub fn recycle(&mut self, mut res: SimResult) {
-        if res.names.len() != self.plan.logged().count() {
-            return;
-        }
-        res.time.clear();
-        res.columns.iter_mut().for_each(Vec::clear);
-        res.events.clear();
-        res.method_switches.clear();
-        res.message.clear();
-        res.status = RunStatus::Completed;
-        res.stats = RunStats::default();
-        res.end_time = 0.0;
-        res.wall_time_s = 0.0;
-        self.run.spare = Some(res);
-    }
-
-    /// Handle the time events due at `t` (the end of a piece, where the solver leaves them)
-    /// and append the values right after them to `res`.
-    fn finish_time_events_at(&mut self, t: f64, res: &mut SimResult) {
-        let tol = 1e-13 * t.abs().max(1.0);
-        if self.run.next_te_min > t + tol {
-            return;
-        }
-        let mut x = std::mem::take(&mut self.run.last_x);
-        let cause = EventCause {
-            kind: EventKind::Time,
-            guards: &[],
-        };
-        match self.handle(t, &mut x, cause) {
-            Ok(action) => {
-                self.run.result = std::mem::replace(res, SimResult::new("", vec![]));
-                self.record(t, &x);
-                *res = std::mem::replace(&mut self.run.result, SimResult::new("", vec![]));
-                // A non-finite value recorded right after the events fails the piece there,
-                // as the solver's check after an event point fails a run.
-                if let Some(message) = self.run.failure.take() {
-                    res.status = RunStatus::Failed;
-                    res.message = format!("at t = {t} s: {message}");
-                    res.end_time = t;
-                } else if action == EventAction::Stop {
-                    res.status = RunStatus::Stopped;
-                    res.message = format!(
-                        "stopped by '{}' at t = {t} s",
-                        self.run.stopped_by.clone().unwrap_or_default()
-                    );
-                }
-            }
-            Err(e) => {
-                res.status = RunStatus::Failed;
-                res.message = e.message;
-            }
-        }
-        self.run.last_x = x;
     }
 
     /// Integrate from `x` with `settings` (the run state already set up) and gather the
@@ -1017,20 +913,6 @@ impl HybridSystem for Model {
         x: &mut [f64],
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
-        if self.resuming && cause.kind == EventKind::Initial {
-            // A resumed run continues where the last piece ended, settled (its time events
-            // handled, no guard violated): as a native run at a step's end, there is
-            // nothing to handle unless a guard is violated or an input changed.
-            if cause.guards.is_empty() && !self.inputs_set {
-                return Ok(EventAction::Continue);
-            }
-            // A resumed run keeps its speeds: no initial projection, only the modes settle.
-            let again = EventCause {
-                kind: EventKind::Iteration,
-                guards: cause.guards,
-            };
-            return self.handle(t, x, again);
-        }
         self.handle(t, x, cause)
     }
     fn guard_name(&self, i: usize) -> String {

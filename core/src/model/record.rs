@@ -51,10 +51,21 @@ impl Model {
     /// evaluation of what the logged variables depend on ([`EvalFor::Output`]: the same
     /// values, bit for bit, as a full evaluation gives them).
     pub(super) fn record(&mut self, t: f64, x: &[f64]) {
+        self.fill_row(t, x);
+        self.run.output_points += 1;
+        self.run.result.push_row(t, &self.run.row_buf);
+        if let Some(p) = self.progress.as_mut() {
+            p(t);
+        }
+    }
+
+    /// The logged variables at `(t, x)` into `run.row_buf` (and the check that the signals
+    /// are finite, into `run.failure`), without recording them: what [`Model::record`]
+    /// records.
+    pub(super) fn fill_row(&mut self, t: f64, x: &[f64]) {
         if !self.kept_at(t, x) {
             self.eval_for(t, x, EvalFor::Output);
         }
-        self.run.output_points += 1;
         // Taken out while it is filled (the variables read the model) and put back below.
         let mut row = std::mem::take(&mut self.run.row_buf);
         let plan = &*self.plan;
@@ -90,11 +101,7 @@ impl Model {
         if self.run.failure.is_none() {
             self.run.failure = self.non_finite_signal();
         }
-        self.run.result.push_row(t, &row);
         self.run.row_buf = row;
-        if let Some(p) = self.progress.as_mut() {
-            p(t);
-        }
     }
 
     /// The first non-finite signal, as a message naming its block and port. Every signal

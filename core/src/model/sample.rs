@@ -25,13 +25,7 @@ impl Model {
     /// the columns). Nothing is added to the run's result. An error names the first
     /// non-finite signal, as a run that records it fails with.
     pub fn sample(&mut self, t: f64, x: &[f64], out: &mut [f64]) -> Result<(), String> {
-        self.record(t, x);
-        let res = &mut self.run.result;
-        res.time.pop();
-        for c in res.columns.iter_mut() {
-            c.pop();
-        }
-        self.run.output_points -= 1;
+        self.fill_row(t, x);
         let row = &self.run.row_buf;
         let n = row.len().min(out.len());
         out[..n].copy_from_slice(&row[..n]);
@@ -68,8 +62,8 @@ impl Model {
     /// Inputs set from outside (through the handles of [`Model::block_shared`]) changed
     /// while the model is driven from outside the solver at `(t, x)`: the evaluations from
     /// now on see them (the kept evaluation is dropped and the blocks whose outputs change
-    /// only at events are evaluated anew), and the next resumed piece of a run
-    /// ([`Model::run_piece`]) starts with an event call that settles the modes for them.
+    /// only at events are evaluated anew), and a stepped run ([`Model::step_to`]) restarts
+    /// at `t` with an event call that settles the modes for them.
     pub fn inputs_changed(&mut self, t: f64, x: &[f64]) {
         self.inputs_set = true;
         self.cache.valid = false;
