@@ -138,7 +138,6 @@ fn ideal_gear_type() -> BlockType {
                 return Err(p.invalid("ratio", "must be finite and non-zero"));
             }
             Ok(Box::new(LossyGear {
-                type_name: "IdealGear",
                 names: GEAR_PORTS,
                 ratio,
                 loss: MeshLoss::from_efficiency(p, "efficiency")?,
@@ -164,7 +163,6 @@ fn planetary_gear_type() -> BlockType {
                 return Err(p.invalid("ratio", format!("must be > 1 (ring/sun teeth), got {g}")));
             }
             Ok(Box::new(LossyGear {
-                type_name: "PlanetaryGear",
                 names: PLANETARY_PORTS,
                 ratio: -g,
                 loss: MeshLoss::from_efficiency(p, "efficiency")?,
@@ -527,9 +525,6 @@ struct Inertia {
     phi0: f64,
 }
 impl Block for Inertia {
-    fn type_name(&self) -> &'static str {
-        "Inertia"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("w", VarSource::Speed(0), "rad/s").doc("speed"),
@@ -553,9 +548,6 @@ impl Block for Inertia {
 /// Ground.
 struct Fixed;
 impl Block for Fixed {
-    fn type_name(&self) -> &'static str {
-        "Fixed"
-    }
     fn declare(&self) -> BlockDecl {
         let mech = MechDecl {
             constraints: vec![Constraint {
@@ -577,13 +569,6 @@ struct Source {
     trans: bool,
 }
 impl Block for Source {
-    fn type_name(&self) -> &'static str {
-        if self.trans {
-            "ForceSource"
-        } else {
-            "TorqueSource"
-        }
-    }
     fn declare(&self) -> BlockDecl {
         let ports = if self.trans {
             vec![PortDecl::input("f"), PortDecl::trans("flange")]
@@ -616,9 +601,6 @@ struct SpeedSource {
     tc: f64,
 }
 impl Block for SpeedSource {
-    fn type_name(&self) -> &'static str {
-        "SpeedSource"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("w"),
@@ -661,14 +643,6 @@ struct SpringDamper {
 /// MSL `tau = c·(phi_rel − phi_rel0) + d·w_rel`, stored `c/2·(phi_rel − phi_rel0)²`,
 /// loss `d·w_rel²`.
 impl CompliantLaw for SpringDamper {
-    fn type_name(&self) -> &'static str {
-        let damper = self.c == 0.0 && self.phi0 == 0.0;
-        if damper {
-            "Damper"
-        } else {
-            "SpringDamper"
-        }
-    }
     fn tau(&self, phi_rel: f64, w_rel: f64) -> f64 {
         self.c * (phi_rel - self.phi0) + self.d * w_rel
     }
@@ -691,9 +665,6 @@ struct Clutch {
     law: FrictionParams,
 }
 impl Block for Clutch {
-    fn type_name(&self) -> &'static str {
-        "Clutch"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![
@@ -726,9 +697,6 @@ struct Brake {
     law: FrictionParams,
 }
 impl Block for Brake {
-    fn type_name(&self) -> &'static str {
-        "Brake"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange"),
@@ -773,9 +741,6 @@ struct OneWayClutch {
     first: crate::signal::FirstCall,
 }
 impl Block for OneWayClutch {
-    fn type_name(&self) -> &'static str {
-        "OneWayClutch"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange_a"),
@@ -862,9 +827,6 @@ struct BearingFriction {
     peak: f64,
 }
 impl Block for BearingFriction {
-    fn type_name(&self) -> &'static str {
-        "BearingFriction"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange"),
@@ -899,9 +861,6 @@ impl Block for BearingFriction {
 
 struct TorqueSensor;
 impl Block for TorqueSensor {
-    fn type_name(&self) -> &'static str {
-        "TorqueSensor"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange_a"),
@@ -929,9 +888,6 @@ impl Block for TorqueSensor {
 
 struct MotionSensor;
 impl Block for MotionSensor {
-    fn type_name(&self) -> &'static str {
-        "MotionSensor"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange"),
@@ -962,9 +918,6 @@ struct Mass {
     s0: f64,
 }
 impl Block for Mass {
-    fn type_name(&self) -> &'static str {
-        "Mass"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("v", VarSource::Speed(0), "m/s").doc("velocity"),
@@ -989,9 +942,6 @@ struct RollingWheel {
     r: f64,
 }
 impl Block for RollingWheel {
-    fn type_name(&self) -> &'static str {
-        "IdealRollingWheel"
-    }
     fn declare(&self) -> BlockDecl {
         let mech = MechDecl {
             constraints: vec![Constraint {
@@ -1026,9 +976,6 @@ impl RoadLoad {
     }
 }
 impl Block for RoadLoad {
-    fn type_name(&self) -> &'static str {
-        "RoadLoad"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("f", VarSource::Custom(0), "N")
@@ -1064,9 +1011,6 @@ struct SpeedRatio {
     min: f64,
 }
 impl Block for SpeedRatio {
-    fn type_name(&self) -> &'static str {
-        "SpeedRatio"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange_a"),

@@ -395,9 +395,6 @@ impl Engine {
 }
 
 impl Block for Engine {
-    fn type_name(&self) -> &'static str {
-        "Engine"
-    }
     fn declare(&self) -> BlockDecl {
         // Declared whatever the options, so the catalogue (built with the defaults) lists
         // them; without friction, idle control or stall they read 0, the clamped throttle
@@ -634,9 +631,6 @@ impl TorqueConverter {
 }
 
 impl Block for TorqueConverter {
-    fn type_name(&self) -> &'static str {
-        "TorqueConverter"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("speed_ratio", VarSource::Custom(0), "1").doc("turbine / impeller speed"),

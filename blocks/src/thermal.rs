@@ -92,9 +92,6 @@ struct HeatCapacitor {
 }
 
 impl Block for HeatCapacitor {
-    fn type_name(&self) -> &'static str {
-        "HeatCapacitor"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("T", VarSource::Custom(0), "K").doc("temperature of the node"),
@@ -146,13 +143,6 @@ impl Conductor {
 }
 
 impl Block for Conductor {
-    fn type_name(&self) -> &'static str {
-        if self.g.is_some() {
-            "ThermalConductor"
-        } else {
-            "Convection"
-        }
-    }
     fn declare(&self) -> BlockDecl {
         let ports = match self.g {
             Some(_) => vec![PortDecl::heat("port_a"), PortDecl::heat("port_b")],
@@ -211,9 +201,6 @@ struct FixedTemperature {
 }
 
 impl Block for FixedTemperature {
-    fn type_name(&self) -> &'static str {
-        "FixedTemperature"
-    }
     fn declare(&self) -> BlockDecl {
         let thermal = ThermalDecl {
             fixed: vec![(0, self.t)],

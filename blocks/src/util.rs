@@ -89,8 +89,6 @@ pub fn compliant_ports() -> Vec<PortDecl> {
 /// and `w_rel = w_b − w_a`, the energy the element stores and the power it dissipates.
 /// [`Compliant`] makes it a block; the element itself states only its law.
 pub trait CompliantLaw: Send + Sync + 'static {
-    /// The registry type name.
-    fn type_name(&self) -> &'static str;
     /// Modelica's `tau`, N·m.
     fn tau(&self, phi_rel: f64, w_rel: f64) -> f64;
     /// Stored energy, J.
@@ -117,9 +115,6 @@ impl<L: CompliantLaw> Compliant<L> {
 }
 
 impl<L: CompliantLaw> Block for Compliant<L> {
-    fn type_name(&self) -> &'static str {
-        self.0.type_name()
-    }
     fn declare(&self) -> BlockDecl {
         let [phi, w] = relative_vars(1, 2);
         let tau = VarDecl::new("tau", VarSource::Custom(0), "N*m")

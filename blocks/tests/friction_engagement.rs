@@ -9,7 +9,7 @@ use drivelink_core::probe::Probe;
 use drivelink_core::{Block, BlockBuild, PortKind};
 
 /// Every primitive block type built from its example values (the `Fmu` block needs a file).
-fn every_block() -> Vec<Box<dyn Block>> {
+fn every_block() -> Vec<(&'static str, Box<dyn Block>)> {
     let reg = registry();
     let mut blocks = Vec::new();
     for t in reg.types() {
@@ -23,7 +23,10 @@ fn every_block() -> Vec<Box<dyn Block>> {
             let p = resolve_params("b", t.name, &t.params, &t.example_params(x), &Scope::new());
             p.ok().and_then(|p| f(&p).ok())
         });
-        blocks.push(built.unwrap_or_else(|| panic!("{} does not build", t.name)));
+        blocks.push((
+            t.name,
+            built.unwrap_or_else(|| panic!("{} does not build", t.name)),
+        ));
     }
     blocks
 }
@@ -31,8 +34,7 @@ fn every_block() -> Vec<Box<dyn Block>> {
 #[test]
 fn an_engagement_read_in_place_is_the_blocks_own_engagement() {
     let mut declared = Vec::new();
-    for mut b in every_block() {
-        let name = b.type_name();
+    for (name, mut b) in every_block() {
         let n_in = b
             .declare()
             .ports

@@ -46,7 +46,6 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
             }
         }
         let b = built.unwrap_or_else(|| panic!("{} does not build from example values", t.name));
-        assert_eq!(b.type_name(), t.name, "type_name of {}", t.name);
         let ports = b.declare().ports;
         let mut names: Vec<&str> = ports.iter().map(|p| p.name.as_str()).collect();
         names.sort_unstable();
@@ -120,8 +119,7 @@ fn every_block_type_builds_with_defaults_and_declares_consistent_ports_and_varia
 }
 
 /// The linear form and the block's own equations agree at an arbitrary point.
-fn assert_linear_form_matches(b: &mut Box<dyn Block>, u: &[f64], x: &[f64]) {
-    let name = b.type_name();
+fn assert_linear_form_matches(name: &str, b: &mut Box<dyn Block>, u: &[f64], x: &[f64]) {
     let l = b.declare().linear.expect("linear");
     let mut p = Probe::new(b.as_mut());
     p.inputs(u).states(x);
@@ -180,7 +178,7 @@ fn linear_forms_compute_what_the_blocks_compute() {
         let n = b.declare().states;
         let u: Vec<f64> = (0..n_in).map(|i| 0.7 - 1.3 * i as f64).collect();
         let x: Vec<f64> = (0..n).map(|i| -0.4 + 0.9 * i as f64).collect();
-        assert_linear_form_matches(&mut b, &u, &x);
+        assert_linear_form_matches(ty, &mut b, &u, &x);
     }
 }
 
@@ -248,7 +246,7 @@ fn ports_documentation_lists_every_declared_port_with_its_kind() {
 }
 
 /// A block of every primitive type, built from its example parameters.
-fn every_primitive_block() -> Vec<Box<dyn Block>> {
+fn every_primitive_block() -> Vec<(&'static str, Box<dyn Block>)> {
     let reg = registry();
     reg.types()
         .filter_map(|t| {
@@ -258,7 +256,7 @@ fn every_primitive_block() -> Vec<Box<dyn Block>> {
             [1.0, 2.0, 0.5].iter().find_map(|&x| {
                 let raw = t.example_params(x);
                 let p = resolve_params("b", t.name, &t.params, &raw, &Scope::new()).ok()?;
-                f(&p).ok()
+                f(&p).ok().map(|b| (t.name, b))
             })
         })
         .collect()
@@ -268,12 +266,12 @@ fn every_primitive_block() -> Vec<Box<dyn Block>> {
 /// only, and the same values of `what` (`eval` of a probe) at other times for the same
 /// inputs `u`. Returns the values.
 fn assert_pure(
+    name: &str,
     b: &mut Box<dyn Block>,
     u: &[f64],
     what: &str,
     eval: impl Fn(&Probe) -> Vec<f64>,
 ) -> Vec<f64> {
-    let name = b.type_name();
     assert_eq!(b.declare().states, 0, "{name}: pure {what}, no states");
     assert!(
         b.declare()
@@ -301,8 +299,7 @@ fn blocks_held_between_events_declare_it_truthfully() {
     // `constant_outputs`: the outputs do not depend on the inputs at all.
     let mut pure = Vec::new();
     let mut constant = Vec::new();
-    for mut b in every_primitive_block() {
-        let name = b.type_name();
+    for (name, mut b) in every_primitive_block() {
         let n_in = b
             .declare()
             .ports
@@ -311,7 +308,7 @@ fn blocks_held_between_events_declare_it_truthfully() {
             .count();
         let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
         if b.declare().pure_outputs() {
-            assert_pure(&mut b, &u, "outputs", |p| p.outputs());
+            assert_pure(name, &mut b, &u, "outputs", |p| p.outputs());
             pure.push(name);
         }
         if b.declare().constant_outputs() {
@@ -360,8 +357,7 @@ fn blocks_held_between_events_declare_it_truthfully() {
 #[test]
 fn engagement_is_the_engagement_of_the_friction_law() {
     let mut checked = 0;
-    for mut b in every_primitive_block() {
-        let name = b.type_name();
+    for (name, mut b) in every_primitive_block() {
         let joints = b.declare().mech.frictions.len();
         if joints == 0 {
             continue;
@@ -406,11 +402,10 @@ fn engagement_is_the_engagement_of_the_friction_law() {
 #[test]
 fn blocks_with_pure_guards_declare_it_truthfully() {
     let mut pure = Vec::new();
-    for mut b in every_primitive_block() {
+    for (name, mut b) in every_primitive_block() {
         if !b.declare().pure_guards {
             continue;
         }
-        let name = b.type_name();
         let n_in = b
             .declare()
             .ports
@@ -418,7 +413,7 @@ fn blocks_with_pure_guards_declare_it_truthfully() {
             .filter(|p| p.kind == PortKind::In)
             .count();
         let u: Vec<f64> = (0..n_in).map(|i| 0.3 + 0.7 * i as f64).collect();
-        let g = assert_pure(&mut b, &u, "guards", |p| p.guards());
+        let g = assert_pure(name, &mut b, &u, "guards", |p| p.guards());
         assert!(!g.is_empty(), "{name}: pure guards but no guards");
         pure.push(name);
     }

@@ -278,9 +278,6 @@ struct Bicycle {
 }
 
 impl Block for Bicycle {
-    fn type_name(&self) -> &'static str {
-        "TestBicycle"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("steer"),

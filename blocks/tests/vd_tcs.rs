@@ -252,9 +252,6 @@ fn tire_force(w: f64, u: f64) -> f64 {
 }
 
 impl Block for IceWheel {
-    fn type_name(&self) -> &'static str {
-        "IceWheel"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("throttle"),

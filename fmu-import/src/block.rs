@@ -500,9 +500,6 @@ fn next_point(t: f64, t0: f64, step: f64) -> f64 {
 }
 
 impl Block for FmuBlock {
-    fn type_name(&self) -> &'static str {
-        "Fmu"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: self.io.decls(),

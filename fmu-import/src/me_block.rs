@@ -343,9 +343,6 @@ impl MeBlock {
 }
 
 impl Block for MeBlock {
-    fn type_name(&self) -> &'static str {
-        "Fmu"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: self.io.decls(),

@@ -157,9 +157,6 @@ impl ElastoBacklash {
 }
 
 impl Block for ElastoBacklash {
-    fn type_name(&self) -> &'static str {
-        "ElastoBacklash"
-    }
     fn declare(&self) -> BlockDecl {
         let [phi, w] = relative_vars(0, 1);
         let variables = vec![
@@ -359,9 +356,6 @@ impl Backlash {
 }
 
 impl Block for Backlash {
-    fn type_name(&self) -> &'static str {
-        "Backlash"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("phi_rel", VarSource::Custom(0), "rad").doc("phi_b − phi_a"),

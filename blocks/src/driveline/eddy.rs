@@ -55,9 +55,6 @@ impl EddyCurrentBrake {
 }
 
 impl Block for EddyCurrentBrake {
-    fn type_name(&self) -> &'static str {
-        "EddyCurrentBrake"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::optional_input("excitation", self.excitation).with_unit("1"),

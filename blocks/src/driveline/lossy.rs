@@ -327,7 +327,6 @@ pub(crate) const PLANETARY_PORTS: GearPorts = GearPorts {
 /// ring = b, carrier = support, ratio = −ring/sun). Ports: a, b, support, heat.
 #[derive(Debug, Clone)]
 pub struct LossyGear {
-    pub(crate) type_name: &'static str,
     pub(crate) names: GearPorts,
     pub(crate) ratio: f64,
     /// `None`: ideal (no joint).
@@ -391,9 +390,6 @@ impl LossyGear {
 }
 
 impl Block for LossyGear {
-    fn type_name(&self) -> &'static str {
-        self.type_name
-    }
     fn declare(&self) -> BlockDecl {
         let s = if self.names.s_optional {
             PortDecl::support(self.names.s)
@@ -548,7 +544,6 @@ pub(crate) fn build_lossy_gear(p: &Params) -> Result<Box<dyn Block>, ParamError>
         return Err(p.invalid("ratio", format!("must be finite and non-zero, got {ratio}")));
     }
     Ok(Box::new(LossyGear {
-        type_name: "LossyGear",
         names: GEAR_PORTS,
         ratio,
         loss: MeshLoss::from_table(p, "lossTable")?,

@@ -55,13 +55,6 @@ impl DogClutch {
     fn w_rel(cx: &Cx) -> f64 {
         FlangePair::AB.w_rel(cx)
     }
-    fn name(&self) -> &'static str {
-        if self.cone > 0.0 {
-            "Synchronizer"
-        } else {
-            "DogClutch"
-        }
-    }
     fn engage_now(&mut self, cx: &mut EventCx, w: f64, detail: String) {
         if w != 0.0 {
             cx.impact(0, 0.0);
@@ -72,9 +65,6 @@ impl DogClutch {
 }
 
 impl Block for DogClutch {
-    fn type_name(&self) -> &'static str {
-        self.name()
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange_a"),
@@ -243,9 +233,6 @@ impl GearSelector {
 }
 
 impl Block for GearSelector {
-    fn type_name(&self) -> &'static str {
-        "GearSelector"
-    }
     fn declare(&self) -> BlockDecl {
         let mut p = vec![PortDecl::input("gear").with_unit("1")];
         for k in 1..=self.n {

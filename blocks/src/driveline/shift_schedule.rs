@@ -84,9 +84,6 @@ impl ShiftSchedule {
 }
 
 impl Block for ShiftSchedule {
-    fn type_name(&self) -> &'static str {
-        "ShiftSchedule"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("v").with_unit("m/s"),

@@ -99,9 +99,6 @@ pub struct Integrator {
 }
 
 impl Block for Integrator {
-    fn type_name(&self) -> &'static str {
-        "Integrator"
-    }
     fn declare(&self) -> BlockDecl {
         let linear = Some(Linear {
             n: 1,
@@ -196,9 +193,6 @@ pub struct TransferFcn {
 }
 
 impl Block for TransferFcn {
-    fn type_name(&self) -> &'static str {
-        "TransferFcn"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = (0..self.a.len())
             .map(|i| {
@@ -326,9 +320,6 @@ pub struct StateSpace {
 }
 
 impl Block for StateSpace {
-    fn type_name(&self) -> &'static str {
-        "StateSpace"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = (0..self.n)
             .map(|i| {
@@ -407,9 +398,6 @@ pub struct Pid {
 }
 
 impl Block for Pid {
-    fn type_name(&self) -> &'static str {
-        "PID"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("integral", VarSource::Custom(0), "1")

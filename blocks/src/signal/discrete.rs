@@ -86,9 +86,6 @@ pub struct ZeroOrderHold {
 }
 
 impl Block for ZeroOrderHold {
-    fn type_name(&self) -> &'static str {
-        "ZeroOrderHold"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],
@@ -150,9 +147,6 @@ pub struct UnitDelay {
 }
 
 impl Block for UnitDelay {
-    fn type_name(&self) -> &'static str {
-        "UnitDelay"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],

@@ -123,9 +123,6 @@ pub struct Inport {
 }
 
 impl Block for Inport {
-    fn type_name(&self) -> &'static str {
-        TYPE_NAME
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],

@@ -201,9 +201,6 @@ pub struct Gain {
 }
 
 impl Block for Gain {
-    fn type_name(&self) -> &'static str {
-        "Gain"
-    }
     fn declare(&self) -> BlockDecl {
         let linear = Some(Linear {
             m: 1,
@@ -269,9 +266,6 @@ pub struct Sum {
 }
 
 impl Block for Sum {
-    fn type_name(&self) -> &'static str {
-        "Sum"
-    }
     fn declare(&self) -> BlockDecl {
         let mut p = numbered_inputs(self.signs.len());
         p.push(PortDecl::output("y"));
@@ -305,9 +299,6 @@ pub struct Product {
 }
 
 impl Block for Product {
-    fn type_name(&self) -> &'static str {
-        "Product"
-    }
     fn declare(&self) -> BlockDecl {
         let mut p = numbered_inputs(self.mul.len());
         p.push(PortDecl::output("y"));
@@ -337,9 +328,6 @@ pub struct Abs {
 }
 
 impl Block for Abs {
-    fn type_name(&self) -> &'static str {
-        "Abs"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],
@@ -403,9 +391,6 @@ impl MinMax {
 }
 
 impl Block for MinMax {
-    fn type_name(&self) -> &'static str {
-        "MinMax"
-    }
     fn declare(&self) -> BlockDecl {
         let mut p = numbered_inputs(self.n);
         p.push(PortDecl::output("y"));
@@ -514,9 +499,6 @@ impl Saturation {
 }
 
 impl Block for Saturation {
-    fn type_name(&self) -> &'static str {
-        "Saturation"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],
@@ -615,9 +597,6 @@ pub struct Lookup2D {
 }
 
 impl Block for Lookup2D {
-    fn type_name(&self) -> &'static str {
-        "Lookup2D"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("u1"),
@@ -712,9 +691,6 @@ impl Lookup1D {
 }
 
 impl Block for Lookup1D {
-    fn type_name(&self) -> &'static str {
-        "Lookup1D"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![VarDecl::new("segment", VarSource::Custom(0), "1")
             .doc("index of the active table segment")];
@@ -849,9 +825,6 @@ impl Relational {
 }
 
 impl Block for Relational {
-    fn type_name(&self) -> &'static str {
-        "Relational"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("u1"),
@@ -920,9 +893,6 @@ pub struct Switch {
 }
 
 impl Block for Switch {
-    fn type_name(&self) -> &'static str {
-        "Switch"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("u1"),

@@ -26,9 +26,6 @@ fn stop_simulation_type() -> BlockType {
 pub struct StopSimulation;
 
 impl Block for StopSimulation {
-    fn type_name(&self) -> &'static str {
-        "StopSimulation"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u")],

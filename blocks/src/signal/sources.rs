@@ -133,9 +133,6 @@ pub struct Constant {
 }
 
 impl Block for Constant {
-    fn type_name(&self) -> &'static str {
-        "Constant"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -170,9 +167,6 @@ pub struct Step {
 }
 
 impl Block for Step {
-    fn type_name(&self) -> &'static str {
-        "Step"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -252,9 +246,6 @@ pub struct Ramp {
 }
 
 impl Block for Ramp {
-    fn type_name(&self) -> &'static str {
-        "Ramp"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -327,9 +318,6 @@ pub struct Sine {
 }
 
 impl Block for Sine {
-    fn type_name(&self) -> &'static str {
-        "Sine"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -407,9 +395,6 @@ impl SignalBuilder {
 }
 
 impl Block for SignalBuilder {
-    fn type_name(&self) -> &'static str {
-        "SignalBuilder"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![VarDecl::new("segment", VarSource::Custom(0), "1")
             .doc("index of the active breakpoint segment")];
@@ -466,9 +451,6 @@ impl Block for SignalBuilder {
 pub struct Clock;
 
 impl Block for Clock {
-    fn type_name(&self) -> &'static str {
-        "Clock"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],

@@ -250,9 +250,6 @@ impl Abs {
 }
 
 impl Block for Abs {
-    fn type_name(&self) -> &'static str {
-        "Abs"
-    }
     fn declare(&self) -> BlockDecl {
         let peak = match self.trigger {
             // No explicit value: the tire must provide it (compile error if unconnected).

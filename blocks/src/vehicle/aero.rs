@@ -95,9 +95,6 @@ impl Aero {
 }
 
 impl Block for Aero {
-    fn type_name(&self) -> &'static str {
-        "Aero"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("drag", VarSource::Custom(0), "N").doc("drag force magnitude"),

@@ -147,9 +147,6 @@ impl AntiRollBar {
 }
 
 impl Block for AntiRollBar {
-    fn type_name(&self) -> &'static str {
-        "AntiRollBar"
-    }
     fn declare(&self) -> BlockDecl {
         let mut ports = vec![
             PortDecl::frame("body"),

@@ -324,9 +324,6 @@ impl Battery {
 }
 
 impl Block for Battery {
-    fn type_name(&self) -> &'static str {
-        "Battery"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("p").with_unit("W"),

@@ -149,9 +149,6 @@ impl VehicleBody {
 }
 
 impl Block for VehicleBody {
-    fn type_name(&self) -> &'static str {
-        "VehicleBody"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::trans("body"),

@@ -92,9 +92,6 @@ impl BrakeSystem {
 }
 
 impl Block for BrakeSystem {
-    fn type_name(&self) -> &'static str {
-        "BrakeSystem"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("pedal"),

@@ -260,7 +260,6 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
 /// wheels of an axle (`Differential`), or the front and rear axles (`TorqueSplitter`).
 #[derive(Debug)]
 pub(crate) struct Layout {
-    pub type_name: &'static str,
     /// Output port names (first, second).
     pub ports: [&'static str; 2],
     /// Variable names: speeds, torques (first, second).
@@ -274,7 +273,6 @@ pub(crate) struct Layout {
 
 /// The final drive of an axle: left and right.
 pub(crate) const AXLE: Layout = Layout {
-    type_name: "Differential",
     ports: ["left", "right"],
     w: ["w_left", "w_right"],
     tau: ["tau_left", "tau_right"],
@@ -493,9 +491,6 @@ impl Differential {
 }
 
 impl Block for Differential {
-    fn type_name(&self) -> &'static str {
-        self.layout.type_name
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("input"),

@@ -317,9 +317,6 @@ impl DriveCycle {
 }
 
 impl Block for DriveCycle {
-    fn type_name(&self) -> &'static str {
-        "DriveCycle"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::output("v").with_unit("m/s"),

@@ -185,9 +185,6 @@ impl LongitudinalDriver {
 }
 
 impl Block for LongitudinalDriver {
-    fn type_name(&self) -> &'static str {
-        "LongitudinalDriver"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("v_ref").with_unit("m/s"),

@@ -251,9 +251,6 @@ impl ElectricMachine {
 }
 
 impl Block for ElectricMachine {
-    fn type_name(&self) -> &'static str {
-        "ElectricMachine"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("cmd").with_unit("1"),

@@ -239,9 +239,6 @@ impl Esc {
 }
 
 impl Block for Esc {
-    fn type_name(&self) -> &'static str {
-        "Esc"
-    }
     fn declare(&self) -> BlockDecl {
         let mut p = vec![
             PortDecl::input("steer").with_unit("rad"),

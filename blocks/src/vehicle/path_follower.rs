@@ -563,9 +563,6 @@ impl PathFollower {
 }
 
 impl Block for PathFollower {
-    fn type_name(&self) -> &'static str {
-        "PathFollower"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("x").with_unit("m"),

@@ -327,9 +327,6 @@ impl PowerSplitController {
 }
 
 impl Block for PowerSplitController {
-    fn type_name(&self) -> &'static str {
-        "PowerSplitController"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("accel").with_unit("1"),

@@ -147,9 +147,6 @@ impl RegenBlend {
 }
 
 impl Block for RegenBlend {
-    fn type_name(&self) -> &'static str {
-        "RegenBlend"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("demand").with_unit("N*m"),

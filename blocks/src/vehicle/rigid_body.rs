@@ -198,9 +198,6 @@ impl RigidBody {
 }
 
 impl Block for RigidBody {
-    fn type_name(&self) -> &'static str {
-        "RigidBody"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = VARS
             .iter()

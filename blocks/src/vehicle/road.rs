@@ -724,9 +724,6 @@ impl Road {
 }
 
 impl Block for Road {
-    fn type_name(&self) -> &'static str {
-        "Road"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::new("surface", PortKind::Road)],

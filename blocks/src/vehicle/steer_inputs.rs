@@ -188,9 +188,6 @@ const SINE_PHASES: [&str; 5] = [
 ];
 
 impl Block for SineWithDwell {
-    fn type_name(&self) -> &'static str {
-        "SineWithDwell"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("phase", VarSource::Custom(0), "1").doc(
@@ -286,9 +283,6 @@ pub struct SteerRamp {
 const RAMP_PHASES: [&str; 3] = ["before ramp", "ramp starts", "ramp reaches max"];
 
 impl Block for SteerRamp {
-    fn type_name(&self) -> &'static str {
-        "SteerRamp"
-    }
     fn declare(&self) -> BlockDecl {
         let variables = vec![VarDecl::new("phase", VarSource::Custom(0), "1")
             .doc("0 before the ramp, 1 ramping, 2 held at max")];

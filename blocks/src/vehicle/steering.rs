@@ -76,9 +76,6 @@ impl Steering {
 }
 
 impl Block for Steering {
-    fn type_name(&self) -> &'static str {
-        "Steering"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("wheel_angle").with_unit("rad"),

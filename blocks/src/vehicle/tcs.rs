@@ -226,9 +226,6 @@ impl Tcs {
 }
 
 impl Block for Tcs {
-    fn type_name(&self) -> &'static str {
-        "Tcs"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("w_left").with_unit("rad/s"),

@@ -225,9 +225,6 @@ impl Tire {
 }
 
 impl Block for Tire {
-    fn type_name(&self) -> &'static str {
-        "Tire"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("hub"),

@@ -30,7 +30,6 @@ use super::differential::{coupling_specs, sensing_specs, DiffType, Differential,
 
 /// The centre differential: front and rear.
 const CENTRE: Layout = Layout {
-    type_name: "TorqueSplitter",
     ports: ["front", "rear"],
     w: ["w_front", "w_rear"],
     tau: ["tau_front", "tau_rear"],

@@ -1137,9 +1137,6 @@ impl WheelCollider {
 }
 
 impl Block for WheelCollider {
-    fn type_name(&self) -> &'static str {
-        "WheelCollider"
-    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::frame("body"),

@@ -1059,8 +1059,6 @@ impl<'a> EventCx<'a> {
 /// A library block. See the module docs for conventions.
 pub trait Block: Send + Sync {
     // ---- declaration ----
-    /// The registry type name (`"Inertia"`).
-    fn type_name(&self) -> &'static str;
     /// What the block is: ports, states, guards, variables, network and audit roles (see
     /// [`BlockDecl`]). Asked once per built block, after [`Block::attach`].
     fn declare(&self) -> BlockDecl;

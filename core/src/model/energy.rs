@@ -379,9 +379,6 @@ mod tests {
     struct RelaxedSpring;
 
     impl Block for RelaxedSpring {
-        fn type_name(&self) -> &'static str {
-            "RelaxedSpring"
-        }
         fn declare(&self) -> BlockDecl {
             BlockDecl {
                 ports: vec![PortDecl::rot("a")],

@@ -90,7 +90,7 @@ impl Model {
                 self.ev.failure = Some(format!(
                     "block '{}' ({}): {message}",
                     plan.blocks[b.ix()].name,
-                    self.blocks[b.ix()].type_name()
+                    plan.blocks[b.ix()].type_name
                 ));
             }
         }

@@ -16,9 +16,6 @@ use crate::{compile, Diagram, Method, RunStatus};
 struct Wave;
 
 impl Block for Wave {
-    fn type_name(&self) -> &'static str {
-        "Wave"
-    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -36,9 +33,6 @@ struct Lag {
 }
 
 impl Block for Lag {
-    fn type_name(&self) -> &'static str {
-        "Lag"
-    }
     fn declare(&self) -> BlockDecl {
         let linear = Some(Linear {
             n: 1,
@@ -72,9 +66,6 @@ impl PulsedClutch {
 }
 
 impl Block for PulsedClutch {
-    fn type_name(&self) -> &'static str {
-        "PulsedClutch"
-    }
     fn declare(&self) -> BlockDecl {
         let mut v = vec![
             VarDecl::new("w_a", VarSource::Speed(0), "rad/s"),
