@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::params::{BlockBuild, Registry};
 use crate::suggest;
 
-use super::params::{resolve_parameters, resolve_params, scope_value, Scope};
+use super::build::{resolve_parameters, resolve_params, scope_value, Scope};
 
 /// A primitive block after flattening.
 pub(crate) struct FlatBlock {
@@ -290,5 +290,76 @@ fn export(inner: &Diagram, full: &str, sub_prefix: &str, out: &mut Flat, errors:
         let t = format!("{sub_prefix}{target}");
         let t = out.alias_map.get(&t).cloned().unwrap_or(t);
         out.alias_map.insert(format!("{full}.{alias}"), t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::flatten_diagram;
+    use crate::block::{Block, BlockDecl, PortDecl};
+    use crate::diagram::Diagram;
+    use crate::error::{Error, ParamError};
+    use crate::param_scope::Scope;
+    use crate::params::{BlockBuild, BlockType, Params, Registry};
+
+    struct Pass;
+    impl Block for Pass {
+        fn declare(&self) -> BlockDecl {
+            BlockDecl::ports(vec![PortDecl::input("u"), PortDecl::output("y")])
+        }
+    }
+    fn build(_: &Params) -> Result<Box<dyn Block>, ParamError> {
+        Ok(Box::new(Pass))
+    }
+    fn registry() -> Registry {
+        let mut r = Registry::new();
+        r.register(BlockType {
+            name: "Pass",
+            category: "test",
+            doc: "",
+            ports_doc: "u[in] -> y[out]",
+            params: Vec::new(),
+            build: BlockBuild::Primitive(build),
+        });
+        r
+    }
+
+    #[test]
+    fn a_subsystem_becomes_its_blocks_named_under_it_with_its_exported_ports_mapped() {
+        let mut inner = Diagram::new("filter");
+        inner.add("a", "Pass", json!({}));
+        inner.add("b", "Pass", json!({}));
+        inner.connect(&["a.y", "b.u"]);
+        inner.export_port("in", "a.u").export_port("out", "b.y");
+        let mut top = Diagram::new("top");
+        top.add("src", "Pass", json!({}));
+        top.add_subsystem("f", inner, json!({}));
+        top.connect(&["src.y", "f.in"]);
+        let flat = flatten_diagram(&top, &registry(), Scope::new()).expect("flattens");
+        let names: Vec<&str> = flat.blocks.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["src", "f.a", "f.b"]);
+        assert!(flat
+            .connections
+            .contains(&vec!["f.a.y".to_string(), "f.b.u".to_string()]));
+        assert_eq!(flat.port_map.get("f.in").map(String::as_str), Some("f.a.u"));
+        assert_eq!(
+            flat.port_map.get("f.out").map(String::as_str),
+            Some("f.b.y")
+        );
+    }
+
+    #[test]
+    fn an_unknown_block_type_is_an_error_naming_the_block() {
+        let mut top = Diagram::new("top");
+        top.add("x", "Nope", json!({}));
+        match flatten_diagram(&top, &registry(), Scope::new()) {
+            Err(Error::UnknownType {
+                block, type_name, ..
+            }) => assert_eq!((block.as_str(), type_name.as_str()), ("x", "Nope")),
+            Err(e) => panic!("expected an unknown type, got {e}"),
+            Ok(_) => panic!("Nope is not registered"),
+        }
     }
 }

@@ -4,8 +4,9 @@
 //! error it finds before giving up (so a user sees all offending names at once):
 //!
 //! 1. `flatten`: subsystems and composite blocks expanded (names become `sub.block`);
-//! 2. `params`: model and block parameters resolved (expressions, units, dimension
-//!    checks) and the blocks built;
+//! 2. `build`: model and block parameters resolved (expressions, units, dimension
+//!    checks) and the blocks built; each built block's declaration ([`crate::BlockDecl`])
+//!    is what the later passes read;
 //! 3. `connect`: connections checked, signal inputs given their drivers, mechanical
 //!    flanges joined into nodes (union-find);
 //! 4. `layout`: every block's place in the flat buffers; `held`: the blocks whose outputs
@@ -16,6 +17,7 @@
 //! The result is an immutable [`Plan`]; [`Model::instantiate`] adds the run state (the
 //! blocks, the mechanical network with its masses and constraint coefficients, buffers).
 
+pub(crate) mod build;
 pub(crate) mod connect;
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -23,7 +25,6 @@ pub(crate) mod flatten;
 pub(crate) mod held;
 pub(crate) mod layout;
 pub(crate) mod order;
-pub(crate) mod params;
 pub(crate) mod vars;
 
 use std::collections::HashMap;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 
 use drivelink_solver::Settings;
 
-pub use params::{resolve_parameters, resolve_params, Scope, ScopeVal, ANY_UNIT};
+pub use build::{resolve_parameters, resolve_params, Scope, ScopeVal, ANY_UNIT};
 
 use crate::diagram::Diagram;
 use crate::error::Error;
@@ -157,7 +158,7 @@ pub fn compile(d: &Diagram, reg: &Registry) -> Result<Model, Error> {
     let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
     let settings = d.settings_under(&top)?;
     let flat = flatten::flatten_diagram(d, reg, top)?;
-    let mut built = params::build_blocks(&flat, reg)?;
+    let mut built = build::build_blocks(&flat, reg)?;
     // Declarations before the road data is attached: the ports and the variable names
     // wiring may name (a wheel's road-dependent guards come with the second asking).
     let unattached = declarations(&built.blocks);
@@ -300,7 +301,7 @@ pub struct Compiled {
     sigs: Vec<BlockSig>,
 }
 
-fn signatures(built: &params::Built, decls: Vec<crate::BlockDecl>) -> Vec<BlockSig> {
+fn signatures(built: &build::Built, decls: Vec<crate::BlockDecl>) -> Vec<BlockSig> {
     decls
         .into_iter()
         .zip(&built.names)
@@ -314,7 +315,7 @@ fn signatures(built: &params::Built, decls: Vec<crate::BlockDecl>) -> Vec<BlockS
 }
 
 /// Whether the built blocks (declared `decls`) fit the plan whose blocks have `sigs`.
-fn fit(sigs: &[BlockSig], built: &params::Built, decls: &[crate::BlockDecl]) -> bool {
+fn fit(sigs: &[BlockSig], built: &build::Built, decls: &[crate::BlockDecl]) -> bool {
     sigs.len() == decls.len()
         && sigs
             .iter()
@@ -325,7 +326,7 @@ fn fit(sigs: &[BlockSig], built: &params::Built, decls: &[crate::BlockDecl]) -> 
 
 /// Attach the road data of `plan`'s road links to freshly built blocks, so their
 /// signatures (guard counts) are those of the blocks the plan was laid out for.
-fn attach_built(plan: &Plan, built: &mut params::Built) -> Result<(), Error> {
+fn attach_built(plan: &Plan, built: &mut build::Built) -> Result<(), Error> {
     let names = &built.names;
     crate::model::attach_roads(&plan.roads, &mut built.blocks, &|b| names[b].clone())
 }
@@ -336,7 +337,7 @@ impl Compiled {
         let model = compile(d, reg)?;
         let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
         let flat = flatten::flatten_diagram(d, reg, top)?;
-        let mut built = params::build_blocks(&flat, reg)?;
+        let mut built = build::build_blocks(&flat, reg)?;
         attach_built(model.plan(), &mut built)?;
         Ok(Compiled {
             diagram: d.clone(),
@@ -400,7 +401,7 @@ impl Compiled {
         let top = resolve_parameters(&d.parameters, &Scope::new(), &d.name)?;
         let settings = d.settings_under(&top)?;
         let flat = flatten::flatten_diagram(&d, reg, top)?;
-        let mut built = params::build_blocks(&flat, reg)?;
+        let mut built = build::build_blocks(&flat, reg)?;
         attach_built(&self.plan, &mut built)?;
         let decls = declarations(&built.blocks);
         let settings = stop_at_schedule_end(&d, settings, &decls)?;

@@ -178,3 +178,64 @@ pub(crate) fn variables(
     Error::from_list(errors)?;
     Ok(Vars { vars, log })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{signal, Wired};
+    use super::super::flatten::{Flat, FlatBlock};
+    use super::variables;
+    use crate::block::{BlockDecl, PortDecl, VarDecl, VarSource};
+    use crate::error::Error;
+
+    /// A flattened diagram of `names` logging `log`.
+    fn flat(names: &[&str], log: &[&str]) -> Flat {
+        Flat {
+            blocks: names
+                .iter()
+                .map(|n| FlatBlock {
+                    name: n.to_string(),
+                    type_name: "Test".into(),
+                    params: Default::default(),
+                    scope: Default::default(),
+                    base_dir: None,
+                })
+                .collect(),
+            log: log.iter().map(|s| s.to_string()).collect(),
+            ..Flat::default()
+        }
+    }
+
+    fn shaft() -> BlockDecl {
+        BlockDecl {
+            variables: vec![VarDecl::new("w", VarSource::Speed(0), "rad/s")],
+            ..BlockDecl::ports(vec![PortDecl::rot("flange"), PortDecl::output("y")])
+        }
+    }
+
+    #[test]
+    fn outputs_then_declared_variables_are_named_block_dot_name_with_their_units() {
+        let w = Wired::new(vec![("s", shaft()), ("g", signal(&[], &["y"]))], &[]);
+        let lay = w.layout();
+        let v = variables(&w.decls, &lay, &flat(&["s", "g"], &["s.w", "g.y"]), &[])
+            .expect("the logged names exist");
+        let names: Vec<&str> = v.vars.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["g.y", "s.w", "s.y"], "sorted by name");
+        let logged: Vec<&str> = v.log.iter().map(|&i| v.vars[i].name.as_str()).collect();
+        assert_eq!(logged, ["s.w", "g.y"], "in the order asked for");
+        assert_eq!(v.vars[1].unit, Some("rad/s"));
+    }
+
+    #[test]
+    fn logging_a_port_that_is_not_a_variable_says_it_is_a_port() {
+        let w = Wired::new(vec![("s", shaft())], &[]);
+        let lay = w.layout();
+        match variables(&w.decls, &lay, &flat(&["s"], &["s.flange"]), &[]) {
+            Err(Error::UnknownVariable { name, hint, .. }) => {
+                assert_eq!(name, "s.flange");
+                assert!(hint.contains("rotational flange port"), "{hint}");
+            }
+            Err(e) => panic!("expected an unknown variable, got {e}"),
+            Ok(_) => panic!("s.flange is not a variable"),
+        }
+    }
+}

@@ -1,4 +1,4 @@
-//! Pass 2, parameters: model parameters and block parameters resolved to SI values
+//! Pass 2, build: model parameters and block parameters resolved to SI values
 //! (expressions evaluated, units converted and checked against the declared dimension),
 //! then every primitive block built from its resolved parameters.
 
