@@ -865,7 +865,7 @@ impl Block for TorqueSensor {
         let ports = vec![
             PortDecl::rot("flange_a"),
             PortDecl::rot("flange_b"),
-            PortDecl::output("tau"),
+            PortDecl::output("tau").after_network(),
         ];
         let mech = MechDecl {
             constraints: vec![Constraint {
@@ -879,7 +879,6 @@ impl Block for TorqueSensor {
             mech,
             ..BlockDecl::default()
         }
-        .network_outputs_by(|_o| true)
     }
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.lambda(0);
@@ -893,13 +892,12 @@ impl Block for MotionSensor {
             PortDecl::rot("flange"),
             PortDecl::output("w"),
             PortDecl::output("phi"),
-            PortDecl::output("a"),
+            PortDecl::output("a").after_network(),
         ];
         BlockDecl {
             ports,
             ..BlockDecl::default()
         }
-        .network_outputs_by(|o| o == 2)
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.v(0);

@@ -7,12 +7,15 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::diagram::{Diagram, PortRef};
-use crate::error::Error;
-use crate::params::{BlockBuild, Registry};
+use crate::diagram::{BlockSpec, Diagram, PortRef};
+use crate::error::{Error, ParamError};
+use crate::params::{BlockBuild, BlockType, Params, Registry};
 use crate::suggest;
 
 use super::build::{resolve_parameters, resolve_params, scope_value, Scope};
+
+/// The build of a composite block type: the inner diagram from resolved parameters.
+type CompositeBuild = fn(&Params) -> Result<Diagram, ParamError>;
 
 /// A primitive block after flattening.
 pub(crate) struct FlatBlock {
@@ -74,60 +77,16 @@ fn flatten(
     // This diagram's own connections go first in its segment of the flat list, so at the top
     // level connection `i` of the error messages is `connections[i]` of the netlist.
     let conn_start = out.connections.len();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for b in &d.blocks {
-        if !valid_name(&b.name) {
-            errors.push(Error::InvalidName {
-                name: format!("{prefix}{}", b.name),
-            });
-        }
-        if seen.insert(&b.name, 0).is_some() {
-            errors.push(Error::DuplicateName {
-                name: format!("{prefix}{}", b.name),
-            });
-        }
-    }
+    check_names(d, prefix, errors);
+    let level = Level {
+        reg,
+        scope: &scope,
+        depth,
+    };
     for b in &d.blocks {
         let full = format!("{prefix}{}", b.name);
         if b.type_name == "Subsystem" {
-            let Some(inner) = &b.inner else {
-                errors.push(Error::Netlist {
-                    file: d.name.clone(),
-                    path: full.clone(),
-                    message: "Subsystem without a diagram".into(),
-                });
-                continue;
-            };
-            // Overrides are evaluated in the outer scope.
-            let inner_names: Vec<&str> = inner.parameters.iter().map(|p| p.0.as_str()).collect();
-            let mut overrides = Scope::new();
-            for (k, v) in &b.params {
-                if !inner_names.contains(&k.as_str()) {
-                    errors.push(Error::UnknownParam {
-                        block: full.clone(),
-                        type_name: "Subsystem".into(),
-                        param: k.clone(),
-                        hint: suggest::hint(k, inner_names.iter().copied()),
-                        known: inner_names.join(", "),
-                    });
-                    continue;
-                }
-                match resolve_in(&[(k.clone(), v.clone())], &scope, &full) {
-                    Ok(s) => overrides.extend(s),
-                    Err(e) => errors.push(e),
-                }
-            }
-            // An inner diagram written inline finds its paths where the outer one does.
-            let inherited;
-            let inner: &Diagram = if inner.base_dir.0.is_none() && d.base_dir.0.is_some() {
-                let mut c = (**inner).clone();
-                c.base_dir = d.base_dir.clone();
-                inherited = c;
-                &inherited
-            } else {
-                inner
-            };
-            expand(inner, &overrides, &full, reg, out, errors, depth);
+            flatten_subsystem(d, b, &full, &level, out, errors);
             continue;
         }
         let Some(t) = reg.get(&b.type_name) else {
@@ -148,27 +107,7 @@ fn flatten(
                 scope: scope.clone(),
                 base_dir: d.base_dir.0.clone(),
             }),
-            BlockBuild::Composite(f) => {
-                let params = match resolve_params(&full, t.name, &t.params, &b.params, &scope) {
-                    Ok(p) => p,
-                    Err(es) => {
-                        errors.extend(es);
-                        continue;
-                    }
-                };
-                match f(&params) {
-                    Ok(mut inner) => {
-                        if inner.base_dir.0.is_none() {
-                            inner.base_dir = d.base_dir.clone();
-                        }
-                        expand(&inner, &Scope::new(), &full, reg, out, errors, depth);
-                        if let Some(entry) = out.sub_ports.get_mut(&full) {
-                            entry.0 = t.name.to_string();
-                        }
-                    }
-                    Err(e) => errors.push(Error::Param(e)),
-                }
-            }
+            BlockBuild::Composite(f) => flatten_composite(d, b, t, *f, &full, &level, out, errors),
         }
     }
     let own: Vec<Vec<String>> = d
@@ -290,6 +229,123 @@ fn export(inner: &Diagram, full: &str, sub_prefix: &str, out: &mut Flat, errors:
         let t = format!("{sub_prefix}{target}");
         let t = out.alias_map.get(&t).cloned().unwrap_or(t);
         out.alias_map.insert(format!("{full}.{alias}"), t);
+    }
+}
+
+/// Block names of one diagram level: valid identifiers, each once.
+fn check_names(d: &Diagram, prefix: &str, errors: &mut Vec<Error>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for b in &d.blocks {
+        if !valid_name(&b.name) {
+            errors.push(Error::InvalidName {
+                name: format!("{prefix}{}", b.name),
+            });
+        }
+        if seen.insert(&b.name, 0).is_some() {
+            errors.push(Error::DuplicateName {
+                name: format!("{prefix}{}", b.name),
+            });
+        }
+    }
+}
+
+/// Where a diagram level is flattened: the registry, the level's resolved parameters and
+/// its nesting depth.
+struct Level<'a> {
+    reg: &'a Registry,
+    scope: &'a Rc<Scope>,
+    depth: usize,
+}
+
+/// Subsystem `b` (flat name `full`) of diagram `d`: its parameter overrides resolved in
+/// the outer scope, its diagram expanded under `full`.
+fn flatten_subsystem(
+    d: &Diagram,
+    b: &BlockSpec,
+    full: &str,
+    level: &Level,
+    out: &mut Flat,
+    errors: &mut Vec<Error>,
+) {
+    let Some(inner) = &b.inner else {
+        errors.push(Error::Netlist {
+            file: d.name.clone(),
+            path: full.to_string(),
+            message: "Subsystem without a diagram".into(),
+        });
+        return;
+    };
+    // Overrides are evaluated in the outer scope.
+    let inner_names: Vec<&str> = inner.parameters.iter().map(|p| p.0.as_str()).collect();
+    let mut overrides = Scope::new();
+    for (k, v) in &b.params {
+        if !inner_names.contains(&k.as_str()) {
+            errors.push(Error::UnknownParam {
+                block: full.to_string(),
+                type_name: "Subsystem".into(),
+                param: k.clone(),
+                hint: suggest::hint(k, inner_names.iter().copied()),
+                known: inner_names.join(", "),
+            });
+            continue;
+        }
+        match resolve_in(&[(k.clone(), v.clone())], level.scope, full) {
+            Ok(s) => overrides.extend(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    // An inner diagram written inline finds its paths where the outer one does.
+    let inherited;
+    let inner: &Diagram = if inner.base_dir.0.is_none() && d.base_dir.0.is_some() {
+        let mut c = (**inner).clone();
+        c.base_dir = d.base_dir.clone();
+        inherited = c;
+        &inherited
+    } else {
+        inner
+    };
+    expand(inner, &overrides, full, level.reg, out, errors, level.depth);
+}
+
+/// Composite block `b` of type `t` (flat name `full`): its parameters resolved, the
+/// diagram its build returns expanded under `full`.
+#[allow(clippy::too_many_arguments)]
+fn flatten_composite(
+    d: &Diagram,
+    b: &BlockSpec,
+    t: &BlockType,
+    build: CompositeBuild,
+    full: &str,
+    level: &Level,
+    out: &mut Flat,
+    errors: &mut Vec<Error>,
+) {
+    let params = match resolve_params(full, t.name, &t.params, &b.params, level.scope) {
+        Ok(p) => p,
+        Err(es) => {
+            errors.extend(es);
+            return;
+        }
+    };
+    match build(&params) {
+        Ok(mut inner) => {
+            if inner.base_dir.0.is_none() {
+                inner.base_dir = d.base_dir.clone();
+            }
+            expand(
+                &inner,
+                &Scope::new(),
+                full,
+                level.reg,
+                out,
+                errors,
+                level.depth,
+            );
+            if let Some(entry) = out.sub_ports.get_mut(full) {
+                entry.0 = t.name.to_string();
+            }
+        }
+        Err(e) => errors.push(Error::Param(e)),
     }
 }
 
