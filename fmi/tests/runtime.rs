@@ -35,13 +35,9 @@ fn step(inst: *mut c_void, t: f64, h: f64) -> Status {
     unsafe { fmi3DoStep(inst, t, h, true, &mut ev, &mut term, &mut early, &mut last) }
 }
 
-// Value references: 0 time, 1 J1, 2 J2, 3 fn, 4 mu, 5 w0, 6 clutch.mode, 7 clutch.tau,
-// 8 clutch.w_rel, 9 J1.w, 10 J2.w.
-
-#[test]
-fn cosimulation_in_steps_reproduces_the_native_run() {
-    let (dir, token) = resources("steps");
-    let inst = instantiate(&dir, &token);
+/// An instance of the FMU in `dir` through initialization, stopping at 3 s.
+fn initialized(dir: &std::path::Path, token: &str) -> *mut c_void {
+    let inst = instantiate(dir, token);
     assert!(!inst.is_null(), "{}", logged());
     assert_eq!(
         unsafe { fmi3EnterInitializationMode(inst, false, 0.0, 0.0, true, 3.0) },
@@ -53,6 +49,16 @@ fn cosimulation_in_steps_reproduces_the_native_run() {
         "{}",
         logged()
     );
+    inst
+}
+
+// Value references: 0 time, 1 J1, 2 J2, 3 fn, 4 mu, 5 w0, 6 clutch.mode, 7 clutch.tau,
+// 8 clutch.w_rel, 9 J1.w, 10 J2.w.
+
+#[test]
+fn cosimulation_in_steps_reproduces_the_native_run() {
+    let (dir, token) = resources("steps");
+    let inst = initialized(&dir, &token);
     assert_eq!(get(inst, &[0, 9, 10]), [0.0, 10.0, 0.0]);
     let d = drivelink_netlist::load_file(&dir.join("model.json")).unwrap();
     let mut m = drivelink_core::compile(&d, &drivelink_blocks::registry()).unwrap();
@@ -83,18 +89,7 @@ fn cosimulation_in_steps_reproduces_the_native_run() {
 #[test]
 fn last_step_past_the_stop_time_by_rounding_ends_at_it() {
     let (dir, token) = resources("stop");
-    let inst = instantiate(&dir, &token);
-    assert!(!inst.is_null(), "{}", logged());
-    assert_eq!(
-        unsafe { fmi3EnterInitializationMode(inst, false, 0.0, 0.0, true, 3.0) },
-        OK
-    );
-    assert_eq!(
-        unsafe { fmi3ExitInitializationMode(inst) },
-        OK,
-        "{}",
-        logged()
-    );
+    let inst = initialized(&dir, &token);
     assert_eq!(step(inst, 0.0, 1.5), OK, "{}", logged());
     // 1e-10 s past the stop time: an importer's rounding, accepted, ending at 3 s.
     assert_eq!(step(inst, 1.5, 1.5 + 1e-10), OK, "{}", logged());
