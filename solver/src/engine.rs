@@ -295,6 +295,14 @@ impl Engine {
         active!(&self, k => k.dense_out(t, out));
     }
 
+    /// Whether the active kernel evaluated the system at the end `(t1, y1)` of the step just
+    /// accepted, as its last stage (the explicit methods, through
+    /// [`HybridSystem::derivatives_step_end`]); the implicit one evaluates it in
+    /// [`Engine::advance`].
+    pub(crate) fn step_end_evaluated(&self) -> bool {
+        self.active == Active::Explicit
+    }
+
     /// [`Kernel::dense`].
     pub(crate) fn dense(&self, t: f64, out: &mut [f64]) {
         active!(&self, k => k.dense(t, out));

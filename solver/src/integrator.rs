@@ -969,6 +969,13 @@ impl Run {
         })
     }
 
+    /// The guards at the end `t1` of the accepted step, into `g_end`.
+    fn guards_at_end<S: HybridSystem>(&mut self, sys: &mut S, t1: f64) {
+        self.engine.dense(t1, &mut self.xs);
+        sys.guards(t1, &self.xs, &mut self.g_end);
+        self.stats.guard_evals += 1;
+    }
+
     /// Sample the guards on the accepted step `[t0, t1]` (`y0` = state at `t0`) and locate
     /// the earliest crossing. Returns the event instant; then `bracket.hi` holds the guards
     /// there. Without a crossing, `bracket.lo` holds the guards at `t1`.
@@ -989,11 +996,15 @@ impl Run {
         let h = t1 - t0;
         let n = self.set.guard_samples;
         let half = 0.5 * h / (n + 1) as f64;
-        // The step end first: the system evaluated (t1, y1) for the step's last stage and may
-        // serve the guards from that evaluation.
-        self.engine.dense(t1, &mut self.xs);
-        sys.guards(t1, &self.xs, &mut self.g_end);
-        self.stats.guard_evals += 1;
+        // An explicit kernel evaluated (t1, y1) for the step's last stage and the system may
+        // serve the guards from that evaluation: the step end first. An implicit kernel
+        // evaluates f(t1, y1) after the guards, for its next step: the step end last (and
+        // only without an interior crossing), so that evaluation may be served from the
+        // guards'. The order changes no value.
+        let end_first = self.engine.step_end_evaluated();
+        if end_first {
+            self.guards_at_end(sys, t1);
+        }
         self.bracket.lo.copy_from_slice(&self.g);
         let mut tl = t0;
         let mut found = None;
@@ -1040,6 +1051,9 @@ impl Run {
             tl = tj;
         }
         if found.is_none() {
+            if !end_first {
+                self.guards_at_end(sys, t1);
+            }
             self.bracket.hi.copy_from_slice(&self.g_end);
             if crossed(&self.bracket.hi, &self.armed) {
                 found = Some((tl, t1));

@@ -376,10 +376,15 @@ impl Model {
     /// derivatives do not depend on are left stale), so a caller that reads signals
     /// afterwards must pass `true`.
     pub(super) fn derivs(&mut self, t: f64, x: &[f64], dx: &mut [f64], keep: bool) {
-        if keep {
-            self.eval_and_keep(t, x);
-        } else {
-            self.eval_for(t, x, EvalFor::Derivatives);
+        // A full evaluation kept at this very point (a step end whose guards were
+        // evaluated first: an implicit method asks for the derivatives there after the
+        // guards) serves as it is: it computed everything the derivatives read.
+        if !self.kept_at(t, x) {
+            if keep {
+                self.eval_and_keep(t, x);
+            } else {
+                self.eval_for(t, x, EvalFor::Derivatives);
+            }
         }
         let plan = &*self.plan;
         let n = plan.nodes.len();

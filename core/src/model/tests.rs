@@ -256,3 +256,33 @@ fn a_clutch_factorizes_once_per_set_of_modes_however_often_it_returns_to_one() {
     }
     assert_eq!(cached.events, fresh.events);
 }
+
+#[test]
+fn derivatives_at_a_point_whose_guards_were_just_evaluated_reuse_that_evaluation() {
+    // An implicit method asks for f(t1, y1) right after the guards of its step end: the
+    // full evaluation the guards made serves the derivatives, with the same bits as a
+    // derivative evaluation of its own.
+    use drivelink_solver::HybridSystem;
+    let reg = registry();
+    let mut d = Diagram::new("pulsed");
+    d.add("clutch", "PulsedClutch", json!({}));
+    d.settings.stop_time = 1.3;
+    let mut m = compile(&d, &reg).expect("compiles");
+    let r = m.run();
+    assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+    let x: Vec<f64> = m.initial_state().iter().map(|v| v + 0.25).collect();
+    let (t, n) = (1.3, x.len());
+    let (mut fresh, mut served) = (vec![0.0; n], vec![0.0; n]);
+    let mut g = vec![0.0; m.n_guards()];
+    m.derivatives(t, &x, &mut fresh);
+    let evals = m.run.model_evals;
+    m.guards(t, &x, &mut g);
+    m.derivatives(t, &x, &mut served);
+    assert_eq!(m.run.model_evals, evals + 1, "one evaluation for both");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&fresh), bits(&served));
+    // Another point is evaluated anew.
+    let y: Vec<f64> = x.iter().map(|v| v * 1.5).collect();
+    m.derivatives(t, &y, &mut served);
+    assert_eq!(m.run.model_evals, evals + 2);
+}
