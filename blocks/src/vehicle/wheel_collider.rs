@@ -679,6 +679,7 @@ impl Contact {
 /// about the body's z axis (body `[cos δ, sin δ, 0]`), projected on the ground and
 /// normalized. An unsteered wheel (the rear ones, the front ones driving straight) skips
 /// the sine and cosine.
+#[inline]
 fn heading(r: &[V3; 3], steer: f64) -> [f64; 2] {
     let (hx, hy) = if steer == 0.0 {
         (r[0][0], r[1][0])
@@ -780,6 +781,7 @@ impl WheelCollider {
     }
     /// [`WheelCollider::contact`] with the anti-roll bar's force `bar` (N, along the
     /// suspension axis) added to the suspension force.
+    #[inline(always)]
     fn contact_with(&self, st: &FrameState, w: f64, steer: f64, mu: f64, bar: f64) -> Contact {
         let mut k = self.kinematics(st, w, steer, bar);
         if !k.grounded {
@@ -806,11 +808,13 @@ impl WheelCollider {
         }
     }
     /// Where the suspension's ray meets the ground plane in pose `st`.
+    #[inline]
     fn ray(&self, st: &FrameState) -> Ray {
         self.ray_with(st, self.sides.as_deref())
     }
     /// [`WheelCollider::ray`] with the road's edges on the given `sides` (`None`: from
     /// the point itself).
+    #[inline(always)]
     fn ray_with(&self, st: &FrameState, sides: super::road::Sides) -> Ray {
         // Only the heights of the rotated body vectors enter the suspension: row 2 of the
         // rotation (`zz` is the world height of the body's z axis).
@@ -846,6 +850,7 @@ impl WheelCollider {
     /// `f(s) = M_z + s·d_z − h(M_x + s·d_x, M_y + s·d_y) = 0`, solved by Newton's method
     /// from the vertical projection, first on the road without its kerb steps (the edge
     /// point `q`), then with the steps that apply there (a constant between events).
+    #[inline(never)]
     fn ray_on(&self, road: &Surface, st: &FrameState, sides: super::road::Sides) -> Ray {
         let r = st.rotation();
         let zb = [r[0][2], r[1][2], r[2][2]];
@@ -882,6 +887,7 @@ impl WheelCollider {
         }
     }
     /// The contact's mode: the located one, or before the initial event the geometry's.
+    #[inline]
     fn reach_in(&self, ray: &Ray) -> Reach {
         match self.reach {
             Some(r) => r,
@@ -893,6 +899,7 @@ impl WheelCollider {
     /// zero): all the block's outputs need, evaluated once more per evaluation than the
     /// forces. `bar`: the anti-roll bar's force along the axis (N), added to the
     /// suspension force before the ground's `max(0, ·)`.
+    #[inline(always)]
     fn kinematics(&self, st: &FrameState, w: f64, steer: f64, bar: f64) -> Contact {
         let ray = self.ray(st);
         if let Some(hit) = ray.hit {
@@ -912,23 +919,7 @@ impl WheelCollider {
         // Body point at the contact (on the axis, s below the mount) and its velocity.
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vg = st.point_velocity(g_body);
-        // ċ = −ṡ, ṡ = (v_G)_z / (z_w)_z.
-        let cdot = -vg[2] * inv_zz;
-        let c0 = self.target * self.dist;
-        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
-        // The suspension force along the axis; the ground's normal force (the tire load)
-        // is the vertical force whose axis component it is.
-        let susp = self.spring * (c - c0) + self.damper * cdot + bump;
-        if bar == 0.0 {
-            k.fz = susp.max(0.0) * inv_zz;
-            k.own = k.fz;
-        } else {
-            // The bar adds to the load but the ground never pulls; the wheel applies its
-            // own part, the bar (a couple of `AntiRollBar`) the rest.
-            let (total, own) = with_bar(susp, bar);
-            k.fz = total * inv_zz;
-            k.own = own * inv_zz;
-        }
+        (k.fz, k.own) = self.plane_load(c, inv_zz, vg[2], bar);
         k.app = [g_body[0], g_body[1], g_body[2] + self.app];
         k.vg = vg;
         let [hx, hy] = heading(r, steer);
@@ -939,9 +930,49 @@ impl WheelCollider {
         k.sy = vg[1] * hx - vg[0] * hy;
         k
     }
+    /// The normal load `(fz, own)` (N) on the ground plane at compression `c`, with
+    /// `inv_zz = 1/(ẑ_body·ẑ)`, the world vertical velocity `vgz` of the body point at the
+    /// contact and the anti-roll bar's force `bar` (see [`Contact::own`]).
+    #[inline]
+    fn plane_load(&self, c: f64, inv_zz: f64, vgz: f64, bar: f64) -> (f64, f64) {
+        // ċ = −ṡ, ṡ = (v_G)_z / (z_w)_z.
+        let cdot = -vgz * inv_zz;
+        let c0 = self.target * self.dist;
+        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        // The suspension force along the axis; the ground's normal force (the tire load)
+        // is the vertical force whose axis component it is.
+        let susp = self.spring * (c - c0) + self.damper * cdot + bump;
+        if bar == 0.0 {
+            let fz = susp.max(0.0) * inv_zz;
+            (fz, fz)
+        } else {
+            // The bar adds to the load but the ground never pulls; the wheel applies its
+            // own part, the bar (a couple of `AntiRollBar`) the rest.
+            let (total, own) = with_bar(susp, bar);
+            (total * inv_zz, own * inv_zz)
+        }
+    }
+    /// The contact's normal load `fz` alone (as [`WheelCollider::kinematics`] gives it:
+    /// it depends on neither the spin nor the steer): on the ground plane only the
+    /// vertical velocity of the contact point, not the heading and slips.
+    fn normal_load(&self, st: &FrameState, bar: f64) -> f64 {
+        let ray = self.ray(st);
+        if let Some(hit) = ray.hit {
+            return self.kinematics_on(st, &ray, &hit, 0.0, 0.0, bar).fz;
+        }
+        if !ray.meets || self.reach_in(&ray) == Reach::Airborne {
+            return 0.0;
+        }
+        let s = self.dist + self.radius - ray.c;
+        let g_body = [self.center[0], self.center[1], self.center[2] - s];
+        // The z component of `st.point_velocity(g_body)`, computed as it computes it.
+        let vgz = st.vel()[2] + dot(st.rotation()[2], cross(st.omega(), g_body));
+        self.plane_load(ray.c, ray.inv_zz, vgz, bar).0
+    }
     /// [`WheelCollider::kinematics`] on a road: the load along the road's normal `n` at
     /// the contact, whose component along the suspension axis is the suspension force;
     /// the heading and lateral axes in the road's tangent plane.
+    #[inline(never)]
     fn kinematics_on(
         &self,
         st: &FrameState,
@@ -1034,6 +1065,7 @@ impl WheelCollider {
     fn no_ground(&self) -> f64 {
         -(self.dist + self.radius)
     }
+    #[inline(always)]
     fn contact_of(&self, cx: &Cx) -> Contact {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
             let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
@@ -1303,8 +1335,7 @@ impl Block for WheelCollider {
         y[5] = k.c;
     }
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
-        y[OUT_FZ] = k.fz;
+        y[OUT_FZ] = self.normal_load(cx.frame(BODY), cx.u(IN_BAR));
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         let k = self.contact_of(cx);
