@@ -182,6 +182,12 @@ impl FrameState {
     pub fn point_velocity(&self, r: V3) -> V3 {
         add(self.vel, self.to_world(cross(self.omega, r)))
     }
+    /// The world vertical component of [`FrameState::point_velocity`] (its third entry,
+    /// computed the same way).
+    #[inline]
+    pub fn point_vertical_velocity(&self, r: V3) -> f64 {
+        self.vel[2] + dot(self.rot[2], cross(self.omega, r))
+    }
     /// Euler angles `(roll, pitch, yaw)` (Z-Y-X, yaw first), yaw in (−π, π].
     pub fn euler(&self) -> V3 {
         let [w, x, y, z] = self.quat;
@@ -317,6 +323,22 @@ mod tests {
         let back = st.to_body(w);
         for a in 0..3 {
             assert!((back[a] - v[a]).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn vertical_point_velocity_has_the_bits_of_the_full_vector() {
+        // A tumbling, translating body: the vertical part alone is the full vector's third
+        // entry to the bit (a wheel's load after the network solve reads it alone).
+        let mut s = [0.0; FRAME_STATES];
+        s[3..7].copy_from_slice(&[0.9, -0.2, 0.3, 0.25]);
+        s[7..10].copy_from_slice(&[12.0, -0.4, 0.07]);
+        s[10..13].copy_from_slice(&[0.3, -1.2, 0.8]);
+        let st = FrameState::from_slice(&s);
+        for r in [[1.2, 0.8, -0.35], [-1.5, -0.8, -0.1], [0.0, 0.0, 0.0]] {
+            let v = st.point_velocity(r);
+            assert_eq!(st.point_vertical_velocity(r).to_bits(), v[2].to_bits());
+            assert_ne!(v[2], 0.0);
         }
     }
 }

@@ -965,8 +965,7 @@ impl WheelCollider {
         }
         let s = self.dist + self.radius - ray.c;
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
-        // The z component of `st.point_velocity(g_body)`, computed as it computes it.
-        let vgz = st.vel()[2] + dot(st.rotation()[2], cross(st.omega(), g_body));
+        let vgz = st.point_vertical_velocity(g_body);
         self.plane_load(ray.c, ray.inv_zz, vgz, bar).0
     }
     /// [`WheelCollider::kinematics`] on a road: the load along the road's normal `n` at
