@@ -1137,6 +1137,7 @@ impl WheelCollider {
 }
 
 impl Block for WheelCollider {
+    drivelink_core::run_state!(mode, reach, sides);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::frame("body"),
