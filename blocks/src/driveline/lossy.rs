@@ -35,10 +35,9 @@
 //! to the optional `heat` port.
 
 use drivelink_core::{
-    RunState, RunStateError,
     Block, BlockDecl, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad,
     FrictionMode, FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamError, Params, PortDecl, Row,
-    RowKind, VarDecl, VarSource,
+    RowKind, RunState, RunStateError, VarDecl, VarSource,
 };
 
 use crate::util::{hysteresis_guard, hysteresis_mode, Table1D};

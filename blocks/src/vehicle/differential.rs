@@ -104,10 +104,10 @@
 //! Angles are in rad (`"45 deg"` in netlists); stiffness in [0, 1]; ratios >= 1.
 
 use drivelink_core::{
-    RunState, RunStateError,
     Block, BlockBuild, BlockDecl, BlockType, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw,
     FrictionLoad, FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind,
-    ParamSpec, Params, PortDecl, Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
+    ParamSpec, Params, PortDecl, Registry, Row, RowKind, RunState, RunStateError, ThermalDecl,
+    VarDecl, VarSource,
 };
 use serde_json::json;
 

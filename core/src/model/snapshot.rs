@@ -21,13 +21,14 @@ use drivelink_solver::{Integration, Settings};
 
 use super::Model;
 use crate::block::{FrictionMode, RunState};
+use crate::plan::Plan;
 
 /// A model's run state at one instant (see the module docs).
 #[derive(Debug, Clone)]
 pub struct ModelState {
-    /// Which compilation made the plan (`Plan::compile_id`): the state fits models of
-    /// that plan only.
-    compile_id: u64,
+    /// The plan's structure ([`structure_key`]): the state fits models of that structure
+    /// only.
+    structure: u64,
     n_states: usize,
     /// Time, s.
     t: f64,
@@ -61,13 +62,8 @@ impl ModelState {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StateError {
     /// The model's structure is not that of the plan the state was taken from.
-    #[error("the saved state is of another model structure (compilation {saved}, this model's {this}): the block list, states or guards differ")]
-    OtherStructure {
-        /// The saved state's compilation.
-        saved: u64,
-        /// This model's compilation.
-        this: u64,
-    },
+    #[error("the saved state is of another model structure: the block list, states, guards or friction joints differ")]
+    OtherStructure,
     /// A block's run state cannot be saved or is not of the block's type.
     #[error("block '{block}' ({type_name}): {message}")]
     Block {
@@ -110,7 +106,7 @@ impl Model {
             _ => (t, x.to_vec(), None),
         };
         Ok(ModelState {
-            compile_id: plan.compile_id,
+            structure: structure_key(plan),
             n_states: plan.n_states,
             t,
             x,
@@ -141,14 +137,11 @@ impl Model {
     /// unusable for stepping until a state that fits is restored; nothing panics.
     pub fn restore_state(&mut self, s: &ModelState) -> Result<(), StateError> {
         let plan = self.plan.clone();
-        if s.compile_id != plan.compile_id
+        if s.structure != structure_key(&plan)
             || s.n_states != plan.n_states
             || s.blocks.len() != self.blocks.len()
         {
-            return Err(StateError::OtherStructure {
-                saved: s.compile_id,
-                this: plan.compile_id,
-            });
+            return Err(StateError::OtherStructure);
         }
         self.stepping = None;
         for (b, (blk, saved)) in self.blocks.iter_mut().zip(&s.blocks).enumerate() {
@@ -198,7 +191,12 @@ impl Model {
     /// Restart the stepped run at `t` from `x` with the run settings `settings` (their
     /// start time replaced by `t`): the solver's initial event call becomes an `External`
     /// one (no initial projection, no initial modes).
-    fn resume_stepping(&mut self, t: f64, x: &[f64], settings: &Settings) -> Result<(), StateError> {
+    fn resume_stepping(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        settings: &Settings,
+    ) -> Result<(), StateError> {
         let mut set = settings.clone();
         set.start_time = t;
         self.snap.resuming = true;
@@ -223,4 +221,23 @@ pub(super) struct SnapHooks {
     pub(super) resuming: bool,
     /// The settings the stepped run was started with.
     pub(super) stepping: Option<Settings>,
+}
+
+/// A hash of what a run state's layout depends on: every block's name, type, states and
+/// guards, the friction joints, the signal slots and the state vector's size. Two
+/// compilations of one netlist (or a model rebuilt with parameter values that keep its
+/// structure) have the same key.
+fn structure_key(plan: &Plan) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    plan.n_states.hash(&mut h);
+    plan.n_signals.hash(&mut h);
+    plan.n_block_guards.hash(&mut h);
+    for b in &plan.blocks {
+        (&b.name, b.type_name, &b.x, &b.guards, &b.joints).hash(&mut h);
+    }
+    for j in &plan.joints {
+        j.name.hash(&mut h);
+    }
+    h.finish()
 }
