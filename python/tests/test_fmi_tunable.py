@@ -76,7 +76,7 @@ def open_slave(fmu, version, unzipdir):
     k = next(v for v in md.modelVariables if v.name == "K")
     assert (k.causality, k.variability) == ("parameter", "tunable"), (k.causality, k.variability)
     if version == 3:
-        assert md.coSimulation.canGetAndSetFMUState
+        assert md.coSimulation.canGetAndSetFMUstate
         s = FMU3Slave(guid=md.instantiationToken, unzipDirectory=unzipdir,
                       modelIdentifier=md.coSimulation.modelIdentifier, instanceName="tunable")
         s.instantiate()
