@@ -136,10 +136,10 @@ impl Instance {
     /// rebuilt with it, the run state carried over (see the module docs).
     pub(super) fn tune(&mut self, k: usize, value: f64) -> Result<(), String> {
         let name = self.vars[k].name.clone();
-        let allowed = match (self.me.is_some(), self.phase) {
-            (true, Phase::Event) | (false, Phase::Step) => true,
-            _ => false,
-        };
+        let allowed = matches!(
+            (self.me.is_some(), self.phase),
+            (true, Phase::Event) | (false, Phase::Step)
+        );
         if !allowed {
             let when = if self.me.is_some() {
                 "in Event Mode"
