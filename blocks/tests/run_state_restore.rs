@@ -105,7 +105,8 @@ fn worst_relative(a: &[(f64, Vec<f64>)], b: &[(f64, Vec<f64>)], names: &[String]
                 continue;
             }
             let d = (p - q).abs() / scale;
-            if !(d <= worst.0) {
+            // A NaN difference (one side undefined) counts as the worst.
+            if d.is_nan() || d > worst.0 {
                 worst = (d, name.clone());
             }
         }
