@@ -335,6 +335,31 @@ fn cosimulation_fmu_state_set_back_repeats_the_steps_bit_for_bit() {
 }
 
 #[test]
+fn fmu_state_at_the_stop_time_is_taken_and_set_back() {
+    let vars = variables(LAG);
+    let y = vr(&vars, "lag.y");
+    let inst = instantiate(LAG, "state_end", Kind::CoSimulation);
+    start_cs(inst, 1.0);
+    for i in 0..10 {
+        step(inst, i as f64 * 0.1, 0.1);
+    }
+    let end = get(inst, y);
+    let mut state: *mut c_void = std::ptr::null_mut();
+    ok(unsafe { fmi3GetFMUState(inst, &mut state) });
+    assert_eq!(get(inst, y), end);
+    ok(unsafe { fmi3SetFMUState(inst, state) });
+    assert_eq!(get(inst, y), end);
+    assert!((end - exact_k1(1.0)).abs() < 1e-8);
+    ok(unsafe { fmi3FreeFMUState(inst, &mut state) });
+    unsafe { fmi3FreeInstance(inst) };
+}
+
+/// The lag's output with the gain left at `K1`.
+fn exact_k1(t: f64) -> f64 {
+    K1 * (1.0 - (-t / TAU).exp())
+}
+
+#[test]
 fn model_exchange_fmu_state_set_back_repeats_the_integration_bit_for_bit() {
     let vars = variables(LAG);
     let (k, y) = (vr(&vars, "K"), vr(&vars, "lag.y"));

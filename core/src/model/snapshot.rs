@@ -199,6 +199,12 @@ impl Model {
     ) -> Result<(), StateError> {
         let mut set = settings.clone();
         set.start_time = t;
+        if set.stop_time <= t {
+            // A state taken at the stop time: the run restarts there with a stop time a
+            // hair later (the solver needs a span), so its state and outputs are there to
+            // read; the caller steps no further.
+            set.stop_time = t + 1e-9 * t.abs().max(1.0);
+        }
         self.snap.resuming = true;
         let started = Integration::start(self, x, &set);
         self.snap.resuming = false;
