@@ -15,7 +15,9 @@
 # closest, 7.4e-6: CVODE's own error at 1e-9). FMI_MODELS="a b" checks other netlists of
 # models/netlists/, FMI_VERSIONS="3" or "2" one version only. Then the inputs of exported
 # FMUs (python/tests/test_fmi_inputs.py: an Inport into a first-order lag, a step input
-# from fmpy, CS and ME of both versions, against the closed form), then
+# from fmpy, CS and ME of both versions, against the closed form), the tunable parameters
+# (python/tests/test_fmi_tunable.py: a gain set between Co-Simulation steps through fmpy's
+# FMU3Slave/FMU2Slave against the closed form, and the FMU state set back), then
 # examples/fmi/full_car_fmpy.py (the full car in fmpy at 10 ms steps, plotted).
 # fmpy lives in a venv, target/fmi-venv unless FMI_VENV names another (created on first
 # use, needs network once).
@@ -200,5 +202,6 @@ print(f"fmi ME: all outputs within {TOL:g} of their range (worst {worst_all:.3e}
 PY
 # Inputs: a step input from fmpy into an exported lag, against the closed form.
 DRIVELINK_CLI=./target/debug/drivelink "$VENV/bin/python" python/tests/test_fmi_inputs.py
+DRIVELINK_CLI=./target/debug/drivelink "$VENV/bin/python" python/tests/test_fmi_tunable.py
 # The example that runs the exported full car in fmpy next to `drivelink run` (docs/fmi.md).
 "$VENV/bin/python" examples/fmi/full_car_fmpy.py --fmi "${VERSIONS%% *}" --out "$OUT/example"

@@ -28,8 +28,10 @@ pub const LONG_ABOUT: &str =
 Written now: FMUs for x86_64 Linux, FMI 3.0 (--fmi 3, the default; binary in \
 binaries/x86_64-linux/) or FMI 2.0 (--fmi 2; binary in binaries/linux64/, guid = the \
 instantiation token). Both carry the same runtime library and netlist. Variables: `time`, \
-every numeric top-level netlist parameter as a fixed Float64 (FMI 2.0: Real) parameter \
-(SI value, settable before the end of initialization), every top-level Inport block as an \
+every numeric top-level netlist parameter as a tunable Float64 (FMI 2.0: Real) parameter \
+(SI value; settable before the end of initialization, and after it between Co-Simulation \
+steps or in Model Exchange Event Mode: the model goes on from its current state with the \
+new value), every top-level Inport block as an \
 input (start = its value), every logged variable as an output, all with their SI units.\n\n\
 --kind both (the default): one FMU offering both interfaces.\n\
 --kind cs: Co-Simulation: doStep advances the model with drivelink's own hybrid solver \

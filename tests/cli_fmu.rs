@@ -295,7 +295,7 @@ fn fmu_set_value_becomes_the_parameter_start() {
     let bytes = std::fs::read(&fmu).unwrap();
     let xml = String::from_utf8(zip_read(&bytes, "modelDescription.xml")).unwrap();
     assert!(xml.contains(
-        "<Float64 name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"fixed\" start=\"0.5\" unit=\"kg*m^2\"/>"
+        "<Float64 name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\" start=\"0.5\" unit=\"kg*m^2\"/>"
     ), "{xml}");
     let json = zip_read(&bytes, "resources/model.json");
     let token = drivelink_fmi::instantiation_token(&json);
@@ -350,7 +350,7 @@ fn fmi2_fmu_holds_a_2_0_description_and_the_library_under_linux64() {
     ));
     assert!(xml.contains("<Unit name=\"N*m\">\n      <BaseUnit kg=\"1\" m=\"2\" s=\"-2\"/>"));
     assert!(xml.contains(
-        "<ScalarVariable name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"fixed\">\n      <Real start=\"2.0\" unit=\"kg*m^2\"/>"
+        "<ScalarVariable name=\"J2\" valueReference=\"2\" causality=\"parameter\" variability=\"tunable\">\n      <Real start=\"2.0\" unit=\"kg*m^2\"/>"
     ), "{xml}");
     assert!(xml.contains(
         "<ScalarVariable name=\"clutch.tau\" valueReference=\"7\" causality=\"output\" variability=\"continuous\">\n      <Real unit=\"N*m\"/>"

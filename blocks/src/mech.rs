@@ -741,6 +741,7 @@ struct OneWayClutch {
     first: crate::signal::FirstCall,
 }
 impl Block for OneWayClutch {
+    drivelink_core::run_state!(first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange_a"),

@@ -395,6 +395,7 @@ impl Engine {
 }
 
 impl Block for Engine {
+    drivelink_core::run_state!(map_cell, stalled, first);
     fn declare(&self) -> BlockDecl {
         // Declared whatever the options, so the catalogue (built with the defaults) lists
         // them; without friction, idle control or stall they read 0, the clamped throttle

@@ -34,7 +34,7 @@ pub use drivelink_solver::{Method, Settings};
 pub use error::{Error, ParamError};
 pub use frame::{FrameState, MassProps, G};
 pub use ids::{BlockIx, FrameIx, JointIx, NodeIx, RowIx, SlotIx, StateIx};
-pub use model::{Eigen, EnergyAudit, HeatAudit, Linearization, Model};
+pub use model::{Eigen, EnergyAudit, HeatAudit, Linearization, Model, ModelState, StateError};
 pub use params::{
     BlockBuild, BlockType, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, RecordField,
     Registry, RegistryError,

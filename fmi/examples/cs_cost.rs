@@ -15,7 +15,11 @@
 //!   every step as an importer does;
 //! - the native run (`Model::run_with`, the library directly, in this process) over the
 //!   same span with the output grid at the communication step, and with the netlist's own
-//!   output settings.
+//!   output settings;
+//! - a tunable parameter change at `t = 10 s` (`fmi3SetFloat64` of the netlist's first
+//!   parameter, 1.5 times its value and back: the model rebuilt and its run state
+//!   restored, the integration restarted), and `fmi3GetFMUState` / `fmi3SetFMUState`
+//!   there.
 //!
 //! ```sh
 //! cargo build --release -p drivelink-fmi
@@ -60,6 +64,10 @@ type DoStep = unsafe extern "C" fn(
 ) -> Status;
 type GetFloat64 =
     unsafe extern "C" fn(*mut c_void, *const ValueReference, usize, *mut f64, usize) -> Status;
+type SetFloat64 =
+    unsafe extern "C" fn(*mut c_void, *const ValueReference, usize, *const f64, usize) -> Status;
+type GetState = unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> Status;
+type SetState = unsafe extern "C" fn(*mut c_void, *mut c_void) -> Status;
 
 /// The FMI 3.0 functions the benchmark calls, resolved in the loaded library.
 struct Fmi {
@@ -68,6 +76,10 @@ struct Fmi {
     exit_init: OneArg,
     do_step: DoStep,
     get: GetFloat64,
+    set: SetFloat64,
+    get_state: GetState,
+    set_state: SetState,
+    free_state: GetState,
     free: Free,
     _lib: libloading::Library,
 }
@@ -90,6 +102,10 @@ impl Fmi {
                 exit_init: sym!(b"fmi3ExitInitializationMode"),
                 do_step: sym!(b"fmi3DoStep"),
                 get: sym!(b"fmi3GetFloat64"),
+                set: sym!(b"fmi3SetFloat64"),
+                get_state: sym!(b"fmi3GetFMUState"),
+                set_state: sym!(b"fmi3SetFMUState"),
+                free_state: sym!(b"fmi3FreeFMUState"),
                 free: sym!(b"fmi3FreeInstance"),
                 _lib: lib,
             })
@@ -192,6 +208,42 @@ fn cosimulate(
     (n, stop)
 }
 
+/// The cost of a tunable parameter change (`vr`, from `value` to 1.5 times it and back)
+/// and of getting and setting the FMU state, at `t = 10 s` of a run stepped at 100 ms:
+/// (change, get, set) in s, the best of `repeat`.
+fn tuning_cost(
+    fmi: &Fmi,
+    inst: *mut c_void,
+    t0: f64,
+    vr: u32,
+    value: f64,
+    repeat: usize,
+) -> (f64, f64, f64) {
+    cosimulate(fmi, inst, t0, t0 + 10.0, 0.1, &[]);
+    let mut k = 0;
+    let (t_set, _) = best(repeat, || {
+        k += 1;
+        let v = if k % 2 == 1 { 1.5 * value } else { value };
+        // SAFETY: a live instance, one value.
+        let st = unsafe { (fmi.set)(inst, &vr, 1, &v, 1) };
+        assert_eq!(st, OK, "fmi3SetFloat64 of the parameter");
+    });
+    let mut state: *mut c_void = std::ptr::null_mut();
+    let (t_get, _) = best(repeat, || {
+        // SAFETY: a live instance; the state is null or one it made.
+        let st = unsafe { (fmi.get_state)(inst, &mut state) };
+        assert_eq!(st, OK, "fmi3GetFMUState");
+    });
+    let (t_put, _) = best(repeat, || {
+        // SAFETY: a state of this instance.
+        let st = unsafe { (fmi.set_state)(inst, state) };
+        assert_eq!(st, OK, "fmi3SetFMUState");
+    });
+    // SAFETY: the state made above.
+    unsafe { (fmi.free_state)(inst, &mut state) };
+    (t_set, t_get, t_put)
+}
+
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -223,8 +275,8 @@ fn main() -> Result<(), String> {
     let d = drivelink_netlist::load_file(&netlist).map_err(|e| e.to_string())?;
     let registry = drivelink_blocks::registry();
     let plan = drivelink_core::Compiled::new(&d, &registry).map_err(|e| e.to_string())?;
-    let outputs: Vec<u32> = drivelink_fmi::variables(&d, plan.plan())
-        .map_err(|e| e.to_string())?
+    let vars = drivelink_fmi::variables(&d, plan.plan()).map_err(|e| e.to_string())?;
+    let outputs: Vec<u32> = vars
         .iter()
         .filter(|v| v.causality == Causality::Output)
         .map(|v| v.value_reference)
@@ -291,6 +343,21 @@ fn main() -> Result<(), String> {
             t_nat * 1e3,
             r.stats.steps,
             t_cs / t_nat
+        );
+    }
+    if let Some(p) = vars.iter().find(|v| v.causality == Causality::Parameter) {
+        let inst = fmi.start(&dir, &token, t0)?;
+        let value = p.start.unwrap_or(1.0);
+        let (set, get, put) = tuning_cost(&fmi, inst, t0, p.value_reference, value, repeat);
+        unsafe { (fmi.free)(inst) };
+        println!(
+            "at t = {} s: parameter '{}' changed {:.3} ms | fmi3GetFMUState {:.3} ms | \
+             fmi3SetFMUState {:.3} ms (best of {repeat})",
+            t0 + 10.0,
+            p.name,
+            set * 1e3,
+            get * 1e3,
+            put * 1e3
         );
     }
     Ok(())

@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use crate::instance::{Instance, Phase};
+use crate::instance::{FmuState, Instance, Phase};
 
 /// `fmi3Status`.
 pub type Status = i32;
@@ -587,9 +587,6 @@ unsupported! {
     fmi3SetClock(vr: P, nvr: usize, values: P);
     fmi3GetNumberOfVariableDependencies(vr: u32, n: M);
     fmi3GetVariableDependencies(dependent: u32, elem_dep: M, independents: M, elem_ind: M, kinds: M, n: usize);
-    fmi3GetFMUState(state: M);
-    fmi3SetFMUState(state: M);
-    fmi3FreeFMUState(state: M);
     fmi3SerializedFMUStateSize(state: M, size: M);
     fmi3SerializeFMUState(state: M, bytes: M, size: usize);
     fmi3DeserializeFMUState(bytes: P, size: usize, state: M);
@@ -649,4 +646,71 @@ pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
         "Scheduled Execution is not supported by drivelink FMUs (use Co-Simulation)",
     );
     std::ptr::null_mut()
+}
+
+/// `GetFMUState` of FMI 3.0 and 2.0: a new state into `*out` when it is null, else the
+/// state `*out` points to overwritten.
+///
+/// # Safety
+/// `ptr` as for [`with_host`]; `out` null or valid, `*out` null or a state made here.
+pub(crate) unsafe fn get_state<H: Host>(ptr: *mut c_void, out: *mut *mut c_void) -> Status {
+    with_host::<H>(ptr, |inst| {
+        if out.is_null() {
+            return Err("GetFMUState: the pointer to the state is null".into());
+        }
+        let s = inst.get_fmu_state()?;
+        if (*out).is_null() {
+            *out = Box::into_raw(Box::new(s)) as *mut c_void;
+        } else {
+            // SAFETY: a non-null state is one this function made.
+            *(*out as *mut FmuState) = s;
+        }
+        Ok(())
+    })
+}
+
+/// `SetFMUState` of FMI 3.0 and 2.0.
+///
+/// # Safety
+/// `ptr` as for [`with_host`]; `state` null or a state made by [`get_state`], not freed.
+pub(crate) unsafe fn set_state<H: Host>(ptr: *mut c_void, state: *mut c_void) -> Status {
+    with_host::<H>(ptr, |inst| {
+        if state.is_null() {
+            return Err("SetFMUState: the state is null".into());
+        }
+        inst.set_fmu_state(&*(state as *const FmuState))
+    })
+}
+
+/// `FreeFMUState` of FMI 3.0 and 2.0: the state freed and `*state` set to null.
+///
+/// # Safety
+/// `ptr` as for [`with_host`]; `state` null or valid, `*state` null or a state made by
+/// [`get_state`], not freed.
+pub(crate) unsafe fn free_state<H: Host>(ptr: *mut c_void, state: *mut *mut c_void) -> Status {
+    with_host::<H>(ptr, |_| {
+        if !state.is_null() && !(*state).is_null() {
+            drop(Box::from_raw(*state as *mut FmuState));
+            *state = std::ptr::null_mut();
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3GetFMUState(instance: *mut c_void, state: *mut *mut c_void) -> Status {
+    get_state::<Handle>(instance, state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3SetFMUState(instance: *mut c_void, state: *mut c_void) -> Status {
+    set_state::<Handle>(instance, state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi3FreeFMUState(
+    instance: *mut c_void,
+    state: *mut *mut c_void,
+) -> Status {
+    free_state::<Handle>(instance, state)
 }

@@ -565,8 +565,8 @@ pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(
 unsafe fn unsupported(c: Component, what: &str) -> Status {
     with(c, |_| {
         Err(format!(
-            "{what} is not supported by this FMU (drivelink exports Real FMUs without FMU \
-             state, directional derivatives or interpolation)"
+            "{what} is not supported by this FMU (drivelink exports Real FMUs without \
+             serialized FMU states, directional derivatives or interpolation)"
         ))
     })
 }
@@ -586,13 +586,25 @@ type P = *const c_void;
 type M = *mut c_void;
 
 unsupported! {
-    fmi2GetFMUstate(state: M);
-    fmi2SetFMUstate(state: M);
-    fmi2FreeFMUstate(state: M);
     fmi2SerializedFMUstateSize(state: M, size: M);
     fmi2SerializeFMUstate(state: M, bytes: M, size: usize);
     fmi2DeSerializeFMUstate(bytes: P, size: usize, state: M);
     fmi2GetDirectionalDerivative(unknowns: P, nu: usize, knowns: P, nk: usize, seed: P, sens: M);
     fmi2SetRealInputDerivatives(vr: P, nvr: usize, orders: P, values: P);
     fmi2GetRealOutputDerivatives(vr: P, nvr: usize, orders: P, values: M);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2GetFMUstate(c: Component, state: *mut *mut c_void) -> Status {
+    crate::ffi::get_state::<Handle>(c, state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2SetFMUstate(c: Component, state: *mut c_void) -> Status {
+    crate::ffi::set_state::<Handle>(c, state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fmi2FreeFMUstate(c: Component, state: *mut *mut c_void) -> Status {
+    crate::ffi::free_state::<Handle>(c, state)
 }

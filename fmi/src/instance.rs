@@ -16,7 +16,10 @@ use drivelink_solver::HybridSystem;
 use serde_json::Value;
 
 use crate::me::{DiscreteUpdate, MeRun};
+
+mod state;
 use crate::vars::{instantiation_token, model_variables, Causality, Variable};
+pub use state::FmuState;
 
 /// Where the instance is in the FMI state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,8 @@ impl Version {
             Version::Fmi2 => match name {
                 "GetContinuousStateDerivatives" => "fmi2GetDerivatives".into(),
                 "UpdateDiscreteStates" => "fmi2NewDiscreteStates".into(),
+                "GetFMUState" => "fmi2GetFMUstate".into(),
+                "SetFMUState" => "fmi2SetFMUstate".into(),
                 _ => format!("fmi2{name}"),
             },
         }
@@ -282,13 +287,7 @@ impl Instance {
 
     /// A run instance with the current parameter and input values.
     fn build_model(&self) -> Result<Model, String> {
-        let overrides: Vec<(String, Value)> = self
-            .vars
-            .iter()
-            .zip(&self.values)
-            .filter(|(v, val)| v.causality == Causality::Parameter && v.start != Some(**val))
-            .map(|(v, val)| (v.name.clone(), Value::from(*val)))
-            .collect();
+        let overrides = self.parameter_overrides();
         let model = self
             .compiled
             .with_params(&self.registry, &overrides)
@@ -297,6 +296,16 @@ impl Instance {
             h.set(self.values[k]);
         }
         Ok(model)
+    }
+
+    /// The parameters whose values differ from their start values, as netlist overrides.
+    fn parameter_overrides(&self) -> Vec<(String, Value)> {
+        self.vars
+            .iter()
+            .zip(&self.values)
+            .filter(|(v, val)| v.causality == Causality::Parameter && v.start != Some(**val))
+            .map(|(v, val)| (v.name.clone(), Value::from(*val)))
+            .collect()
     }
 
     /// The handles of the `Inport` blocks of `model` behind the input variables, by value
@@ -543,12 +552,8 @@ impl Instance {
             return self.set_input(vr as usize, value);
         }
         if !matches!(self.phase, Phase::Instantiated | Phase::Initialization) {
-            return Err(format!(
-                "'{}' is a fixed parameter: it can be set only before {} (the model is \
-                 built with it then)",
-                v.name,
-                self.version.function("ExitInitializationMode")
-            ));
+            // A tunable parameter set while the model runs (`state.rs`).
+            return self.tune(vr as usize, value);
         }
         self.values[vr as usize] = value;
         Ok(())

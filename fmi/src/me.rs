@@ -31,6 +31,7 @@ pub struct DiscreteUpdate {
 
 /// The run of a Model Exchange instance: the time and states the importer gave, and the
 /// event handling in progress.
+#[derive(Debug, Clone)]
 pub struct MeRun {
     pub t: f64,
     pub x: Vec<f64>,
@@ -92,6 +93,17 @@ impl MeRun {
             (true, true) => (Some(EventKind::Time), false),
             (true, false) => (None, false),
         };
+    }
+
+    /// The model was changed from outside at this instant (a tunable parameter set in
+    /// Event Mode): the next `fmi3UpdateDiscreteStates` makes an event call of kind
+    /// `External` that settles the modes for it.
+    pub fn changed_from_outside(&mut self) {
+        if self.pending.is_none() {
+            self.pending = Some(EventKind::External);
+            self.calls = 0;
+        }
+        self.outputs_current = false;
     }
 
     /// Whether event handling at this instant is still in progress.

@@ -25,8 +25,10 @@ pub const MODEL_IDENTIFIER: &str = "drivelink_fmi";
 pub enum Causality {
     /// The independent variable (time).
     Independent,
-    /// A parameter (a top-level netlist parameter), `fixed`: it can be set until the end
-    /// of initialization (the run instance is built with it then), not while the model runs.
+    /// A parameter (a top-level netlist parameter), `tunable`: set before the end of
+    /// initialization, the run instance is built with it; set later (Co-Simulation:
+    /// between steps; Model Exchange: in Event Mode), the model is rebuilt with it and
+    /// keeps its run state (see `instance/state.rs`).
     Parameter,
     /// An input (a top-level `Inport` block).
     Input,
@@ -295,7 +297,7 @@ fn unit_definitions(units: &BTreeMap<String, String>) -> String {
 fn causality_variability(c: Causality) -> (&'static str, &'static str) {
     match c {
         Causality::Independent => ("independent", "continuous"),
-        Causality::Parameter => ("parameter", "fixed"),
+        Causality::Parameter => ("parameter", "tunable"),
         Causality::Input => ("input", "continuous"),
         Causality::Output => ("output", "continuous"),
         Causality::State | Causality::Derivative(_) | Causality::Indicator => {
@@ -328,7 +330,7 @@ pub fn model_description_of(info: &Description, vars: &[Variable], kind: Kind) -
         let _ = writeln!(
             x,
             "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-             needsCompletedIntegratorStep=\"false\" canGetAndSetFMUState=\"false\" \
+             needsCompletedIntegratorStep=\"false\" canGetAndSetFMUState=\"true\" \
              canSerializeFMUState=\"false\"/>"
         );
     }
@@ -336,7 +338,7 @@ pub fn model_description_of(info: &Description, vars: &[Variable], kind: Kind) -
         let _ = writeln!(
             x,
             "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-             canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"false\" \
+             canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"true\" \
              canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
         );
     }
@@ -449,7 +451,7 @@ pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Ki
             "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
              completedIntegratorStepNotNeeded=\"true\" \
              canBeInstantiatedOnlyOncePerProcess=\"false\" \
-             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"true\" \
              canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
         );
     }
@@ -460,7 +462,7 @@ pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Ki
              canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
              maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
              canBeInstantiatedOnlyOncePerProcess=\"false\" \
-             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" \
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"true\" \
              canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
         );
     }

@@ -186,10 +186,14 @@ fn fmi2_setup_experiment_start_time_and_reset() {
             (w[0] - 5.0).abs() < 1e-9 && (w[1] - 5.0).abs() < 1e-9,
             "{w:?}"
         );
-        // A fixed parameter, not set while stepping: refused with the reason, naming the
-        // FMI 2.0 function.
-        assert_eq!(set(c, 2, 2.0), ERROR);
-        assert!(logged().contains("it can be set only before fmi2ExitInitializationMode"));
+        // A tunable parameter set between steps; refused after the end, naming the FMI 2.0
+        // function.
+        assert_eq!(set(c, 2, 3.0), OK, "{}", logged());
+        assert_eq!(get(c, &[2]), [3.0]);
+        assert_eq!(fmi2DoStep(c, 11.1, 0.1, 1), OK, "{}", logged());
+        assert_eq!(fmi2Terminate(c), OK);
+        assert_eq!(set(c, 2, 4.0), ERROR);
+        assert!(logged().contains("a tunable parameter is set before fmi2ExitInitializationMode"));
         // Reset: back to the start values and the netlist's start time.
         assert_eq!(fmi2Reset(c), OK);
         assert_eq!(get(c, &[0, 2]), [0.0, 2.0]);
@@ -282,12 +286,15 @@ fn fmi2_errors_reach_the_logger_as_fmi2_error() {
         );
         assert_eq!(fmi2CancelStep(c), ERROR);
         assert!(logged().contains("fmi2CancelStep: there is no step to cancel"));
+        // The state of an instance whose initialization failed: its values only.
         let mut state = std::ptr::null_mut::<c_void>();
-        assert_eq!(
-            fmi2GetFMUstate(c, &mut state as *mut _ as *mut c_void),
-            ERROR
-        );
-        assert!(logged().contains("fmi2GetFMUstate is not supported"));
+        assert_eq!(fmi2GetFMUstate(c, &mut state), OK, "{}", logged());
+        assert!(!state.is_null());
+        assert_eq!(fmi2SetFMUstate(c, state), OK, "{}", logged());
+        assert_eq!(fmi2FreeFMUstate(c, &mut state), OK);
+        assert!(state.is_null());
+        assert_eq!(fmi2SetFMUstate(c, state), ERROR);
+        assert!(logged().contains("SetFMUState: the state is null"));
         fmi2FreeInstance(c);
     }
     // A null component is an error, never a crash.

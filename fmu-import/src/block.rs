@@ -499,7 +499,16 @@ fn next_point(t: f64, t0: f64, step: f64) -> f64 {
     t0 + k * step
 }
 
+/// Why a model with an `Fmu` block cannot save its run state.
+pub(crate) const UNSAVED_STATE: &str =
+    "the run state of an imported FMU (its instance) cannot be saved: a model with an Fmu block has no saved state";
+
 impl Block for FmuBlock {
+    /// The imported FMU keeps run data of its own (its instance) that drivelink does not
+    /// save: a model with an `Fmu` block has no saved state.
+    fn save_run_state(&self) -> Result<Option<drivelink_core::RunState>, String> {
+        Err(crate::block::UNSAVED_STATE.into())
+    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: self.io.decls(),

@@ -343,6 +343,11 @@ impl MeBlock {
 }
 
 impl Block for MeBlock {
+    /// The imported FMU keeps run data of its own (its instance) that drivelink does not
+    /// save: a model with an `Fmu` block has no saved state.
+    fn save_run_state(&self) -> Result<Option<drivelink_core::RunState>, String> {
+        Err(crate::block::UNSAVED_STATE.into())
+    }
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: self.io.decls(),

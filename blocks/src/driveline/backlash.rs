@@ -157,6 +157,7 @@ impl ElastoBacklash {
 }
 
 impl Block for ElastoBacklash {
+    drivelink_core::run_state!(region);
     fn declare(&self) -> BlockDecl {
         let [phi, w] = relative_vars(0, 1);
         let variables = vec![
@@ -356,6 +357,7 @@ impl Backlash {
 }
 
 impl Block for Backlash {
+    drivelink_core::run_state!(first, state);
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("phi_rel", VarSource::Custom(0), "rad").doc("phi_b − phi_a"),

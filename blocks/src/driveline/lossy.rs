@@ -37,7 +37,7 @@
 use drivelink_core::{
     Block, BlockDecl, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw, FrictionLoad,
     FrictionMode, FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamError, Params, PortDecl, Row,
-    RowKind, VarDecl, VarSource,
+    RowKind, RunState, RunStateError, VarDecl, VarSource,
 };
 
 use crate::util::{hysteresis_guard, hysteresis_mode, Table1D};
@@ -268,6 +268,17 @@ impl MeshLoss {
         changed
     }
 
+    /// The branch and the last sliding sign: the run state of the mesh loss.
+    pub fn branch(&self) -> (bool, f64) {
+        (self.eta_pos, self.last_dir)
+    }
+
+    /// Put back a run state [`MeshLoss::branch`] gave.
+    pub fn set_branch(&mut self, (eta_pos, last_dir): (bool, f64)) {
+        self.eta_pos = eta_pos;
+        self.last_dir = last_dir;
+    }
+
     /// Re-initialise the branch (start of a run).
     pub fn reset(&mut self) {
         self.eta_pos = true;
@@ -390,6 +401,16 @@ impl LossyGear {
 }
 
 impl Block for LossyGear {
+    fn save_run_state(&self) -> Result<Option<RunState>, String> {
+        Ok(self.loss.as_ref().map(|l| RunState::new(l.branch())))
+    }
+    fn restore_run_state(&mut self, saved: &RunState) -> Result<(), RunStateError> {
+        let branch = *saved.get::<(bool, f64)>()?;
+        if let Some(l) = self.loss.as_mut() {
+            l.set_branch(branch);
+        }
+        Ok(())
+    }
     fn declare(&self) -> BlockDecl {
         let s = if self.names.s_optional {
             PortDecl::support(self.names.s)

@@ -65,6 +65,7 @@ impl DogClutch {
 }
 
 impl Block for DogClutch {
+    drivelink_core::run_state!(first, state);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("flange_a"),
@@ -233,6 +234,7 @@ impl GearSelector {
 }
 
 impl Block for GearSelector {
+    drivelink_core::run_state!(engaged, target, lever, due, first);
     fn declare(&self) -> BlockDecl {
         let mut p = vec![PortDecl::input("gear").with_unit("1")];
         for k in 1..=self.n {

@@ -84,6 +84,7 @@ impl ShiftSchedule {
 }
 
 impl Block for ShiftSchedule {
+    drivelink_core::run_state!(gear, hold_until, shifts, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("v").with_unit("m/s"),

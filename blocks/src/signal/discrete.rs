@@ -86,6 +86,7 @@ pub struct ZeroOrderHold {
 }
 
 impl Block for ZeroOrderHold {
+    drivelink_core::run_state!(held, hit_t, first);
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],
@@ -147,6 +148,7 @@ pub struct UnitDelay {
 }
 
 impl Block for UnitDelay {
+    drivelink_core::run_state!(out, stored, hit_t, first);
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],

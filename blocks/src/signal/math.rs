@@ -328,6 +328,7 @@ pub struct Abs {
 }
 
 impl Block for Abs {
+    drivelink_core::run_state!(neg);
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],
@@ -391,6 +392,7 @@ impl MinMax {
 }
 
 impl Block for MinMax {
+    drivelink_core::run_state!(sel);
     fn declare(&self) -> BlockDecl {
         let mut p = numbered_inputs(self.n);
         p.push(PortDecl::output("y"));
@@ -499,6 +501,7 @@ impl Saturation {
 }
 
 impl Block for Saturation {
+    drivelink_core::run_state!(mode, first);
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::input("u"), PortDecl::output("y")],
@@ -597,6 +600,7 @@ pub struct Lookup2D {
 }
 
 impl Block for Lookup2D {
+    drivelink_core::run_state!(cell);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("u1"),
@@ -691,6 +695,7 @@ impl Lookup1D {
 }
 
 impl Block for Lookup1D {
+    drivelink_core::run_state!(seg, fresh);
     fn declare(&self) -> BlockDecl {
         let variables = vec![VarDecl::new("segment", VarSource::Custom(0), "1")
             .doc("index of the active table segment")];
@@ -825,6 +830,7 @@ impl Relational {
 }
 
 impl Block for Relational {
+    drivelink_core::run_state!(sign, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("u1"),
@@ -893,6 +899,7 @@ pub struct Switch {
 }
 
 impl Block for Switch {
+    drivelink_core::run_state!(pass_u1, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("u1"),

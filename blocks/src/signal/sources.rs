@@ -167,6 +167,7 @@ pub struct Step {
 }
 
 impl Block for Step {
+    drivelink_core::run_state!(on, first);
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -246,6 +247,7 @@ pub struct Ramp {
 }
 
 impl Block for Ramp {
+    drivelink_core::run_state!(phase, first);
     fn declare(&self) -> BlockDecl {
         BlockDecl {
             ports: vec![PortDecl::output("y")],
@@ -395,6 +397,7 @@ impl SignalBuilder {
 }
 
 impl Block for SignalBuilder {
+    drivelink_core::run_state!(seg, first);
     fn declare(&self) -> BlockDecl {
         let variables = vec![VarDecl::new("segment", VarSource::Custom(0), "1")
             .doc("index of the active breakpoint segment")];

@@ -250,6 +250,7 @@ impl Abs {
 }
 
 impl Block for Abs {
+    drivelink_core::run_state!(ratio, hit_t, idle, first);
     fn declare(&self) -> BlockDecl {
         let peak = match self.trigger {
             // No explicit value: the tire must provide it (compile error if unconnected).

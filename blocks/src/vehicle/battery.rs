@@ -324,6 +324,7 @@ impl Battery {
 }
 
 impl Block for Battery {
+    drivelink_core::run_state!(limit, level, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("p").with_unit("W"),

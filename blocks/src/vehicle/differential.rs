@@ -106,7 +106,8 @@
 use drivelink_core::{
     Block, BlockBuild, BlockDecl, BlockType, Constraint, Cx, EventCx, FrictionDecl, FrictionLaw,
     FrictionLoad, FrictionVar, HeatFlows, LoadLaw, MechDecl, ParamDefault, ParamError, ParamKind,
-    ParamSpec, Params, PortDecl, Registry, Row, RowKind, ThermalDecl, VarDecl, VarSource,
+    ParamSpec, Params, PortDecl, Registry, Row, RowKind, RunState, RunStateError, ThermalDecl,
+    VarDecl, VarSource,
 };
 use serde_json::json;
 
@@ -491,6 +492,19 @@ impl Differential {
 }
 
 impl Block for Differential {
+    fn save_run_state(&self) -> Result<Option<RunState>, String> {
+        let branch = self.loss.as_ref().map(|l| l.branch());
+        Ok(Some(RunState::new((self.power, self.first, branch))))
+    }
+    fn restore_run_state(&mut self, saved: &RunState) -> Result<(), RunStateError> {
+        let (power, first, branch) = *saved.get::<(bool, FirstCall, Option<(bool, f64)>)>()?;
+        self.power = power;
+        self.first = first;
+        if let (Some(l), Some(b)) = (self.loss.as_mut(), branch) {
+            l.set_branch(b);
+        }
+        Ok(())
+    }
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("input"),

@@ -317,6 +317,7 @@ impl DriveCycle {
 }
 
 impl Block for DriveCycle {
+    drivelink_core::run_state!(seg, done, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::output("v").with_unit("m/s"),

@@ -185,6 +185,7 @@ impl LongitudinalDriver {
 }
 
 impl Block for LongitudinalDriver {
+    drivelink_core::run_state!(region, t0, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("v_ref").with_unit("m/s"),

@@ -251,6 +251,7 @@ impl ElectricMachine {
 }
 
 impl Block for ElectricMachine {
+    drivelink_core::run_state!(region, generating, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("cmd").with_unit("1"),

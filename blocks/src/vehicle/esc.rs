@@ -239,6 +239,7 @@ impl Esc {
 }
 
 impl Block for Esc {
+    drivelink_core::run_state!(armed, mode, first);
     fn declare(&self) -> BlockDecl {
         let mut p = vec![
             PortDecl::input("steer").with_unit("rad"),

@@ -563,6 +563,7 @@ impl PathFollower {
 }
 
 impl Block for PathFollower {
+    drivelink_core::run_state!(sat, lap, side, outside, hit, cones_hit, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("x").with_unit("m"),

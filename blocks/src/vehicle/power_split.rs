@@ -327,6 +327,7 @@ impl PowerSplitController {
 }
 
 impl Block for PowerSplitController {
+    drivelink_core::run_state!(on, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("accel").with_unit("1"),

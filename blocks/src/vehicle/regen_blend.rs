@@ -147,6 +147,7 @@ impl RegenBlend {
 }
 
 impl Block for RegenBlend {
+    drivelink_core::run_state!(modes, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::input("demand").with_unit("N*m"),

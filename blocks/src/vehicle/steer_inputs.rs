@@ -188,6 +188,7 @@ const SINE_PHASES: [&str; 5] = [
 ];
 
 impl Block for SineWithDwell {
+    drivelink_core::run_state!(phase, first);
     fn declare(&self) -> BlockDecl {
         let variables = vec![
             VarDecl::new("phase", VarSource::Custom(0), "1").doc(
@@ -283,6 +284,7 @@ pub struct SteerRamp {
 const RAMP_PHASES: [&str; 3] = ["before ramp", "ramp starts", "ramp reaches max"];
 
 impl Block for SteerRamp {
+    drivelink_core::run_state!(phase, first);
     fn declare(&self) -> BlockDecl {
         let variables = vec![VarDecl::new("phase", VarSource::Custom(0), "1")
             .doc("0 before the ramp, 1 ramping, 2 held at max")];

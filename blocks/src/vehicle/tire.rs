@@ -225,6 +225,7 @@ impl Tire {
 }
 
 impl Block for Tire {
+    drivelink_core::run_state!(sticky, first);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::rot("hub"),

@@ -1168,6 +1168,7 @@ impl WheelCollider {
 }
 
 impl Block for WheelCollider {
+    drivelink_core::run_state!(mode, reach, sides);
     fn declare(&self) -> BlockDecl {
         let ports = vec![
             PortDecl::frame("body"),

@@ -29,8 +29,10 @@
 //! sign for elements whose `tau` accelerates flange_b).
 
 mod decl;
+mod run_state;
 
 pub use decl::{BlockDecl, EnergyRole, Feedthrough, Outputs};
+pub use run_state::{RunState, RunStateError};
 
 use crate::ids::SlotIx;
 use crate::result::EventTag;
@@ -1179,5 +1181,24 @@ pub trait Block: Send + Sync {
     /// Return true if a mode changed.
     fn update_modes(&mut self, _cx: &mut EventCx) -> bool {
         false
+    }
+
+    // ---- run state (see `crate::model::ModelState`) ----
+    /// Everything [`Block::reset`], [`Block::time_event`] and [`Block::update_modes`] wrote
+    /// (modes, held samples, phases, first-call flags), to be put back with
+    /// [`Block::restore_run_state`] into this block or into one of the same type built with
+    /// other parameter values. `Ok(None)`: the block keeps no run data. `Err(reason)`: its
+    /// run state cannot be saved (one sentence, without the block's name). Blocks with
+    /// run data in plain fields implement both methods with [`crate::run_state!`].
+    fn save_run_state(&self) -> Result<Option<RunState>, String> {
+        Ok(None)
+    }
+    /// Put back a run state [`Block::save_run_state`] gave (only called with `Some`).
+    /// A state of another type is an error, never a panic.
+    fn restore_run_state(&mut self, saved: &RunState) -> Result<(), RunStateError> {
+        Err(RunStateError {
+            expected: "no run state",
+            found: saved.type_name(),
+        })
     }
 }

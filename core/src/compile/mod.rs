@@ -365,6 +365,24 @@ impl Compiled {
         reg: &Registry,
         overrides: &[(String, serde_json::Value)],
     ) -> Result<Model, Error> {
+        self.instance_with(reg, overrides, true)
+    }
+    /// [`Compiled::with_params`] for values that must keep the compiled structure (a
+    /// parameter tuned mid-run, whose model takes the run state of the old one): values
+    /// that change it are an error instead of a new compilation.
+    pub fn with_params_same_structure(
+        &self,
+        reg: &Registry,
+        overrides: &[(String, serde_json::Value)],
+    ) -> Result<Model, Error> {
+        self.instance_with(reg, overrides, false)
+    }
+    fn instance_with(
+        &self,
+        reg: &Registry,
+        overrides: &[(String, serde_json::Value)],
+        recompile: bool,
+    ) -> Result<Model, Error> {
         let mut d = self.diagram.clone();
         let known: Vec<&str> = self
             .diagram
@@ -420,8 +438,16 @@ impl Compiled {
             // billions of time events) are refused before any run, naming the parameter.
             model.check_settings(model.settings())?;
             Ok(model)
-        } else {
+        } else if recompile {
             compile(&d, reg)
+        } else {
+            Err(Error::Netlist {
+                file: d.name.clone(),
+                path: "parameters".into(),
+                message: "these values change the model's structure (its blocks' ports, \
+                          states or guards): it must be compiled anew"
+                    .into(),
+            })
         }
     }
 }

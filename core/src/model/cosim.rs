@@ -32,6 +32,7 @@ impl Model {
         let it = Integration::start(self, &x0, settings).map_err(|f| self.explain(&f.error))?;
         self.run.last_x.copy_from_slice(it.state());
         self.stepping = Some(Box::new(it));
+        self.snap.stepping = Some(settings.clone());
         Ok(())
     }
 

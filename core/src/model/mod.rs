@@ -26,6 +26,7 @@ mod program;
 mod reach;
 mod record;
 mod sample;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 
@@ -40,6 +41,7 @@ use drivelink_solver::{
 
 pub use energy::{EnergyAudit, HeatAudit};
 pub use linearize::{Eigen, Linearization};
+pub use snapshot::{ModelState, StateError};
 
 use crate::block::{Block, BlockDecl, FrictionMode};
 use crate::error::Error;
@@ -222,6 +224,8 @@ pub struct Model {
     stepping: Option<Box<drivelink_solver::Integration>>,
     /// Inputs were set from outside since the last step ([`Model::inputs_changed`]).
     inputs_set: bool,
+    /// What saving and restoring run states needs (`snapshot.rs`).
+    snap: snapshot::SnapHooks,
 }
 
 /// Build the network of a model from its blocks' mechanical declarations and fill the
@@ -542,6 +546,7 @@ impl Model {
             start_warnings,
             stepping: None,
             inputs_set: false,
+            snap: snapshot::SnapHooks::default(),
         })
     }
 
@@ -913,6 +918,14 @@ impl HybridSystem for Model {
         x: &mut [f64],
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
+        if self.snap.resuming && cause.kind == drivelink_solver::EventKind::Initial {
+            // A stepped run restarted from a restored state (`snapshot.rs`).
+            let cause = EventCause {
+                kind: drivelink_solver::EventKind::External,
+                guards: cause.guards,
+            };
+            return self.handle(t, x, cause);
+        }
         self.handle(t, x, cause)
     }
     fn guard_name(&self, i: usize) -> String {
