@@ -195,12 +195,17 @@ fn write_fmu(
     let registry = drivelink_blocks::registry();
     let compiled = Compiled::new(&d, &registry)
         .map_err(|e| drivelink_netlist::locate_error(&d, &registry, origin, e))?;
+    let model = compiled.with_params(&registry, &[])?;
     let vars = if kind.has_me() {
-        let model = compiled.with_params(&registry, &[])?;
         model_variables(&d, compiled.plan(), &model)?
     } else {
         variables(&d, compiled.plan())?
     };
+    // Every block saves its run state but an imported `Fmu`: then the parameters are
+    // fixed and the FMU's state cannot be got or set.
+    let saves_state = model
+        .save_state(compiled.plan().settings().start_time, model.initial_state())
+        .is_ok();
     let json = serde_json::to_string_pretty(&drivelink_netlist::to_json(&d)).unwrap_or_default();
     let token = instantiation_token(json.as_bytes());
     let settings = compiled.plan().settings();
@@ -210,6 +215,7 @@ fn write_fmu(
         token: &token,
         start_time: settings.start_time,
         stop_time: settings.stop_time,
+        saves_state,
     };
     let xml = match version {
         FmiVersion::V3 => model_description_of(&info, &vars, kind),

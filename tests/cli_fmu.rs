@@ -137,6 +137,7 @@ fn fmu_model_description_declares_parameters_outputs_and_units() {
             token: "{t}",
             start_time: 0.0,
             stop_time: 3.0,
+            saves_state: true,
         },
         &vars,
     );

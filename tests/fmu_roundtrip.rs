@@ -678,3 +678,52 @@ fn a_model_exchange_fmu_that_fails_fails_the_run_at_that_instant() {
         assert!(r.message.contains(part), "{part}: {}", r.message);
     }
 }
+
+/// `modelDescription.xml` of the FMU at `fmu`.
+fn description_of(fmu: &Path) -> String {
+    let archive =
+        drivelink_fmu_import::archive::Archive::parse(std::fs::read(fmu).unwrap()).unwrap();
+    let entry = archive
+        .entry("modelDescription.xml")
+        .expect("a description");
+    String::from_utf8(archive.read(entry).unwrap()).unwrap()
+}
+
+#[test]
+fn a_model_holding_an_imported_fmu_exports_fixed_parameters_and_no_fmu_state() {
+    // An imported FMU's run state stays inside it, so a model that holds one can neither
+    // save nor restore its own: its parameters cannot change mid-run and its FMU cannot
+    // get or set its state. A model of drivelink blocks only can do both.
+    let dir = temp_dir("nested_fmu");
+    let inner = export(&fixture("lag.json"), &dir);
+    let own = description_of(&inner);
+    assert!(own.contains("name=\"tau\" valueReference"), "{own}");
+    assert!(own.contains("causality=\"parameter\" variability=\"tunable\""));
+    assert_eq!(own.matches("canGetAndSetFMUState=\"true\"").count(), 2);
+    let mut outer = import_netlist(
+        json!({ "fmu": inner.to_str().unwrap(), "kind": "cs", "step": "10 ms" }),
+        &["plant.lag_y"],
+        1.0,
+        0.01,
+    );
+    outer["parameters"] = json!({ "gain": 2.0 });
+    let path = dir.join("outer.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&outer).unwrap()).unwrap();
+    for version in ["3", "2"] {
+        let xml = description_of(&export_kind(&path, &dir, version, "cs"));
+        assert!(
+            xml.contains("name=\"gain\"") && xml.contains("variability=\"fixed\""),
+            "{xml}"
+        );
+        assert!(!xml.contains("variability=\"tunable\""), "{xml}");
+        assert!(
+            !xml.to_lowercase().contains("cangetandsetfmustate=\"true\""),
+            "{xml}"
+        );
+        assert!(
+            xml.to_lowercase()
+                .contains("cangetandsetfmustate=\"false\""),
+            "{xml}"
+        );
+    }
+}

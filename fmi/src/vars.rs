@@ -267,6 +267,10 @@ pub struct Description<'a> {
     pub token: &'a str,
     pub start_time: f64,
     pub stop_time: f64,
+    /// Whether the model's run state can be saved and restored (every block saves its
+    /// own; an imported `Fmu` block does not): then its parameters are `tunable` and the
+    /// FMU can get and set its state; otherwise the parameters are `fixed` and it cannot.
+    pub saves_state: bool,
 }
 
 /// The `<Unit>` elements of the units of `vars` (by name), the same in FMI 3.0 and 2.0.
@@ -293,11 +297,13 @@ fn unit_definitions(units: &BTreeMap<String, String>) -> String {
     x
 }
 
-/// The causality and variability attributes of a variable.
-fn causality_variability(c: Causality) -> (&'static str, &'static str) {
+/// The causality and variability attributes of a variable (parameters are tunable when
+/// the model `saves_state`, see [`Description::saves_state`]).
+fn causality_variability(c: Causality, saves_state: bool) -> (&'static str, &'static str) {
     match c {
         Causality::Independent => ("independent", "continuous"),
-        Causality::Parameter => ("parameter", "tunable"),
+        Causality::Parameter if saves_state => ("parameter", "tunable"),
+        Causality::Parameter => ("parameter", "fixed"),
         Causality::Input => ("input", "continuous"),
         Causality::Output => ("output", "continuous"),
         Causality::State | Causality::Derivative(_) | Causality::Indicator => {
@@ -330,16 +336,18 @@ pub fn model_description_of(info: &Description, vars: &[Variable], kind: Kind) -
         let _ = writeln!(
             x,
             "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-             needsCompletedIntegratorStep=\"false\" canGetAndSetFMUState=\"true\" \
-             canSerializeFMUState=\"false\"/>"
+             needsCompletedIntegratorStep=\"false\" canGetAndSetFMUState=\"{}\" \
+             canSerializeFMUState=\"false\"/>",
+            info.saves_state
         );
     }
     if kind.has_cs() {
         let _ = writeln!(
             x,
             "  <CoSimulation modelIdentifier=\"{MODEL_IDENTIFIER}\" \
-             canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"true\" \
-             canSerializeFMUState=\"false\" hasEventMode=\"false\"/>"
+             canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUState=\"{}\" \
+             canSerializeFMUState=\"false\" hasEventMode=\"false\"/>",
+            info.saves_state
         );
     }
     x.push_str(&unit_definitions(&units));
@@ -350,7 +358,7 @@ pub fn model_description_of(info: &Description, vars: &[Variable], kind: Kind) -
     );
     x.push_str("  <ModelVariables>\n");
     for v in vars {
-        x.push_str(&variable_element(v, &units));
+        x.push_str(&variable_element(v, &units, info.saves_state));
     }
     x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
     x.push_str(&model_structure(vars));
@@ -392,8 +400,8 @@ fn model_structure(vars: &[Variable]) -> String {
 }
 
 /// The `<Float64>` element of one variable (its unit only when it is defined).
-fn variable_element(v: &Variable, units: &BTreeMap<String, String>) -> String {
-    let (causality, variability) = causality_variability(v.causality);
+fn variable_element(v: &Variable, units: &BTreeMap<String, String>, saves_state: bool) -> String {
+    let (causality, variability) = causality_variability(v.causality, saves_state);
     let mut attrs = format!(
         "name=\"{}\" valueReference=\"{}\" causality=\"{causality}\" variability=\"{variability}\"",
         esc(&v.name),
@@ -451,8 +459,9 @@ pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Ki
             "  <ModelExchange modelIdentifier=\"{MODEL_IDENTIFIER}\" \
              completedIntegratorStepNotNeeded=\"true\" \
              canBeInstantiatedOnlyOncePerProcess=\"false\" \
-             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"true\" \
-             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"{}\" \
+             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>",
+            info.saves_state
         );
     }
     if kind.has_cs() {
@@ -462,8 +471,9 @@ pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Ki
              canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" \
              maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\" \
              canBeInstantiatedOnlyOncePerProcess=\"false\" \
-             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"true\" \
-             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>"
+             canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"{}\" \
+             canSerializeFMUstate=\"false\" providesDirectionalDerivative=\"false\"/>",
+            info.saves_state
         );
     }
     x.push_str(&unit_definitions(&units));
@@ -484,7 +494,7 @@ pub fn model_description_fmi2_of(info: &Description, vars: &[Variable], kind: Ki
         .map(|(k, v)| (v.value_reference, k + 1))
         .collect();
     for (k, v) in vars.iter().enumerate() {
-        let (causality, variability) = causality_variability(v.causality);
+        let (causality, variability) = causality_variability(v.causality, info.saves_state);
         let _ = writeln!(
             x,
             "    <!-- index {} -->\n    <ScalarVariable name=\"{}\" valueReference=\"{}\" \
