@@ -329,6 +329,15 @@ fn cosimulation_fmu_state_set_back_repeats_the_steps_bit_for_bit() {
     ok(unsafe { fmi3SetFMUState(inst, state) });
     let c = stepped(inst, &vars, 0.5, h, 30);
     assert!(a == c);
+    // Taking a state changes nothing: an instance never asked for one steps the same.
+    let plain = instantiate(&net, "state_cs_plain", Kind::CoSimulation);
+    start_cs(plain, 3.0);
+    for i in 0..10 {
+        step(plain, i as f64 * h, h);
+    }
+    let untouched = stepped(plain, &vars, 0.5, h, 30);
+    assert!(a == untouched, "taking the state changed the run");
+    unsafe { fmi3FreeInstance(plain) };
     ok(unsafe { fmi3FreeFMUState(inst, &mut state) });
     assert!(state.is_null());
     unsafe { fmi3FreeInstance(inst) };

@@ -55,7 +55,7 @@ enum Active {
 
 /// Hairer's count of stiffness tests: the stiff ones since the last [`NONSTIFF_RESET`]
 /// non-stiff ones in a row.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct StiffCount {
     stiff: u32,
     nonstiff: u32,
@@ -78,7 +78,7 @@ impl StiffCount {
 
 /// Auto's counters (while Radau5 runs, `count.nonstiff` counts the non-stiff steps in a
 /// row).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Switcher {
     count: StiffCount,
     pending: bool,
@@ -87,13 +87,14 @@ struct Switcher {
 /// Method Dopri5's stiffness watch (as Hairer's DOPRI5: tested every
 /// [`STIFF_TEST_EVERY`] accepted steps and at every step once stiff; [`STIFF_STRETCH`]
 /// stiff tests without [`NONSTIFF_RESET`] others in between make the verdict).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct StiffWatch {
     accepted: u64,
     count: StiffCount,
 }
 
 /// The kernels of one run and the state of their switching.
+#[derive(Clone)]
 pub(crate) struct Engine {
     explicit: Stepper,
     radau: Option<Radau>,

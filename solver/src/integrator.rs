@@ -8,9 +8,9 @@
 //! the state or restart after an event (the FSAL stage and the step-size history must be
 //! discarded), its `System::system(&self)` is immutable (our systems keep modes and caches
 //! and take `&mut self`), and it allocates nalgebra vectors on every step. So the step loop
-//! is written here, on flat `&[f64]` buffers allocated once; what `ode_solvers` exposes
-//! publicly and fits is reused: [`ode_solvers::controller::Controller`] does the PI step-size
-//! control, and its `Dopri5`/`Dop853`/`Rk4` serve as independent cross-checks in the tests.
+//! is written here, on flat `&[f64]` buffers allocated once, with its own PI step-size
+//! controller (`controller.rs`, a plain value, so a run's whole state can be cloned);
+//! `ode_solvers`' `Dopri5`/`Dop853`/`Rk4` serve as independent cross-checks in the tests.
 //!
 //! ## Conventions (beyond the contract in `system.rs`)
 //! * Guards are sampled after each accepted step at `Settings::guard_samples` equally
@@ -262,6 +262,7 @@ fn first_non_finite(x: &[f64]) -> Option<usize> {
 /// All state of one run, allocated once: the kernels, the guard bookkeeping and the loop's
 /// position (`t`, the proposed step), so the loop can stop and go on between calls (see
 /// `stepping.rs`).
+#[derive(Clone)]
 pub(crate) struct Run {
     pub(crate) set: Settings,
     m: usize,

@@ -28,6 +28,7 @@ use nalgebra::{Complex, ComplexField, DMatrix};
 use crate::lu::Lu;
 
 /// The two iteration matrices of a Jacobian, reduced to its non-zero columns.
+#[derive(Clone)]
 pub(crate) struct IterationMatrices {
     n: usize,
     part: Partition,
@@ -49,6 +50,7 @@ pub(crate) struct IterationMatrices {
 }
 
 /// The states split by the Jacobian's zero columns.
+#[derive(Clone)]
 struct Partition {
     /// States with a non-zero Jacobian column, ascending.
     p: Vec<usize>,

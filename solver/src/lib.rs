@@ -11,6 +11,7 @@
 mod system;
 pub use system::{EventAction, EventCause, EventKind, HybridSystem, OutputKind, SystemError};
 
+mod controller;
 mod engine;
 mod integrator;
 mod iteration;

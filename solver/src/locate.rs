@@ -17,6 +17,7 @@
 const MAX_ITER: usize = 200;
 
 /// Guard values at the bracket ends and at the trial point (each of length `n_guards`).
+#[derive(Clone)]
 pub(crate) struct Bracket {
     pub(crate) lo: Vec<f64>,
     pub(crate) hi: Vec<f64>,

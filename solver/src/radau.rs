@@ -152,6 +152,7 @@ enum Newton {
 
 /// The Radau IIA kernel: Jacobian, iteration matrices, stages, dense output and the
 /// step-size controller state, allocated once.
+#[derive(Clone)]
 pub(crate) struct Radau {
     n: usize,
     co: Coeffs,

@@ -4,7 +4,7 @@
 //! so taking a step, building the dense output and interpolating never allocate.
 //!
 //! It implements the [`Kernel`] protocol (`kernel.rs`) with the PI step-size control of
-//! `ode_solvers` and these particulars:
+//! `controller.rs` (Hairer's, as in DOPRI5) and these particulars:
 //! * the error norm is Hairer's RMS norm, `sk = atol + rtol·max(|y0|, |y1|)`; RK4 has none
 //!   and accepts every step of its fixed size;
 //! * DOPRI5 has `f(t1, y1)` as its last stage (FSAL); DOP853 and RK4 evaluate it in
@@ -20,7 +20,7 @@
 // explicit index loops read like the formulas.
 #![allow(clippy::needless_range_loop)]
 
-use ode_solvers::controller::Controller;
+use crate::controller::PiController;
 
 use crate::kernel::{hinit, rhs, Kernel, Tol, Verdict, Worst};
 use crate::simd::AlignedBuf;
@@ -65,12 +65,12 @@ impl Kind {
     }
 
     /// A fresh PI controller with Hairer's default parameters for the method.
-    fn controller(self, h_max: f64) -> Controller<f64> {
+    fn controller(self, h_max: f64) -> PiController {
         match self {
             // DOPRI5: beta = 0.04, alpha = 0.2 - 0.75 beta, step ratio in [0.2, 10].
-            Kind::Dopri5 | Kind::Rk4 => Controller::new(0.17, 0.04, 10.0, 0.2, h_max, 0.9, 1.0),
+            Kind::Dopri5 | Kind::Rk4 => PiController::new(0.17, 0.04, 10.0, 0.2, h_max, 0.9),
             // DOP853: beta = 0, alpha = 1/8, step ratio in [0.333, 6].
-            Kind::Dop853 => Controller::new(0.125, 0.0, 6.0, 0.333, h_max, 0.9, 1.0),
+            Kind::Dop853 => PiController::new(0.125, 0.0, 6.0, 0.333, h_max, 0.9),
         }
     }
 
@@ -85,6 +85,7 @@ impl Kind {
 }
 
 /// Stage buffers, candidate state and dense output of one method.
+#[derive(Clone)]
 pub(crate) struct Stepper {
     kind: Kind,
     n: usize,
@@ -121,7 +122,7 @@ pub(crate) struct Stepper {
     /// The non-zero tableau entries, found once.
     rows: Rows,
     /// The PI step-size control (its history is forgotten at every start).
-    controller: Controller<f64>,
+    controller: PiController,
     h_max: f64,
 }
 

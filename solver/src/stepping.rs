@@ -42,7 +42,9 @@ use crate::{EventAction, Failure, HybridSystem, Settings, SolverError, Stats, St
 /// Snapping distance between a requested time and a step end or event instant.
 const SNAP_REL: f64 = 1e-12;
 
-/// A run advanced in calls (see the module docs).
+/// A run advanced in calls (see the module docs). A clone is the run at the same point,
+/// to go on from there again (a saved FMU state).
+#[derive(Clone)]
 pub struct Integration {
     run: Run,
     /// The committed state, at `run.t`.
@@ -59,6 +61,15 @@ pub struct Integration {
     failed: Option<SolverError>,
     /// Wall time spent inside the calls (for `Settings::timeout`).
     spent: Duration,
+}
+
+impl std::fmt::Debug for Integration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Integration")
+            .field("time", &self.time)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Integration {

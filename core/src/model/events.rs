@@ -385,7 +385,7 @@ impl Model {
     }
 
     /// Refactor the network for the current modes, reporting a singular network by node.
-    fn refactor(&mut self, t: f64) -> Result<(), SystemError> {
+    pub(super) fn refactor(&mut self, t: f64) -> Result<(), SystemError> {
         let plan = self.plan.clone();
         self.net.refactor().map_err(|s| SystemError {
             message: format!(

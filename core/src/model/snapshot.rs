@@ -9,13 +9,17 @@
 //! value has no effect mid-run), every block's run state ([`crate::Block::save_run_state`]:
 //! modes, held samples, phases), the friction joints' modes and release instants, the
 //! pending time events, the energy audit's bookkeeping, and for a run stepped from outside
-//! (`cosim.rs`) its settings. What it does not hold: the solver's step-size history and
-//! the pending step. A stepped run restored from a state restarts its integration at the
-//! state's time, as after an input change (an event call of kind `External` settles the
-//! modes, the kernels start anew): the future of a restored state is a function of the
-//! state alone, so restoring one state into any model of the plan gives the same run bit
-//! for bit, and that run differs from one that was never interrupted by the solver's
-//! tolerance, as a restart at a time event does.
+//! (`cosim.rs`) its settings and a copy of its integration (step size, controller history,
+//! the pending step).
+//!
+//! Two ways back. [`Model::resume_state`], into a model with the parameter values the
+//! state was taken with, goes on with the saved integration: the run continues bit for bit
+//! as the one it was taken from did (taking a state changes nothing). [`Model::restore_state`],
+//! into any model of the plan (one rebuilt with other parameter values), restarts the
+//! integration at the state's time, as after an input change (an event call of kind
+//! `External` settles the modes, the kernels start anew): that run is a function of the
+//! state alone and differs from one that was never interrupted by the solver's tolerance,
+//! as a restart at a time event does.
 
 use drivelink_solver::{Integration, Settings};
 
@@ -45,6 +49,9 @@ pub struct ModelState {
     stored_jumps: Vec<f64>,
     /// The settings of the stepped run (`None`: not a stepped run).
     stepping: Option<Settings>,
+    /// The stepped run's integration as it was (its step size, controller history and
+    /// pending step), to go on exactly from there ([`Model::resume_state`]).
+    integration: Option<Box<Integration>>,
 }
 
 impl ModelState {
@@ -101,9 +108,14 @@ impl Model {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let (t, x, stepping) = match (&self.stepping, &self.snap.stepping) {
-            (Some(it), Some(s)) => (it.time(), it.state().to_vec(), Some(s.clone())),
-            _ => (t, x.to_vec(), None),
+        let (t, x, stepping, integration) = match (&self.stepping, &self.snap.stepping) {
+            (Some(it), Some(s)) => (
+                it.time(),
+                it.state().to_vec(),
+                Some(s.clone()),
+                Some(it.clone()),
+            ),
+            _ => (t, x.to_vec(), None, None),
         };
         Ok(ModelState {
             structure: structure_key(plan),
@@ -120,6 +132,7 @@ impl Model {
             stored_start: self.run.stored_start.clone(),
             stored_jumps: self.run.stored_jumps.clone(),
             stepping,
+            integration,
         })
     }
 
@@ -136,6 +149,22 @@ impl Model {
     /// Exchange importer). A block whose run state does not fit leaves the model
     /// unusable for stepping until a state that fits is restored; nothing panics.
     pub fn restore_state(&mut self, s: &ModelState) -> Result<(), StateError> {
+        self.put_state(s, false)
+    }
+
+    /// [`Model::restore_state`] into a model with the parameter values the state was taken
+    /// with (the same model, or one built alike): a stepped run goes on with the
+    /// integration as it was when the state was taken (its step size, controller history
+    /// and pending step), so it continues bit for bit as the run it was taken from did.
+    /// Into a model with other parameter values use [`Model::restore_state`] (the
+    /// integration restarts).
+    pub fn resume_state(&mut self, s: &ModelState) -> Result<(), StateError> {
+        self.put_state(s, true)
+    }
+
+    /// Put `s` into this model; `resume`: go on with the saved integration rather than
+    /// restart it.
+    fn put_state(&mut self, s: &ModelState, resume: bool) -> Result<(), StateError> {
         let plan = self.plan.clone();
         if s.structure != structure_key(&plan)
             || s.n_states != plan.n_states
@@ -182,9 +211,22 @@ impl Model {
         self.inputs_set = false;
         self.snap.stepping = None;
         self.refresh_constants(s.t, &s.x);
-        match &s.stepping {
-            Some(settings) => self.resume_stepping(s.t, &s.x, settings),
-            None => Ok(()),
+        match (&s.stepping, &s.integration) {
+            (Some(settings), Some(it)) if resume => {
+                // The network's factorization of the restored modes, as the run had it (a
+                // restart's event call makes it; going on, nothing else would).
+                if !plan.nodes.is_empty() {
+                    self.refactor(s.t).map_err(|e| StateError::Restart {
+                        t: s.t,
+                        message: e.message,
+                    })?;
+                }
+                self.stepping = Some(it.clone());
+                self.snap.stepping = Some(settings.clone());
+                Ok(())
+            }
+            (Some(settings), _) => self.resume_stepping(s.t, &s.x, settings),
+            (None, _) => Ok(()),
         }
     }
 

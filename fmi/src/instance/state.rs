@@ -11,9 +11,11 @@
 //! modes for the new values. A value that changes the model's structure is refused,
 //! naming the parameter, and the old value stays.
 //!
-//! Getting the state of a Co-Simulation instance restarts its integration at the current
-//! point (from the state it returns): a later set of that state restarts the same way, so
-//! the steps after either are the same bit for bit.
+//! A state holds the Co-Simulation integration as it was (step size, controller history,
+//! the pending step): getting one changes nothing, and setting it back with the same
+//! parameter values goes on exactly as the run did after the get, bit for bit. A state set
+//! with other parameter values rebuilds the model and restarts the integration at the
+//! state's time.
 //!
 //! [`Compiled::with_params_same_structure`]: drivelink_core::Compiled::with_params_same_structure
 
@@ -49,13 +51,7 @@ impl Instance {
         )?;
         let model = match (self.model.as_mut(), self.me.as_ref()) {
             (Some(m), Some(me)) => Some(m.save_state(me.t, &me.x).map_err(|e| e.to_string())?),
-            (Some(m), None) => {
-                let s = m.save_stepped_state().map_err(|e| e.to_string())?;
-                // Restart here from the state returned (see the module docs).
-                m.restore_state(&s).map_err(|e| e.to_string())?;
-                self.outputs_current = false;
-                Some(s)
-            }
+            (Some(m), None) => Some(m.save_stepped_state().map_err(|e| e.to_string())?),
             _ => None,
         };
         Ok(FmuState {
@@ -111,7 +107,12 @@ impl Instance {
             for (k, h) in &inputs {
                 h.set(self.values[*k]);
             }
-            m.restore_state(ms).map_err(|e| e.to_string())?;
+            if same_params {
+                m.resume_state(ms)
+            } else {
+                m.restore_state(ms)
+            }
+            .map_err(|e| e.to_string())?;
             Ok((m, inputs))
         });
         match model {
