@@ -13,7 +13,7 @@ use drivelink_fmi::ffi::*;
 use drivelink_fmi::vars::Causality;
 
 mod common;
-use common::{logged, Kind};
+use common::{ok, settle, Kind};
 
 const NET: &str = r#"{
   "drivelink": 1, "name": "inport_inertia",
@@ -27,10 +27,6 @@ const NET: &str = r#"{
   "connections": [["torque.y", "sat.u"], ["sat.y", "src.tau"], ["src.flange", "J.flange"]],
   "log": ["sat.y", "J.w"]
 }"#;
-
-fn ok(st: Status) {
-    assert_eq!(st, OK, "{}", logged());
-}
 
 /// The FMU's variables of `NET` (as the exporter lists them with Model Exchange).
 fn variables() -> Vec<drivelink_fmi::Variable> {
@@ -130,29 +126,6 @@ fn cosimulation_input_holds_over_the_steps() {
         );
     }
     unsafe { fmi3FreeInstance(inst) };
-}
-
-/// The event iteration of a Model Exchange instance (until no update is needed).
-fn settle(inst: *mut c_void) {
-    for _ in 0..50 {
-        let (mut need, mut term, mut nom, mut changed, mut def, mut next) =
-            (false, false, false, false, false, 0.0);
-        ok(unsafe {
-            fmi3UpdateDiscreteStates(
-                inst,
-                &mut need,
-                &mut term,
-                &mut nom,
-                &mut changed,
-                &mut def,
-                &mut next,
-            )
-        });
-        if !need {
-            return;
-        }
-    }
-    panic!("the event iteration did not settle");
 }
 
 #[test]

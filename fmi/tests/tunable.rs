@@ -13,7 +13,7 @@ use std::path::Path;
 use drivelink_fmi::ffi::*;
 
 mod common;
-use common::{logged, Kind};
+use common::{logged, ok, settle, Kind};
 
 const LAG: &str = r#"{
   "drivelink": 1, "name": "gain_lag",
@@ -41,10 +41,6 @@ fn exact(t: f64) -> f64 {
     } else {
         y(K2, y(K1, 0.0, T1), t - T1)
     }
-}
-
-fn ok(st: Status) {
-    assert_eq!(st, OK, "{}", logged());
 }
 
 fn variables(net: &str) -> Vec<drivelink_fmi::Variable> {
@@ -110,29 +106,6 @@ fn gain_tuned_between_cosimulation_steps_follows_the_closed_form() {
         );
     }
     unsafe { fmi3FreeInstance(inst) };
-}
-
-/// The event iteration of a Model Exchange instance (until no update is needed).
-fn settle(inst: *mut c_void) {
-    for _ in 0..50 {
-        let (mut need, mut term, mut nom, mut changed, mut def, mut next) =
-            (false, false, false, false, false, 0.0);
-        ok(unsafe {
-            fmi3UpdateDiscreteStates(
-                inst,
-                &mut need,
-                &mut term,
-                &mut nom,
-                &mut changed,
-                &mut def,
-                &mut next,
-            )
-        });
-        if !need {
-            return;
-        }
-    }
-    panic!("the event iteration did not settle");
 }
 
 /// A Model Exchange instance through initialization and its first event iteration, in

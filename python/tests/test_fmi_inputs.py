@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fmi_common import find_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 TAU, T_STEP, STOP = 0.5, 0.3, 1.5
 
@@ -36,16 +38,6 @@ NETLIST = {
     "connections": [["u.y", "lag.u"]],
     "log": ["lag.y"],
 }
-
-
-def find_cli():
-    given = os.environ.get("DRIVELINK_CLI")
-    if given:
-        return given if Path(given).is_file() else None
-    for c in (ROOT / "target" / "debug" / "drivelink", ROOT / "target" / "release" / "drivelink"):
-        if c.is_file():
-            return str(c)
-    return None
 
 
 def exact(t):

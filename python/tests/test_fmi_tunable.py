@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fmi_common import find_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 TAU, T1, K1, K2, STOP, H = 0.2, 0.4, 2.0, 5.0, 1.0, 0.01
 
@@ -37,16 +39,6 @@ NETLIST = {
     "connections": [["one.y", "gain.u"], ["gain.y", "lag.u"]],
     "log": ["lag.y"],
 }
-
-
-def find_cli():
-    given = os.environ.get("DRIVELINK_CLI")
-    if given:
-        return given if Path(given).is_file() else None
-    for c in (ROOT / "target" / "debug" / "drivelink", ROOT / "target" / "release" / "drivelink"):
-        if c.is_file():
-            return str(c)
-    return None
 
 
 def exact(t):

@@ -1,6 +1,6 @@
 //! What the FMI 3.0 runtime tests share: a logger that keeps the runtime's messages, a
 //! resources directory holding a netlist, as an importer unpacks it, and an instance of
-//! either kind made from it.
+//! either kind made from it; a status check and a Model Exchange event iteration.
 #![allow(dead_code)]
 
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -96,4 +96,32 @@ pub fn instantiate_or_null(
             ),
         }
     }
+}
+
+/// Assert `st` is OK, showing what the runtime logged.
+pub fn ok(st: Status) {
+    assert_eq!(st, drivelink_fmi::ffi::OK, "{}", logged());
+}
+
+/// The event iteration of a Model Exchange instance (until no update is needed).
+pub fn settle(inst: *mut c_void) {
+    for _ in 0..50 {
+        let (mut need, mut term, mut nom, mut changed, mut def, mut next) =
+            (false, false, false, false, false, 0.0);
+        ok(unsafe {
+            drivelink_fmi::ffi::fmi3UpdateDiscreteStates(
+                inst,
+                &mut need,
+                &mut term,
+                &mut nom,
+                &mut changed,
+                &mut def,
+                &mut next,
+            )
+        });
+        if !need {
+            return;
+        }
+    }
+    panic!("the event iteration did not settle");
 }
