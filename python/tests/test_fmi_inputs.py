@@ -20,7 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from fmi_common import find_cli
+# Run as a script (scripts/test_fmi.sh) or collected by pytest in importlib mode: the
+# shared helpers sit next to this file either way.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fmi_common import find_cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TAU, T_STEP, STOP = 0.5, 0.3, 1.5
