@@ -880,8 +880,10 @@ impl<'a> Forces<'a> {
         self.add_frame_force_moving(p, point, force, v);
     }
     /// [`Forces::add_frame_force`] for a caller that already has the world velocity
-    /// `velocity` of the body point `point` (its power is `force · velocity`).
-    #[inline]
+    /// `velocity` of the body point `point` (its power is `force · velocity`). Always
+    /// inlined: a wheel calls it once per evaluation, and as a call across the crate
+    /// boundary its vectors went through memory (about 75 instructions a call).
+    #[inline(always)]
     pub fn add_frame_force_moving(
         &mut self,
         p: usize,
