@@ -144,6 +144,15 @@ impl Model {
         x: &mut [f64],
         cause: EventCause<'_>,
     ) -> Result<EventAction, SystemError> {
+        // A state or time event (or the next call of an event iteration) comes right after
+        // the solver evaluated the guards at this very point under the modes and held
+        // values still in force: that kept full evaluation is the one this handler starts
+        // from. The initial event and a change from outside evaluate anew.
+        let kept = matches!(
+            cause.kind,
+            EventKind::State | EventKind::Time | EventKind::Iteration
+        ) && self.cache.current
+            && self.kept_at(t, x);
         self.cache.valid = false;
         // Modes and held inputs may change here: the held guards are evaluated anew.
         self.ev.held_g_valid = false;
@@ -152,8 +161,10 @@ impl Model {
             self.initial_speeds_from_inputs(t, x)?;
             self.initial_projection(t, x)?;
         }
-        self.refresh_constants(t, x);
-        self.eval(t, x);
+        if !kept {
+            self.refresh_constants(t, x);
+            self.eval(t, x);
+        }
         // The stored energy before this instant's resets and mode changes (none at the
         // initial event: the modes are set there).
         let before = (cause.kind != EventKind::Initial).then(|| self.stored_energies(t, x));
