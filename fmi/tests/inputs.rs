@@ -13,7 +13,7 @@ use drivelink_fmi::ffi::*;
 use drivelink_fmi::vars::Causality;
 
 mod common;
-use common::{ok, settle, Kind};
+use common::{ok, settle, vr, Kind};
 
 const NET: &str = r#"{
   "drivelink": 1, "name": "inport_inertia",
@@ -30,23 +30,7 @@ const NET: &str = r#"{
 
 /// The FMU's variables of `NET` (as the exporter lists them with Model Exchange).
 fn variables() -> Vec<drivelink_fmi::Variable> {
-    let d = drivelink_netlist::load_str(NET, "inport_inertia", Path::new(".")).unwrap();
-    let reg = drivelink_blocks::registry();
-    let c = drivelink_core::Compiled::new(&d, &reg).unwrap();
-    let m = c.with_params(&reg, &[]).unwrap();
-    drivelink_fmi::model_variables(&d, c.plan(), &m).unwrap()
-}
-
-fn vr(vars: &[drivelink_fmi::Variable], name: &str) -> u32 {
-    vars.iter()
-        .find(|v| v.name == name)
-        .unwrap_or_else(|| {
-            panic!(
-                "no variable {name} in {:?}",
-                vars.iter().map(|v| &v.name).collect::<Vec<_>>()
-            )
-        })
-        .value_reference
+    common::variables_of(NET, "inport_inertia")
 }
 
 fn instantiate(tag: &str, me: bool) -> *mut c_void {

@@ -13,7 +13,7 @@ use std::path::Path;
 use drivelink_fmi::ffi::*;
 
 mod common;
-use common::{logged, ok, settle, Kind};
+use common::{logged, ok, settle, vr, Kind};
 
 const LAG: &str = r#"{
   "drivelink": 1, "name": "gain_lag",
@@ -44,18 +44,7 @@ fn exact(t: f64) -> f64 {
 }
 
 fn variables(net: &str) -> Vec<drivelink_fmi::Variable> {
-    let d = drivelink_netlist::load_str(net, "tunable", Path::new(".")).unwrap();
-    let reg = drivelink_blocks::registry();
-    let c = drivelink_core::Compiled::new(&d, &reg).unwrap();
-    let m = c.with_params(&reg, &[]).unwrap();
-    drivelink_fmi::model_variables(&d, c.plan(), &m).unwrap()
-}
-
-fn vr(vars: &[drivelink_fmi::Variable], name: &str) -> u32 {
-    vars.iter()
-        .find(|v| v.name == name)
-        .unwrap_or_else(|| panic!("no variable {name}"))
-        .value_reference
+    common::variables_of(net, "tunable")
 }
 
 fn instantiate(net: &str, tag: &str, kind: Kind) -> *mut c_void {

@@ -25,6 +25,18 @@ use serde_json::Value;
 use super::{Causality, Instance, Phase};
 use crate::me::MeRun;
 
+/// The phases an FMU state may be set in; it may be taken in all of them but the last
+/// (`Failed`).
+const STATE_PHASES: [Phase; 7] = [
+    Phase::Instantiated,
+    Phase::Initialization,
+    Phase::Step,
+    Phase::Event,
+    Phase::Continuous,
+    Phase::Terminated,
+    Phase::Failed,
+];
+
 /// A saved FMU state: the variables' values, the phase, and the model's run state.
 #[derive(Debug, Clone)]
 pub struct FmuState {
@@ -38,17 +50,7 @@ pub struct FmuState {
 impl Instance {
     /// `fmi3GetFMUState`, `fmi2GetFMUstate`.
     pub fn get_fmu_state(&mut self) -> Result<FmuState, String> {
-        self.expect(
-            "GetFMUState",
-            &[
-                Phase::Instantiated,
-                Phase::Initialization,
-                Phase::Step,
-                Phase::Event,
-                Phase::Continuous,
-                Phase::Terminated,
-            ],
-        )?;
+        self.expect("GetFMUState", &STATE_PHASES[..STATE_PHASES.len() - 1])?;
         let model = match (self.model.as_mut(), self.me.as_ref()) {
             (Some(m), Some(me)) => Some(m.save_state(me.t, &me.x).map_err(|e| e.to_string())?),
             (Some(m), None) => Some(m.save_stepped_state().map_err(|e| e.to_string())?),
@@ -65,18 +67,8 @@ impl Instance {
 
     /// `fmi3SetFMUState`, `fmi2SetFMUstate`: back to `s` (a state of this instance's FMU).
     pub fn set_fmu_state(&mut self, s: &FmuState) -> Result<(), String> {
-        self.expect(
-            "SetFMUState",
-            &[
-                Phase::Instantiated,
-                Phase::Initialization,
-                Phase::Step,
-                Phase::Event,
-                Phase::Continuous,
-                Phase::Terminated,
-                Phase::Failed,
-            ],
-        )?;
+        // A failed instance may be set back to a state taken before it failed.
+        self.expect("SetFMUState", &STATE_PHASES)?;
         if s.values.len() != self.values.len() {
             return Err("the FMU state is of another FMU".into());
         }

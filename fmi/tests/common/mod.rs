@@ -1,6 +1,7 @@
 //! What the FMI 3.0 runtime tests share: a logger that keeps the runtime's messages, a
 //! resources directory holding a netlist, as an importer unpacks it, and an instance of
-//! either kind made from it; a status check and a Model Exchange event iteration.
+//! either kind made from it; a netlist's FMU variables and one's value reference; a status
+//! check and a Model Exchange event iteration.
 #![allow(dead_code)]
 
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -124,4 +125,27 @@ pub fn settle(inst: *mut c_void) {
         }
     }
     panic!("the event iteration did not settle");
+}
+
+/// The FMU variables of the netlist text `net` (as the exporter lists them with Model
+/// Exchange).
+pub fn variables_of(net: &str, name: &str) -> Vec<drivelink_fmi::Variable> {
+    let d = drivelink_netlist::load_str(net, name, std::path::Path::new(".")).unwrap();
+    let reg = drivelink_blocks::registry();
+    let c = drivelink_core::Compiled::new(&d, &reg).unwrap();
+    let m = c.with_params(&reg, &[]).unwrap();
+    drivelink_fmi::model_variables(&d, c.plan(), &m).unwrap()
+}
+
+/// The value reference of variable `name` (a panic listing the names when there is none).
+pub fn vr(vars: &[drivelink_fmi::Variable], name: &str) -> u32 {
+    vars.iter()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "no variable {name} in {:?}",
+                vars.iter().map(|v| &v.name).collect::<Vec<_>>()
+            )
+        })
+        .value_reference
 }
