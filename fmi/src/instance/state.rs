@@ -23,6 +23,12 @@ use drivelink_core::{Model, ModelState};
 use serde_json::Value;
 
 use super::{Causality, Instance, Phase};
+
+/// The input handles of a model, by value reference.
+type InputHandles = Vec<(
+    usize,
+    std::sync::Arc<drivelink_blocks::signal::inport::InputHandle>,
+)>;
 use crate::me::MeRun;
 
 /// The phases an FMU state may be set in; it may be taken in all of them but the last
@@ -167,8 +173,7 @@ impl Instance {
             None => old.save_stepped_state(),
         }
         .map_err(|e| e.to_string())?;
-        let mut model = self.model_same_structure()?;
-        let inputs = self.input_handles(&model)?;
+        let (mut model, inputs) = self.model_same_structure()?;
         model.restore_state(&state).map_err(|e| e.to_string())?;
         self.model = Some(model);
         self.inputs = inputs;
@@ -180,16 +185,17 @@ impl Instance {
     }
 
     /// A run instance with the current parameter and input values, of the compiled
-    /// structure.
-    fn model_same_structure(&self) -> Result<Model, String> {
+    /// structure, and the handles of its inputs.
+    fn model_same_structure(&self) -> Result<(Model, InputHandles), String> {
         let overrides: Vec<(String, Value)> = self.parameter_overrides();
         let model = self
             .compiled
             .with_params_same_structure(&self.registry, &overrides)
             .map_err(|e| e.to_string())?;
-        for (k, h) in self.input_handles(&model)? {
-            h.set(self.values[k]);
+        let inputs = self.input_handles(&model)?;
+        for (k, h) in &inputs {
+            h.set(self.values[*k]);
         }
-        Ok(model)
+        Ok((model, inputs))
     }
 }
