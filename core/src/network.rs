@@ -111,6 +111,8 @@ pub struct Network {
     pub rows: Vec<NodeRow>,
     /// Friction joint rows.
     pub friction_rows: Vec<NodeRow>,
+    /// The friction joints' modes: read freely, written through [`Network::set_modes`]
+    /// (which keeps the lists of sliding and locked joints).
     pub modes: Vec<FrictionMode>,
     /// Indices of active rows: `i < rows.len()` are fixed rows, others friction joints
     /// `i - rows.len()`.
@@ -139,6 +141,9 @@ pub struct Network {
     /// The load-dependent friction joints (`load.rs`); their sensitivities are in the
     /// cache entries.
     load_joints: Vec<usize>,
+    /// The friction joints sliding, and those locked, under `modes` (ascending).
+    sliding: Vec<u32>,
+    locked: Vec<u32>,
 }
 
 /// Why a factorization failed: the nodes without inertia in a free direction.
@@ -179,6 +184,40 @@ impl Network {
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
             load_joints: Vec::new(),
+            sliding: Vec::with_capacity(nf),
+            locked: Vec::with_capacity(nf),
+        }
+    }
+
+    /// Set the friction modes (then [`Network::refactor`] before the next solve).
+    pub fn set_modes(&mut self, modes: &[FrictionMode]) {
+        self.modes.copy_from_slice(modes);
+        self.list_modes();
+    }
+
+    /// The friction joints sliding under the current modes, ascending: the ones with a
+    /// kinetic torque. Modes change only at events, so an evaluation walks this list
+    /// instead of testing every joint's mode.
+    pub fn sliding_joints(&self) -> &[u32] {
+        &self.sliding
+    }
+
+    /// The friction joints locked under the current modes, ascending (their torque is
+    /// their constraint force, `lambda_fric`).
+    pub fn locked_joints(&self) -> &[u32] {
+        &self.locked
+    }
+
+    /// Rebuild the lists of sliding and locked joints from `modes`.
+    fn list_modes(&mut self) {
+        self.sliding.clear();
+        self.locked.clear();
+        for (j, m) in self.modes.iter().enumerate() {
+            if m.sliding_sign() != 0.0 {
+                self.sliding.push(j as u32);
+            } else if *m == FrictionMode::Locked {
+                self.locked.push(j as u32);
+            }
         }
     }
 
@@ -196,6 +235,7 @@ impl Network {
     /// only).
     pub fn refactor(&mut self) -> Result<(), Singular> {
         let n = self.n;
+        self.list_modes();
         self.active.clear();
         for i in 0..self.rows.len() {
             self.active.push(i);
@@ -584,6 +624,38 @@ mod tests {
     }
 
     #[test]
+    fn the_sliding_and_locked_joint_lists_follow_every_mode_change() {
+        let mut nw = Network::new(
+            vec!["a".into(), "b".into(), "c".into()],
+            vec![PortKind::Rot; 3],
+            vec![1.0, 2.0, 4.0],
+            vec![],
+            vec![
+                NodeRow::new([(0, 1.0), (1, -1.0)], None),
+                NodeRow::new([(1, 1.0), (2, -1.0)], None),
+                NodeRow::new([(0, 1.0), (2, -1.0)], None),
+            ],
+        );
+        use FrictionMode::{Free, Locked, SlidingBackward, SlidingForward};
+        assert!(nw.sliding_joints().is_empty() && nw.locked_joints().is_empty());
+        for modes in [
+            [SlidingForward, Locked, SlidingBackward],
+            [Locked, Free, Locked],
+            [Free, SlidingBackward, Free],
+        ] {
+            nw.set_modes(&modes);
+            let want = |f: fn(&FrictionMode) -> bool| {
+                (0..3u32)
+                    .filter(|&j| f(&modes[j as usize]))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(nw.sliding_joints(), want(|m| m.sliding_sign() != 0.0));
+            assert_eq!(nw.locked_joints(), want(|m| *m == Locked));
+            assert_eq!(nw.modes, modes);
+        }
+    }
+
+    #[test]
     fn a_full_factorization_cache_replaces_an_entry_and_solves_like_a_fresh_one() {
         // Three inertias, two clutches (0–1, 1–2): the sets {}, {0}, {1}, {0, 1} met in
         // turn with room for two. Every set beyond the second replaces the last entry, so
@@ -609,7 +681,7 @@ mod tests {
             [Locked, Locked],
         ];
         let solve = |nw: &mut Network, modes: [FrictionMode; 2]| {
-            nw.modes.copy_from_slice(&modes);
+            nw.set_modes(&modes);
             nw.refactor().unwrap();
             nw.f.copy_from_slice(&[3.0, 0.0, -1.0]);
             nw.solve();

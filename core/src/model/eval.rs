@@ -289,29 +289,28 @@ impl Model {
             self.ev.block_loss[b] = f.loss();
         }
         let v = &x[n..2 * n];
-        let joints = progs
-            .guards
-            .joints
-            .iter()
-            .zip(&self.net.friction_rows)
-            .zip(&self.net.modes)
-            .zip(&self.load.is_load)
-            .zip(self.ev.joint_wrel.iter_mut().zip(&mut self.ev.joint_kin));
-        for ((((c, row), mode), &is_load), (wrel, kin)) in joints {
-            let w_rel = row.dot(v);
-            *wrel = w_rel;
-            let s = mode.sliding_sign();
-            // Load-dependent joints get their torque after the solve (`load.rs`).
-            let tau = if s != 0.0 && !is_load {
-                -s * self.blocks[c.b.ix()]
+        // Every joint's slip (guards, work integrals and logs read it); a kinetic torque
+        // only on the sliding ones (load-dependent joints get theirs after the solve,
+        // `load.rs`), added to the forces in joint order.
+        for (row, wrel) in self.net.friction_rows.iter().zip(&mut self.ev.joint_wrel) {
+            *wrel = row.dot(v);
+        }
+        short::zero(&mut self.ev.joint_kin);
+        for k in 0..self.net.sliding_joints().len() {
+            let j = self.net.sliding_joints()[k] as usize;
+            if self.load.is_load[j] {
+                continue;
+            }
+            let c = &progs.guards.joints[j];
+            let s = self.net.modes[j].sliding_sign();
+            let w_rel = self.ev.joint_wrel[j];
+            let tau = -s
+                * self.blocks[c.b.ix()]
                     .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
-                    .kinetic
-            } else {
-                0.0
-            };
-            *kin = tau;
+                    .kinetic;
+            self.ev.joint_kin[j] = tau;
             if tau != 0.0 {
-                for &(node, c) in &row.terms {
+                for &(node, c) in &self.net.friction_rows[j].terms {
                     self.net.f[node] += c * tau;
                 }
             }
@@ -325,18 +324,12 @@ impl Model {
         if !self.frames.is_empty() {
             self.frame_dynamics(plan, x);
         }
-        let taus = self
-            .ev
-            .joint_tau
-            .iter_mut()
-            .zip(&self.net.modes)
-            .zip(self.net.lambda_fric.iter().zip(&self.ev.joint_kin));
-        for ((tau, mode), (&lam, &kin)) in taus {
-            *tau = match mode {
-                FrictionMode::Locked => lam,
-                FrictionMode::Free => 0.0,
-                _ => kin,
-            };
+        // A locked joint transmits its constraint force, a sliding one its kinetic torque,
+        // a free one nothing (its kinetic torque is zero).
+        short::copy(&mut self.ev.joint_tau, &self.ev.joint_kin);
+        for &j in self.net.locked_joints() {
+            let j = j as usize;
+            self.ev.joint_tau[j] = self.net.lambda_fric[j];
         }
     }
 

@@ -482,7 +482,7 @@ impl Model {
         j: usize,
     ) -> Result<Option<FrictionMode>, SystemError> {
         cand[j] = FrictionMode::Free;
-        self.net.modes.copy_from_slice(cand);
+        self.net.set_modes(cand);
         self.refactor(t)?;
         self.eval(t, x);
         let acc = self.net.friction_rows[j].dot(&self.net.a);
@@ -547,7 +547,7 @@ impl Model {
         let mut cand = self.candidate_modes(t, x, &old);
         for _iter in 0..(2 * nf + 2) {
             if self.dirty_factor || cand != self.net.modes {
-                self.net.modes.copy_from_slice(&cand);
+                self.net.set_modes(&cand);
                 self.refactor(t)?;
                 let ke0 = self.net.kinetic_energy(&x[n..2 * n]);
                 self.net.project(&mut x[n..2 * n]);
@@ -583,7 +583,7 @@ impl Model {
             }
         }
         if cand != self.net.modes {
-            self.net.modes.copy_from_slice(&cand);
+            self.net.set_modes(&cand);
             self.refactor(t)?;
             self.eval(t, x);
         }

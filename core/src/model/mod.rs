@@ -790,9 +790,8 @@ impl Model {
         self.run.output_points = 0;
         self.ev.sig_unchecked = true;
         self.run.failure = None;
-        for m in self.net.modes.iter_mut() {
-            *m = FrictionMode::Free;
-        }
+        let free = vec![FrictionMode::Free; self.net.modes.len()];
+        self.net.set_modes(&free);
         self.ev.released_at.fill(f64::NEG_INFINITY);
         self.dirty_factor = true;
         self.cache.valid = false;

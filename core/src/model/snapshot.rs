@@ -190,7 +190,7 @@ impl Model {
                 }
             }
         }
-        self.net.modes.copy_from_slice(&s.modes);
+        self.net.set_modes(&s.modes);
         self.ev.released_at.copy_from_slice(&s.released_at);
         self.run.next_te.copy_from_slice(&s.next_te);
         self.run.update_next_te_min();
