@@ -12,6 +12,7 @@ use drivelink_core::{
 };
 use serde_json::json;
 
+use drivelink_core::block::{kernel, Kernel, Operand};
 use drivelink_core::Block;
 
 use crate::driveline::lossy::{GEAR_PORTS, PLANETARY_PORTS};
@@ -884,6 +885,14 @@ impl Block for TorqueSensor {
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
         y[0] = cx.lambda(0);
     }
+    fn kernel(&self, after_network: bool) -> Option<Kernel> {
+        // Nothing before the solve: the torque is the row's force.
+        Some(Kernel::Read(if after_network {
+            vec![Operand::Lambda(0)]
+        } else {
+            vec![]
+        }))
+    }
 }
 
 struct MotionSensor;
@@ -908,6 +917,13 @@ impl Block for MotionSensor {
         y[0] = cx.v(0);
         y[1] = cx.q(0);
         y[2] = cx.a(0);
+    }
+    fn kernel(&self, after_network: bool) -> Option<Kernel> {
+        let mut read = vec![Operand::Speed(0), Operand::Angle(0)];
+        if after_network {
+            read.push(Operand::Accel(0));
+        }
+        Some(Kernel::Read(read))
     }
 }
 
@@ -1022,10 +1038,13 @@ impl Block for SpeedRatio {
         }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        y[0] = if cx.v(1).abs() >= self.min && cx.v(1).abs() > 0.0 {
-            cx.v(0) / cx.v(1)
-        } else {
-            f64::NAN
-        };
+        y[0] = kernel::ratio(cx.v(0), cx.v(1), self.min);
+    }
+    fn kernel(&self, after_network: bool) -> Option<Kernel> {
+        (!after_network).then_some(Kernel::Ratio {
+            num: Operand::Speed(0),
+            den: Operand::Speed(1),
+            min: self.min,
+        })
     }
 }

@@ -437,3 +437,63 @@ fn no_two_library_block_types_share_a_name() {
     // `Abs` is the one deliberate redefinition: the merged math / ABS type.
     assert_eq!(reg.get("Abs").map(|t| t.category), Some("signal / vehicle"));
 }
+
+/// A block that offers fused kernels for its outputs (`Block::kernel`) must compute with
+/// them exactly what its own `outputs` and `network_outputs` compute: the model runs the
+/// kernel in its place. Checked bit for bit over varied surroundings, a standing divisor
+/// and negative values included.
+#[test]
+fn fused_output_kernels_compute_what_the_blocks_compute_to_the_bit() {
+    let reg = registry();
+    let mut fused = Vec::new();
+    for t in reg.types() {
+        let BlockBuild::Primitive(f) = &t.build else {
+            continue;
+        };
+        if t.name == "Fmu" {
+            continue;
+        }
+        let Some(mut b) = [1.0, 2.0, 0.5].iter().find_map(|&x| {
+            let raw = t.example_params(x);
+            let p = resolve_params("b", t.name, &t.params, &raw, &Scope::new()).ok()?;
+            f(&p).ok()
+        }) else {
+            continue;
+        };
+        if b.kernel(false).is_none() && b.kernel(true).is_none() {
+            continue;
+        }
+        fused.push(t.name);
+        let np = b.declare().ports.len();
+        let mut p = Probe::new(b.as_mut());
+        let n_in = p.n_inputs();
+        for k in 0..40 {
+            let v = |i: usize| {
+                let s = (k * 7 + i * 13) as f64;
+                match (k + i) % 5 {
+                    0 => 0.0,
+                    1 => -(s * 0.37).sin() * 120.0,
+                    _ => (s * 0.61).cos() * 3.0 + 0.25,
+                }
+            };
+            let vals: Vec<f64> = (0..np.max(n_in)).map(v).collect();
+            p.inputs(&vals[..n_in])
+                .speeds(&vals[..np])
+                .positions(&vals.iter().map(|v| v * 2.5).collect::<Vec<_>>()[..np])
+                .accels(&vals.iter().map(|v| v - 1.0).collect::<Vec<_>>()[..np])
+                .lambdas(&vals[..np]);
+            let want = p.outputs();
+            let got = p.kernel_outputs().expect("the block offers a kernel");
+            let bits = |y: &[f64]| y.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "{} at sample {k}: {got:?} against {want:?}",
+                t.name
+            );
+        }
+    }
+    for name in ["MotionSensor", "TorqueSensor", "SpeedRatio", "Product"] {
+        assert!(fused.contains(&name), "{name} offers no kernel: {fused:?}");
+    }
+}

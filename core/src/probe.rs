@@ -176,6 +176,21 @@ impl<'b> Probe<'b> {
         });
         y
     }
+    /// The outputs as the block's kernels give them ([`Block::kernel`]: the outputs
+    /// stage's, then the network stage's over it), or `None` if it offers neither.
+    pub fn kernel_outputs(&self) -> Option<Vec<f64>> {
+        let (k0, k1) = (self.block.kernel(false), self.block.kernel(true));
+        if k0.is_none() && k1.is_none() {
+            return None;
+        }
+        let mut y = vec![0.0; self.n_out];
+        self.with_cx(|cx| {
+            for k in [k0, k1].iter().flatten() {
+                k.eval(cx, &mut y);
+            }
+        });
+        Some(y)
+    }
     /// The generalized forces on every port, and the power they deliver.
     pub fn forces(&self) -> (Vec<f64>, f64) {
         let (f, _, p) = self.forces_and_loads();

@@ -11,6 +11,7 @@ use drivelink_core::{
 };
 use serde_json::json;
 
+use drivelink_core::block::{kernel, Kernel};
 use drivelink_core::compile::ANY_UNIT as ANY;
 
 use super::{count_param, numbered_inputs, FirstCall};
@@ -309,15 +310,10 @@ impl Block for Product {
         }
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let mut acc = 1.0;
-        for (&m, u) in self.mul.iter().zip(cx.inputs()) {
-            if m {
-                acc *= u;
-            } else {
-                acc /= u;
-            }
-        }
-        y[0] = acc;
+        y[0] = kernel::product(self.mul.iter().copied().zip(cx.inputs()));
+    }
+    fn kernel(&self, after_network: bool) -> Option<Kernel> {
+        (!after_network).then(|| Kernel::Product(self.mul.clone()))
     }
 }
 

@@ -29,9 +29,11 @@
 //! sign for elements whose `tau` accelerates flange_b).
 
 mod decl;
+pub mod kernel;
 mod run_state;
 
 pub use decl::{BlockDecl, EnergyRole, Feedthrough, Outputs};
+pub use kernel::{Kernel, Operand};
 pub use run_state::{RunState, RunStateError};
 
 use crate::ids::SlotIx;
@@ -1115,6 +1117,13 @@ pub trait Block: Send + Sync {
     fn outputs(&self, _cx: &Cx, _y: &mut [f64]) {}
     /// Signal outputs that need the network solve; called after it.
     fn network_outputs(&self, _cx: &Cx, _y: &mut [f64]) {}
+    /// The outputs of `outputs` (`after_network` false) or of `network_outputs` (true) as
+    /// one fused operation, if they are a plain read or a short arithmetic fixed for the
+    /// run (see [`Kernel`]): the model then runs the operation instead of the call. It must
+    /// compute what the method computes, in the same order, to the bit.
+    fn kernel(&self, _after_network: bool) -> Option<Kernel> {
+        None
+    }
     /// Generalized forces on the mechanical ports.
     fn forces(&self, _cx: &Cx, _f: &mut Forces) {}
     /// Friction law of joint `k` at relative speed `w_rel`.

@@ -7,14 +7,14 @@
 // Dense numeric kernels read better with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::block::{Buffers, Cx, Forces, FrictionLaw, FrictionMode};
+use crate::block::{kernel, Buffers, Cx, Forces, FrictionLaw, FrictionMode};
 use std::sync::Arc;
 
 use crate::plan::{BlockRt, Plan};
 use crate::short;
 
 use super::linear::EvalFor;
-use super::program::{Call, Op, Program, NO_SLOT};
+use super::program::{Call, Fused, Op, Place, Program, NO_SLOT};
 use super::{Model, Programs, ENGAGE_OFF, ENGAGE_ON};
 
 /// Slack on friction guards so a joint released at zero slip does not relock on round-off.
@@ -200,7 +200,43 @@ impl Model {
                     let tap = &plan.taps[k as usize];
                     self.ev.sig[tap.slot.ix()] = self.tap_value(plan, tap, t, x);
                 }
+                Op::Fused(k) => self.run_fused(plan, prog.fused(k), x),
             }
+        }
+    }
+
+    /// A block's outputs as its fused operation (`program.rs`): the values its `outputs`
+    /// (or `network_outputs`) computes, read and written in place.
+    #[inline]
+    fn run_fused(&mut self, plan: &Plan, op: &Fused, x: &[f64]) {
+        match op {
+            Fused::Read { y, from } => {
+                for (k, &p) in from.iter().enumerate() {
+                    let v = self.place(plan, p, x);
+                    self.ev.sig[*y as usize + k] = v;
+                }
+            }
+            Fused::Product { y, terms } => {
+                let v = kernel::product(terms.iter().map(|&(m, p)| (m, self.place(plan, p, x))));
+                self.ev.sig[*y as usize] = v;
+            }
+            Fused::Ratio { y, num, den, min } => {
+                let v = kernel::ratio(self.place(plan, *num, x), self.place(plan, *den, x), *min);
+                self.ev.sig[*y as usize] = v;
+            }
+        }
+    }
+
+    /// The value a fused operation reads at `p`.
+    #[inline(always)]
+    fn place(&self, plan: &Plan, p: Place, x: &[f64]) -> f64 {
+        match p {
+            Place::Input(i) => self.ev.sig[plan.in_slots[i as usize].ix()],
+            Place::State(i) => x[i as usize],
+            Place::Accel(i) => self.net.a[i as usize],
+            Place::RowLambda(i) => self.net.lambda_rows[i as usize],
+            Place::JointTau(i) => self.ev.joint_tau[i as usize],
+            Place::Zero => 0.0,
         }
     }
 

@@ -468,6 +468,19 @@ impl Model {
         let result = plan.empty_result();
         let n_log = result.names.len();
         let guard_prog = GuardProgram::new(&plan, &decls);
+        let kernels: Vec<[Option<crate::block::Kernel>; 2]> = blocks
+            .iter()
+            .map(|b| [b.kernel(false), b.kernel(true)])
+            .collect();
+        let (all, rhs, shown, constants) = {
+            let fuse = program::fuse(&plan, &kernels);
+            (
+                Program::new(&plan.rt, &plan.stages, &fuse),
+                Program::new(&plan.rt, lin.derivative_stages(), &fuse),
+                Program::new(&plan.rt, lin.output_stages(), &fuse),
+                Program::of_blocks(&plan.rt, &plan.const_blocks, &fuse),
+            )
+        };
         Ok(Model {
             ev: Eval {
                 sig,
@@ -516,10 +529,10 @@ impl Model {
             frames,
             progs: Some(Box::new(Programs {
                 plan: plan.clone(),
-                all: Program::new(&plan.rt, &plan.stages),
-                rhs: Program::new(&plan.rt, lin.derivative_stages()),
-                shown: Program::new(&plan.rt, lin.output_stages()),
-                constants: Program::of_blocks(&plan.rt, &plan.const_blocks),
+                all,
+                rhs,
+                shown,
+                constants,
                 guards: guard_prog,
                 tracking: plan
                     .rows

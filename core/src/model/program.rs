@@ -15,7 +15,7 @@
 //! of the plan (and of the linear kernel's choice of stages for derivatives), built once
 //! and read-only afterwards.
 
-use crate::block::BlockDecl;
+use crate::block::{BlockDecl, Kernel, Operand};
 use crate::ids::BlockIx;
 use crate::plan::{BlockRt, Plan, Stage, VarRef};
 
@@ -30,6 +30,120 @@ pub(super) enum Op {
     Blocks(u32, u32),
     /// The variable wired as a signal `plan.taps[k]`.
     Tap(u32),
+    /// The fused block outputs [`Program::fused`]`[k]`.
+    Fused(u32),
+}
+
+/// Where a fused operation reads a value (a kernel's [`Operand`] resolved against the
+/// plan).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Place {
+    /// The signal of the input at position `i` of `plan.in_slots` (a position, not a
+    /// slot: linearization reroutes inputs).
+    Input(u32),
+    /// The state `x[i]` (a node's position or speed).
+    State(u32),
+    /// The acceleration of node `i`.
+    Accel(u32),
+    /// The force of always-active row `i`.
+    RowLambda(u32),
+    /// The transmitted torque of friction joint `i`.
+    JointTau(u32),
+    /// Zero (a flange of an unconnected support: the ground).
+    Zero,
+}
+
+/// One block's outputs as a fused operation (its [`Kernel`] resolved), writing the signal
+/// slots from `y`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Fused {
+    Read {
+        y: u32,
+        from: Vec<Place>,
+    },
+    Product {
+        y: u32,
+        terms: Vec<(bool, Place)>,
+    },
+    Ratio {
+        y: u32,
+        num: Place,
+        den: Place,
+        min: f64,
+    },
+}
+
+impl Fused {
+    /// `kernel` of the block whose offsets are `rt`, resolved against `plan`.
+    fn new(plan: &Plan, rt: &BlockRt, kernel: &Kernel) -> Fused {
+        let n = plan.nodes.len() as u32;
+        let dof = |p: usize| plan.port_dof[rt.ports.0 as usize + p];
+        let place = |op: Operand| match op {
+            Operand::Input(i) => Place::Input(rt.inputs.0 + i as u32),
+            Operand::Speed(p) if dof(p) < n => Place::State(n + dof(p)),
+            Operand::Angle(p) if dof(p) < n => Place::State(dof(p)),
+            Operand::Accel(p) if dof(p) < n => Place::Accel(dof(p)),
+            Operand::Speed(_) | Operand::Angle(_) | Operand::Accel(_) => Place::Zero,
+            Operand::Lambda(i) => {
+                let nr = rt.rows.1 - rt.rows.0;
+                match i as u32 {
+                    i if i < nr => Place::RowLambda(rt.rows.0 + i),
+                    i => Place::JointTau(rt.joints_start + i - nr),
+                }
+            }
+        };
+        let y = rt.y.0;
+        match kernel {
+            Kernel::Read(ops) => Fused::Read {
+                y,
+                from: ops.iter().map(|&op| place(op)).collect(),
+            },
+            Kernel::Product(mul) => Fused::Product {
+                y,
+                terms: mul
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &m)| (m, place(Operand::Input(i))))
+                    .collect(),
+            },
+            Kernel::Ratio { num, den, min } => Fused::Ratio {
+                y,
+                num: place(*num),
+                den: place(*den),
+                min: *min,
+            },
+        }
+    }
+}
+
+/// What one block stage becomes in a program.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum BlockStage {
+    /// A call of the block's method.
+    Call,
+    /// Nothing: the block's kernel for the stage writes no output.
+    Nothing,
+    /// A fused operation.
+    Fused(Fused),
+}
+
+/// What block `b`'s outputs stage (`network` false) or network-outputs stage becomes.
+pub(super) type Fuse<'a> = dyn Fn(BlockIx, bool) -> BlockStage + 'a;
+
+/// The [`Fuse`] of `plan` for blocks whose kernels are `kernels` (by block:
+/// `[outputs, network_outputs]`, see [`crate::block::Kernel`]).
+pub(super) fn fuse<'a>(
+    plan: &'a Plan,
+    kernels: &'a [[Option<Kernel>; 2]],
+) -> impl Fn(BlockIx, bool) -> BlockStage + 'a {
+    move |b, network| match kernels
+        .get(b.ix())
+        .and_then(|k| k[usize::from(network)].as_ref())
+    {
+        None => BlockStage::Call,
+        Some(k) if k.n_outputs() == 0 => BlockStage::Nothing,
+        Some(k) => BlockStage::Fused(Fused::new(plan, &plan.rt[b.ix()], k)),
+    }
 }
 
 /// One block's `outputs` (or `network_outputs`) call.
@@ -254,13 +368,15 @@ impl LogProgram {
 pub(super) struct Program {
     ops: Vec<Op>,
     calls: Vec<Call>,
+    fused: Vec<Fused>,
 }
 
 impl Program {
     /// The program of `stages` (the plan's, or a subset keeping every linear stage, as the
     /// evaluation for derivatives does: linear stages are numbered in the plan's order),
-    /// with `rt` the plan's packed block offsets.
-    pub fn new(rt: &[BlockRt], stages: &[Stage]) -> Program {
+    /// with `rt` the plan's packed block offsets and `fuse` what each block stage becomes
+    /// (see [`fuse`]).
+    pub fn new(rt: &[BlockRt], stages: &[Stage], fuse: &Fuse) -> Program {
         let mut p = Program::default();
         let mut lin = 0u32;
         for st in stages {
@@ -270,21 +386,32 @@ impl Program {
                     lin += 1;
                 }
                 Stage::Network => p.ops.push(Op::Network),
-                Stage::Outputs(b) => p.push_call(rt, *b, false),
-                Stage::NetworkOutputs(b) => p.push_call(rt, *b, true),
+                Stage::Outputs(b) => p.push_stage(rt, fuse, *b, false),
+                Stage::NetworkOutputs(b) => p.push_stage(rt, fuse, *b, true),
                 Stage::Tap(k) => p.ops.push(Op::Tap(*k)),
             }
         }
         p
     }
 
-    /// The program calling `outputs` of `blocks` in order (one run of block calls).
-    pub fn of_blocks(rt: &[BlockRt], blocks: &[BlockIx]) -> Program {
+    /// The program of the `outputs` stages of `blocks` in order.
+    pub fn of_blocks(rt: &[BlockRt], blocks: &[BlockIx], fuse: &Fuse) -> Program {
         let mut p = Program::default();
         for &b in blocks {
-            p.push_call(rt, b, false);
+            p.push_stage(rt, fuse, b, false);
         }
         p
+    }
+
+    fn push_stage(&mut self, rt: &[BlockRt], fuse: &Fuse, b: BlockIx, network: bool) {
+        match fuse(b, network) {
+            BlockStage::Call => self.push_call(rt, b, network),
+            BlockStage::Nothing => {}
+            BlockStage::Fused(f) => {
+                self.ops.push(Op::Fused(self.fused.len() as u32));
+                self.fused.push(f);
+            }
+        }
     }
 
     fn push_call(&mut self, rt: &[BlockRt], b: BlockIx, network: bool) {
@@ -308,6 +435,11 @@ impl Program {
     /// The block calls `start..end`.
     pub fn calls(&self, start: u32, end: u32) -> &[Call] {
         &self.calls[start as usize..end as usize]
+    }
+
+    /// Fused operation `k`.
+    pub fn fused(&self, k: u32) -> &Fused {
+        &self.fused[k as usize]
     }
 }
 
@@ -337,7 +469,7 @@ mod tests {
             Stage::Outputs(b(3)),
             Stage::Linear(2..3),
         ];
-        let p = Program::new(&rt, &stages);
+        let p = Program::new(&rt, &stages, &|_, _| BlockStage::Call);
         assert_eq!(
             p.ops(),
             &[
@@ -357,10 +489,14 @@ mod tests {
     #[test]
     fn a_list_of_blocks_is_one_run_of_output_calls() {
         let rt = offsets(3);
-        let p = Program::of_blocks(&rt, &[BlockIx::at(2), BlockIx::at(0)]);
+        let p = Program::of_blocks(&rt, &[BlockIx::at(2), BlockIx::at(0)], &|_, _| {
+            BlockStage::Call
+        });
         assert_eq!(p.ops(), &[Op::Blocks(0, 2)]);
         assert!(p.calls(0, 2).iter().all(|c| !c.network));
         assert_eq!(p.calls(0, 2)[0].b, BlockIx::at(2));
-        assert!(Program::of_blocks(&rt, &[]).ops().is_empty());
+        assert!(Program::of_blocks(&rt, &[], &|_, _| BlockStage::Call)
+            .ops()
+            .is_empty());
     }
 }
