@@ -301,13 +301,10 @@ impl EnergyProgram {
     }
 }
 
-/// One step of recording a row of logged values.
+/// One step of recording a row of logged values (besides the signals and states, read
+/// in place by [`LogProgram`]'s gather lists).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum LogOp {
-    /// A signal slot, read in place.
-    Signal(u32),
-    /// A state (a connected node's position or speed), read in place.
-    State(u32),
     /// A variable of a friction joint.
     Joint(u32, crate::block::FrictionVar),
     /// One value read from the model's buffers (an acceleration, an unconnected node).
@@ -322,11 +319,18 @@ pub(super) enum LogOp {
 }
 
 /// The logged variables laid out for recording: signals and node states are read in place
-/// (the same values [`super::Model`]'s `var_value` gives), consecutive custom variables of
-/// one block are one call.
+/// (the same values [`super::Model`]'s `var_value` gives), each kind in one list of
+/// (column, source) so a row is a few gather loops rather than a dispatch per column;
+/// consecutive custom variables of one block are one call.
 #[derive(Debug, Clone, Default)]
 pub(super) struct LogProgram {
-    pub ops: Vec<LogOp>,
+    /// (column, signal slot).
+    pub signals: Vec<(u32, u32)>,
+    /// (column, state index).
+    pub states: Vec<(u32, u32)>,
+    /// (first column, operation) of the other variables ([`LogOp::Joint`],
+    /// [`LogOp::Value`], [`LogOp::Custom`] writing consecutive columns).
+    pub others: Vec<(u32, LogOp)>,
     /// The blocks' local indices of the custom variables, in column order.
     pub vars: Vec<usize>,
 }
@@ -336,27 +340,33 @@ impl LogProgram {
     pub fn new(plan: &Plan) -> LogProgram {
         let mut p = LogProgram::default();
         let n = plan.nodes.len();
-        for &v in &plan.log {
+        for (col, &v) in plan.log.iter().enumerate() {
+            let col = col as u32;
             match plan.vars[v].source {
                 VarRef::Custom(b, i) => {
                     let k = p.vars.len() as u32;
                     p.vars.push(i);
-                    match p.ops.last_mut() {
-                        Some(LogOp::Custom { b: last, vars, .. }) if *last == b && vars.1 == k => {
+                    match p.others.last_mut() {
+                        Some((c0, LogOp::Custom { b: last, vars, .. }))
+                            if *last == b && vars.1 == k && *c0 + (k - vars.0) == col =>
+                        {
                             vars.1 = k + 1
                         }
-                        _ => p.ops.push(LogOp::Custom {
-                            b,
-                            rt: plan.rt[b.ix()],
-                            vars: (k, k + 1),
-                        }),
+                        _ => p.others.push((
+                            col,
+                            LogOp::Custom {
+                                b,
+                                rt: plan.rt[b.ix()],
+                                vars: (k, k + 1),
+                            },
+                        )),
                     }
                 }
-                VarRef::Signal(slot) => p.ops.push(LogOp::Signal(slot.ix() as u32)),
-                VarRef::NodeSpeed(k) if k.ix() < n => p.ops.push(LogOp::State((n + k.ix()) as u32)),
-                VarRef::NodePos(k) if k.ix() < n => p.ops.push(LogOp::State(k.ix() as u32)),
-                VarRef::Friction(j, fv) => p.ops.push(LogOp::Joint(j.ix() as u32, fv)),
-                r => p.ops.push(LogOp::Value(r)),
+                VarRef::Signal(slot) => p.signals.push((col, slot.ix() as u32)),
+                VarRef::NodeSpeed(k) if k.ix() < n => p.states.push((col, (n + k.ix()) as u32)),
+                VarRef::NodePos(k) if k.ix() < n => p.states.push((col, k.ix() as u32)),
+                VarRef::Friction(j, fv) => p.others.push((col, LogOp::Joint(j.ix() as u32, fv))),
+                r => p.others.push((col, LogOp::Value(r))),
             }
         }
         p

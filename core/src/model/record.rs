@@ -71,30 +71,23 @@ impl Model {
         let plan = &*self.plan;
         let log = &self.programs().log;
         let buf = buffers!(self, x, plan.nodes.len());
-        let mut k = 0;
-        for op in &log.ops {
-            match *op {
-                LogOp::Signal(s) => {
-                    row[k] = self.ev.sig[s as usize];
-                    k += 1;
-                }
-                LogOp::State(i) => {
-                    row[k] = x[i as usize];
-                    k += 1;
-                }
+        for &(col, s) in &log.signals {
+            row[col as usize] = self.ev.sig[s as usize];
+        }
+        for &(col, i) in &log.states {
+            row[col as usize] = x[i as usize];
+        }
+        for &(col, op) in &log.others {
+            let k = col as usize;
+            match op {
                 LogOp::Joint(j, fv) => {
                     row[k] = self.joint_value(j as usize, fv, &x[..plan.nodes.len()]);
-                    k += 1;
                 }
-                LogOp::Value(r) => {
-                    row[k] = self.var_value(r, t, x);
-                    k += 1;
-                }
+                LogOp::Value(r) => row[k] = self.var_value(r, t, x),
                 LogOp::Custom { b, ref rt, vars } => {
                     let which = &log.vars[vars.0 as usize..vars.1 as usize];
                     let cx = view(plan, rt, t, x, &buf);
                     self.blocks[b.ix()].vars(&cx, which, &mut row[k..k + which.len()]);
-                    k += which.len();
                 }
             }
         }
