@@ -1,13 +1,14 @@
 //! Model-level tests on blocks defined here (the real blocks live in another crate): a
 //! source and a first-order lag in the linear kernels, enough for the output-point
 //! evaluation (`demand.rs`) and the solver's stiffness verdict as users see it; a pulsed
-//! clutch between two inertias for the network's factorizations per set of modes.
+//! clutch between two inertias for the network's factorizations per set of modes; twin
+//! blocks whose outputs run as calls or as fused operations.
 
 use serde_json::json;
 
 use crate::block::{
-    Block, BlockDecl, Cx, Feedthrough, Forces, FrictionDecl, FrictionLaw, Linear, MechDecl,
-    PortDecl, Row, VarDecl, VarSource,
+    Block, BlockDecl, Constraint, Cx, Feedthrough, Forces, FrictionDecl, FrictionLaw, Kernel,
+    Linear, MechDecl, Operand, PortDecl, Row, RowKind, VarDecl, VarSource,
 };
 use crate::params::{BlockBuild, BlockType, ParamSpec, Params, Registry};
 use crate::{compile, Diagram, Method, RunStatus};
@@ -102,6 +103,93 @@ impl Block for PulsedClutch {
     }
 }
 
+/// A block whose outputs are its kernels (`kind` 0: a meter on flange `flange` with a
+/// 0.5 kg·m² `load` held to it by a row, reading speed, angle, the row's force and the
+/// acceleration; 1: `u0 / u1`; 2: the flange speed over `u0` where `|u0| ≥ 1.2`), computed
+/// through the kernel's reference `Kernel::eval`; it offers the kernels to the model only
+/// when `fused`, so the same diagram runs its stages as calls or as fused operations.
+struct Twin {
+    kind: u8,
+    fused: bool,
+}
+
+impl Twin {
+    fn kernels(&self) -> [Kernel; 2] {
+        use Operand::*;
+        match self.kind {
+            0 => [
+                Kernel::Read(vec![Speed(0), Angle(0)]),
+                Kernel::Read(vec![Speed(0), Angle(0), Lambda(0), Accel(0)]),
+            ],
+            1 => [Kernel::Product(vec![true, false]), Kernel::Read(vec![])],
+            _ => [
+                Kernel::Ratio {
+                    num: Speed(0),
+                    den: Input(0),
+                    min: 1.2,
+                },
+                Kernel::Read(vec![]),
+            ],
+        }
+    }
+}
+
+impl Block for Twin {
+    fn declare(&self) -> BlockDecl {
+        let (ports, mech) = match self.kind {
+            0 => (
+                vec![
+                    PortDecl::rot("flange"),
+                    PortDecl::rot("load"),
+                    PortDecl::output("w"),
+                    PortDecl::output("phi"),
+                    PortDecl::output("tau").after_network(),
+                    PortDecl::output("a").after_network(),
+                ],
+                MechDecl {
+                    masses: vec![(1, 0.5)],
+                    constraints: vec![Constraint {
+                        row: Row(vec![(0, 1.0), (1, -1.0)]),
+                        kind: RowKind::Velocity,
+                    }],
+                    ..MechDecl::default()
+                },
+            ),
+            1 => (
+                vec![
+                    PortDecl::input("u0"),
+                    PortDecl::input("u1"),
+                    PortDecl::output("y"),
+                ],
+                MechDecl::default(),
+            ),
+            _ => (
+                vec![
+                    PortDecl::rot("flange"),
+                    PortDecl::input("u0"),
+                    PortDecl::output("y").undefined_ok(),
+                ],
+                MechDecl::default(),
+            ),
+        };
+        BlockDecl {
+            ports,
+            mech,
+            ..BlockDecl::default()
+        }
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        self.kernels()[0].eval(cx, y);
+    }
+    fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
+        self.kernels()[1].eval(cx, y);
+    }
+    fn kernel(&self, after_network: bool) -> Option<Kernel> {
+        let [k0, k1] = self.kernels();
+        self.fused.then_some(if after_network { k1 } else { k0 })
+    }
+}
+
 fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(BlockType {
@@ -119,6 +207,22 @@ fn registry() -> Registry {
         params: vec![ParamSpec::number("tau", "s", 1.0, "time constant")],
         build: BlockBuild::Primitive(|p: &Params| Ok(Box::new(Lag { tau: p.num("tau")? }))),
         ports_doc: "u[in], y[out]",
+    });
+    r.register(BlockType {
+        name: "Twin",
+        category: "test",
+        doc: "outputs as kernels, fused or called",
+        params: vec![
+            ParamSpec::number("kind", "1", 0.0, "0 meter, 1 quotient, 2 ratio"),
+            ParamSpec::number("fused", "1", 0.0, "offer the kernels"),
+        ],
+        build: BlockBuild::Primitive(|p: &Params| {
+            Ok(Box::new(Twin {
+                kind: p.num("kind")? as u8,
+                fused: p.num("fused")? != 0.0,
+            }))
+        }),
+        ports_doc: "see Twin",
     });
     r.register(BlockType {
         name: "PulsedClutch",
@@ -285,4 +389,69 @@ fn derivatives_at_a_point_whose_guards_were_just_evaluated_reuse_that_evaluation
     let y: Vec<f64> = x.iter().map(|v| v * 1.5).collect();
     m.derivatives(t, &y, &mut served);
     assert_eq!(m.run.model_evals, evals + 2);
+}
+
+#[test]
+fn fused_output_operations_give_the_bits_of_the_block_calls_they_replace() {
+    // The same diagram twice: the sensor-like blocks' stages run as calls of their
+    // methods, then as the fused operations their kernels compile to. Every logged value,
+    // the steps and the events are the same to the bit.
+    let reg = registry();
+    let diagram = |fused: f64| {
+        let mut d = Diagram::new("twins");
+        d.add("clutch", "PulsedClutch", json!({}));
+        d.add("wave", "Wave", json!({}));
+        d.add("meter", "Twin", json!({ "kind": 0, "fused": fused }));
+        d.add("quotient", "Twin", json!({ "kind": 1, "fused": fused }));
+        d.add("ratio", "Twin", json!({ "kind": 2, "fused": fused }));
+        d.connect(&["clutch.b", "meter.flange"]);
+        d.connect(&["clutch.a", "ratio.flange"]);
+        d.connect(&["wave.y", "quotient.u1", "ratio.u0"]);
+        d.connect(&["meter.w", "quotient.u0"]);
+        d.settings.stop_time = 3.0;
+        d.log(&[
+            "meter.w",
+            "meter.phi",
+            "meter.tau",
+            "meter.a",
+            "quotient.y",
+            "ratio.y",
+        ]);
+        d
+    };
+    let run = |fused: f64| {
+        let mut m = compile(&diagram(fused), &reg).expect("compiles");
+        let r = m.run();
+        assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+        r
+    };
+    let (called, fused) = (run(0.0), run(1.0));
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(called.columns.len(), 6);
+    for (a, b) in called.columns.iter().zip(&fused.columns) {
+        assert_eq!(bits(a), bits(b));
+    }
+    assert_eq!(bits(&called.time), bits(&fused.time));
+    assert_eq!(called.stats, fused.stats);
+    assert_eq!(called.events, fused.events);
+    // The values move: a locking and slipping clutch, a ratio undefined while the wave
+    // is below 1.2 and defined above it, a row force that is not zero.
+    let col = |name: &str| {
+        let k = [
+            "meter.w",
+            "meter.phi",
+            "meter.tau",
+            "meter.a",
+            "quotient.y",
+            "ratio.y",
+        ]
+        .iter()
+        .position(|n| *n == name)
+        .unwrap();
+        &fused.columns[k]
+    };
+    assert!(col("ratio.y").iter().any(|v| v.is_nan()));
+    assert!(col("ratio.y").iter().any(|v| v.is_finite() && *v != 0.0));
+    assert!(col("meter.tau").iter().any(|v| v.abs() > 1e-3));
+    assert!(col("meter.a").iter().any(|v| v.abs() > 1e-3));
 }
