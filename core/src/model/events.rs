@@ -171,13 +171,13 @@ impl Model {
         // initial event: the modes are set there).
         let before = (cause.kind != EventKind::Initial).then(|| self.event_energies(t, x));
         let plan = self.plan.clone();
+        // The blocks whose time event calls ran since the last evaluation: a later event
+        // call (a time event, or a mode update of the first round) is preceded by an
+        // evaluation only if one of them reaches what it reads (`reach.rs`).
+        let mut pending = std::mem::take(&mut self.ev.pending);
+        pending.clear();
         if cause.kind == EventKind::Time {
             let tol = time_event_tol(t);
-            // The due blocks whose calls ran since the last evaluation: a later call is
-            // preceded by an evaluation only if one of them reaches what it reads
-            // (`reach.rs`).
-            let mut pending = std::mem::take(&mut self.ev.pending);
-            pending.clear();
             for b in 0..plan.blocks.len() {
                 if self.run.next_te[b] <= t + tol {
                     if pending.iter().any(|&p| self.reaches(p, b)) {
@@ -194,21 +194,23 @@ impl Model {
                     pending.push(b);
                 }
             }
-            if !pending.is_empty() {
-                self.refresh_constants(t, x);
-                self.eval(t, x);
-            }
-            self.ev.pending = pending;
             self.take_failure()?;
         }
         // A stop requested in `update_modes` counts only from the round in which nothing
         // changed: in an earlier round a block listed before the ones driving it may
         // still read their outputs from before this instant's mode updates.
         let mut round_stop = None;
+        // The first mode update a time event call reaches.
+        let first_reached = pending.iter().filter_map(|&p| self.first_reached(p)).min();
         for _round in 0..100 {
             let mut changed = false;
             round_stop = None;
             for b in 0..plan.blocks.len() {
+                if !pending.is_empty() && first_reached == Some(b) {
+                    self.refresh_constants(t, x);
+                    self.eval(t, x);
+                    pending.clear();
+                }
                 let current = self.cache.current;
                 let mut asked = false;
                 let c = self.block_event(&plan, BlockIx::at(b), t, x, &mut asked, |blk, ecx| {
@@ -221,10 +223,17 @@ impl Model {
                     changed = true;
                     self.refresh_constants(t, x);
                     self.eval(t, x);
+                    pending.clear();
                 }
                 if asked && round_stop.is_none() {
                     round_stop = Some(b);
                 }
+            }
+            // Time event calls no mode update read: evaluated before the joints settle.
+            if !pending.is_empty() {
+                self.refresh_constants(t, x);
+                self.eval(t, x);
+                pending.clear();
             }
             self.take_failure()?;
             if self.settle_frictions(t, x)? {
@@ -237,6 +246,7 @@ impl Model {
                 self.eval(t, x);
             }
         }
+        self.ev.pending = pending;
         // Refresh the cached next time events after the mode updates, at every kind of
         // event: a block may schedule one from `update_modes` (a gear selector's shift
         // time after a lever move located as a state event).
@@ -743,6 +753,37 @@ mod tests {
         }
     }
 
+    /// A staircase `y = ⌊t / PERIOD⌋` whose level is a mode, set at the ticks by
+    /// `update_modes` (its time events call nothing of their own).
+    struct Stairs {
+        level: f64,
+    }
+
+    impl Block for Stairs {
+        fn declare(&self) -> BlockDecl {
+            BlockDecl {
+                ports: vec![PortDecl::output("y")],
+                outputs: Outputs::Constant,
+                ..BlockDecl::default()
+            }
+        }
+        fn reset(&mut self, _t0: f64) {
+            self.level = 0.0;
+        }
+        fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
+            y[0] = self.level;
+        }
+        fn next_time_event(&self, t: f64) -> f64 {
+            ((t / PERIOD).floor() + 1.0) * PERIOD
+        }
+        fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+            let level = (cx.t / PERIOD).floor();
+            let changed = level != self.level;
+            self.level = level;
+            changed
+        }
+    }
+
     fn registry() -> Registry {
         let mut r = Registry::new();
         let mut add = |name: &'static str, build: fn(&Params) -> _| {
@@ -758,6 +799,7 @@ mod tests {
         add("Wave", |_| Ok(Box::new(Wave)));
         add("Ticker", |_| Ok(Box::new(Ticker { held: 0.0 })));
         add("Coil", |_| Ok(Box::new(Coil)));
+        add("Stairs", |_| Ok(Box::new(Stairs { level: 0.0 })));
         r
     }
 
@@ -771,6 +813,11 @@ mod tests {
         d.connect(&["wave.y", "ticker.u"]);
         d.connect(&["ticker.y", "coil.u"]);
         d.log(&["wave.y", "ticker.y", "coil.stored"]);
+        ran(d)
+    }
+
+    /// The model of `d` after a run of 1 s with an output point at every tick.
+    fn ran(mut d: Diagram) -> Model {
         d.settings.stop_time = 1.0;
         d.settings.output_interval = Some(PERIOD);
         let mut m = compile(&d, &registry()).expect("compiles");
@@ -843,5 +890,43 @@ mod tests {
         let u = m.ev.sig[m.plan.in_slots[m.plan.blocks[coil].inputs.clone()][0].ix()];
         assert_eq!(each[coil], 0.5 * C * (x[0] - u).powi(2));
         assert_eq!(each.iter().filter(|&&e| e != 0.0).count(), 1);
+    }
+
+    #[test]
+    fn a_mode_change_at_a_tick_serves_the_time_events_no_mode_update_read_before_it() {
+        // The staircase's tick calls nothing of its own; the mode update that moves its
+        // level comes before the coil, the only block its output reaches: one evaluation
+        // after that update serves both (none for the tick call alone).
+        let mut d = Diagram::new("stairs_coil");
+        d.add("stairs", "Stairs", json!({}));
+        d.add("coil", "Coil", json!({}));
+        d.connect(&["stairs.y", "coil.u"]);
+        d.log(&["stairs.y", "coil.stored"]);
+        let mut m = ran(d);
+        let t = m.next_time_event(0.9);
+        assert_eq!(t, 1.0);
+        let mut x = m.run.last_x.clone();
+        x[0] += 0.125;
+        let evals = m.run.model_evals;
+        m.output(t, &x, OutputKind::EventLeft);
+        // Before the tick the level is 3 (set at 0.75 s).
+        assert_eq!(m.run.row_buf[0], 3.0);
+        let cause = EventCause {
+            kind: EventKind::Time,
+            guards: &[],
+        };
+        m.handle_event(t, &mut x, cause).expect("handled");
+        let mut g = vec![0.0; m.n_guards()];
+        m.guards(t, &x, &mut g);
+        m.output(t, &x, OutputKind::EventRight);
+        assert_eq!(m.run.model_evals, evals + 2);
+        // The level moved to 4, and the coil's stored energy with it.
+        assert_eq!(m.run.row_buf[0], 4.0);
+        let stored = 0.5 * C * (x[0] - 4.0).powi(2);
+        assert!(
+            (m.run.row_buf[1] - stored).abs() <= 1e-12 * stored,
+            "{:?}",
+            m.run.row_buf
+        );
     }
 }
