@@ -123,7 +123,7 @@ fn full_car_solver_statistics_snapshot() {
     // Full model evaluations: a grid point's output, the derivatives at a step end and an
     // event handler at its instant are served from the guards' evaluation of the same
     // point, so there are fewer than derivative, guard and output calls together (11,827).
-    assert_eq!(s.model_evals, 8_552, "{s:?}");
+    assert_eq!(s.model_evals, 8_529, "{s:?}");
 }
 
 #[test]

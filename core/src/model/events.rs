@@ -20,9 +20,10 @@ use drivelink_solver::{EventAction, EventCause, EventKind, SystemError};
 
 use crate::block::{Block, EventCx, FrictionMode, PortKind};
 use crate::ids::BlockIx;
+use crate::plan::Plan;
 use crate::result::{EventRecord, EventTag};
 
-use super::eval::{torque_slack, SLIP_EPS};
+use super::eval::{buffers, torque_slack, view, SLIP_EPS};
 use super::{Model, ENGAGE_OFF, ENGAGE_ON};
 use crate::block::Buffers;
 
@@ -34,16 +35,17 @@ fn time_event_tol(t: f64) -> f64 {
 }
 
 impl Model {
-    /// Call `f` on block `b` with its event view at `t` and log what it reports.
+    /// Call `f` on block `b` with its event view at `t` and log what it reports (`plan`:
+    /// the model's, passed in so the many calls of an event share one reference).
     fn block_event<R>(
         &mut self,
+        plan: &Plan,
         b: BlockIx,
         t: f64,
         x: &mut [f64],
         stop: &mut bool,
         f: impl FnOnce(&mut dyn Block, &mut EventCx) -> R,
     ) -> R {
-        let plan = self.plan.clone();
         let n = plan.nodes.len();
         let mut log: Vec<(EventTag, String)> = Vec::new();
         let mut impacts: Vec<(usize, f64)> = Vec::new();
@@ -167,15 +169,15 @@ impl Model {
         }
         // The stored energy before this instant's resets and mode changes (none at the
         // initial event: the modes are set there).
-        let before = (cause.kind != EventKind::Initial).then(|| self.stored_energies(t, x));
+        let before = (cause.kind != EventKind::Initial).then(|| self.event_energies(t, x));
         let plan = self.plan.clone();
+        // The blocks whose time event calls ran since the last evaluation: a later event
+        // call (a time event, or a mode update of the first round) is preceded by an
+        // evaluation only if one of them reaches what it reads (`reach.rs`).
+        let mut pending = std::mem::take(&mut self.ev.pending);
+        pending.clear();
         if cause.kind == EventKind::Time {
             let tol = time_event_tol(t);
-            // The due blocks whose calls ran since the last evaluation: a later call is
-            // preceded by an evaluation only if one of them reaches what it reads
-            // (`reach.rs`).
-            let mut pending = std::mem::take(&mut self.ev.pending);
-            pending.clear();
             for b in 0..plan.blocks.len() {
                 if self.run.next_te[b] <= t + tol {
                     if pending.iter().any(|&p| self.reaches(p, b)) {
@@ -183,7 +185,7 @@ impl Model {
                         self.eval(t, x);
                         pending.clear();
                     }
-                    self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
+                    self.block_event(&plan, BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
                         blk.time_event(ecx)
                     });
                     if stop && self.run.stopped_by.is_none() {
@@ -192,24 +194,26 @@ impl Model {
                     pending.push(b);
                 }
             }
-            if !pending.is_empty() {
-                self.refresh_constants(t, x);
-                self.eval(t, x);
-            }
-            self.ev.pending = pending;
             self.take_failure()?;
         }
         // A stop requested in `update_modes` counts only from the round in which nothing
         // changed: in an earlier round a block listed before the ones driving it may
         // still read their outputs from before this instant's mode updates.
         let mut round_stop = None;
+        // The first mode update a time event call reaches.
+        let first_reached = pending.iter().filter_map(|&p| self.first_reached(p)).min();
         for _round in 0..100 {
             let mut changed = false;
             round_stop = None;
             for b in 0..plan.blocks.len() {
+                if !pending.is_empty() && first_reached == Some(b) {
+                    self.refresh_constants(t, x);
+                    self.eval(t, x);
+                    pending.clear();
+                }
                 let current = self.cache.current;
                 let mut asked = false;
-                let c = self.block_event(BlockIx::at(b), t, x, &mut asked, |blk, ecx| {
+                let c = self.block_event(&plan, BlockIx::at(b), t, x, &mut asked, |blk, ecx| {
                     blk.update_modes(ecx)
                 });
                 // No mode change: nothing the signals show changed (a resampled input is
@@ -219,10 +223,17 @@ impl Model {
                     changed = true;
                     self.refresh_constants(t, x);
                     self.eval(t, x);
+                    pending.clear();
                 }
                 if asked && round_stop.is_none() {
                     round_stop = Some(b);
                 }
+            }
+            // Time event calls no mode update read: evaluated before the joints settle.
+            if !pending.is_empty() {
+                self.refresh_constants(t, x);
+                self.eval(t, x);
+                pending.clear();
             }
             self.take_failure()?;
             if self.settle_frictions(t, x)? {
@@ -235,6 +246,7 @@ impl Model {
                 self.eval(t, x);
             }
         }
+        self.ev.pending = pending;
         // Refresh the cached next time events after the mode updates, at every kind of
         // event: a block may schedule one from `update_modes` (a gear selector's shift
         // time after a lever move located as a state event).
@@ -285,7 +297,7 @@ impl Model {
         if !self.cache.current {
             self.eval(t, x);
         }
-        let after = self.stored_energies(t, x);
+        let after = self.event_energies(t, x);
         let Some(before) = before else {
             self.run.stored_start = after;
             return;
@@ -323,6 +335,19 @@ impl Model {
         }
     }
 
+    /// Every block's stored energy at `(t, x)`, the model evaluated there with the
+    /// current modes: what `stored_energies` gives, with the buffers the blocks read
+    /// built once for all blocks rather than once per block.
+    fn event_energies(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        let plan = &*self.plan;
+        let buf = buffers!(self, x, plan.nodes.len());
+        plan.rt
+            .iter()
+            .zip(&self.blocks)
+            .map(|(rt, blk)| blk.potential_energy(&view(plan, rt, t, x, &buf)))
+            .collect()
+    }
+
     /// A failure a block asked for in its last event call ([`EventCx::fail`]), as the
     /// error that fails the run.
     fn take_failure(&mut self) -> Result<(), SystemError> {
@@ -350,7 +375,7 @@ impl Model {
         let plan = self.plan.clone();
         let mut stop = false;
         for b in 0..plan.blocks.len() {
-            let speeds = self.block_event(BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
+            let speeds = self.block_event(&plan, BlockIx::at(b), t, x, &mut stop, |blk, ecx| {
                 blk.initial_speeds(&ecx.view())
             });
             for (p, w) in speeds {
@@ -638,5 +663,270 @@ impl Model {
         };
         let name = self.plan.joints[j].name.clone();
         self.push_event(t, &name, tag, detail);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use drivelink_solver::{EventCause, EventKind, HybridSystem, OutputKind};
+    use serde_json::json;
+
+    use crate::block::{Block, BlockDecl, Cx, EventCx, Feedthrough, Forces, MechDecl, Outputs};
+    use crate::block::{PortDecl, VarDecl, VarSource};
+    use crate::params::{BlockBuild, BlockType, Params, Registry};
+    use crate::{compile, Diagram, Model, RunStatus};
+
+    /// Spring rate of [`Coil`], N·m/rad.
+    const C: f64 = 40.0;
+    /// Sample period of [`Ticker`], s.
+    const PERIOD: f64 = 0.25;
+
+    /// `y = 1 + sin(3 t)/2`, varying between the ticks.
+    struct Wave;
+
+    impl Block for Wave {
+        fn declare(&self) -> BlockDecl {
+            BlockDecl {
+                ports: vec![PortDecl::output("y")],
+                ..BlockDecl::default()
+            }
+        }
+        fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+            y[0] = 1.0 + 0.5 * (3.0 * cx.t).sin();
+        }
+    }
+
+    /// Holds its input, sampled every `PERIOD` s (a time event of its own).
+    struct Ticker {
+        held: f64,
+    }
+
+    impl Block for Ticker {
+        fn declare(&self) -> BlockDecl {
+            BlockDecl {
+                ports: vec![PortDecl::input("u"), PortDecl::output("y")],
+                feedthrough: Feedthrough::None,
+                outputs: Outputs::Constant,
+                time_event_period: Some((PERIOD, "period")),
+                ..BlockDecl::default()
+            }
+        }
+        fn reset(&mut self, _t0: f64) {
+            self.held = 0.0;
+        }
+        fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
+            y[0] = self.held;
+        }
+        fn next_time_event(&self, t: f64) -> f64 {
+            ((t / PERIOD).floor() + 1.0) * PERIOD
+        }
+        fn time_event(&mut self, cx: &mut EventCx) {
+            self.held = cx.view().u(0);
+        }
+    }
+
+    /// A flywheel (1 kg·m²) on a torsion spring (`C`) whose rest angle is its input: it
+    /// stores `C (q − u)²/2`, which jumps whenever the held input does.
+    struct Coil;
+
+    impl Block for Coil {
+        fn declare(&self) -> BlockDecl {
+            BlockDecl {
+                ports: vec![PortDecl::rot("a"), PortDecl::input("u")],
+                variables: vec![VarDecl::new("stored", VarSource::Custom(0), "J")],
+                mech: MechDecl {
+                    masses: vec![(0, 1.0)],
+                    has_forces: true,
+                    ..MechDecl::default()
+                },
+                ..BlockDecl::default()
+            }
+        }
+        fn forces(&self, cx: &Cx, f: &mut Forces) {
+            f.add(0, -C * (cx.q(0) - cx.u(0)));
+        }
+        fn potential_energy(&self, cx: &Cx) -> f64 {
+            0.5 * C * (cx.q(0) - cx.u(0)).powi(2)
+        }
+        fn var(&self, cx: &Cx, _i: usize) -> f64 {
+            self.potential_energy(cx)
+        }
+    }
+
+    /// A staircase `y = ⌊t / PERIOD⌋` whose level is a mode, set at the ticks by
+    /// `update_modes` (its time events call nothing of their own).
+    struct Stairs {
+        level: f64,
+    }
+
+    impl Block for Stairs {
+        fn declare(&self) -> BlockDecl {
+            BlockDecl {
+                ports: vec![PortDecl::output("y")],
+                outputs: Outputs::Constant,
+                ..BlockDecl::default()
+            }
+        }
+        fn reset(&mut self, _t0: f64) {
+            self.level = 0.0;
+        }
+        fn outputs(&self, _cx: &Cx, y: &mut [f64]) {
+            y[0] = self.level;
+        }
+        fn next_time_event(&self, t: f64) -> f64 {
+            ((t / PERIOD).floor() + 1.0) * PERIOD
+        }
+        fn update_modes(&mut self, cx: &mut EventCx) -> bool {
+            let level = (cx.t / PERIOD).floor();
+            let changed = level != self.level;
+            self.level = level;
+            changed
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut r = Registry::new();
+        let mut add = |name: &'static str, build: fn(&Params) -> _| {
+            r.register(BlockType {
+                name,
+                category: "test",
+                doc: "",
+                params: vec![],
+                build: BlockBuild::Primitive(build),
+                ports_doc: "",
+            })
+        };
+        add("Wave", |_| Ok(Box::new(Wave)));
+        add("Ticker", |_| Ok(Box::new(Ticker { held: 0.0 })));
+        add("Coil", |_| Ok(Box::new(Coil)));
+        add("Stairs", |_| Ok(Box::new(Stairs { level: 0.0 })));
+        r
+    }
+
+    /// `wave → ticker → coil`, run for 1 s with an output point at every tick; the model
+    /// after its run.
+    fn sampled_coil() -> Model {
+        let mut d = Diagram::new("sampled_coil");
+        d.add("wave", "Wave", json!({}));
+        d.add("ticker", "Ticker", json!({}));
+        d.add("coil", "Coil", json!({}));
+        d.connect(&["wave.y", "ticker.u"]);
+        d.connect(&["ticker.y", "coil.u"]);
+        d.log(&["wave.y", "ticker.y", "coil.stored"]);
+        ran(d)
+    }
+
+    /// The model of `d` after a run of 1 s with an output point at every tick.
+    fn ran(mut d: Diagram) -> Model {
+        d.settings.stop_time = 1.0;
+        d.settings.output_interval = Some(PERIOD);
+        let mut m = compile(&d, &registry()).expect("compiles");
+        let r = m.run();
+        assert_eq!(r.status, RunStatus::Completed, "{}", r.message);
+        // Four ticks in (0, 1]; the spring's energy jumped at each (booked as impact).
+        assert!(r.events.len() >= 3, "{:?}", r.events);
+        m
+    }
+
+    #[test]
+    fn a_tick_starts_from_the_evaluation_of_its_recorded_left_hand_point() {
+        let mut m = sampled_coil();
+        // The tick at the stop time is left to a run that goes on.
+        let t = m.next_time_event(0.9);
+        assert_eq!(t, 1.0);
+        let mut x = m.run.last_x.clone();
+        x[0] += 0.125;
+        // What an output point of its own records there (a fresh model, the same run).
+        let mut fresh = sampled_coil();
+        fresh.output(t, &x, OutputKind::Interpolated);
+        let row = fresh.run.row_buf.clone();
+        let evals = m.run.model_evals;
+        m.output(t, &x, OutputKind::EventLeft);
+        let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&m.run.row_buf),
+            bits(&row),
+            "the same left-hand values"
+        );
+        let cause = EventCause {
+            kind: EventKind::Time,
+            guards: &[],
+        };
+        m.handle_event(t, &mut x, cause).expect("handled");
+        // One evaluation of the left-hand point (recorded, then the handler's start) and
+        // one after the tick changed the held input; none more for the guards and the
+        // right-hand point.
+        let mut g = vec![0.0; m.n_guards()];
+        m.guards(t, &x, &mut g);
+        m.output(t, &x, OutputKind::EventRight);
+        assert_eq!(m.run.model_evals, evals + 2);
+        // The tick took the wave's value at t, and the coil's rest angle with it.
+        let wave = 1.0 + 0.5 * (3.0 * t).sin();
+        assert_eq!(m.run.row_buf[1], wave);
+        let stored = 0.5 * C * (x[0] - wave).powi(2);
+        assert!(
+            (m.run.row_buf[2] - stored).abs() <= 1e-12 * stored,
+            "{:?}",
+            m.run.row_buf
+        );
+    }
+
+    #[test]
+    fn event_energies_are_the_blocks_stored_energies() {
+        let mut m = sampled_coil();
+        let mut x = m.run.last_x.clone();
+        x[0] -= 0.5;
+        m.eval(1.0, &x);
+        let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let each = m.stored_energies(1.0, &x);
+        assert_eq!(bits(&m.event_energies(1.0, &x)), bits(&each));
+        // The coil's is its spring's `C (q − u)²/2` (the other blocks store nothing).
+        let coil = m
+            .plan
+            .blocks
+            .iter()
+            .position(|b| b.name == "coil")
+            .expect("coil");
+        let u = m.ev.sig[m.plan.in_slots[m.plan.blocks[coil].inputs.clone()][0].ix()];
+        assert_eq!(each[coil], 0.5 * C * (x[0] - u).powi(2));
+        assert_eq!(each.iter().filter(|&&e| e != 0.0).count(), 1);
+    }
+
+    #[test]
+    fn a_mode_change_at_a_tick_serves_the_time_events_no_mode_update_read_before_it() {
+        // The staircase's tick calls nothing of its own; the mode update that moves its
+        // level comes before the coil, the only block its output reaches: one evaluation
+        // after that update serves both (none for the tick call alone).
+        let mut d = Diagram::new("stairs_coil");
+        d.add("stairs", "Stairs", json!({}));
+        d.add("coil", "Coil", json!({}));
+        d.connect(&["stairs.y", "coil.u"]);
+        d.log(&["stairs.y", "coil.stored"]);
+        let mut m = ran(d);
+        let t = m.next_time_event(0.9);
+        assert_eq!(t, 1.0);
+        let mut x = m.run.last_x.clone();
+        x[0] += 0.125;
+        let evals = m.run.model_evals;
+        m.output(t, &x, OutputKind::EventLeft);
+        // Before the tick the level is 3 (set at 0.75 s).
+        assert_eq!(m.run.row_buf[0], 3.0);
+        let cause = EventCause {
+            kind: EventKind::Time,
+            guards: &[],
+        };
+        m.handle_event(t, &mut x, cause).expect("handled");
+        let mut g = vec![0.0; m.n_guards()];
+        m.guards(t, &x, &mut g);
+        m.output(t, &x, OutputKind::EventRight);
+        assert_eq!(m.run.model_evals, evals + 2);
+        // The level moved to 4, and the coil's stored energy with it.
+        assert_eq!(m.run.row_buf[0], 4.0);
+        let stored = 0.5 * C * (x[0] - 4.0).powi(2);
+        assert!(
+            (m.run.row_buf[1] - stored).abs() <= 1e-12 * stored,
+            "{:?}",
+            m.run.row_buf
+        );
     }
 }

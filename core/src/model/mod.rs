@@ -961,7 +961,12 @@ impl HybridSystem for Model {
         let what = ["slip/torque-low", "torque-high", "engagement"][(i - plan.n_block_guards) % 3];
         format!("{}.{}", plan.joints[j].name, what)
     }
-    fn output(&mut self, t: f64, x: &[f64], _kind: OutputKind) {
+    fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        // The left-hand point of an event is evaluated in full and kept: the handler
+        // called next at the same point starts from that evaluation (`events.rs`).
+        if kind == OutputKind::EventLeft {
+            self.eval_cached(t, x);
+        }
         self.record(t, x);
     }
     /// The states an evaluation at an output point and the logged variables read, when

@@ -9,6 +9,13 @@
 //! mechanical, rigid-body and thermal block reads). Four ABS modulators sampling at the
 //! same instant read their own wheels' slips, which no modulator's valve changes at that
 //! instant: one evaluation serves all four calls instead of four.
+//!
+//! The same holds for the mode updates that follow at a time event: the evaluation after
+//! the due blocks' calls is made before the first mode update one of them reaches, or
+//! after the last of that round when none does. A drive cycle's breakpoint calls nothing
+//! of its own but its mode update moves the segment before the driver reads it: the
+//! evaluation after that mode change serves the time event call too (one evaluation
+//! instead of two).
 
 use crate::block::PortKind;
 use crate::plan::Stage;
@@ -23,6 +30,15 @@ impl Model {
             self.ev.reach[p] = Some(self.reached_by(p));
         }
         self.ev.reach[p].as_ref().is_some_and(|r| r[b])
+    }
+
+    /// The first block (in the order of the event calls) whose event call a change of
+    /// block `p` reaches.
+    pub(super) fn first_reached(&mut self, p: usize) -> Option<usize> {
+        if self.ev.reach[p].is_none() {
+            self.ev.reach[p] = Some(self.reached_by(p));
+        }
+        self.ev.reach[p].as_ref()?.iter().position(|&r| r)
     }
 
     /// By block: whether a change of block `b` (its outputs or anything it feeds) can
