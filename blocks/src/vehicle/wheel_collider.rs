@@ -696,6 +696,26 @@ fn heading(r: &[V3; 3], steer: f64) -> [f64; 2] {
     }
 }
 
+/// The friction multiplier of contact `k` on `road` (`None`: the ground plane): the
+/// `mu_scale` input `u` times the road's friction scale at the contact (the input itself
+/// on the ground plane).
+#[inline(always)]
+fn mu_on(road: Option<&Surface>, k: &Contact, u: f64) -> f64 {
+    if road.is_some() {
+        u * k.road_mu
+    } else {
+        u
+    }
+}
+
+/// `f()` through a call that is never inlined: a wheel's methods take the ground plane's
+/// path with the road `None` as a constant (the road's code drops out, the contact stays in
+/// registers) and a road's path through this call.
+#[inline(never)]
+fn outlined<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// Newton's method for the ray `m + s·d` meeting the road raised by `offset` (the kerb
 /// steps that apply), from `s0`: `(s, (h, ∂h/∂x, ∂h/∂y))` at the root, converged to
 /// `1e-12·(1 + |s|)` m (at most 20 iterations; quadratic convergence takes 2 to 4 on
@@ -777,17 +797,26 @@ impl WheelCollider {
     /// The contact of the wheel with the body in state `st`, spin `w`, steer `steer` and
     /// friction multiplier `mu`.
     pub fn contact(&self, st: &FrameState, w: f64, steer: f64, mu: f64) -> Contact {
-        self.contact_with(st, w, steer, mu, 0.0)
+        self.contact_with(self.road.as_deref(), st, w, steer, mu, 0.0)
     }
-    /// [`WheelCollider::contact`] with the anti-roll bar's force `bar` (N, along the
+    /// [`WheelCollider::contact`] on `road` (`None`: the ground plane; see
+    /// `outlined`) with the anti-roll bar's force `bar` (N, along the
     /// suspension axis) added to the suspension force.
     #[inline(always)]
-    fn contact_with(&self, st: &FrameState, w: f64, steer: f64, mu: f64, bar: f64) -> Contact {
-        let mut k = self.kinematics(st, w, steer, bar);
+    fn contact_with(
+        &self,
+        road: Option<&Surface>,
+        st: &FrameState,
+        w: f64,
+        steer: f64,
+        mu: f64,
+        bar: f64,
+    ) -> Contact {
+        let mut k = self.kinematics_in(road, st, w, steer, bar);
         if !k.grounded {
             return k;
         }
-        let mu = self.mu_of(&k, mu).max(0.0);
+        let mu = mu_on(road, &k, mu).max(0.0);
         (k.fx, k.fy) = match &self.mf {
             None => curve_forces(&self.fwd, &self.side, self.circle, k.sx, k.sy, mu, k.fz),
             Some(mf) => {
@@ -810,12 +839,12 @@ impl WheelCollider {
     /// Where the suspension's ray meets the ground plane in pose `st`.
     #[inline]
     fn ray(&self, st: &FrameState) -> Ray {
-        self.ray_with(st, self.sides.as_deref())
+        self.ray_with(self.road.as_deref(), st, self.sides.as_deref())
     }
-    /// [`WheelCollider::ray`] with the road's edges on the given `sides` (`None`: from
-    /// the point itself).
+    /// [`WheelCollider::ray`] on `road` (`None`: the ground plane) with the road's edges
+    /// on the given `sides` (`None`: from the point itself).
     #[inline(always)]
-    fn ray_with(&self, st: &FrameState, sides: super::road::Sides) -> Ray {
+    fn ray_with(&self, road: Option<&Surface>, st: &FrameState, sides: super::road::Sides) -> Ray {
         // Only the heights of the rotated body vectors enter the suspension: row 2 of the
         // rotation (`zz` is the world height of the body's z axis).
         let r = st.rotation();
@@ -831,7 +860,7 @@ impl WheelCollider {
                 hit: None,
             };
         }
-        if let Some(road) = &self.road {
+        if let Some(road) = road {
             return self.ray_on(road, st, sides);
         }
         let inv_zz = 1.0 / zz;
@@ -901,7 +930,19 @@ impl WheelCollider {
     /// suspension force before the ground's `max(0, ·)`.
     #[inline(always)]
     fn kinematics(&self, st: &FrameState, w: f64, steer: f64, bar: f64) -> Contact {
-        let ray = self.ray(st);
+        self.kinematics_in(self.road.as_deref(), st, w, steer, bar)
+    }
+    /// [`WheelCollider::kinematics`] on `road` (`None`: the ground plane).
+    #[inline(always)]
+    fn kinematics_in(
+        &self,
+        road: Option<&Surface>,
+        st: &FrameState,
+        w: f64,
+        steer: f64,
+        bar: f64,
+    ) -> Contact {
+        let ray = self.ray_with(road, st, self.sides.as_deref());
         if let Some(hit) = ray.hit {
             return self.kinematics_on(st, &ray, &hit, w, steer, bar);
         }
@@ -955,8 +996,9 @@ impl WheelCollider {
     /// The contact's normal load `fz` alone (as [`WheelCollider::kinematics`] gives it:
     /// it depends on neither the spin nor the steer): on the ground plane only the
     /// vertical velocity of the contact point, not the heading and slips.
-    fn normal_load(&self, st: &FrameState, bar: f64) -> f64 {
-        let ray = self.ray(st);
+    #[inline(always)]
+    fn normal_load(&self, road: Option<&Surface>, st: &FrameState, bar: f64) -> f64 {
+        let ray = self.ray_with(road, st, self.sides.as_deref());
         if let Some(hit) = ray.hit {
             return self.kinematics_on(st, &ray, &hit, 0.0, 0.0, bar).fz;
         }
@@ -1038,11 +1080,7 @@ impl WheelCollider {
     /// friction scale at the contact (the input itself on the ground plane).
     #[inline]
     fn mu_of(&self, k: &Contact, u: f64) -> f64 {
-        if self.road.is_some() {
-            u * k.road_mu
-        } else {
-            u
-        }
+        mu_on(self.road.as_deref(), k, u)
     }
     /// The index of the kerb-energy state (on a road with kerb steps), after the patch's.
     fn kerb_ix(&self) -> Option<usize> {
@@ -1066,22 +1104,68 @@ impl WheelCollider {
     }
     #[inline(always)]
     fn contact_of(&self, cx: &Cx) -> Contact {
+        self.contact_in(self.road.as_deref(), cx)
+    }
+    /// The contact at this instant on `road` (`None`: the ground plane), tire forces
+    /// included (the patch's spring and damper while it sticks).
+    #[inline(always)]
+    fn contact_in(&self, road: Option<&Surface>, cx: &Cx) -> Contact {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
-            let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
+            let mut k = self.kinematics_in(
+                road,
+                cx.frame(BODY),
+                cx.v(HUB),
+                cx.u(IN_STEER),
+                cx.u(IN_BAR),
+            );
             if k.grounded {
-                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], self.mu_of(&k, cx.u(IN_MU)));
+                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], mu_on(road, &k, cx.u(IN_MU)));
                 k.fx = fx * k.fz;
                 k.fy = fy * k.fz;
             }
             return k;
         }
         self.contact_with(
+            road,
             cx.frame(BODY),
             cx.v(HUB),
             cx.u(IN_STEER),
             cx.u(IN_MU),
             cx.u(IN_BAR),
         )
+    }
+    /// The block's outputs but `fz` on `road` (`None`: the ground plane).
+    #[inline(always)]
+    fn outputs_on(&self, road: Option<&Surface>, cx: &Cx, y: &mut [f64]) {
+        let k = self.kinematics_in(road, cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
+        y[0] = k.sx;
+        y[1] = k.sy;
+        y[3] = cx.v(HUB);
+        y[4] = self.peak_slip(&k);
+        y[5] = k.c;
+    }
+    /// The block's forces at this instant on `road` (`None`: the ground plane): the tire
+    /// and the wheel's damping on the hub, the ground force on the body.
+    #[inline(always)]
+    fn forces_on(&self, road: Option<&Surface>, cx: &Cx, f: &mut Forces) {
+        let k = self.contact_in(road, cx);
+        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
+        if !k.grounded {
+            self.bar_reaction_in_the_air(cx, k.c, f);
+            return;
+        }
+        let normal = if road.is_some() {
+            scale(k.own, k.n)
+        } else {
+            [0.0, 0.0, k.own]
+        };
+        let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
+        if self.app == 0.0 {
+            // The forces act at the contact point, whose velocity is known.
+            f.add_frame_force_moving(BODY, k.app, force, k.vg);
+        } else {
+            f.add_frame_force(BODY, k.app, force);
+        }
     }
     /// Custom variable `i` (see `variables`) given the contact `k` at this instant.
     fn var_of(&self, k: &Contact, cx: &Cx, i: usize) -> f64 {
@@ -1123,14 +1207,14 @@ impl WheelCollider {
     /// `AntiRollBar`'s couple at its force point, as on the ground the bar's part of the
     /// load is the bar's. Nothing while the suspension axis points sideways or up (the
     /// bar applies nothing then either).
-    fn bar_reaction_in_the_air(&self, cx: &Cx, k: &Contact, f: &mut Forces) {
+    fn bar_reaction_in_the_air(&self, cx: &Cx, c: f64, f: &mut Forces) {
         let bar = cx.u(IN_BAR);
         let st = cx.frame(BODY);
         let zz = st.rotation()[2][2];
         if bar == 0.0 || !(zz > AXIS_DOWN) {
             return;
         }
-        f.add_frame_force(BODY, self.force_point(k.c), [0.0, 0.0, -bar / zz]);
+        f.add_frame_force(BODY, self.force_point(c), [0.0, 0.0, -bar / zz]);
     }
     /// The patch's force relative to the friction limit (1 at breakaway), with the
     /// deflection `d` held: the friction circle (ellipse) on the forces normalized by
@@ -1327,35 +1411,24 @@ impl Block for WheelCollider {
         vec![(HUB, w)]
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
-        y[0] = k.sx;
-        y[1] = k.sy;
-        y[3] = cx.v(HUB);
-        y[4] = self.peak_slip(&k);
-        y[5] = k.c;
+        // On the ground plane (a constant `None`) the road's code drops out and the
+        // contact stays in registers; a road's path is a call (see `outlined`).
+        match self.road.as_deref() {
+            None => self.outputs_on(None, cx, y),
+            road => outlined(|| self.outputs_on(road, cx, y)),
+        }
     }
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
-        y[OUT_FZ] = self.normal_load(cx.frame(BODY), cx.u(IN_BAR));
+        let st = cx.frame(BODY);
+        y[OUT_FZ] = match self.road.as_deref() {
+            None => self.normal_load(None, st, cx.u(IN_BAR)),
+            road => outlined(|| self.normal_load(road, st, cx.u(IN_BAR))),
+        };
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let k = self.contact_of(cx);
-        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
-        if !k.grounded {
-            self.bar_reaction_in_the_air(cx, &k, f);
-        }
-        if k.grounded {
-            let normal = if self.road.is_some() {
-                scale(k.own, k.n)
-            } else {
-                [0.0, 0.0, k.own]
-            };
-            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
-            if self.app == 0.0 {
-                // The forces act at the contact point, whose velocity is known.
-                f.add_frame_force_moving(BODY, k.app, force, k.vg);
-            } else {
-                f.add_frame_force(BODY, k.app, force);
-            }
+        match self.road.as_deref() {
+            None => self.forces_on(None, cx, f),
+            road => outlined(|| self.forces_on(road, cx, f)),
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
