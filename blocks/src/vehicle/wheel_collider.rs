@@ -511,16 +511,20 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     } else {
         None
     };
+    let app = finite(p, "force_app_point_distance")?;
+    let target = in_range(p, "target_position", 0.0, 1.0)?;
     Ok(Box::new(WheelCollider {
         radius,
         inertia,
         damping,
         center: [c[0], c[1], c[2]],
         dist,
-        app: finite(p, "force_app_point_distance")?,
+        app,
         spring,
         damper,
-        target: in_range(p, "target_position", 0.0, 1.0)?,
+        reach_len: dist + radius,
+        c0: target * dist,
+        bump_rate: BUMP_STOP_FACTOR * spring,
         fwd,
         side,
         circle,
@@ -591,7 +595,14 @@ pub struct WheelCollider {
     app: f64,
     spring: f64,
     damper: f64,
-    target: f64,
+    /// Parameter-only constants, computed once at build with the operations the forces
+    /// used to repeat: `suspension_distance + radius` (the ray's length from the mount to
+    /// the ground at full extension), the spring's rest compression
+    /// `target_position·suspension_distance` and the bump stop's rate
+    /// `BUMP_STOP_FACTOR·spring`.
+    reach_len: f64,
+    c0: f64,
+    bump_rate: f64,
     fwd: Curve,
     side: Curve,
     circle: bool,
@@ -865,7 +876,7 @@ impl WheelCollider {
         }
         let inv_zz = 1.0 / zz;
         Ray {
-            c: self.dist + self.radius - hc * inv_zz,
+            c: self.reach_len - hc * inv_zz,
             inv_zz,
             // A mount below the ground (a car rolled over and sunk through the plane, which
             // nothing else collides with) meets nothing: a wheel there pushing the body up
@@ -906,7 +917,7 @@ impl WheelCollider {
         let meets = m[2] - h_m - steps >= 0.0 && nz > AXIS_DOWN && s.is_finite();
         Ray {
             c: if s.is_finite() {
-                self.dist + self.radius - s
+                self.reach_len - s
             } else {
                 self.no_ground()
             },
@@ -955,7 +966,7 @@ impl WheelCollider {
         }
         k.grounded = true;
         let (c, inv_zz) = (ray.c, ray.inv_zz);
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         let r = st.rotation();
         // Body point at the contact (on the axis, s below the mount) and its velocity.
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
@@ -978,8 +989,8 @@ impl WheelCollider {
     fn plane_load(&self, c: f64, inv_zz: f64, vgz: f64, bar: f64) -> (f64, f64) {
         // ċ = −ṡ, ṡ = (v_G)_z / (z_w)_z.
         let cdot = -vgz * inv_zz;
-        let c0 = self.target * self.dist;
-        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        let c0 = self.c0;
+        let bump = self.bump_rate * (c - self.dist).max(0.0);
         // The suspension force along the axis; the ground's normal force (the tire load)
         // is the vertical force whose axis component it is.
         let susp = self.spring * (c - c0) + self.damper * cdot + bump;
@@ -1005,7 +1016,7 @@ impl WheelCollider {
         if !ray.meets || self.reach_in(&ray) == Reach::Airborne {
             return 0.0;
         }
-        let s = self.dist + self.radius - ray.c;
+        let s = self.reach_len - ray.c;
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vgz = st.point_vertical_velocity(g_body);
         self.plane_load(ray.c, ray.inv_zz, vgz, bar).0
@@ -1034,15 +1045,15 @@ impl WheelCollider {
         }
         k.grounded = true;
         let c = ray.c;
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         let r = st.rotation();
         let n = hit.n;
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vg = st.point_velocity(g_body);
         // The contact point `G + ṡ·d` stays on the road: n·(v_G + ṡ·d) = 0, ċ = −ṡ.
         let cdot = -dot(n, vg) * hit.inv_nz;
-        let c0 = self.target * self.dist;
-        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        let c0 = self.c0;
+        let bump = self.bump_rate * (c - self.dist).max(0.0);
         let susp = self.spring * (c - c0) + self.damper * cdot + bump;
         let (total, own) = if bar == 0.0 {
             (susp.max(0.0), susp.max(0.0))
@@ -1100,7 +1111,7 @@ impl WheelCollider {
     /// The compression reported when the suspension's ray does not meet the ground at all:
     /// `−(suspension_distance + radius)`, as for a mount twice its reach above the ground.
     fn no_ground(&self) -> f64 {
-        -(self.dist + self.radius)
+        -self.reach_len
     }
     #[inline(always)]
     fn contact_of(&self, cx: &Cx) -> Contact {
@@ -1189,13 +1200,13 @@ impl WheelCollider {
     }
     /// The world point where the suspension ray meets the ground at compression `c`.
     fn hit_point(&self, st: &FrameState, c: f64) -> V3 {
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         st.point([self.center[0], self.center[1], self.center[2] - s])
     }
     /// The body point where the wheel's forces act at compression `c` (body axes):
     /// `force_app_point_distance` above the contact on the suspension axis.
     fn force_point(&self, c: f64) -> V3 {
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         [
             self.center[0],
             self.center[1],
@@ -1245,7 +1256,7 @@ impl WheelCollider {
     /// pushes only beyond its rest point `target_position·suspension_distance` (the
     /// ground never pulls), so a wheel hanging below it stores nothing.
     fn stored(&self, c: f64) -> f64 {
-        let e = (c - self.target * self.dist).max(0.0);
+        let e = (c - self.c0).max(0.0);
         let b = (c - self.dist).max(0.0);
         0.5 * self.spring * e * e + 0.5 * BUMP_STOP_FACTOR * self.spring * b * b
     }
@@ -1689,7 +1700,7 @@ impl WheelCollider {
             let cx = ecx.view();
             let st = cx.frame(BODY);
             let ray = self.ray(st);
-            let s = self.dist + self.radius - ray.c;
+            let s = self.reach_len - ray.c;
             let vz = st.point_velocity([self.center[0], self.center[1], self.center[2] - s])[2];
             (ray, vz)
         };
