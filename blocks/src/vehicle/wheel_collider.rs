@@ -1437,8 +1437,11 @@ impl Block for WheelCollider {
         };
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
+        // A stuck patch's forces (static friction) go through the call too: the slipping
+        // tire on the plane is the path every evaluation of a plain car takes.
+        let stuck = self.mode == Patch::Stick && self.stick.is_some();
         match self.road.as_deref() {
-            None => self.forces_on(None, cx, f),
+            None if !stuck => self.forces_on(None, cx, f),
             road => outlined(|| self.forces_on(road, cx, f)),
         }
     }
