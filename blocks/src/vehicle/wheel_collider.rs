@@ -1467,7 +1467,8 @@ impl Block for WheelCollider {
     fn potential_energy(&self, cx: &Cx) -> f64 {
         // With the located modes: a kerb's jump of the compression at its crossing is a
         // jump of this energy, which the audit books as impact loss (not the wheel's).
-        let k = self.contact_of(cx);
+        // The compression and the load only: no tire forces.
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
         let e = self.stored(k.c);
         match self.stick {
             // The patch spring: ½·fz·(kx·dx² + ky·dy²) (d is 0 while the patch slips).
