@@ -96,8 +96,9 @@ impl Aero {
             scale(self.lift_k * v2, down),
         )
     }
-    /// Drag, downforce and the velocity of `center` (world axes) at this instant.
-    #[inline]
+    /// Drag, downforce and the velocity of `center` (world axes) at this instant. Always
+    /// inlined: as a call its three vectors went through memory.
+    #[inline(always)]
     fn at(&self, cx: &Cx) -> (V3, V3, V3) {
         let st = cx.frame(0);
         let v = st.point_velocity(self.center);
