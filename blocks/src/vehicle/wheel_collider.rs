@@ -719,14 +719,6 @@ fn mu_on(road: Option<&Surface>, k: &Contact, u: f64) -> f64 {
     }
 }
 
-/// `f()` through a call that is never inlined: a wheel's methods take the ground plane's
-/// path with the road `None` as a constant (the road's code drops out, the contact stays in
-/// registers) and a road's path through this call.
-#[inline(never)]
-fn outlined<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
 /// Newton's method for the ray `m + s·d` meeting the road raised by `offset` (the kerb
 /// steps that apply), from `s0`: `(s, (h, ∂h/∂x, ∂h/∂y))` at the root, converged to
 /// `1e-12·(1 + |s|)` m (at most 20 iterations; quadratic convergence takes 2 to 4 on
@@ -811,8 +803,8 @@ impl WheelCollider {
         self.contact_with(self.road.as_deref(), st, w, steer, mu, 0.0)
     }
     /// [`WheelCollider::contact`] on `road` (`None`: the ground plane; see
-    /// `outlined`) with the anti-roll bar's force `bar` (N, along the
-    /// suspension axis) added to the suspension force.
+    /// [`WheelCollider::forces_outlined`]) with the anti-roll bar's force `bar` (N, along
+    /// the suspension axis) added to the suspension force.
     #[inline(always)]
     fn contact_with(
         &self,
@@ -1145,6 +1137,26 @@ impl WheelCollider {
             cx.u(IN_BAR),
         )
     }
+    /// The block's forces on the wheel's road, or with its patch stuck, through a call
+    /// never inlined: the plane's slipping tire, the path of every evaluation of a plain
+    /// car, is compiled alone with the road `None` as a constant (the road's code drops out
+    /// and the contact stays in registers).
+    #[inline(never)]
+    fn forces_outlined(&self, cx: &Cx, f: &mut Forces) {
+        self.forces_on(self.road.as_deref(), cx, f);
+    }
+    /// The outputs on the wheel's road through a call (see
+    /// [`WheelCollider::forces_outlined`]).
+    #[inline(never)]
+    fn outputs_outlined(&self, cx: &Cx, y: &mut [f64]) {
+        self.outputs_on(self.road.as_deref(), cx, y);
+    }
+    /// The normal load on the wheel's road through a call (see
+    /// [`WheelCollider::forces_outlined`]).
+    #[inline(never)]
+    fn normal_load_outlined(&self, st: &FrameState, bar: f64) -> f64 {
+        self.normal_load(self.road.as_deref(), st, bar)
+    }
     /// The block's outputs but `fz` on `road` (`None`: the ground plane).
     #[inline(always)]
     fn outputs_on(&self, road: Option<&Surface>, cx: &Cx, y: &mut [f64]) {
@@ -1423,26 +1435,27 @@ impl Block for WheelCollider {
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         // On the ground plane (a constant `None`) the road's code drops out and the
-        // contact stays in registers; a road's path is a call (see `outlined`).
-        match self.road.as_deref() {
+        // contact stays in registers; a road's path is a call.
+        match self.road {
             None => self.outputs_on(None, cx, y),
-            road => outlined(|| self.outputs_on(road, cx, y)),
+            Some(_) => self.outputs_outlined(cx, y),
         }
     }
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
         let st = cx.frame(BODY);
-        y[OUT_FZ] = match self.road.as_deref() {
+        y[OUT_FZ] = match self.road {
             None => self.normal_load(None, st, cx.u(IN_BAR)),
-            road => outlined(|| self.normal_load(road, st, cx.u(IN_BAR))),
+            Some(_) => self.normal_load_outlined(st, cx.u(IN_BAR)),
         };
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
         // A stuck patch's forces (static friction) go through the call too: the slipping
         // tire on the plane is the path every evaluation of a plain car takes.
         let stuck = self.mode == Patch::Stick && self.stick.is_some();
-        match self.road.as_deref() {
-            None if !stuck => self.forces_on(None, cx, f),
-            road => outlined(|| self.forces_on(road, cx, f)),
+        if self.road.is_none() && !stuck {
+            self.forces_on(None, cx, f);
+        } else {
+            self.forces_outlined(cx, f);
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
