@@ -189,11 +189,40 @@ fn yaw_rate(st: &FrameState) -> f64 {
 }
 
 impl RigidBody {
-    /// The continuous yaw: the quaternion's yaw shifted by the multiple of 2π nearest to
-    /// the tracked value `tracked`.
-    fn yaw(st: &FrameState, tracked: f64) -> f64 {
-        let y = st.euler()[2];
+    /// The continuous yaw: the quaternion's yaw `y` (in (−π, π]) shifted by the multiple
+    /// of 2π nearest to the tracked value `tracked`.
+    fn unwrapped_yaw(y: f64, tracked: f64) -> f64 {
         y + 2.0 * PI * ((tracked - y) / (2.0 * PI)).round()
+    }
+    /// Variable `i` at this instant; `euler`: the attitude's Euler angles, computed at the
+    /// first variable that needs them and kept for the others of the same instant (roll,
+    /// pitch and yaw share two arc tangents and an arc sine).
+    fn var_with(&self, cx: &Cx, i: usize, euler: &mut Option<[f64; 3]>) -> f64 {
+        let st = cx.frame(0);
+        let body_v = || st.to_body(st.vel());
+        match i {
+            0..=2 => st.pos()[i],
+            3..=5 => st.vel()[i - 3],
+            6..=8 => body_v()[i - 6],
+            9 => {
+                let v = st.vel();
+                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+            }
+            10 | 11 => euler.get_or_insert_with(|| st.euler())[i - 10],
+            12 => Self::unwrapped_yaw(euler.get_or_insert_with(|| st.euler())[2], cx.x[0]),
+            13..=15 => st.omega()[i - 13],
+            16..=18 => st.to_body(cx.frame_acc(0).0)[i - 16],
+            19 => {
+                let v = body_v();
+                if v[0].hypot(v[1]) < BETA_MIN_SPEED {
+                    // Undefined at standstill: NaN, a gap in scopes and plots.
+                    f64::NAN
+                } else {
+                    v[1].atan2(v[0])
+                }
+            }
+            _ => f64::NAN,
+        }
     }
 }
 
@@ -243,30 +272,13 @@ impl Block for RigidBody {
         dx[0] = yaw_rate(cx.frame(0));
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        let st = cx.frame(0);
-        let body_v = || st.to_body(st.vel());
-        match i {
-            0..=2 => st.pos()[i],
-            3..=5 => st.vel()[i - 3],
-            6..=8 => body_v()[i - 6],
-            9 => {
-                let v = st.vel();
-                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-            }
-            10 | 11 => st.euler()[i - 10],
-            12 => Self::yaw(st, cx.x[0]),
-            13..=15 => st.omega()[i - 13],
-            16..=18 => st.to_body(cx.frame_acc(0).0)[i - 16],
-            19 => {
-                let v = body_v();
-                if v[0].hypot(v[1]) < BETA_MIN_SPEED {
-                    // Undefined at standstill: NaN, a gap in scopes and plots.
-                    f64::NAN
-                } else {
-                    v[1].atan2(v[0])
-                }
-            }
-            _ => f64::NAN,
+        self.var_with(cx, i, &mut None)
+    }
+    fn vars(&self, cx: &Cx, which: &[usize], out: &mut [f64]) {
+        // Recording logs roll, pitch and yaw together: one set of Euler angles for them.
+        let mut euler = None;
+        for (o, &i) in out.iter_mut().zip(which) {
+            *o = self.var_with(cx, i, &mut euler);
         }
     }
 }
@@ -298,5 +310,48 @@ mod tests {
                 "{quat:?} {omega:?}: {got} vs {euler}"
             );
         }
+    }
+
+    /// `vars` computes the Euler angles once for roll, pitch and yaw: it gives exactly
+    /// what `var` gives, in any order and mixed with the other variables.
+    #[test]
+    fn vars_equal_var_bit_for_bit() {
+        let mut b: Box<dyn Block> = Box::new(RigidBody {
+            gravity: [0.0, 0.0, -G],
+            m: 1500.0,
+            inertia: [550.0, 2400.0, 2600.0],
+            pos0: [0.0; 3],
+            yaw0: 0.0,
+            v0: 0.0,
+            w0: [0.0; 3],
+        });
+        let mut p = drivelink_core::probe::Probe::new(b.as_mut());
+        let mut s = [0.0; FRAME_STATES];
+        s[0..3].copy_from_slice(&[12.0, -3.0, 0.55]);
+        s[3..7].copy_from_slice(&[0.2, 0.1, -0.05, 0.97]);
+        s[7..10].copy_from_slice(&[8.0, 14.0, -0.3]);
+        s[10..13].copy_from_slice(&[0.1, -0.2, 0.9]);
+        // A tracked yaw one turn ahead: the logged yaw is unwrapped by 2π.
+        p.frame_state(0, &s).states(&[2.0 * PI + 2.7]);
+        for which in [
+            vec![10, 11, 12],
+            vec![12, 0, 10, 19, 11, 9],
+            vec![11],
+            (0..20).collect::<Vec<_>>(),
+        ] {
+            let (one, all) = p.with_cx(|cx| {
+                let one: Vec<f64> = which.iter().map(|&i| p.block().var(cx, i)).collect();
+                let mut all = vec![f64::NAN; which.len()];
+                p.block().vars(cx, &which, &mut all);
+                (one, all)
+            });
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&one), bits(&all), "which {which:?}");
+        }
+        // The yaw is the quaternion's, one turn up (the tracked value is near 2π + 2.7).
+        let e = p.with_cx(|cx| cx.frame(0).euler());
+        let yaw = p.with_cx(|cx| p.block().var(cx, 12));
+        assert_eq!(yaw, e[2] + 2.0 * PI);
+        assert!((yaw - (2.0 * PI + 2.7)).abs() < PI);
     }
 }

@@ -511,16 +511,20 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     } else {
         None
     };
+    let app = finite(p, "force_app_point_distance")?;
+    let target = in_range(p, "target_position", 0.0, 1.0)?;
     Ok(Box::new(WheelCollider {
         radius,
         inertia,
         damping,
         center: [c[0], c[1], c[2]],
         dist,
-        app: finite(p, "force_app_point_distance")?,
+        app,
         spring,
         damper,
-        target: in_range(p, "target_position", 0.0, 1.0)?,
+        reach_len: dist + radius,
+        c0: target * dist,
+        bump_rate: BUMP_STOP_FACTOR * spring,
         fwd,
         side,
         circle,
@@ -591,7 +595,14 @@ pub struct WheelCollider {
     app: f64,
     spring: f64,
     damper: f64,
-    target: f64,
+    /// Parameter-only constants, computed once at build with the operations the forces
+    /// used to repeat: `suspension_distance + radius` (the ray's length from the mount to
+    /// the ground at full extension), the spring's rest compression
+    /// `target_position·suspension_distance` and the bump stop's rate
+    /// `BUMP_STOP_FACTOR·spring`.
+    reach_len: f64,
+    c0: f64,
+    bump_rate: f64,
     fwd: Curve,
     side: Curve,
     circle: bool,
@@ -696,6 +707,18 @@ fn heading(r: &[V3; 3], steer: f64) -> [f64; 2] {
     }
 }
 
+/// The friction multiplier of contact `k` on `road` (`None`: the ground plane): the
+/// `mu_scale` input `u` times the road's friction scale at the contact (the input itself
+/// on the ground plane).
+#[inline(always)]
+fn mu_on(road: Option<&Surface>, k: &Contact, u: f64) -> f64 {
+    if road.is_some() {
+        u * k.road_mu
+    } else {
+        u
+    }
+}
+
 /// Newton's method for the ray `m + s·d` meeting the road raised by `offset` (the kerb
 /// steps that apply), from `s0`: `(s, (h, ∂h/∂x, ∂h/∂y))` at the root, converged to
 /// `1e-12·(1 + |s|)` m (at most 20 iterations; quadratic convergence takes 2 to 4 on
@@ -777,17 +800,26 @@ impl WheelCollider {
     /// The contact of the wheel with the body in state `st`, spin `w`, steer `steer` and
     /// friction multiplier `mu`.
     pub fn contact(&self, st: &FrameState, w: f64, steer: f64, mu: f64) -> Contact {
-        self.contact_with(st, w, steer, mu, 0.0)
+        self.contact_with(self.road.as_deref(), st, w, steer, mu, 0.0)
     }
-    /// [`WheelCollider::contact`] with the anti-roll bar's force `bar` (N, along the
-    /// suspension axis) added to the suspension force.
+    /// [`WheelCollider::contact`] on `road` (`None`: the ground plane; see
+    /// [`WheelCollider::forces_outlined`]) with the anti-roll bar's force `bar` (N, along
+    /// the suspension axis) added to the suspension force.
     #[inline(always)]
-    fn contact_with(&self, st: &FrameState, w: f64, steer: f64, mu: f64, bar: f64) -> Contact {
-        let mut k = self.kinematics(st, w, steer, bar);
+    fn contact_with(
+        &self,
+        road: Option<&Surface>,
+        st: &FrameState,
+        w: f64,
+        steer: f64,
+        mu: f64,
+        bar: f64,
+    ) -> Contact {
+        let mut k = self.kinematics_in(road, st, w, steer, bar);
         if !k.grounded {
             return k;
         }
-        let mu = self.mu_of(&k, mu).max(0.0);
+        let mu = mu_on(road, &k, mu).max(0.0);
         (k.fx, k.fy) = match &self.mf {
             None => curve_forces(&self.fwd, &self.side, self.circle, k.sx, k.sy, mu, k.fz),
             Some(mf) => {
@@ -810,12 +842,12 @@ impl WheelCollider {
     /// Where the suspension's ray meets the ground plane in pose `st`.
     #[inline]
     fn ray(&self, st: &FrameState) -> Ray {
-        self.ray_with(st, self.sides.as_deref())
+        self.ray_with(self.road.as_deref(), st, self.sides.as_deref())
     }
-    /// [`WheelCollider::ray`] with the road's edges on the given `sides` (`None`: from
-    /// the point itself).
+    /// [`WheelCollider::ray`] on `road` (`None`: the ground plane) with the road's edges
+    /// on the given `sides` (`None`: from the point itself).
     #[inline(always)]
-    fn ray_with(&self, st: &FrameState, sides: super::road::Sides) -> Ray {
+    fn ray_with(&self, road: Option<&Surface>, st: &FrameState, sides: super::road::Sides) -> Ray {
         // Only the heights of the rotated body vectors enter the suspension: row 2 of the
         // rotation (`zz` is the world height of the body's z axis).
         let r = st.rotation();
@@ -831,12 +863,12 @@ impl WheelCollider {
                 hit: None,
             };
         }
-        if let Some(road) = &self.road {
+        if let Some(road) = road {
             return self.ray_on(road, st, sides);
         }
         let inv_zz = 1.0 / zz;
         Ray {
-            c: self.dist + self.radius - hc * inv_zz,
+            c: self.reach_len - hc * inv_zz,
             inv_zz,
             // A mount below the ground (a car rolled over and sunk through the plane, which
             // nothing else collides with) meets nothing: a wheel there pushing the body up
@@ -877,7 +909,7 @@ impl WheelCollider {
         let meets = m[2] - h_m - steps >= 0.0 && nz > AXIS_DOWN && s.is_finite();
         Ray {
             c: if s.is_finite() {
-                self.dist + self.radius - s
+                self.reach_len - s
             } else {
                 self.no_ground()
             },
@@ -901,7 +933,19 @@ impl WheelCollider {
     /// suspension force before the ground's `max(0, ·)`.
     #[inline(always)]
     fn kinematics(&self, st: &FrameState, w: f64, steer: f64, bar: f64) -> Contact {
-        let ray = self.ray(st);
+        self.kinematics_in(self.road.as_deref(), st, w, steer, bar)
+    }
+    /// [`WheelCollider::kinematics`] on `road` (`None`: the ground plane).
+    #[inline(always)]
+    fn kinematics_in(
+        &self,
+        road: Option<&Surface>,
+        st: &FrameState,
+        w: f64,
+        steer: f64,
+        bar: f64,
+    ) -> Contact {
+        let ray = self.ray_with(road, st, self.sides.as_deref());
         if let Some(hit) = ray.hit {
             return self.kinematics_on(st, &ray, &hit, w, steer, bar);
         }
@@ -914,7 +958,7 @@ impl WheelCollider {
         }
         k.grounded = true;
         let (c, inv_zz) = (ray.c, ray.inv_zz);
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         let r = st.rotation();
         // Body point at the contact (on the axis, s below the mount) and its velocity.
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
@@ -937,8 +981,8 @@ impl WheelCollider {
     fn plane_load(&self, c: f64, inv_zz: f64, vgz: f64, bar: f64) -> (f64, f64) {
         // ċ = −ṡ, ṡ = (v_G)_z / (z_w)_z.
         let cdot = -vgz * inv_zz;
-        let c0 = self.target * self.dist;
-        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        let c0 = self.c0;
+        let bump = self.bump_rate * (c - self.dist).max(0.0);
         // The suspension force along the axis; the ground's normal force (the tire load)
         // is the vertical force whose axis component it is.
         let susp = self.spring * (c - c0) + self.damper * cdot + bump;
@@ -955,15 +999,16 @@ impl WheelCollider {
     /// The contact's normal load `fz` alone (as [`WheelCollider::kinematics`] gives it:
     /// it depends on neither the spin nor the steer): on the ground plane only the
     /// vertical velocity of the contact point, not the heading and slips.
-    fn normal_load(&self, st: &FrameState, bar: f64) -> f64 {
-        let ray = self.ray(st);
+    #[inline(always)]
+    fn normal_load(&self, road: Option<&Surface>, st: &FrameState, bar: f64) -> f64 {
+        let ray = self.ray_with(road, st, self.sides.as_deref());
         if let Some(hit) = ray.hit {
             return self.kinematics_on(st, &ray, &hit, 0.0, 0.0, bar).fz;
         }
         if !ray.meets || self.reach_in(&ray) == Reach::Airborne {
             return 0.0;
         }
-        let s = self.dist + self.radius - ray.c;
+        let s = self.reach_len - ray.c;
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vgz = st.point_vertical_velocity(g_body);
         self.plane_load(ray.c, ray.inv_zz, vgz, bar).0
@@ -992,15 +1037,15 @@ impl WheelCollider {
         }
         k.grounded = true;
         let c = ray.c;
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         let r = st.rotation();
         let n = hit.n;
         let g_body = [self.center[0], self.center[1], self.center[2] - s];
         let vg = st.point_velocity(g_body);
         // The contact point `G + ṡ·d` stays on the road: n·(v_G + ṡ·d) = 0, ċ = −ṡ.
         let cdot = -dot(n, vg) * hit.inv_nz;
-        let c0 = self.target * self.dist;
-        let bump = BUMP_STOP_FACTOR * self.spring * (c - self.dist).max(0.0);
+        let c0 = self.c0;
+        let bump = self.bump_rate * (c - self.dist).max(0.0);
         let susp = self.spring * (c - c0) + self.damper * cdot + bump;
         let (total, own) = if bar == 0.0 {
             (susp.max(0.0), susp.max(0.0))
@@ -1038,11 +1083,7 @@ impl WheelCollider {
     /// friction scale at the contact (the input itself on the ground plane).
     #[inline]
     fn mu_of(&self, k: &Contact, u: f64) -> f64 {
-        if self.road.is_some() {
-            u * k.road_mu
-        } else {
-            u
-        }
+        mu_on(self.road.as_deref(), k, u)
     }
     /// The index of the kerb-energy state (on a road with kerb steps), after the patch's.
     fn kerb_ix(&self) -> Option<usize> {
@@ -1062,26 +1103,92 @@ impl WheelCollider {
     /// The compression reported when the suspension's ray does not meet the ground at all:
     /// `−(suspension_distance + radius)`, as for a mount twice its reach above the ground.
     fn no_ground(&self) -> f64 {
-        -(self.dist + self.radius)
+        -self.reach_len
     }
     #[inline(always)]
     fn contact_of(&self, cx: &Cx) -> Contact {
+        self.contact_in(self.road.as_deref(), cx)
+    }
+    /// The contact at this instant on `road` (`None`: the ground plane), tire forces
+    /// included (the patch's spring and damper while it sticks).
+    #[inline(always)]
+    fn contact_in(&self, road: Option<&Surface>, cx: &Cx) -> Contact {
         if let (Patch::Stick, Some(st)) = (self.mode, self.stick) {
-            let mut k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
+            let mut k = self.kinematics_in(
+                road,
+                cx.frame(BODY),
+                cx.v(HUB),
+                cx.u(IN_STEER),
+                cx.u(IN_BAR),
+            );
             if k.grounded {
-                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], self.mu_of(&k, cx.u(IN_MU)));
+                let (fx, fy) = st.unit_force(&k, [cx.x[0], cx.x[1]], mu_on(road, &k, cx.u(IN_MU)));
                 k.fx = fx * k.fz;
                 k.fy = fy * k.fz;
             }
             return k;
         }
         self.contact_with(
+            road,
             cx.frame(BODY),
             cx.v(HUB),
             cx.u(IN_STEER),
             cx.u(IN_MU),
             cx.u(IN_BAR),
         )
+    }
+    /// The block's forces on the wheel's road, or with its patch stuck, through a call
+    /// never inlined: the plane's slipping tire, the path of every evaluation of a plain
+    /// car, is compiled alone with the road `None` as a constant (the road's code drops out
+    /// and the contact stays in registers).
+    #[inline(never)]
+    fn forces_outlined(&self, cx: &Cx, f: &mut Forces) {
+        self.forces_on(self.road.as_deref(), cx, f);
+    }
+    /// The outputs on the wheel's road through a call (see
+    /// [`WheelCollider::forces_outlined`]).
+    #[inline(never)]
+    fn outputs_outlined(&self, cx: &Cx, y: &mut [f64]) {
+        self.outputs_on(self.road.as_deref(), cx, y);
+    }
+    /// The normal load on the wheel's road through a call (see
+    /// [`WheelCollider::forces_outlined`]).
+    #[inline(never)]
+    fn normal_load_outlined(&self, st: &FrameState, bar: f64) -> f64 {
+        self.normal_load(self.road.as_deref(), st, bar)
+    }
+    /// The block's outputs but `fz` on `road` (`None`: the ground plane).
+    #[inline(always)]
+    fn outputs_on(&self, road: Option<&Surface>, cx: &Cx, y: &mut [f64]) {
+        let k = self.kinematics_in(road, cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
+        y[0] = k.sx;
+        y[1] = k.sy;
+        y[3] = cx.v(HUB);
+        y[4] = self.peak_slip(&k);
+        y[5] = k.c;
+    }
+    /// The block's forces at this instant on `road` (`None`: the ground plane): the tire
+    /// and the wheel's damping on the hub, the ground force on the body.
+    #[inline(always)]
+    fn forces_on(&self, road: Option<&Surface>, cx: &Cx, f: &mut Forces) {
+        let k = self.contact_in(road, cx);
+        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
+        if !k.grounded {
+            self.bar_reaction_in_the_air(cx, k.c, f);
+            return;
+        }
+        let normal = if road.is_some() {
+            scale(k.own, k.n)
+        } else {
+            [0.0, 0.0, k.own]
+        };
+        let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
+        if self.app == 0.0 {
+            // The forces act at the contact point, whose velocity is known.
+            f.add_frame_force_moving(BODY, k.app, force, k.vg);
+        } else {
+            f.add_frame_force(BODY, k.app, force);
+        }
     }
     /// Custom variable `i` (see `variables`) given the contact `k` at this instant.
     fn var_of(&self, k: &Contact, cx: &Cx, i: usize) -> f64 {
@@ -1105,13 +1212,13 @@ impl WheelCollider {
     }
     /// The world point where the suspension ray meets the ground at compression `c`.
     fn hit_point(&self, st: &FrameState, c: f64) -> V3 {
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         st.point([self.center[0], self.center[1], self.center[2] - s])
     }
     /// The body point where the wheel's forces act at compression `c` (body axes):
     /// `force_app_point_distance` above the contact on the suspension axis.
     fn force_point(&self, c: f64) -> V3 {
-        let s = self.dist + self.radius - c;
+        let s = self.reach_len - c;
         [
             self.center[0],
             self.center[1],
@@ -1123,14 +1230,14 @@ impl WheelCollider {
     /// `AntiRollBar`'s couple at its force point, as on the ground the bar's part of the
     /// load is the bar's. Nothing while the suspension axis points sideways or up (the
     /// bar applies nothing then either).
-    fn bar_reaction_in_the_air(&self, cx: &Cx, k: &Contact, f: &mut Forces) {
+    fn bar_reaction_in_the_air(&self, cx: &Cx, c: f64, f: &mut Forces) {
         let bar = cx.u(IN_BAR);
         let st = cx.frame(BODY);
         let zz = st.rotation()[2][2];
         if bar == 0.0 || !(zz > AXIS_DOWN) {
             return;
         }
-        f.add_frame_force(BODY, self.force_point(k.c), [0.0, 0.0, -bar / zz]);
+        f.add_frame_force(BODY, self.force_point(c), [0.0, 0.0, -bar / zz]);
     }
     /// The patch's force relative to the friction limit (1 at breakaway), with the
     /// deflection `d` held: the friction circle (ellipse) on the forces normalized by
@@ -1161,7 +1268,7 @@ impl WheelCollider {
     /// pushes only beyond its rest point `target_position·suspension_distance` (the
     /// ground never pulls), so a wheel hanging below it stores nothing.
     fn stored(&self, c: f64) -> f64 {
-        let e = (c - self.target * self.dist).max(0.0);
+        let e = (c - self.c0).max(0.0);
         let b = (c - self.dist).max(0.0);
         0.5 * self.spring * e * e + 0.5 * BUMP_STOP_FACTOR * self.spring * b * b
     }
@@ -1327,35 +1434,28 @@ impl Block for WheelCollider {
         vec![(HUB, w)]
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
-        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), 0.0);
-        y[0] = k.sx;
-        y[1] = k.sy;
-        y[3] = cx.v(HUB);
-        y[4] = self.peak_slip(&k);
-        y[5] = k.c;
+        // On the ground plane (a constant `None`) the road's code drops out and the
+        // contact stays in registers; a road's path is a call.
+        match self.road {
+            None => self.outputs_on(None, cx, y),
+            Some(_) => self.outputs_outlined(cx, y),
+        }
     }
     fn network_outputs(&self, cx: &Cx, y: &mut [f64]) {
-        y[OUT_FZ] = self.normal_load(cx.frame(BODY), cx.u(IN_BAR));
+        let st = cx.frame(BODY);
+        y[OUT_FZ] = match self.road {
+            None => self.normal_load(None, st, cx.u(IN_BAR)),
+            Some(_) => self.normal_load_outlined(st, cx.u(IN_BAR)),
+        };
     }
     fn forces(&self, cx: &Cx, f: &mut Forces) {
-        let k = self.contact_of(cx);
-        f.add(HUB, -k.fx * self.radius - self.damping * cx.v(HUB));
-        if !k.grounded {
-            self.bar_reaction_in_the_air(cx, &k, f);
-        }
-        if k.grounded {
-            let normal = if self.road.is_some() {
-                scale(k.own, k.n)
-            } else {
-                [0.0, 0.0, k.own]
-            };
-            let force = add(add(scale(k.fx, k.h), scale(k.fy, k.l)), normal);
-            if self.app == 0.0 {
-                // The forces act at the contact point, whose velocity is known.
-                f.add_frame_force_moving(BODY, k.app, force, k.vg);
-            } else {
-                f.add_frame_force(BODY, k.app, force);
-            }
+        // A stuck patch's forces (static friction) go through the call too: the slipping
+        // tire on the plane is the path every evaluation of a plain car takes.
+        let stuck = self.mode == Patch::Stick && self.stick.is_some();
+        if self.road.is_none() && !stuck {
+            self.forces_on(None, cx, f);
+        } else {
+            self.forces_outlined(cx, f);
         }
     }
     fn friction(&self, _k: usize, cx: &Cx, _w_rel: f64) -> FrictionLaw {
@@ -1380,7 +1480,8 @@ impl Block for WheelCollider {
     fn potential_energy(&self, cx: &Cx) -> f64 {
         // With the located modes: a kerb's jump of the compression at its crossing is a
         // jump of this energy, which the audit books as impact loss (not the wheel's).
-        let k = self.contact_of(cx);
+        // The compression and the load only: no tire forces.
+        let k = self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR));
         let e = self.stored(k.c);
         match self.stick {
             // The patch spring: ½·fz·(kx·dx² + ky·dy²) (d is 0 while the patch slips).
@@ -1616,7 +1717,7 @@ impl WheelCollider {
             let cx = ecx.view();
             let st = cx.frame(BODY);
             let ray = self.ray(st);
-            let s = self.dist + self.radius - ray.c;
+            let s = self.reach_len - ray.c;
             let vz = st.point_velocity([self.center[0], self.center[1], self.center[2] - s])[2];
             (ray, vz)
         };
