@@ -141,9 +141,10 @@ pub struct Network {
     /// The load-dependent friction joints (`load.rs`); their sensitivities are in the
     /// cache entries.
     load_joints: Vec<usize>,
-    /// The friction joints sliding, and those locked, under `modes` (ascending).
-    sliding: Vec<u32>,
-    locked: Vec<u32>,
+    /// The joints of [`Network::kinetic_joints`] and [`Network::locked_joints`] (read in
+    /// place by the evaluation, which borrows them beside the force vector).
+    pub(crate) kinetic: Vec<u32>,
+    pub(crate) locked: Vec<u32>,
 }
 
 /// Why a factorization failed: the nodes without inertia in a free direction.
@@ -184,7 +185,7 @@ impl Network {
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
             load_joints: Vec::new(),
-            sliding: Vec::with_capacity(nf),
+            kinetic: Vec::with_capacity(nf),
             locked: Vec::with_capacity(nf),
         }
     }
@@ -195,11 +196,12 @@ impl Network {
         self.list_modes();
     }
 
-    /// The friction joints sliding under the current modes, ascending: the ones with a
-    /// kinetic torque. Modes change only at events, so an evaluation walks this list
-    /// instead of testing every joint's mode.
-    pub fn sliding_joints(&self) -> &[u32] {
-        &self.sliding
+    /// The friction joints sliding under the current modes whose torque is their kinetic
+    /// law (the load-dependent ones, whose torque comes after the solve, left out),
+    /// ascending. Modes change only at events, so an evaluation walks this list instead of
+    /// testing every joint's mode.
+    pub fn kinetic_joints(&self) -> &[u32] {
+        &self.kinetic
     }
 
     /// The friction joints locked under the current modes, ascending (their torque is
@@ -208,13 +210,13 @@ impl Network {
         &self.locked
     }
 
-    /// Rebuild the lists of sliding and locked joints from `modes`.
-    fn list_modes(&mut self) {
-        self.sliding.clear();
+    /// Rebuild the lists of kinetic and locked joints from `modes`.
+    pub(crate) fn list_modes(&mut self) {
+        self.kinetic.clear();
         self.locked.clear();
         for (j, m) in self.modes.iter().enumerate() {
-            if m.sliding_sign() != 0.0 {
-                self.sliding.push(j as u32);
+            if m.sliding_sign() != 0.0 && !self.load_joints.contains(&j) {
+                self.kinetic.push(j as u32);
             } else if *m == FrictionMode::Locked {
                 self.locked.push(j as u32);
             }
@@ -624,7 +626,7 @@ mod tests {
     }
 
     #[test]
-    fn the_sliding_and_locked_joint_lists_follow_every_mode_change() {
+    fn the_kinetic_and_locked_joint_lists_follow_every_mode_change() {
         let mut nw = Network::new(
             vec!["a".into(), "b".into(), "c".into()],
             vec![PortKind::Rot; 3],
@@ -637,7 +639,7 @@ mod tests {
             ],
         );
         use FrictionMode::{Free, Locked, SlidingBackward, SlidingForward};
-        assert!(nw.sliding_joints().is_empty() && nw.locked_joints().is_empty());
+        assert!(nw.kinetic_joints().is_empty() && nw.locked_joints().is_empty());
         for modes in [
             [SlidingForward, Locked, SlidingBackward],
             [Locked, Free, Locked],
@@ -649,7 +651,7 @@ mod tests {
                     .filter(|&j| f(&modes[j as usize]))
                     .collect::<Vec<_>>()
             };
-            assert_eq!(nw.sliding_joints(), want(|m| m.sliding_sign() != 0.0));
+            assert_eq!(nw.kinetic_joints(), want(|m| m.sliding_sign() != 0.0));
             assert_eq!(nw.locked_joints(), want(|m| *m == Locked));
             assert_eq!(nw.modes, modes);
         }

@@ -98,6 +98,7 @@ impl Model {
     /// derivatives, and for the output of a grid point right after its guards (a grid
     /// point inside a step is one of its guard samples). Cheap probes of `x` reject a
     /// different point before the full compare.
+    #[inline(always)]
     pub(super) fn eval_cached(&mut self, t: f64, x: &[f64]) {
         if !self.kept_at(t, x) {
             self.eval_and_keep(t, x);
@@ -207,7 +208,7 @@ impl Model {
 
     /// A block's outputs as its fused operation (`program.rs`): the values its `outputs`
     /// (or `network_outputs`) computes, read and written in place.
-    #[inline]
+    #[inline(never)]
     fn run_fused(&mut self, plan: &Plan, op: &Fused, x: &[f64]) {
         match op {
             Fused::Read { y, from } => {
@@ -328,26 +329,27 @@ impl Model {
         // Every joint's slip (guards, work integrals and logs read it); a kinetic torque
         // only on the sliding ones (load-dependent joints get theirs after the solve,
         // `load.rs`), added to the forces in joint order.
-        for (row, wrel) in self.net.friction_rows.iter().zip(&mut self.ev.joint_wrel) {
-            *wrel = row.dot(v);
-        }
-        short::zero(&mut self.ev.joint_kin);
-        for k in 0..self.net.sliding_joints().len() {
-            let j = self.net.sliding_joints()[k] as usize;
-            if self.load.is_load[j] {
-                continue;
+        let has_joints = !self.net.friction_rows.is_empty();
+        if has_joints {
+            let slips = self.net.friction_rows.iter().zip(&mut self.ev.joint_wrel);
+            for ((row, wrel), kin) in slips.zip(&mut self.ev.joint_kin) {
+                *wrel = row.dot(v);
+                *kin = 0.0;
             }
-            let c = &progs.guards.joints[j];
-            let s = self.net.modes[j].sliding_sign();
-            let w_rel = self.ev.joint_wrel[j];
-            let tau = -s
-                * self.blocks[c.b.ix()]
-                    .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
-                    .kinetic;
-            self.ev.joint_kin[j] = tau;
-            if tau != 0.0 {
-                for &(node, c) in &self.net.friction_rows[j].terms {
-                    self.net.f[node] += c * tau;
+            for &j in &self.net.kinetic {
+                let j = j as usize;
+                let c = &progs.guards.joints[j];
+                let s = self.net.modes[j].sliding_sign();
+                let w_rel = self.ev.joint_wrel[j];
+                let tau = -s
+                    * self.blocks[c.b.ix()]
+                        .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
+                        .kinetic;
+                self.ev.joint_kin[j] = tau;
+                if tau != 0.0 {
+                    for &(node, c) in &self.net.friction_rows[j].terms {
+                        self.net.f[node] += c * tau;
+                    }
                 }
             }
         }
@@ -362,10 +364,14 @@ impl Model {
         }
         // A locked joint transmits its constraint force, a sliding one its kinetic torque,
         // a free one nothing (its kinetic torque is zero).
-        short::copy(&mut self.ev.joint_tau, &self.ev.joint_kin);
-        for &j in self.net.locked_joints() {
-            let j = j as usize;
-            self.ev.joint_tau[j] = self.net.lambda_fric[j];
+        if has_joints {
+            for (tau, &kin) in self.ev.joint_tau.iter_mut().zip(&self.ev.joint_kin) {
+                *tau = kin;
+            }
+            for &j in &self.net.locked {
+                let j = j as usize;
+                self.ev.joint_tau[j] = self.net.lambda_fric[j];
+            }
         }
     }
 

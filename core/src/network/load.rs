@@ -34,6 +34,7 @@ impl Network {
     /// and kept with it.
     pub fn set_load_joints(&mut self, joints: &[usize]) {
         self.load_joints = joints.to_vec();
+        self.list_modes();
         let mut cache = std::mem::take(&mut self.cache);
         for e in cache.iter_mut() {
             let (factor, active) = (&e.factor, e.active.clone());
