@@ -141,10 +141,9 @@ pub struct Network {
     /// The load-dependent friction joints (`load.rs`); their sensitivities are in the
     /// cache entries.
     load_joints: Vec<usize>,
-    /// The joints of [`Network::kinetic_joints`] and [`Network::locked_joints`] (read in
-    /// place by the evaluation, which borrows them beside the force vector).
-    pub(crate) kinetic: Vec<u32>,
-    pub(crate) locked: Vec<u32>,
+    /// [`Network::kinetic_signs`] (read in place by the evaluation, which borrows it
+    /// beside the force vector).
+    pub(crate) kinetic_sign: Vec<f64>,
 }
 
 /// Why a factorization failed: the nodes without inertia in a free direction.
@@ -185,8 +184,7 @@ impl Network {
             lambda_fric: vec![0.0; nf],
             tmp: vec![0.0; n],
             load_joints: Vec::new(),
-            kinetic: Vec::with_capacity(nf),
-            locked: Vec::with_capacity(nf),
+            kinetic_sign: vec![0.0; nf],
         }
     }
 
@@ -196,30 +194,22 @@ impl Network {
         self.list_modes();
     }
 
-    /// The friction joints sliding under the current modes whose torque is their kinetic
-    /// law (the load-dependent ones, whose torque comes after the solve, left out),
-    /// ascending. Modes change only at events, so an evaluation walks this list instead of
+    /// By friction joint: the sign of its slip if it is sliding and its torque is its
+    /// kinetic law (load-dependent joints, whose torque comes after the solve, have 0),
+    /// else 0. Modes change only at events, so an evaluation reads this instead of
     /// testing every joint's mode.
-    pub fn kinetic_joints(&self) -> &[u32] {
-        &self.kinetic
+    pub fn kinetic_signs(&self) -> &[f64] {
+        &self.kinetic_sign
     }
 
-    /// The friction joints locked under the current modes, ascending (their torque is
-    /// their constraint force, `lambda_fric`).
-    pub fn locked_joints(&self) -> &[u32] {
-        &self.locked
-    }
-
-    /// Rebuild the lists of kinetic and locked joints from `modes`.
+    /// Rebuild the kinetic signs from `modes`.
     pub(crate) fn list_modes(&mut self) {
-        self.kinetic.clear();
-        self.locked.clear();
-        for (j, m) in self.modes.iter().enumerate() {
-            if m.sliding_sign() != 0.0 && !self.load_joints.contains(&j) {
-                self.kinetic.push(j as u32);
-            } else if *m == FrictionMode::Locked {
-                self.locked.push(j as u32);
-            }
+        for (j, (k, m)) in self.kinetic_sign.iter_mut().zip(&self.modes).enumerate() {
+            *k = if self.load_joints.contains(&j) {
+                0.0
+            } else {
+                m.sliding_sign()
+            };
         }
     }
 
@@ -626,7 +616,7 @@ mod tests {
     }
 
     #[test]
-    fn the_kinetic_and_locked_joint_lists_follow_every_mode_change() {
+    fn the_kinetic_signs_follow_every_mode_change() {
         let mut nw = Network::new(
             vec!["a".into(), "b".into(), "c".into()],
             vec![PortKind::Rot; 3],
@@ -639,20 +629,15 @@ mod tests {
             ],
         );
         use FrictionMode::{Free, Locked, SlidingBackward, SlidingForward};
-        assert!(nw.kinetic_joints().is_empty() && nw.locked_joints().is_empty());
+        assert_eq!(nw.kinetic_signs(), [0.0; 3]);
         for modes in [
             [SlidingForward, Locked, SlidingBackward],
             [Locked, Free, Locked],
-            [Free, SlidingBackward, Free],
+            [Free, SlidingBackward, SlidingForward],
         ] {
             nw.set_modes(&modes);
-            let want = |f: fn(&FrictionMode) -> bool| {
-                (0..3u32)
-                    .filter(|&j| f(&modes[j as usize]))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(nw.kinetic_joints(), want(|m| m.sliding_sign() != 0.0));
-            assert_eq!(nw.locked_joints(), want(|m| *m == Locked));
+            let want: Vec<f64> = modes.iter().map(|m| m.sliding_sign()).collect();
+            assert_eq!(nw.kinetic_signs(), want);
             assert_eq!(nw.modes, modes);
         }
     }

@@ -327,27 +327,25 @@ impl Model {
         }
         let v = &x[n..2 * n];
         // Every joint's slip (guards, work integrals and logs read it); a kinetic torque
-        // only on the sliding ones (load-dependent joints get theirs after the solve,
-        // `load.rs`), added to the forces in joint order.
+        // on the joints with a kinetic sign (sliding, not load-dependent: those get theirs
+        // after the solve, `load.rs`), added to the forces in joint order.
         let has_joints = !self.net.friction_rows.is_empty();
         if has_joints {
-            let slips = self.net.friction_rows.iter().zip(&mut self.ev.joint_wrel);
-            for ((row, wrel), kin) in slips.zip(&mut self.ev.joint_kin) {
-                *wrel = row.dot(v);
-                *kin = 0.0;
-            }
-            for &j in &self.net.kinetic {
-                let j = j as usize;
-                let c = &progs.guards.joints[j];
-                let s = self.net.modes[j].sliding_sign();
-                let w_rel = self.ev.joint_wrel[j];
-                let tau = -s
-                    * self.blocks[c.b.ix()]
+            let joints = self.net.friction_rows.iter().zip(&self.net.kinetic_sign);
+            let out = self.ev.joint_wrel.iter_mut().zip(&mut self.ev.joint_kin);
+            for (((row, &s), (wrel, kin)), c) in joints.zip(out).zip(&progs.guards.joints) {
+                let w_rel = row.dot(v);
+                *wrel = w_rel;
+                let tau = if s != 0.0 {
+                    -s * self.blocks[c.b.ix()]
                         .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
-                        .kinetic;
-                self.ev.joint_kin[j] = tau;
+                        .kinetic
+                } else {
+                    0.0
+                };
+                *kin = tau;
                 if tau != 0.0 {
-                    for &(node, c) in &self.net.friction_rows[j].terms {
+                    for &(node, c) in &row.terms {
                         self.net.f[node] += c * tau;
                     }
                 }
@@ -365,12 +363,14 @@ impl Model {
         // A locked joint transmits its constraint force, a sliding one its kinetic torque,
         // a free one nothing (its kinetic torque is zero).
         if has_joints {
-            for (tau, &kin) in self.ev.joint_tau.iter_mut().zip(&self.ev.joint_kin) {
-                *tau = kin;
-            }
-            for &j in &self.net.locked {
-                let j = j as usize;
-                self.ev.joint_tau[j] = self.net.lambda_fric[j];
+            let taus = self.ev.joint_tau.iter_mut().zip(&self.ev.joint_kin);
+            let modes = self.net.modes.iter().zip(&self.net.lambda_fric);
+            for ((tau, &kin), (mode, &lam)) in taus.zip(modes) {
+                *tau = if *mode == FrictionMode::Locked {
+                    lam
+                } else {
+                    kin
+                };
             }
         }
     }
