@@ -44,7 +44,7 @@
 
 use crate::block::Cx;
 
-use super::eval::{buffers, cx_of};
+use super::eval::{buffers, cx_of, view};
 use super::Model;
 use crate::block::Buffers;
 use crate::ids::BlockIx;
@@ -350,15 +350,14 @@ impl Model {
     }
 
     /// Stored energy of every block at `(t, x)`, the model already evaluated there with
-    /// the blocks' current modes.
+    /// the blocks' current modes (the buffers the blocks read built once for all).
     pub(super) fn stored_energies(&self, t: f64, x: &[f64]) -> Vec<f64> {
         let plan = &*self.plan;
-        (0..plan.blocks.len())
-            .map(|b| {
-                let b = BlockIx::at(b);
-                cx_of!(cx = self, plan, b, t, x);
-                self.blocks[b.ix()].potential_energy(&cx)
-            })
+        let buf = buffers!(self, x, plan.nodes.len());
+        plan.rt
+            .iter()
+            .zip(&self.blocks)
+            .map(|(rt, blk)| blk.potential_energy(&view(plan, rt, t, x, &buf)))
             .collect()
     }
 }

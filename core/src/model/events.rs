@@ -23,7 +23,7 @@ use crate::ids::BlockIx;
 use crate::plan::Plan;
 use crate::result::{EventRecord, EventTag};
 
-use super::eval::{buffers, torque_slack, view, SLIP_EPS};
+use super::eval::{torque_slack, SLIP_EPS};
 use super::{Model, ENGAGE_OFF, ENGAGE_ON};
 use crate::block::Buffers;
 
@@ -169,7 +169,7 @@ impl Model {
         }
         // The stored energy before this instant's resets and mode changes (none at the
         // initial event: the modes are set there).
-        let before = (cause.kind != EventKind::Initial).then(|| self.event_energies(t, x));
+        let before = (cause.kind != EventKind::Initial).then(|| self.stored_energies(t, x));
         let plan = self.plan.clone();
         // The blocks whose time event calls ran since the last evaluation: a later event
         // call (a time event, or a mode update of the first round) is preceded by an
@@ -297,7 +297,7 @@ impl Model {
         if !self.cache.current {
             self.eval(t, x);
         }
-        let after = self.event_energies(t, x);
+        let after = self.stored_energies(t, x);
         let Some(before) = before else {
             self.run.stored_start = after;
             return;
@@ -333,19 +333,6 @@ impl Model {
                 );
             }
         }
-    }
-
-    /// Every block's stored energy at `(t, x)`, the model evaluated there with the
-    /// current modes: what `stored_energies` gives, with the buffers the blocks read
-    /// built once for all blocks rather than once per block.
-    fn event_energies(&self, t: f64, x: &[f64]) -> Vec<f64> {
-        let plan = &*self.plan;
-        let buf = buffers!(self, x, plan.nodes.len());
-        plan.rt
-            .iter()
-            .zip(&self.blocks)
-            .map(|(rt, blk)| blk.potential_energy(&view(plan, rt, t, x, &buf)))
-            .collect()
     }
 
     /// A failure a block asked for in its last event call ([`EventCx::fail`]), as the
@@ -671,8 +658,10 @@ mod tests {
     use drivelink_solver::{EventCause, EventKind, HybridSystem, OutputKind};
     use serde_json::json;
 
+    use crate::block::Buffers;
     use crate::block::{Block, BlockDecl, Cx, EventCx, Feedthrough, Forces, MechDecl, Outputs};
     use crate::block::{PortDecl, VarDecl, VarSource};
+    use crate::model::eval::{buffers, cx_of};
     use crate::params::{BlockBuild, BlockType, Params, Registry};
     use crate::{compile, Diagram, Model, RunStatus};
 
@@ -828,6 +817,19 @@ mod tests {
         m
     }
 
+    /// The rest of the instant `t` after its left-hand point, as the solver asks for it:
+    /// the time event handled, the guards, the right-hand point's output.
+    fn handle_tick(m: &mut Model, t: f64, x: &mut [f64]) {
+        let cause = EventCause {
+            kind: EventKind::Time,
+            guards: &[],
+        };
+        m.handle_event(t, x, cause).expect("handled");
+        let mut g = vec![0.0; m.n_guards()];
+        m.guards(t, x, &mut g);
+        m.output(t, x, OutputKind::EventRight);
+    }
+
     #[test]
     fn a_tick_starts_from_the_evaluation_of_its_recorded_left_hand_point() {
         let mut m = sampled_coil();
@@ -848,17 +850,10 @@ mod tests {
             bits(&row),
             "the same left-hand values"
         );
-        let cause = EventCause {
-            kind: EventKind::Time,
-            guards: &[],
-        };
-        m.handle_event(t, &mut x, cause).expect("handled");
+        handle_tick(&mut m, t, &mut x);
         // One evaluation of the left-hand point (recorded, then the handler's start) and
         // one after the tick changed the held input; none more for the guards and the
         // right-hand point.
-        let mut g = vec![0.0; m.n_guards()];
-        m.guards(t, &x, &mut g);
-        m.output(t, &x, OutputKind::EventRight);
         assert_eq!(m.run.model_evals, evals + 2);
         // The tick took the wave's value at t, and the coil's rest angle with it.
         let wave = 1.0 + 0.5 * (3.0 * t).sin();
@@ -872,14 +867,23 @@ mod tests {
     }
 
     #[test]
-    fn event_energies_are_the_blocks_stored_energies() {
+    fn stored_energies_are_each_blocks_potential_energy() {
         let mut m = sampled_coil();
         let mut x = m.run.last_x.clone();
         x[0] -= 0.5;
         m.eval(1.0, &x);
         let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let each = m.stored_energies(1.0, &x);
-        assert_eq!(bits(&m.event_energies(1.0, &x)), bits(&each));
+        // Each block's own view, built for it alone, gives the same bits.
+        let plan = m.plan.clone();
+        let alone: Vec<f64> = (0..plan.blocks.len())
+            .map(|b| {
+                let b = crate::ids::BlockIx::at(b);
+                cx_of!(cx = m, plan, b, 1.0, &x);
+                m.blocks[b.ix()].potential_energy(&cx)
+            })
+            .collect();
+        assert_eq!(bits(&each), bits(&alone));
         // The coil's is its spring's `C (q − u)²/2` (the other blocks store nothing).
         let coil = m
             .plan
@@ -911,14 +915,7 @@ mod tests {
         m.output(t, &x, OutputKind::EventLeft);
         // Before the tick the level is 3 (set at 0.75 s).
         assert_eq!(m.run.row_buf[0], 3.0);
-        let cause = EventCause {
-            kind: EventKind::Time,
-            guards: &[],
-        };
-        m.handle_event(t, &mut x, cause).expect("handled");
-        let mut g = vec![0.0; m.n_guards()];
-        m.guards(t, &x, &mut g);
-        m.output(t, &x, OutputKind::EventRight);
+        handle_tick(&mut m, t, &mut x);
         assert_eq!(m.run.model_evals, evals + 2);
         // The level moved to 4, and the coil's stored energy with it.
         assert_eq!(m.run.row_buf[0], 4.0);
