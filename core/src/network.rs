@@ -615,19 +615,24 @@ mod tests {
             .all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 
-    #[test]
-    fn the_kinetic_signs_follow_every_mode_change() {
-        let mut nw = Network::new(
+    /// Three inertias (1, 2, 4 kg·m²) with the friction joints `joints` between them.
+    fn three_inertias(joints: Vec<NodeRow>) -> Network {
+        Network::new(
             vec!["a".into(), "b".into(), "c".into()],
             vec![PortKind::Rot; 3],
             vec![1.0, 2.0, 4.0],
             vec![],
-            vec![
-                NodeRow::new([(0, 1.0), (1, -1.0)], None),
-                NodeRow::new([(1, 1.0), (2, -1.0)], None),
-                NodeRow::new([(0, 1.0), (2, -1.0)], None),
-            ],
-        );
+            joints,
+        )
+    }
+
+    #[test]
+    fn the_kinetic_signs_follow_every_mode_change() {
+        let mut nw = three_inertias(vec![
+            NodeRow::new([(0, 1.0), (1, -1.0)], None),
+            NodeRow::new([(1, 1.0), (2, -1.0)], None),
+            NodeRow::new([(0, 1.0), (2, -1.0)], None),
+        ]);
         use FrictionMode::{Free, Locked, SlidingBackward, SlidingForward};
         assert_eq!(nw.kinetic_signs(), [0.0; 3]);
         for modes in [
@@ -640,6 +645,11 @@ mod tests {
             assert_eq!(nw.kinetic_signs(), want);
             assert_eq!(nw.modes, modes);
         }
+        // A load-dependent joint's torque comes after the solve: no kinetic sign.
+        nw.set_load_joints(&[2]);
+        assert_eq!(nw.kinetic_signs(), [0.0, -1.0, 0.0]);
+        nw.set_modes(&[SlidingBackward, Free, SlidingForward]);
+        assert_eq!(nw.kinetic_signs(), [-1.0, 0.0, 0.0]);
     }
 
     #[test]
@@ -649,16 +659,10 @@ mod tests {
         // each new set is factorized, the kept first set is not, and every solve is the
         // fresh network's, bit for bit.
         let mk = || {
-            Network::new(
-                vec!["a".into(), "b".into(), "c".into()],
-                vec![PortKind::Rot; 3],
-                vec![1.0, 2.0, 4.0],
-                vec![],
-                vec![
-                    NodeRow::new([(0, 1.0), (1, -1.0)], None),
-                    NodeRow::new([(1, 1.0), (2, -1.0)], None),
-                ],
-            )
+            three_inertias(vec![
+                NodeRow::new([(0, 1.0), (1, -1.0)], None),
+                NodeRow::new([(1, 1.0), (2, -1.0)], None),
+            ])
         };
         use FrictionMode::{Free, Locked};
         let sets = [
