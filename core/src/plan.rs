@@ -60,10 +60,8 @@ pub struct BlockPlan {
 pub(crate) struct BlockRt {
     pub x: (u32, u32),
     pub y: (u32, u32),
-    pub inputs: (u32, u32),
-    pub ports: (u32, u32),
-    pub rows: (u32, u32),
-    pub joints_start: u32,
+    /// Where the block's inputs, ports, rows and joints are: the record its views hold.
+    pub tab: crate::block::BlockTables,
     /// The block has outputs computed after the network solve.
     pub net_out: bool,
 }
@@ -74,10 +72,13 @@ impl BlockRt {
         BlockRt {
             x: r(&bp.x),
             y: r(&bp.y),
-            inputs: r(&bp.inputs),
-            ports: r(&bp.port_tab),
-            rows: r(&bp.rows),
-            joints_start: bp.joints.start as u32,
+            tab: crate::block::BlockTables {
+                inputs: r(&bp.inputs),
+                ports: r(&bp.port_tab),
+                rows_start: bp.rows.start as u32,
+                n_rows: bp.rows.len() as u32,
+                joints_start: bp.joints.start as u32,
+            },
             net_out,
         }
     }
@@ -355,20 +356,8 @@ impl Plan {
     }
     /// The tables a block's [`crate::block::Cx`] reads through.
     #[inline]
-    pub(crate) fn block_tables(&self, b: BlockIx) -> crate::block::BlockTables<'_> {
-        self.tables(&self.rt[b.ix()])
-    }
-
-    /// The tables of the block whose packed offsets are `rt`.
-    #[inline(always)]
-    pub(crate) fn tables(&self, rt: &BlockRt) -> crate::block::BlockTables<'_> {
-        crate::block::BlockTables {
-            inputs: &self.in_slots[rt.inputs.0 as usize..rt.inputs.1 as usize],
-            port_dof: &self.port_dof[rt.ports.0 as usize..rt.ports.1 as usize],
-            rows_start: rt.rows.0,
-            n_rows: rt.rows.1 - rt.rows.0,
-            joints_start: rt.joints_start,
-        }
+    pub(crate) fn block_tables(&self, b: BlockIx) -> &crate::block::BlockTables {
+        &self.rt[b.ix()].tab
     }
 
     /// The packed offsets of every block (`net_out[b]`: block `b` has network outputs).

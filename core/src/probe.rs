@@ -137,10 +137,12 @@ impl<'b> Probe<'b> {
         self
     }
 
-    fn parts(&self) -> (Buffers<'_>, BlockTables<'_>) {
+    fn parts(&self) -> (Buffers<'_>, BlockTables) {
         (
             Buffers {
                 sig: &self.sig,
+                in_slots: &self.inputs,
+                port_dof: &self.port_dof,
                 pos: &self.pos,
                 vel: &self.vel,
                 acc: &self.acc,
@@ -152,20 +154,18 @@ impl<'b> Probe<'b> {
                 frame_states: &self.frame_states,
                 frame_acc: &self.frame_acc,
             },
-            BlockTables {
-                inputs: &self.inputs,
-                port_dof: &self.port_dof,
-                rows_start: 0,
-                n_rows: self.row_lambda.len() as u32,
-                joints_start: 0,
-            },
+            BlockTables::alone(
+                self.inputs.len(),
+                self.port_dof.len(),
+                self.row_lambda.len(),
+            ),
         )
     }
 
     /// `f` applied to the evaluation view.
     pub fn with_cx<R>(&self, f: impl FnOnce(&Cx) -> R) -> R {
         let (b, t) = self.parts();
-        f(&Cx::new(self.t, &self.x, &b, t))
+        f(&Cx::new(self.t, &self.x, &b, &t))
     }
     /// The outputs (`outputs`, then `network_outputs` over them).
     pub fn outputs(&self) -> Vec<f64> {
@@ -268,6 +268,8 @@ impl<'b> Probe<'b> {
         let mut stop = false;
         let buf = Buffers {
             sig: &self.sig,
+            in_slots: &self.inputs,
+            port_dof: &self.port_dof,
             pos: &self.pos,
             vel: &self.vel,
             acc: &self.acc,
@@ -279,15 +281,13 @@ impl<'b> Probe<'b> {
             frame_acc: &self.frame_acc,
             temp: &self.temp,
         };
-        let tab = BlockTables {
-            inputs: &self.inputs,
-            port_dof: &self.port_dof,
-            rows_start: 0,
-            n_rows: self.row_lambda.len() as u32,
-            joints_start: 0,
-        };
+        let tab = BlockTables::alone(
+            self.inputs.len(),
+            self.port_dof.len(),
+            self.row_lambda.len(),
+        );
         self.impacts.clear();
-        let mut ecx = EventCx::new(self.t, &mut self.x, buf, tab, &mut log, &mut stop)
+        let mut ecx = EventCx::new(self.t, &mut self.x, buf, &tab, &mut log, &mut stop)
             .with_impacts(&mut self.impacts);
         let r = f(&mut *self.block, &mut ecx);
         (r, log, stop)

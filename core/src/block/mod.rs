@@ -661,6 +661,13 @@ pub struct Linear {
 pub struct Buffers<'a> {
     /// All signal slots.
     pub sig: &'a [f64],
+    /// The signal slot of every block's inputs, block after block ([`BlockTables::inputs`]
+    /// is one block's range).
+    pub in_slots: &'a [SlotIx],
+    /// The degree of freedom (node) of every block's ports, block after block
+    /// ([`BlockTables::ports`] is one block's range; `u32::MAX` for signal ports and
+    /// unconnected optional heat ports).
+    pub port_dof: &'a [u32],
     /// Node positions (per degree of freedom).
     pub pos: &'a [f64],
     /// Node speeds.
@@ -685,20 +692,46 @@ pub struct Buffers<'a> {
     pub temp: &'a [f64],
 }
 
-/// Where one block's pieces are in the shared buffers.
-#[derive(Debug, Clone, Copy)]
-pub struct BlockTables<'a> {
-    /// Signal slot of each of the block's inputs.
-    pub inputs: &'a [SlotIx],
-    /// Degree of freedom (node) of each mechanical port, thermal node of each heat port
-    /// (`u32::MAX` for signal ports and unconnected optional heat ports).
-    pub port_dof: &'a [u32],
+/// Where one block's pieces are in the shared buffers: offsets, fixed when the model is
+/// built. A view holds a reference to its block's record, so making a view slices
+/// nothing; the accessors add the offset to the index they are asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockTables {
+    /// The block's inputs: `start..end` of [`Buffers::in_slots`].
+    pub inputs: (u32, u32),
+    /// The block's ports: `start..end` of [`Buffers::port_dof`].
+    pub ports: (u32, u32),
     /// First of the block's always-active rows in `row_lambda`.
     pub rows_start: u32,
     /// Number of the block's always-active rows.
     pub n_rows: u32,
     /// First of the block's joints in `joint_tau` / `modes`.
     pub joints_start: u32,
+}
+
+impl BlockTables {
+    /// Tables of a block whose inputs and ports are the first `n_inputs` and `n_ports` of
+    /// the buffers, with `n_rows` rows and its joints from the first (a block alone, as a
+    /// probe holds it).
+    pub fn alone(n_inputs: usize, n_ports: usize, n_rows: usize) -> Self {
+        BlockTables {
+            inputs: (0, n_inputs as u32),
+            ports: (0, n_ports as u32),
+            rows_start: 0,
+            n_rows: n_rows as u32,
+            joints_start: 0,
+        }
+    }
+    /// The signal slots of the block's inputs within `in_slots`.
+    #[inline]
+    pub fn inputs_in<'s>(&self, in_slots: &'s [SlotIx]) -> &'s [SlotIx] {
+        &in_slots[self.inputs.0 as usize..self.inputs.1 as usize]
+    }
+    /// The nodes of the block's ports within `port_dof`.
+    #[inline]
+    pub fn ports_in<'s>(&self, port_dof: &'s [u32]) -> &'s [u32] {
+        &port_dof[self.ports.0 as usize..self.ports.1 as usize]
+    }
 }
 
 /// The run-time view a block gets: its own states, and its inputs, flange motion and
@@ -714,13 +747,13 @@ pub struct Cx<'a> {
     /// Shared by every block of an evaluation pass (by reference: a view is built per
     /// block call, so it stays a few words).
     buf: &'a Buffers<'a>,
-    tab: BlockTables<'a>,
+    tab: &'a BlockTables,
 }
 
 impl<'a> Cx<'a> {
     /// A view for one block (used by the model and by [`crate::probe`]).
     #[inline]
-    pub fn new(t: f64, x: &'a [f64], buf: &'a Buffers<'a>, tab: BlockTables<'a>) -> Self {
+    pub fn new(t: f64, x: &'a [f64], buf: &'a Buffers<'a>, tab: &'a BlockTables) -> Self {
         Cx {
             t,
             x,
@@ -738,7 +771,7 @@ impl<'a> Cx<'a> {
         x: &'a [f64],
         sig: &'a [f64],
         buf: &'a Buffers<'a>,
-        tab: BlockTables<'a>,
+        tab: &'a BlockTables,
     ) -> Self {
         Cx {
             t,
@@ -751,17 +784,29 @@ impl<'a> Cx<'a> {
     /// Signal input `i` (index among the block's `in` ports).
     #[inline]
     pub fn u(&self, i: usize) -> f64 {
-        self.sig[self.tab.inputs[i].ix()]
+        debug_assert!(i < self.n_inputs(), "input {i} of a block with fewer");
+        self.sig[self.buf.in_slots[self.tab.inputs.0 as usize + i].ix()]
     }
     /// Number of signal inputs.
     #[inline]
     pub fn n_inputs(&self) -> usize {
-        self.tab.inputs.len()
+        (self.tab.inputs.1 - self.tab.inputs.0) as usize
     }
     /// All signal inputs, in order.
     #[inline]
     pub fn inputs(&self) -> impl Iterator<Item = f64> + '_ {
-        self.tab.inputs.iter().map(|s| self.sig[s.ix()])
+        let slots = self.tab.inputs_in(self.buf.in_slots);
+        slots.iter().map(|s| self.sig[s.ix()])
+    }
+    /// The node (degree of freedom) of port `p`: an index into the node buffers,
+    /// `u32::MAX` for none.
+    #[inline(always)]
+    fn dof(&self, p: usize) -> u32 {
+        debug_assert!(
+            p < (self.tab.ports.1 - self.tab.ports.0) as usize,
+            "port {p} of a block with fewer"
+        );
+        self.buf.port_dof[self.tab.ports.0 as usize + p]
     }
     /// Speed of the node of port `p` (rad/s or m/s; 0 for an unconnected support).
     #[inline]
@@ -769,7 +814,7 @@ impl<'a> Cx<'a> {
         // An unconnected support has no node (u32::MAX, out of range): the ground.
         self.buf
             .vel
-            .get(self.tab.port_dof[p] as usize)
+            .get(self.dof(p) as usize)
             .copied()
             .unwrap_or(0.0)
     }
@@ -778,7 +823,7 @@ impl<'a> Cx<'a> {
     pub fn q(&self, p: usize) -> f64 {
         self.buf
             .pos
-            .get(self.tab.port_dof[p] as usize)
+            .get(self.dof(p) as usize)
             .copied()
             .unwrap_or(0.0)
     }
@@ -789,7 +834,7 @@ impl<'a> Cx<'a> {
     pub fn a(&self, p: usize) -> f64 {
         self.buf
             .acc
-            .get(self.tab.port_dof[p] as usize)
+            .get(self.dof(p) as usize)
             .copied()
             .unwrap_or(0.0)
     }
@@ -813,13 +858,13 @@ impl<'a> Cx<'a> {
     /// Pose and velocity of the rigid body of frame port `p`.
     #[inline]
     pub fn frame(&self, p: usize) -> &crate::frame::FrameState {
-        &self.buf.frame_states[self.tab.port_dof[p] as usize]
+        &self.buf.frame_states[self.dof(p) as usize]
     }
     /// Accelerations of the rigid body of frame port `p`: the world `v̇` of its centre of
     /// mass (m/s²) and its body `ω̇` (rad/s²). Valid after the network stage.
     #[inline]
     pub fn frame_acc(&self, p: usize) -> ([f64; 3], [f64; 3]) {
-        let b = self.tab.port_dof[p] as usize * 6;
+        let b = self.dof(p) as usize * 6;
         let a = &self.buf.frame_acc[b..b + 6];
         ([a[0], a[1], a[2]], [a[3], a[4], a[5]])
     }
@@ -829,7 +874,7 @@ impl<'a> Cx<'a> {
     /// (`network_outputs`, `derivatives`, `guards`, `var`, `heat_flows`, events).
     #[inline]
     pub fn temp(&self, p: usize) -> Option<f64> {
-        let d = self.tab.port_dof[p];
+        let d = self.dof(p);
         (d != u32::MAX).then(|| self.buf.temp[d as usize])
     }
 }
@@ -841,7 +886,9 @@ impl<'a> Cx<'a> {
 pub struct Forces<'a> {
     f: &'a mut [f64],
     vel: &'a [f64],
+    /// The nodes of the ports, the block's from `port0` on.
     port_dof: &'a [u32],
+    port0: usize,
     power: f64,
     loss: f64,
     frame_load: &'a mut [f64],
@@ -855,11 +902,23 @@ impl<'a> Forces<'a> {
             f,
             vel,
             port_dof,
+            port0: 0,
             power: 0.0,
             loss: 0.0,
             frame_load: &mut [],
             frames: &[],
         }
+    }
+    /// The same accumulator for the block whose tables are `tab`, its ports' nodes read
+    /// from every block's `port_dof` (nothing sliced).
+    pub(crate) fn for_block(mut self, tab: &BlockTables) -> Self {
+        self.port0 = tab.ports.0 as usize;
+        self
+    }
+    /// The node of port `p`.
+    #[inline(always)]
+    fn dof(&self, p: usize) -> usize {
+        self.port_dof[self.port0 + p] as usize
     }
     /// The same accumulator with the rigid bodies: their load accumulator `load` (6 per
     /// body: world force, body moment) and their poses `frames` (one per body, made once
@@ -877,7 +936,7 @@ impl<'a> Forces<'a> {
     /// centre of mass) of the rigid body of frame port `p`.
     #[inline]
     pub fn add_frame_force(&mut self, p: usize, point: [f64; 3], force: [f64; 3]) {
-        let b = self.port_dof[p] as usize;
+        let b = self.dof(p);
         let v = self.frames[b].point_velocity(point);
         self.add_frame_force_moving(p, point, force, v);
     }
@@ -894,7 +953,7 @@ impl<'a> Forces<'a> {
         velocity: [f64; 3],
     ) {
         use crate::frame::{cross, dot, FRAME_LOADS};
-        let b = self.port_dof[p] as usize;
+        let b = self.dof(p);
         let st = &self.frames[b];
         let m = cross(point, st.to_body(force));
         let l = &mut self.frame_load[b * FRAME_LOADS..(b + 1) * FRAME_LOADS];
@@ -908,7 +967,7 @@ impl<'a> Forces<'a> {
     #[inline]
     pub fn add_frame_moment(&mut self, p: usize, moment: [f64; 3]) {
         use crate::frame::{dot, FRAME_LOADS};
-        let b = self.port_dof[p] as usize;
+        let b = self.dof(p);
         let st = &self.frames[b];
         let l = &mut self.frame_load[b * FRAME_LOADS..(b + 1) * FRAME_LOADS];
         for a in 0..3 {
@@ -920,7 +979,7 @@ impl<'a> Forces<'a> {
     /// its positive direction). A force on an unconnected support goes to the ground.
     #[inline]
     pub fn add(&mut self, p: usize, value: f64) {
-        let d = self.port_dof[p] as usize;
+        let d = self.dof(p);
         if let Some(f) = self.f.get_mut(d) {
             *f += value;
             self.power += value * self.vel[d];
@@ -952,7 +1011,7 @@ pub struct EventCx<'a> {
     /// This block's continuous states (may be reset).
     pub x: &'a mut [f64],
     buf: Buffers<'a>,
-    tab: BlockTables<'a>,
+    tab: &'a BlockTables,
     log: &'a mut Vec<(EventTag, String)>,
     stop: &'a mut bool,
     impacts: Option<&'a mut Vec<(usize, f64)>>,
@@ -965,7 +1024,7 @@ impl<'a> EventCx<'a> {
         t: f64,
         x: &'a mut [f64],
         buf: Buffers<'a>,
-        tab: BlockTables<'a>,
+        tab: &'a BlockTables,
         log: &'a mut Vec<(EventTag, String)>,
         stop: &'a mut bool,
     ) -> Self {
@@ -1034,7 +1093,7 @@ impl<'a> EventCx<'a> {
     }
     /// Signal input `i`.
     pub fn u(&self, i: usize) -> f64 {
-        self.buf.sig[self.tab.inputs[i].ix()]
+        self.view().u(i)
     }
     /// Speed of the node of port `p`.
     pub fn v(&self, p: usize) -> f64 {

@@ -357,7 +357,7 @@ impl Model {
         plan.rt
             .iter()
             .zip(&self.blocks)
-            .map(|(rt, blk)| blk.potential_energy(&view(plan, rt, t, x, &buf)))
+            .map(|(rt, blk)| blk.potential_energy(&view(rt, t, x, &buf)))
             .collect()
     }
 }

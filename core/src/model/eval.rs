@@ -33,6 +33,8 @@ macro_rules! buffers {
     ($m:expr, $x:expr, $n:expr, $sig:expr) => {
         Buffers {
             sig: $sig,
+            in_slots: &$m.plan.in_slots,
+            port_dof: &$m.plan.port_dof,
             pos: &$x[..$n],
             vel: &$x[$n..2 * $n],
             acc: &$m.net.a,
@@ -67,19 +69,8 @@ pub(super) use cx_of;
 /// The view of the block whose offsets are `rt` at `(t, x)` over `buf` (inlined: the
 /// passes build one per block call).
 #[inline(always)]
-pub(super) fn view<'a>(
-    plan: &'a Plan,
-    rt: &BlockRt,
-    t: f64,
-    x: &'a [f64],
-    buf: &'a Buffers<'a>,
-) -> Cx<'a> {
-    Cx::new(
-        t,
-        &x[rt.x.0 as usize..rt.x.1 as usize],
-        buf,
-        plan.tables(rt),
-    )
+pub(super) fn view<'a>(rt: &'a BlockRt, t: f64, x: &'a [f64], buf: &'a Buffers<'a>) -> Cx<'a> {
+    Cx::new(t, &x[rt.x.0 as usize..rt.x.1 as usize], buf, &rt.tab)
 }
 
 /// Static range slack of a locked joint's torque guard.
@@ -261,7 +252,7 @@ impl Model {
                 &x[rt.x.0 as usize..rt.x.1 as usize],
                 &self.ev.sig,
                 &base,
-                plan.tables(rt),
+                &rt.tab,
             );
             let blk = &self.blocks[c.b.ix()];
             if c.network {
@@ -295,7 +286,7 @@ impl Model {
         match tap.var {
             crate::plan::VarRef::Custom(b, i) => {
                 let buf = buffers!(self, x, plan.nodes.len());
-                let cx = view(plan, &plan.rt[b.ix()], t, x, &buf);
+                let cx = view(&plan.rt[b.ix()], t, x, &buf);
                 let mut v = [0.0];
                 self.blocks[b.ix()].vars(&cx, &[i], &mut v);
                 v[0]
@@ -312,10 +303,10 @@ impl Model {
         // Nothing the force and friction laws read changes in this loop: one set of buffers.
         let buf = buffers!(self, x, n);
         for c in &progs.forces {
-            // The view's tables, built once: the forces need its port table too.
-            let tab = plan.tables(&c.rt);
+            let tab = &c.rt.tab;
             let cx = Cx::new(t, &x[c.rt.x.0 as usize..c.rt.x.1 as usize], &buf, tab);
-            let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], tab.port_dof)
+            let mut f = Forces::new(&mut self.net.f, &x[n..2 * n], &plan.port_dof)
+                .for_block(tab)
                 .with_frames(&mut self.ev.frame_load, &self.ev.frame_states);
             self.blocks[c.b.ix()].forces(&cx, &mut f);
             // Two arrays, two scalar stores: one 16-byte store of the pair would load the
@@ -338,7 +329,7 @@ impl Model {
                 *wrel = w_rel;
                 let tau = if s != 0.0 {
                     -s * self.blocks[c.b.ix()]
-                        .friction(c.local as usize, &view(plan, &c.rt, t, x, &buf), w_rel)
+                        .friction(c.local as usize, &view(&c.rt, t, x, &buf), w_rel)
                         .kinetic
                 } else {
                     0.0
@@ -431,7 +422,7 @@ impl Model {
         self.lin.derivatives(x, &self.ev.sig, dx);
         let buf = buffers!(self, x, n);
         for c in &self.programs().states {
-            let cx = view(plan, &c.rt, t, x, &buf);
+            let cx = view(&c.rt, t, x, &buf);
             let xb = c.rt.x.0 as usize..c.rt.x.1 as usize;
             self.blocks[c.b.ix()].derivatives(&cx, &mut dx[xb]);
         }
@@ -465,7 +456,7 @@ impl Model {
         self.eval_cached(t, x);
         let plan = &*self.plan;
         let buf = buffers!(self, x, plan.nodes.len());
-        let view = |rt: &BlockRt| view(plan, rt, t, x, &buf);
+        let view = |rt| view(rt, t, x, &buf);
         let prog = &self
             .progs
             .as_deref()

@@ -59,6 +59,8 @@ impl Model {
         let (own, tail) = rest.split_at_mut(plan.frames_x.start - off);
         let buf = Buffers {
             sig: &self.ev.sig,
+            in_slots: &plan.in_slots,
+            port_dof: &plan.port_dof,
             pos: &nodes[..n],
             vel: &nodes[n..2 * n],
             acc: &self.net.a,

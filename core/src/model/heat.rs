@@ -142,7 +142,7 @@ impl Model {
         for &b in &tp.heat_blocks {
             let tab = plan.block_tables(b);
             cx_of!(cx = self, plan, b, t, x);
-            let mut hf = HeatFlows::new(&mut q, tab.port_dof);
+            let mut hf = HeatFlows::new(&mut q, tab.ports_in(&plan.port_dof));
             self.blocks[b.ix()].heat_flows(&cx, &mut hf);
             injected += hf.total();
         }

@@ -391,6 +391,8 @@ fn initial_speeds_from_frames(
     for (b, blk) in blocks.iter().enumerate() {
         let buf = crate::block::Buffers {
             sig: &sig,
+            in_slots: &plan.in_slots,
+            port_dof: &plan.port_dof,
             pos: &x0[..n],
             vel: &x0[n..2 * n],
             acc: &acc,

@@ -77,18 +77,18 @@ impl Fused {
     /// `kernel` of the block whose offsets are `rt`, resolved against `plan`.
     fn new(plan: &Plan, rt: &BlockRt, kernel: &Kernel) -> Fused {
         let n = plan.nodes.len() as u32;
-        let dof = |p: usize| plan.port_dof[rt.ports.0 as usize + p];
+        let dof = |p: usize| plan.port_dof[rt.tab.ports.0 as usize + p];
         let place = |op: Operand| match op {
-            Operand::Input(i) => Place::Input(rt.inputs.0 + i as u32),
+            Operand::Input(i) => Place::Input(rt.tab.inputs.0 + i as u32),
             Operand::Speed(p) if dof(p) < n => Place::State(n + dof(p)),
             Operand::Angle(p) if dof(p) < n => Place::State(dof(p)),
             Operand::Accel(p) if dof(p) < n => Place::Accel(dof(p)),
             Operand::Speed(_) | Operand::Angle(_) | Operand::Accel(_) => Place::Zero,
             Operand::Lambda(i) => {
-                let nr = rt.rows.1 - rt.rows.0;
+                let nr = rt.tab.n_rows;
                 match i as u32 {
-                    i if i < nr => Place::RowLambda(rt.rows.0 + i),
-                    i => Place::JointTau(rt.joints_start + i - nr),
+                    i if i < nr => Place::RowLambda(rt.tab.rows_start + i),
+                    i => Place::JointTau(rt.tab.joints_start + i - nr),
                 }
             }
         };
@@ -237,7 +237,7 @@ impl GuardProgram {
                     .frictions
                     .get(jp.local)
                     .and_then(|f| f.engagement_input)
-                    .map_or(NO_SLOT, |i| rt.inputs.0 + i as u32);
+                    .map_or(NO_SLOT, |i| rt.tab.inputs.0 + i as u32);
                 JointCall {
                     b: jp.block,
                     local: jp.local as u32,

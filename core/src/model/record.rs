@@ -86,7 +86,7 @@ impl Model {
                 LogOp::Value(r) => row[k] = self.var_value(r, t, x),
                 LogOp::Custom { b, ref rt, vars } => {
                     let which = &log.vars[vars.0 as usize..vars.1 as usize];
-                    let cx = view(plan, rt, t, x, &buf);
+                    let cx = view(rt, t, x, &buf);
                     self.blocks[b.ix()].vars(&cx, which, &mut row[k..k + which.len()]);
                 }
             }
