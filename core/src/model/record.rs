@@ -70,7 +70,9 @@ impl Model {
         let mut row = std::mem::take(&mut self.run.row_buf);
         let plan = &*self.plan;
         let log = &self.programs().log;
-        let buf = buffers!(self, x, plan.nodes.len());
+        // The blocks' shared buffers, built at the first block variable logged (most rows
+        // log signals and states only).
+        let mut buf = None;
         for &(col, s) in &log.signals {
             row[col as usize] = self.ev.sig[s as usize];
         }
@@ -86,7 +88,8 @@ impl Model {
                 LogOp::Value(r) => row[k] = self.var_value(r, t, x),
                 LogOp::Custom { b, ref rt, vars } => {
                     let which = &log.vars[vars.0 as usize..vars.1 as usize];
-                    let cx = view(rt, t, x, &buf);
+                    let buf = buf.get_or_insert_with(|| buffers!(self, x, plan.nodes.len()));
+                    let cx = view(rt, t, x, buf);
                     self.blocks[b.ix()].vars(&cx, which, &mut row[k..k + which.len()]);
                 }
             }
