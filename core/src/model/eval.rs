@@ -420,11 +420,14 @@ impl Model {
             dx[plan.frames_x.clone()].copy_from_slice(&self.ev.frame_dx);
         }
         self.lin.derivatives(x, &self.ev.sig, dx);
-        let buf = buffers!(self, x, n);
-        for c in &self.programs().states {
-            let cx = view(&c.rt, t, x, &buf);
-            let xb = c.rt.x.0 as usize..c.rt.x.1 as usize;
-            self.blocks[c.b.ix()].derivatives(&cx, &mut dx[xb]);
+        let states = &self.programs().states;
+        if !states.is_empty() {
+            let buf = buffers!(self, x, n);
+            for c in states {
+                let cx = view(&c.rt, t, x, &buf);
+                let xb = c.rt.x.0 as usize..c.rt.x.1 as usize;
+                self.blocks[c.b.ix()].derivatives(&cx, &mut dx[xb]);
+            }
         }
         let en = &self.programs().energy;
         for e in &en.terms {
