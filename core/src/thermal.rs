@@ -210,6 +210,27 @@ pub(crate) fn plan(
 /// elimination with partial pivoting. Returns false when a pivot is not larger than
 /// `1e-14·max|A|` (singular). Allocation-free.
 pub(crate) fn solve_dense(a: &mut [f64], b: &mut [f64], n: usize) -> bool {
+    if n == 1 {
+        solve_one(a, b)
+    } else {
+        eliminate(a, b, n)
+    }
+}
+
+/// [`solve_dense`] of a 1×1 system (one sliding gear with mesh losses: the common case),
+/// the elimination's operations without its loops: the same test, the same quotient.
+#[inline]
+fn solve_one(a: &mut [f64], b: &mut [f64]) -> bool {
+    let scale = 0.0_f64.max(a[0].abs()).max(1e-300);
+    if a[0].abs() <= 1e-14 * scale {
+        return false;
+    }
+    b[0] /= a[0];
+    true
+}
+
+/// [`solve_dense`] by Gaussian elimination with partial pivoting.
+fn eliminate(a: &mut [f64], b: &mut [f64], n: usize) -> bool {
     let scale = a.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(1e-300);
     for c in 0..n {
         let mut p = c;
@@ -267,5 +288,38 @@ mod tests {
         let mut s = [1.0, 2.0, 2.0, 4.0];
         let mut b = [1.0, 2.0];
         assert!(!solve_dense(&mut s, &mut b, 2));
+    }
+
+    #[test]
+    fn a_one_by_one_system_solves_to_the_bits_of_the_elimination() {
+        let values = [
+            3.0,
+            -0.7,
+            1e-300,
+            5e-324,
+            0.0,
+            -0.0,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for &a0 in &values {
+            for &b0 in &values {
+                let (mut a1, mut b1) = ([a0], [b0]);
+                let (mut a2, mut b2) = ([a0], [b0]);
+                let one = solve_one(&mut a1, &mut b1);
+                let general = eliminate(&mut a2, &mut b2, 1);
+                assert_eq!(one, general, "a = {a0}, b = {b0}");
+                if one {
+                    assert_eq!(b1[0].to_bits(), b2[0].to_bits(), "a = {a0}, b = {b0}");
+                }
+            }
+        }
+        // The quotient, and a zero coefficient is singular.
+        let mut b = [6.0];
+        assert!(solve_dense(&mut [4.0], &mut b, 1));
+        assert_eq!(b, [1.5]);
+        assert!(!solve_dense(&mut [0.0], &mut [1.0], 1));
     }
 }
