@@ -11,6 +11,9 @@
 # the same netlist without "output_interval", written to target/tf_chain_1000_grid.json.
 # Both are compared with the same scipy run.
 #
+# Each round also times the same chain written by hand in Rust (benches/hand/lag_chain.rs,
+# drivelink's solver with the same settings) and prints drivelink's time over it.
+#
 # Needs the Rust toolchain and Python 3: numpy and scipy go into target/bench-venv.
 # Usage: bash benches/peer/compare.sh [REPEATS] [ROUNDS]
 set -euo pipefail
@@ -25,6 +28,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 cargo build --quiet --release --example time_runs
 bin=target/release/examples/time_runs
+hand=$(cargo build -q --release --bench lag_chain_hand --message-format=json |
+    grep -o '"executable":"[^"]*lag_chain_hand[^"]*"' | sed 's/.*:"//; s/"$//' | tail -1)
 steps_net=benches/netlists/tf_chain_1000.json
 grid_net=target/tf_chain_1000_grid.json
 python3 - "$steps_net" "$grid_net" <<'EOF'
@@ -41,10 +46,13 @@ for r in $(seq "$rounds"); do
     d=$("$bin" "$steps_net" "$repeats" | grep " min ")
     g=$("$bin" "$grid_net" "$repeats" | grep " min ")
     s=$("$venv/bin/python" benches/peer/tf_chain_scipy.py 1000 "$repeats")
+    h=$("$hand" --runs "$repeats")
     dm=$(ms "$d")
     gm=$(ms "$g")
     sm=$(echo "$s" | sed -nE 's/wall_ms = ([0-9.]+)/\1/p')
     echo "round $r: scipy $sm ms ($(echo "$s" | sed -n 2p))"
     echo "  drivelink, output at steps:     $dm ms ($(counts "$d")); scipy/drivelink = $(ratio "$sm" "$dm")x"
     echo "  drivelink, default output grid: $gm ms ($(counts "$g")); scipy/drivelink = $(ratio "$sm" "$gm")x"
+    hm=$(ms "$h")
+    echo "  written by hand in Rust, output at steps: $hm ms ($(echo "$h" | sed -E 's/^hand: ([^;]*);.*/\1/')); drivelink/hand = $(python3 -c "print(f'{$dm/$hm:.2f}')")x"
 done

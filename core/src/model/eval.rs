@@ -109,8 +109,19 @@ impl Model {
     }
 
     /// `eval`, kept to serve the guards and output of the same point (a step end).
+    ///
+    /// A model with no guards and no time event to come (a chain of transfer functions)
+    /// serves from it only its derivatives and its logged variables: no guard reads it
+    /// and no event handler starts from it. It then evaluates what those depend on
+    /// ([`EvalFor::Output`], the same bits as a full evaluation): a signal that nothing
+    /// integrated, logged or guarded depends on is evaluated at events only.
     pub(super) fn eval_and_keep(&mut self, t: f64, x: &[f64]) {
-        self.eval(t, x);
+        let guarded = self.plan.n_block_guards > 0 || !self.plan.joints.is_empty();
+        if guarded || self.run.next_te_min.is_finite() {
+            self.eval(t, x);
+        } else {
+            self.eval_for(t, x, EvalFor::Output);
+        }
         self.cache.t = t;
         self.cache.x.copy_from_slice(x);
         self.cache.valid = true;

@@ -28,6 +28,25 @@ impl Block for Wave {
     }
 }
 
+/// Calls of [`Counted::outputs`] (one test uses the block).
+static COUNTED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `y = t`, counting its output calls in [`COUNTED_CALLS`].
+struct Counted;
+
+impl Block for Counted {
+    fn declare(&self) -> BlockDecl {
+        BlockDecl {
+            ports: vec![PortDecl::output("y")],
+            ..BlockDecl::default()
+        }
+    }
+    fn outputs(&self, cx: &Cx, y: &mut [f64]) {
+        COUNTED_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        y[0] = cx.t;
+    }
+}
+
 /// `y = x`, `x' = (u − x)/tau`: evaluated by the linear kernels.
 struct Lag {
     tau: f64,
@@ -209,6 +228,14 @@ fn registry() -> Registry {
         ports_doc: "u[in], y[out]",
     });
     r.register(BlockType {
+        name: "Counted",
+        category: "test",
+        doc: "y = t, counting its calls",
+        params: vec![],
+        build: BlockBuild::Primitive(|_: &Params| Ok(Box::new(Counted))),
+        ports_doc: "y[out]",
+    });
+    r.register(BlockType {
         name: "Twin",
         category: "test",
         doc: "outputs as kernels, fused or called",
@@ -278,6 +305,50 @@ fn output_points_compute_what_the_log_reads_with_the_bits_of_a_full_evaluation()
     assert_eq!(bits(&r1.columns[0]), bits(&ra.columns[39]));
     // The same steps and evaluations: only what an output point computes differs.
     assert_eq!(r1.stats, ra.stats);
+}
+
+#[test]
+fn a_signal_nothing_reads_is_evaluated_at_events_only_in_a_model_without_guards() {
+    // A chain of lags beside a block whose output nothing reads or logs: the step ends
+    // (the model has no guards and no time events) evaluate what the derivatives and
+    // the log read, not that block; logging its output makes it live, and the chain's
+    // results and statistics stay the same to the bit.
+    use std::sync::atomic::Ordering;
+    let reg = registry();
+    let taus = [0.05, 0.08, 0.13];
+    let with = |log: &[String]| {
+        let mut d = chain(&taus, log);
+        d.add("dead", "Counted", json!({}));
+        d.settings.output_interval = None;
+        d.settings.output_points = None;
+        compile(&d, &reg).expect("compiles")
+    };
+    let last = "lag2.y".to_string();
+    let mut quiet = with(std::slice::from_ref(&last));
+    let mut live = with(&[last, "dead.y".to_string()]);
+    COUNTED_CALLS.store(0, Ordering::Relaxed);
+    let rq = quiet.run();
+    let quiet_calls = COUNTED_CALLS.swap(0, Ordering::Relaxed);
+    let rl = live.run();
+    let live_calls = COUNTED_CALLS.load(Ordering::Relaxed);
+    assert_eq!(rq.status, RunStatus::Completed, "{}", rq.message);
+    assert_eq!(rl.status, RunStatus::Completed, "{}", rl.message);
+    assert!(rq.stats.steps > 50, "{:?}", rq.stats);
+    assert!(
+        quiet_calls <= 2,
+        "evaluated {quiet_calls} times, at the initial event only"
+    );
+    assert!(
+        live_calls as u64 > rl.stats.steps,
+        "logged: evaluated at every step end ({live_calls} calls, {} steps)",
+        rl.stats.steps
+    );
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&rq.time), bits(&rl.time));
+    assert_eq!(bits(&rq.columns[0]), bits(&rl.columns[0]));
+    assert_eq!(rq.stats, rl.stats);
+    // The logged output is the time of every recorded row.
+    assert_eq!(bits(&rl.columns[1]), bits(&rl.time));
 }
 
 #[test]
