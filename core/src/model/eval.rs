@@ -117,11 +117,18 @@ impl Model {
     /// integrated, logged or guarded depends on is evaluated at events only.
     pub(super) fn eval_and_keep(&mut self, t: f64, x: &[f64]) {
         let guarded = self.plan.n_block_guards > 0 || !self.plan.joints.is_empty();
-        if guarded || self.run.next_te_min.is_finite() {
-            self.eval(t, x);
+        let what = if guarded || self.run.next_te_min.is_finite() {
+            EvalFor::All
         } else {
-            self.eval_for(t, x, EvalFor::Output);
-        }
+            EvalFor::Output
+        };
+        self.eval_for_and_keep(t, x, what);
+    }
+
+    /// The evaluation for `what` at `(t, x)`, kept for the calls that follow at the same
+    /// point.
+    pub(super) fn eval_for_and_keep(&mut self, t: f64, x: &[f64], what: EvalFor) {
+        self.eval_for(t, x, what);
         self.cache.t = t;
         self.cache.x.copy_from_slice(x);
         self.cache.valid = true;

@@ -28,7 +28,7 @@ use crate::ids::SlotIx;
 use crate::plan::{Plan, VarRef};
 use crate::suggest;
 
-use super::linear::LinKernel;
+use super::linear::{EvalFor, LinKernel};
 use super::Model;
 
 /// One eigenvalue of `A` with its natural frequency and damping ratio.
@@ -473,6 +473,7 @@ impl Model {
         // input may feed one, and its perturbation must reach what it computes.
         let probe = |m: &mut Model, xp: &[f64], dx: &mut [f64]| -> (DVector<f64>, DVector<f64>) {
             m.refresh_constants(t, xp);
+            m.eval_for_and_keep(t, xp, EvalFor::All);
             m.derivs(t, xp, dx, true);
             let y = DVector::from_iterator(no, outs.iter().map(|&r| m.var_value(r, t, xp)));
             (select(dx), y)
