@@ -13,6 +13,7 @@
 //! Used by `benches/full_car_hand.sh`.
 
 mod model;
+mod repeat;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -42,51 +43,38 @@ fn settings() -> Settings {
     }
 }
 
-/// One run: the model after it, the solver's counters, end time, integration wall time.
-fn run() -> Result<(FullCar, Stats, f64, f64), String> {
+/// One run: the model after it, the solver's counters and end time; the integration's
+/// wall time.
+fn run() -> Result<((FullCar, Stats, f64), f64), String> {
     let clock = Instant::now();
     let mut car = FullCar::new();
     let mut x = car.initial_state();
     let out = integrate(&mut car, &mut x, &settings()).map_err(|f| format!("{:?}", f.error))?;
     let wall = clock.elapsed().as_secs_f64();
-    Ok((car, out.stats, out.end_time, wall))
+    Ok(((car, out.stats, out.end_time), wall))
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (compare, runs) = match args.as_slice() {
-        [] => (None, 1),
-        [flag, dir] if flag == "--compare" => (Some(dir.clone()), 1),
-        [flag, n] if flag == "--runs" => match n.parse::<usize>() {
-            Ok(n) if n > 0 => (None, n),
-            _ => {
-                eprintln!("full_car_hand: --runs needs a positive count, got {n:?}");
-                return ExitCode::FAILURE;
-            }
-        },
-        _ => {
-            eprintln!("usage: full_car_hand [--compare DRIVELINK_OUT_DIR | --runs N]");
+        [] => (None, Ok(1)),
+        [flag, dir] if flag == "--compare" => (Some(dir.clone()), Ok(1)),
+        [flag, n] if flag == "--runs" => (None, repeat::count("full_car_hand", n)),
+        _ => (
+            None,
+            Err("usage: full_car_hand [--compare DRIVELINK_OUT_DIR | --runs N]".to_string()),
+        ),
+    };
+    let done = runs.and_then(|runs| {
+        repeat::repeat(runs, run).map_err(|e| format!("full_car_hand: the run failed: {e}"))
+    });
+    let ((car, stats, end), wall, times) = match done {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
-    let mut times = Vec::with_capacity(runs);
-    let mut last = None;
-    for _ in 0..runs {
-        match run() {
-            Ok(r) => {
-                times.push(r.3);
-                last = Some(r);
-            }
-            Err(e) => {
-                eprintln!("full_car_hand: the run failed: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    let Some((car, stats, end, wall)) = last else {
-        return ExitCode::FAILURE;
-    };
-    times.sort_by(f64::total_cmp);
     println!(
         "hand: end_time {end} s, wall_time_s {wall:.9}, steps {}, rejected {}, rhs_evals {}, guard_evals {}, output_points {}, events {}, model_evals {}, evaluations of the equations {}",
         stats.steps,
@@ -98,12 +86,8 @@ fn main() -> ExitCode {
         stats.model_evals(),
         car.evals,
     );
-    if runs > 1 {
-        println!(
-            "hand: min {:.3} ms, median {:.3} ms over {runs} runs",
-            times[0] * 1e3,
-            times[runs / 2] * 1e3
-        );
+    if times.len() > 1 {
+        println!("hand: {}", repeat::summary(&times));
     }
     match compare {
         None => ExitCode::SUCCESS,

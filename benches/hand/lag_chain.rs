@@ -8,6 +8,8 @@
 //! fastest and the median wall time (as `examples/time_runs` does for a netlist). Used by
 //! `benches/peer/compare.sh`, which times it beside drivelink and scipy.
 
+mod repeat;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -65,8 +67,8 @@ impl HybridSystem for LagChain {
     }
 }
 
-/// One run: the chain after it, the solver's counters and the integration's wall time.
-fn run() -> Result<(LagChain, Stats, f64), String> {
+/// One run: the chain after it and the solver's counters; the integration's wall time.
+fn run() -> Result<((LagChain, Stats), f64), String> {
     let settings = Settings {
         method: Method::Dopri5,
         stop_time: 10.0,
@@ -84,51 +86,33 @@ fn run() -> Result<(LagChain, Stats, f64), String> {
     let mut x = vec![0.0; N];
     let out = integrate(&mut chain, &mut x, &settings).map_err(|f| format!("{:?}", f.error))?;
     let wall = clock.elapsed().as_secs_f64();
-    Ok((chain, out.stats, wall))
+    Ok(((chain, out.stats), wall))
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runs = match args.as_slice() {
-        [] => 1,
-        [flag, n] if flag == "--runs" => match n.parse::<usize>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                eprintln!("lag_chain_hand: --runs needs a positive count, got {n:?}");
-                return ExitCode::FAILURE;
-            }
-        },
-        _ => {
-            eprintln!("usage: lag_chain_hand [--runs N]");
+        [] => Ok(1),
+        [flag, n] if flag == "--runs" => repeat::count("lag_chain_hand", n),
+        _ => Err("usage: lag_chain_hand [--runs N]".to_string()),
+    };
+    let done = runs.and_then(|runs| {
+        repeat::repeat(runs, run).map_err(|e| format!("lag_chain_hand: the run failed: {e}"))
+    });
+    let ((chain, stats), _, times) = match done {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
-    let mut times = Vec::with_capacity(runs);
-    let mut last = None;
-    for _ in 0..runs {
-        match run() {
-            Ok(r) => {
-                times.push(r.2);
-                last = Some(r);
-            }
-            Err(e) => {
-                eprintln!("lag_chain_hand: the run failed: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    let Some((chain, stats, _)) = last else {
-        return ExitCode::FAILURE;
-    };
-    times.sort_by(f64::total_cmp);
     let y_last = chain.out.last().map_or(f64::NAN, |o| o.1);
     println!(
-        "hand: y_last(10) = {y_last:.10}, {} steps, {} rhs, {} outputs; min {:.3} ms, median {:.3} ms over {runs} runs",
+        "hand: y_last(10) = {y_last:.10}, {} steps, {} rhs, {} outputs; {}",
         stats.steps,
         stats.rhs_evals,
         stats.output_points,
-        times[0] * 1e3,
-        times[runs / 2] * 1e3
+        repeat::summary(&times)
     );
     ExitCode::SUCCESS
 }

@@ -36,10 +36,7 @@ struct Counted;
 
 impl Block for Counted {
     fn declare(&self) -> BlockDecl {
-        BlockDecl {
-            ports: vec![PortDecl::output("y")],
-            ..BlockDecl::default()
-        }
+        Wave.declare()
     }
     fn outputs(&self, cx: &Cx, y: &mut [f64]) {
         COUNTED_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
