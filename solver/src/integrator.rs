@@ -717,7 +717,13 @@ impl Run {
         self.emit_grid(sys, x, t_end, s.lands_on_time_event);
         if self.grid.is_none() && !s.lands && !self.quiet {
             self.stats.output_points += 1;
-            sys.output(t_end, self.engine.y1(), OutputKind::Step);
+            // Without guards nothing is sampled in the step: an explicit kernel's last call
+            // was `derivatives_step_end` at this very point.
+            if self.m == 0 && self.engine.step_end_evaluated() {
+                sys.output_at_last_call(t_end, self.engine.y1(), OutputKind::Step);
+            } else {
+                sys.output(t_end, self.engine.y1(), OutputKind::Step);
+            }
             self.last_out = t_end;
         }
         x.copy_from_slice(self.engine.y1());
@@ -1040,7 +1046,7 @@ impl Run {
             }
             if grid {
                 self.stats.output_points += 1;
-                sys.output(tj, &self.xs, OutputKind::Interpolated);
+                sys.output_at_last_call(tj, &self.xs, OutputKind::Interpolated);
                 self.last_out = tj;
                 k += 1;
                 self.next_grid = k;

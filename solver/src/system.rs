@@ -123,6 +123,14 @@ pub trait HybridSystem {
     /// there, when [`HybridSystem::output_states`] names some states, only those are
     /// guaranteed to be interpolated and the others may hold anything).
     fn output(&mut self, t: f64, x: &[f64], kind: OutputKind);
+    /// `output` at the point of the call just made to the system: the integrator calls it
+    /// instead of `output` only when `(t, x)` is, bit for bit, the point of its last call
+    /// (`guards` at a grid point inside a step, or `derivatives_step_end` when nothing
+    /// came after it), so a system that kept that call's evaluation may serve the output
+    /// from it without comparing the point. Defaults to `output`.
+    fn output_at_last_call(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        self.output(t, x, kind);
+    }
     /// The states an output point reads (ascending, each below `n_states`), if not all:
     /// the integrator then interpolates only these for the output grid points no guard
     /// sample serves, and the system must read nothing else of an `Interpolated` point's

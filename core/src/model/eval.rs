@@ -101,6 +101,7 @@ impl Model {
         let c = &self.cache;
         let n = x.len();
         c.valid
+            && c.has_x
             && t.to_bits() == c.t.to_bits()
             && (n == 0
                 || (x[n - 1].to_bits() == c.x[n - 1].to_bits()
@@ -116,13 +117,37 @@ impl Model {
     /// ([`EvalFor::Output`], the same bits as a full evaluation): a signal that nothing
     /// integrated, logged or guarded depends on is evaluated at events only.
     pub(super) fn eval_and_keep(&mut self, t: f64, x: &[f64]) {
-        let guarded = self.plan.n_block_guards > 0 || !self.plan.joints.is_empty();
-        let what = if guarded || self.run.next_te_min.is_finite() {
+        let what = self.kept_evaluation();
+        self.eval_for_and_keep(t, x, what);
+    }
+
+    /// What a kept evaluation computes: everything, unless the model has no guards and no
+    /// time event to come (see [`Model::eval_and_keep`]).
+    fn kept_evaluation(&self) -> EvalFor {
+        if self.has_guards() || self.run.next_te_min.is_finite() {
             EvalFor::All
         } else {
             EvalFor::Output
-        };
-        self.eval_for_and_keep(t, x, what);
+        }
+    }
+
+    /// Whether the model has guards (block guards or friction joints).
+    fn has_guards(&self) -> bool {
+        self.plan.n_block_guards > 0 || !self.plan.joints.is_empty()
+    }
+
+    /// `eval_and_keep` at a step end. With no guards, nothing but the output of the same
+    /// point follows (the integrator's `output_at_last_call`), so the point itself is not
+    /// copied for a comparison (a later call there evaluates anew).
+    fn eval_and_keep_step_end(&mut self, t: f64, x: &[f64]) {
+        if self.has_guards() {
+            return self.eval_and_keep(t, x);
+        }
+        let what = self.kept_evaluation();
+        self.eval_for(t, x, what);
+        self.cache.t = t;
+        self.cache.has_x = false;
+        self.cache.valid = true;
     }
 
     /// The evaluation for `what` at `(t, x)`, kept for the calls that follow at the same
@@ -131,6 +156,7 @@ impl Model {
         self.eval_for(t, x, what);
         self.cache.t = t;
         self.cache.x.copy_from_slice(x);
+        self.cache.has_x = true;
         self.cache.valid = true;
     }
 
@@ -425,7 +451,7 @@ impl Model {
         // guards) serves as it is: it computed everything the derivatives read.
         if !self.kept_at(t, x) {
             if keep {
-                self.eval_and_keep(t, x);
+                self.eval_and_keep_step_end(t, x);
             } else {
                 self.eval_for(t, x, EvalFor::Derivatives);
             }

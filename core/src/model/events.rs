@@ -284,6 +284,7 @@ impl Model {
         if self.cache.current {
             self.cache.t = t;
             self.cache.x.copy_from_slice(x);
+            self.cache.has_x = true;
             self.cache.valid = true;
         }
         Ok(EventAction::Continue)

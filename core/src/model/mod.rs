@@ -151,6 +151,11 @@ struct Cache {
     t: f64,
     x: AlignedBuf,
     valid: bool,
+    /// `x` holds the kept evaluation's point, so [`Model::kept_at`] can recognise it. A
+    /// model without guards keeps its step ends without copying the point: only the
+    /// output of the same point follows, which the integrator identifies itself
+    /// (`output_at_last_call`).
+    has_x: bool,
     /// Inside event handling: the signals are those of a full evaluation with the current
     /// state, modes and block data (set by a full evaluation, cleared by anything that
     /// changes them), so the handler evaluates again only after a change.
@@ -509,6 +514,7 @@ impl Model {
                 t: f64::NAN,
                 x: AlignedBuf::zeros(plan.n_states),
                 valid: false,
+                has_x: false,
                 current: false,
             },
             run: Run {
@@ -970,6 +976,20 @@ impl HybridSystem for Model {
             self.eval_cached(t, x);
         }
         self.record(t, x);
+    }
+    fn output_at_last_call(&mut self, t: f64, x: &[f64], kind: OutputKind) {
+        // The integrator's promise: `(t, x)` is the point of the call just made, whose
+        // evaluation is kept (guards and step ends keep theirs), so the point is not
+        // compared again.
+        if self.cache.valid && self.cache.t.to_bits() == t.to_bits() {
+            debug_assert!(
+                !self.cache.has_x || self.kept_at(t, x),
+                "output_at_last_call off the kept point"
+            );
+            self.record_kept(t, x);
+        } else {
+            self.output(t, x, kind);
+        }
     }
     /// The states an evaluation at an output point and the logged variables read, when
     /// they are few (a long chain of linear blocks logging its end): the grid points

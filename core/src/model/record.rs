@@ -52,6 +52,17 @@ impl Model {
     /// values, bit for bit, as a full evaluation gives them).
     pub(super) fn record(&mut self, t: f64, x: &[f64]) {
         self.fill_row(t, x);
+        self.push_row(t);
+    }
+
+    /// [`Model::record`] at the point of the kept evaluation (the caller knows it is).
+    pub(super) fn record_kept(&mut self, t: f64, x: &[f64]) {
+        self.fill_kept_row(t, x);
+        self.push_row(t);
+    }
+
+    /// Append the filled row at `t` to the results.
+    fn push_row(&mut self, t: f64) {
         self.run.output_points += 1;
         self.run.result.push_row(t, &self.run.row_buf);
         if let Some(p) = self.progress.as_mut() {
@@ -66,6 +77,11 @@ impl Model {
         if !self.kept_at(t, x) {
             self.eval_for(t, x, EvalFor::Output);
         }
+        self.fill_kept_row(t, x);
+    }
+
+    /// [`Model::fill_row`] from the evaluation at `(t, x)` just made.
+    fn fill_kept_row(&mut self, t: f64, x: &[f64]) {
         // Taken out while it is filled (the variables read the model) and put back below.
         let mut row = std::mem::take(&mut self.run.row_buf);
         let plan = &*self.plan;
