@@ -133,7 +133,7 @@
 //! is `C_v = stiffness·mu_scale·ye/Sy·fz` (N per m/s); with the slip angle `α ≈ sy/u` the
 //! cornering stiffness per radian is `C_α = C_v·u`: it grows with the speed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use drivelink_core::frame::{add, cross, dot, scale, V3};
 use drivelink_core::{
@@ -440,6 +440,11 @@ impl TireLaw {
 }
 
 fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
+    Ok(Box::new(collider(p)?))
+}
+
+/// The wheel of parameters `p`.
+fn collider(p: &Params) -> Result<WheelCollider, ParamError> {
     let radius = p.positive("radius")?;
     let mass = p.non_negative("mass")?;
     let inertia = match p.opt_num("inertia")? {
@@ -513,7 +518,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
     };
     let app = finite(p, "force_app_point_distance")?;
     let target = in_range(p, "target_position", 0.0, 1.0)?;
-    Ok(Box::new(WheelCollider {
+    Ok(WheelCollider {
         radius,
         inertia,
         damping,
@@ -539,7 +544,8 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         reach: None,
         road: None,
         sides: None,
-    }))
+        last_ray: RayCache::default(),
+    })
 }
 
 /// The static-friction model of the contact patch (per unit normal load).
@@ -623,6 +629,59 @@ pub struct WheelCollider {
     /// only at located events; `None` before the run's initial event (then the point
     /// decides).
     sides: Option<Vec<bool>>,
+    /// The last ray cast on the road (see [`RayCache`]).
+    last_ray: RayCache,
+}
+
+/// The last ray a wheel cast on its road, with the pose and edge sides it was cast for.
+/// One evaluation casts the same ray for the outputs, the forces and the guards, and a
+/// recorded point once more for the logged variables: each after the first is this copy
+/// (the ray is a function of the pose and the sides alone, so it is the same to the bit).
+/// A plain ground plane is not cached: its ray costs less than the look-up.
+#[derive(Debug, Default)]
+struct RayCache(Mutex<Option<(RayKey, Ray)>>);
+
+/// The bits of a pose (position and orientation quaternion) and the edge sides, as a
+/// mask with a marker bit (`None` sides: 0).
+type RayKey = ([u64; 7], u64);
+
+impl Clone for RayCache {
+    /// A copy of a block starts with nothing cast.
+    fn clone(&self) -> Self {
+        RayCache::default()
+    }
+}
+
+impl RayCache {
+    /// The key of pose `st` with `sides`, if the sides fit the mask.
+    fn key(st: &FrameState, sides: super::road::Sides) -> Option<RayKey> {
+        let (p, q) = (st.pos(), st.quat());
+        let pose = [p[0], p[1], p[2], q[0], q[1], q[2], q[3]].map(f64::to_bits);
+        let mask = match sides {
+            None => 0,
+            Some(s) if s.len() < 63 => s
+                .iter()
+                .enumerate()
+                .fold(1u64 << 63, |m, (i, &b)| m | (u64::from(b) << i)),
+            Some(_) => return None,
+        };
+        Some((pose, mask))
+    }
+
+    /// The ray for `key`, cast by `cast` unless it is the last one.
+    fn get_or_cast(&self, key: Option<RayKey>, cast: impl FnOnce() -> Ray) -> Ray {
+        let (Some(key), Ok(mut last)) = (key, self.0.lock()) else {
+            return cast();
+        };
+        if let Some((k, ray)) = *last {
+            if k == key {
+                return ray;
+            }
+        }
+        let ray = cast();
+        *last = Some((key, ray));
+        ray
+    }
 }
 
 /// Whether a wheel is on the ground: the contact's mode, switched only at the located
@@ -864,7 +923,10 @@ impl WheelCollider {
             };
         }
         if let Some(road) = road {
-            return self.ray_on(road, st, sides);
+            let key = RayCache::key(st, sides);
+            return self
+                .last_ray
+                .get_or_cast(key, || self.ray_on(road, st, sides));
         }
         let inv_zz = 1.0 / zz;
         Ray {
@@ -1390,6 +1452,7 @@ impl Block for WheelCollider {
             .map_err(|_| "expects the surface of a Road block".to_string())?;
         self.road = Some(surface);
         self.sides = None;
+        self.last_ray = RayCache::default();
         Ok(())
     }
     fn start_warning(&self, cx: &Cx) -> Option<String> {
@@ -1781,5 +1844,96 @@ mod tests {
             let (lo, hi) = (c.per_rho(edge * (1.0 - 1e-12)), c.per_rho(edge));
             assert!((lo - hi).abs() < 1e-9, "jump at rho {edge}: {lo} vs {hi}");
         }
+    }
+
+    /// Parameters of catalogue type `ty` from `raw`.
+    fn params(ty: &str, raw: serde_json::Value) -> Params {
+        let reg = crate::registry();
+        let t = reg.get(ty).expect("a catalogue type");
+        let raw = raw.as_object().expect("an object");
+        let scope = drivelink_core::compile::Scope::new();
+        drivelink_core::compile::resolve_params("b", ty, &t.params, raw, &scope)
+            .expect("valid parameters")
+    }
+
+    /// A wheel with the catalogue's defaults on a road with a cosine bump, a heightfield
+    /// kerb (its edges are the wheel's sides) and a grade.
+    fn wheel_on_road() -> WheelCollider {
+        let road = params(
+            "Road",
+            serde_json::json!({"features": [
+                {"type": "bump", "x": 1.0, "length": 2.0, "height": 0.1, "shape": "cosine"},
+                {"type": "bump", "x": 2.5, "height": 0.05, "shape": "step"},
+                {"type": "grade", "angle": 0.02}
+            ]}),
+        );
+        let surface = crate::vehicle::road::surface(&road).expect("a road");
+        let mut w = collider(&params(
+            "WheelCollider",
+            serde_json::json!({"center": [0.0, 0.0, 0.0]}),
+        ))
+        .expect("a wheel");
+        w.attach(ROAD, Arc::new(surface)).expect("attaches");
+        w
+    }
+
+    /// A body pose at `(x, y, z)`, pitched by `pitch` rad.
+    fn pose(x: f64, y: f64, z: f64, pitch: f64) -> FrameState {
+        let mut s = [0.0; drivelink_core::frame::FRAME_STATES];
+        s[..3].copy_from_slice(&[x, y, z]);
+        s[3] = (0.5 * pitch).cos();
+        s[5] = (0.5 * pitch).sin();
+        FrameState::from_slice(&s)
+    }
+
+    /// A ray as bits (every field, the road hit's included).
+    fn ray_bits(r: &Ray) -> String {
+        format!("{r:?}")
+    }
+
+    #[test]
+    fn a_ray_cast_again_on_a_road_is_the_ray_cast_afresh() {
+        // The wheel casts at poses A, B, A, A, then A raised, then pitched, and with other
+        // sides: each ray is, to the bit, the ray a wheel that has cast nothing gives; the
+        // repeated pose is served from the last cast.
+        let poses = [
+            pose(0.9, 0.1, 0.55, 0.01),
+            pose(1.6, -0.2, 0.6, -0.02),
+            pose(0.9, 0.1, 0.55, 0.01),
+            pose(0.9, 0.1, 0.55, 0.01),
+            pose(0.9, 0.1, 0.57, 0.01),
+            pose(0.9, 0.1, 0.57, 0.03),
+            pose(2.6, 0.0, 0.62, 0.0),
+        ];
+        let mut w = wheel_on_road();
+        for (i, st) in poses.iter().enumerate() {
+            let fresh = wheel_on_road().ray(st);
+            let got = w.ray(st);
+            assert_eq!(ray_bits(&got), ray_bits(&fresh), "pose {i}");
+            assert!(
+                got.meets && got.c > 0.0,
+                "pose {i}: the wheel touches the road"
+            );
+        }
+        let cached = |w: &WheelCollider| w.last_ray.0.lock().expect("not poisoned").is_some();
+        assert!(cached(&w));
+        // Other sides of the step's edge (set at an event): a new key, cast afresh, the
+        // step's height then applies.
+        let road = w.road.clone().expect("a road");
+        let st = &poses[6];
+        let before = w.ray(st);
+        let flipped: Vec<bool> = road.sides_at(0.0, 0.0);
+        w.sides = Some(flipped.clone());
+        let mut fresh = wheel_on_road();
+        fresh.sides = Some(flipped);
+        assert_eq!(ray_bits(&w.ray(st)), ray_bits(&fresh.ray(st)));
+        assert_ne!(
+            ray_bits(&w.ray(st)),
+            ray_bits(&before),
+            "the step changes the ray"
+        );
+        // A new road forgets the last ray.
+        w.attach(ROAD, road).expect("attaches");
+        assert!(!cached(&w));
     }
 }
