@@ -856,3 +856,49 @@ fn bar_wired_to_the_contacts_on_the_plane_acts_as_the_vertical_couple() {
     assert!(a.relative_residual.abs() <= 1e-6, "{a:#?}");
     assert!(loss_of(&a, "bar").abs() <= 1e-6 * last(&wired, "bar.energy"));
 }
+
+#[test]
+fn a_wheels_contact_point_is_the_same_logged_with_or_without_its_tire_forces() {
+    // Over a cosine bump while steering: the contact point, normal, compression and load
+    // a wheel reports read its contact without the tire forces unless fx or fy is read
+    // with them; both give the same values to the bit, and the run is the same.
+    let geometry = [
+        "hit_x",
+        "hit_z",
+        "normal_x",
+        "normal_z",
+        "compression",
+        "sprung_mass",
+    ];
+    let run = |vars: &[&str]| {
+        let bump = json!({"features": [
+            {"type": "bump", "x": 6.0, "length": 3.0, "height": 0.08, "shape": "cosine"}
+        ]});
+        let mut d = car(DOWN, 8.0, json!({}), Some(bump));
+        d.add("steer", "Constant", json!({"value": 0.03}));
+        d.connect(&["steer.y", "fl.steer", "fr.steer"]);
+        d.settings.stop_time = 1.5;
+        log_wheels(&mut d, vars);
+        common::run_completed(&d).1
+    };
+    let alone = run(&geometry);
+    let mut with_forces = geometry.to_vec();
+    with_forces.extend(["fx", "fy"]);
+    let both = run(&with_forces);
+    for w in WHEELS {
+        for v in geometry {
+            let n = format!("{w}.{v}");
+            let (a, b) = (alone.get(&n).unwrap(), both.get(&n).unwrap());
+            let bits = |c: &[f64]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(a), bits(b), "{n}");
+        }
+        // The wheel rides over the bump: its normal tilts forward, then back.
+        let nx = alone.get(&format!("{w}.normal_x")).unwrap();
+        let (lo, hi) = nx
+            .iter()
+            .fold((0.0f64, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        assert!(lo < -0.05 && hi > 0.05, "{w}: normal_x spans {lo}..{hi}");
+    }
+    let fx = both.get("fl.fx").unwrap();
+    assert!(fx.iter().any(|&v| v != 0.0), "the tire forces act");
+}

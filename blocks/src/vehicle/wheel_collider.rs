@@ -1252,6 +1252,16 @@ impl WheelCollider {
             f.add_frame_force(BODY, k.app, force);
         }
     }
+    /// The contact the custom variables `which` read: with the tire forces only if `fx`
+    /// or `fy` is among them, else its geometry and load alone (the same values: the
+    /// tire forces change no other field). An anti-roll bar reads a wheel's contact point
+    /// and normal at every evaluation.
+    fn vars_contact(&self, cx: &Cx, which: &[usize]) -> Contact {
+        if which.iter().any(|&i| i == 1 || i == 2) {
+            return self.contact_of(cx);
+        }
+        self.kinematics(cx.frame(BODY), cx.v(HUB), cx.u(IN_STEER), cx.u(IN_BAR))
+    }
     /// Custom variable `i` (see `variables`) given the contact `k` at this instant.
     fn var_of(&self, k: &Contact, cx: &Cx, i: usize) -> f64 {
         match i {
@@ -1531,11 +1541,11 @@ impl Block for WheelCollider {
         }
     }
     fn var(&self, cx: &Cx, i: usize) -> f64 {
-        self.var_of(&self.contact_of(cx), cx, i)
+        self.var_of(&self.vars_contact(cx, &[i]), cx, i)
     }
     fn vars(&self, cx: &Cx, which: &[usize], out: &mut [f64]) {
         // One contact for all of them (recording logs fx, fy, compression together).
-        let k = self.contact_of(cx);
+        let k = self.vars_contact(cx, which);
         for (o, &i) in out.iter_mut().zip(which) {
             *o = self.var_of(&k, cx, i);
         }

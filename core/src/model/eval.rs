@@ -14,7 +14,7 @@ use crate::plan::{BlockRt, Plan};
 use crate::short;
 
 use super::linear::EvalFor;
-use super::program::{Call, Fused, Op, Place, Program, NO_SLOT};
+use super::program::{Call, Fused, Op, Place, Program, TapGroup, NO_SLOT};
 use super::{Model, Programs, ENGAGE_OFF, ENGAGE_ON};
 
 /// Slack on friction guards so a joint released at zero slip does not relock on round-off.
@@ -237,7 +237,21 @@ impl Model {
                     self.ev.sig[tap.slot.ix()] = self.tap_value(plan, tap, t, x);
                 }
                 Op::Fused(k) => self.run_fused(plan, prog.fused(k), x),
+                Op::Taps(k) => self.run_taps(plan, prog.taps(k), t, x),
             }
+        }
+    }
+
+    /// The variables of a tap group into their slots, from one `vars` call.
+    fn run_taps(&mut self, plan: &Plan, g: &TapGroup, t: f64, x: &[f64]) {
+        let n = g.vars.len();
+        {
+            let buf = buffers!(self, x, plan.nodes.len());
+            let cx = view(&g.rt, t, x, &buf);
+            self.blocks[g.b.ix()].vars(&cx, &g.vars, &mut self.ev.ybuf[..n]);
+        }
+        for (s, &v) in g.slots.iter().zip(&self.ev.ybuf[..n]) {
+            self.ev.sig[s.ix()] = v;
         }
     }
 

@@ -482,16 +482,17 @@ impl Model {
         let (all, rhs, shown, constants) = {
             let fuse = program::fuse(&plan, &kernels);
             (
-                Program::new(&plan.rt, &plan.stages, &fuse),
-                Program::new(&plan.rt, lin.derivative_stages(), &fuse),
-                Program::new(&plan.rt, lin.output_stages(), &fuse),
+                Program::new(&plan.rt, &plan.stages, &plan.taps, &fuse),
+                Program::new(&plan.rt, lin.derivative_stages(), &plan.taps, &fuse),
+                Program::new(&plan.rt, lin.output_stages(), &plan.taps, &fuse),
                 Program::of_blocks(&plan.rt, &plan.const_blocks, &fuse),
             )
         };
         Ok(Model {
             ev: Eval {
                 sig,
-                ybuf: vec![0.0; max_y],
+                // Also scratch for a tap group's variables (at most every tap).
+                ybuf: vec![0.0; max_y.max(plan.taps.len())],
                 sig_unchecked: true,
                 held_g: vec![0.0; guard_prog.held_slots.len()],
                 held_g_valid: false,

@@ -17,7 +17,8 @@
 
 use crate::block::{BlockDecl, Kernel, Operand};
 use crate::ids::BlockIx;
-use crate::plan::{BlockRt, Plan, Stage, VarRef};
+use crate::ids::SlotIx;
+use crate::plan::{BlockRt, Plan, Stage, TapPlan, VarRef};
 
 /// One step of an evaluation pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +31,8 @@ pub(super) enum Op {
     Blocks(u32, u32),
     /// The variable wired as a signal `plan.taps[k]`.
     Tap(u32),
+    /// Block variables wired as signals, one `vars` call: [`Program::taps`]`[k]`.
+    Taps(u32),
     /// The fused block outputs [`Program::fused`]`[k]`.
     Fused(u32),
 }
@@ -379,6 +382,20 @@ pub(super) struct Program {
     ops: Vec<Op>,
     calls: Vec<Call>,
     fused: Vec<Fused>,
+    taps: Vec<TapGroup>,
+}
+
+/// Custom variables of one block wired as signals, consecutive in the stage order (an
+/// anti-roll bar reads a wheel's contact point and normal, six of them): one
+/// `Block::vars` call for all, which gives each the value a call of its own would.
+#[derive(Debug, Clone)]
+pub(super) struct TapGroup {
+    pub b: BlockIx,
+    pub rt: BlockRt,
+    /// The block's variable indices.
+    pub vars: Vec<usize>,
+    /// The signal slot of each.
+    pub slots: Vec<SlotIx>,
 }
 
 impl Program {
@@ -386,7 +403,7 @@ impl Program {
     /// evaluation for derivatives does: linear stages are numbered in the plan's order),
     /// with `rt` the plan's packed block offsets and `fuse` what each block stage becomes
     /// (see [`fuse`]).
-    pub fn new(rt: &[BlockRt], stages: &[Stage], fuse: &Fuse) -> Program {
+    pub fn new(rt: &[BlockRt], stages: &[Stage], taps: &[TapPlan], fuse: &Fuse) -> Program {
         let mut p = Program::default();
         let mut lin = 0u32;
         for st in stages {
@@ -398,10 +415,34 @@ impl Program {
                 Stage::Network => p.ops.push(Op::Network),
                 Stage::Outputs(b) => p.push_stage(rt, fuse, *b, false),
                 Stage::NetworkOutputs(b) => p.push_stage(rt, fuse, *b, true),
-                Stage::Tap(k) => p.ops.push(Op::Tap(*k)),
+                Stage::Tap(k) => p.push_tap(rt, &taps[*k as usize], *k),
             }
         }
         p
+    }
+
+    /// Tap `k`: a custom variable joins the group of its block's variables just before
+    /// it, or starts one; any other is read alone.
+    fn push_tap(&mut self, rt: &[BlockRt], tap: &TapPlan, k: u32) {
+        let VarRef::Custom(b, i) = tap.var else {
+            self.ops.push(Op::Tap(k));
+            return;
+        };
+        if let Some(Op::Taps(g)) = self.ops.last() {
+            let g = &mut self.taps[*g as usize];
+            if g.b == b {
+                g.vars.push(i);
+                g.slots.push(tap.slot);
+                return;
+            }
+        }
+        self.ops.push(Op::Taps(self.taps.len() as u32));
+        self.taps.push(TapGroup {
+            b,
+            rt: rt[b.ix()],
+            vars: vec![i],
+            slots: vec![tap.slot],
+        });
     }
 
     /// The program of the `outputs` stages of `blocks` in order.
@@ -451,6 +492,11 @@ impl Program {
     pub fn fused(&self, k: u32) -> &Fused {
         &self.fused[k as usize]
     }
+
+    /// Tap group `k`.
+    pub fn taps(&self, k: u32) -> &TapGroup {
+        &self.taps[k as usize]
+    }
 }
 
 #[cfg(test)]
@@ -479,7 +525,7 @@ mod tests {
             Stage::Outputs(b(3)),
             Stage::Linear(2..3),
         ];
-        let p = Program::new(&rt, &stages, &|_, _| BlockStage::Call);
+        let p = Program::new(&rt, &stages, &[], &|_, _| BlockStage::Call);
         assert_eq!(
             p.ops(),
             &[
@@ -508,5 +554,40 @@ mod tests {
         assert!(Program::of_blocks(&rt, &[], &|_, _| BlockStage::Call)
             .ops()
             .is_empty());
+    }
+
+    #[test]
+    fn consecutive_variables_of_one_block_wired_as_signals_are_one_vars_call() {
+        // Taps 0–2 read block 1's variables 8, 9, 11 (a wheel's contact point and
+        // normal), tap 3 block 2's, tap 4 a node speed, tap 5 block 1's again: one group
+        // for the first three, each of the others alone.
+        let rt = offsets(3);
+        let b = BlockIx::at;
+        let tap = |var: VarRef, slot: usize| TapPlan {
+            name: String::new(),
+            block: b(1),
+            var,
+            reads: crate::block::VarReads::State,
+            slot: SlotIx::at(slot),
+        };
+        let taps = [
+            tap(VarRef::Custom(b(1), 8), 10),
+            tap(VarRef::Custom(b(1), 9), 11),
+            tap(VarRef::Custom(b(1), 11), 12),
+            tap(VarRef::Custom(b(2), 0), 13),
+            tap(VarRef::NodeSpeed(crate::ids::NodeIx::at(0)), 14),
+            tap(VarRef::Custom(b(1), 3), 15),
+        ];
+        let stages: Vec<Stage> = (0..6).map(Stage::Tap).collect();
+        let p = Program::new(&rt, &stages, &taps, &|_, _| BlockStage::Call);
+        assert_eq!(
+            p.ops(),
+            &[Op::Taps(0), Op::Taps(1), Op::Tap(4), Op::Taps(2)]
+        );
+        let g = p.taps(0);
+        assert_eq!((g.b, g.vars.as_slice()), (b(1), &[8, 9, 11][..]));
+        assert_eq!(g.slots, [SlotIx::at(10), SlotIx::at(11), SlotIx::at(12)]);
+        assert_eq!(g.rt.y, (1, 2));
+        assert_eq!((p.taps(1).b, p.taps(2).vars.as_slice()), (b(2), &[3][..]));
     }
 }
