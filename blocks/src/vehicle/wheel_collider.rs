@@ -674,7 +674,12 @@ impl RayCache {
             return cast();
         };
         if let Some((k, ray)) = *last {
-            if k == key {
+            // Bits compared as words, folded (a call to `memcmp` cost as much).
+            let diff =
+                k.0.iter()
+                    .zip(&key.0)
+                    .fold(k.1 ^ key.1, |d, (a, b)| d | (a ^ b));
+            if diff == 0 {
                 return ray;
             }
         }
@@ -791,14 +796,41 @@ fn solve_ray(
     s0: f64,
     sides: super::road::Sides,
 ) -> (f64, (f64, f64, f64)) {
-    let mut s = s0;
-    for _ in 0..20 {
+    solve_ray_from(road, m, d, offset, (s0, None), sides).0
+}
+
+/// The road's smooth height and gradient under the ray `m + s·d`.
+type RayPoint = (f64, (f64, f64, f64));
+
+/// [`solve_ray`] from `s0` where `at_s0` may already hold the road's value under the ray
+/// (the end of a previous solve from the same mount and direction): the same point gives
+/// the same value, so it is not evaluated again, nor is the end point when the last step
+/// was exactly zero. Returns the end and the value there, and whether that value is the
+/// road's at the end (not so when the ray runs parallel to the road: the end is NaN).
+fn solve_ray_from(
+    road: &Surface,
+    m: V3,
+    d: V3,
+    offset: f64,
+    (s0, at_s0): (f64, Option<(f64, f64, f64)>),
+    sides: super::road::Sides,
+) -> (RayPoint, bool) {
+    let under = |s: f64| {
         let p = [m[0] + s * d[0], m[1] + s * d[1]];
-        let (h, hx, hy) = road.smooth(p[0], p[1], sides);
+        road.smooth(p[0], p[1], sides)
+    };
+    let mut s = s0;
+    let mut known = at_s0.map(|v| (s0.to_bits(), v));
+    for _ in 0..20 {
+        let (h, hx, hy) = match known {
+            Some((b, v)) if b == s.to_bits() => v,
+            _ => under(s),
+        };
+        known = Some((s.to_bits(), (h, hx, hy)));
         let f = m[2] + s * d[2] - h - offset;
         let fp = d[2] - hx * d[0] - hy * d[1];
         if !(fp < 0.0) {
-            return (f64::NAN, (h, hx, hy));
+            return ((f64::NAN, (h, hx, hy)), false);
         }
         let ds = -f / fp;
         s += ds;
@@ -806,8 +838,11 @@ fn solve_ray(
             break;
         }
     }
-    let p = [m[0] + s * d[0], m[1] + s * d[1]];
-    (s, road.smooth(p[0], p[1], sides))
+    let end = match known {
+        Some((b, v)) if b == s.to_bits() => v,
+        _ => under(s),
+    };
+    ((s, end), true)
 }
 
 /// Where the suspension's ray meets the ground plane.
@@ -951,11 +986,14 @@ impl WheelCollider {
         let d = [-zb[0], -zb[1], -zb[2]];
         let m = st.point(self.center);
         let (h_m, _, _) = road.smooth(m[0], m[1], sides);
-        let (sq, _) = solve_ray(road, m, d, 0.0, (m[2] - h_m) / zb[2], sides);
+        let ((sq, at_sq), at_end) =
+            solve_ray_from(road, m, d, 0.0, ((m[2] - h_m) / zb[2], None), sides);
         let q = [m[0] + sq * d[0], m[1] + sq * d[1]];
         let steps = road.steps(q[0], q[1], sides);
         let (s, (_, hx, hy)) = if steps == 0.0 {
-            solve_ray(road, m, d, 0.0, sq, sides)
+            // The same equation again from its solution: one Newton step, whose point the
+            // first solve evaluated last.
+            solve_ray_from(road, m, d, 0.0, (sq, at_end.then_some(at_sq)), sides).0
         } else {
             solve_ray(road, m, d, steps, sq - steps / zb[2], sides)
         };
@@ -1899,6 +1937,33 @@ mod tests {
     /// A ray as bits (every field, the road hit's included).
     fn ray_bits(r: &Ray) -> String {
         format!("{r:?}")
+    }
+
+    #[test]
+    fn a_ray_solved_again_from_its_end_reuses_the_end_point_to_the_bit() {
+        // Tilted rays over the bump and the grade: solving again from the first solve's
+        // end with the value known there gives the bits of a solve that evaluates it.
+        let w = wheel_on_road();
+        let road = w.road.clone().expect("a road");
+        for i in 0..40 {
+            let x = -0.5 + 0.1 * f64::from(i);
+            let m = [x, 0.2, 0.6];
+            let d = [0.05 * (0.3 * x).sin(), -0.02, -1.0];
+            let ((sq, at), at_end) = solve_ray_from(&road, m, d, 0.0, (0.5, None), None);
+            assert!(at_end && sq.is_finite(), "x {x}");
+            let again = solve_ray(&road, m, d, 0.0, sq, None);
+            let reused = solve_ray_from(&road, m, d, 0.0, (sq, Some(at)), None).0;
+            let bits = |(s, (h, hx, hy)): RayPoint| [s, h, hx, hy].map(f64::to_bits);
+            assert_eq!(bits(reused), bits(again), "x {x}");
+            // The end lies on the road.
+            let p = [m[0] + sq * d[0], m[1] + sq * d[1], m[2] + sq * d[2]];
+            let (h, _, _) = road.smooth(p[0], p[1], None);
+            assert!(
+                (p[2] - h).abs() < 1e-12,
+                "x {x}: {} above the road",
+                p[2] - h
+            );
+        }
     }
 
     #[test]
