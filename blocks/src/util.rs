@@ -431,6 +431,56 @@ impl Table2D {
     }
 }
 
+/// The last value a pure function of a few numbers gave, kept by a block between calls
+/// that share no mutable state (`outputs`, `forces`, `guards`, `vars` of one evaluation,
+/// the recording of the same point): the key is the bits of everything the value depends
+/// on, so a hit returns what the call would compute, to the bit. A block holds one per
+/// costly value (a wheel's ray on a road, a path follower's projections). A copy of a
+/// block starts with nothing kept.
+#[derive(Debug)]
+pub struct LastValue<const N: usize, T>(std::sync::Mutex<Option<([u64; N], T)>>);
+
+impl<const N: usize, T> Default for LastValue<N, T> {
+    fn default() -> Self {
+        LastValue(std::sync::Mutex::new(None))
+    }
+}
+
+impl<const N: usize, T> Clone for LastValue<N, T> {
+    fn clone(&self) -> Self {
+        LastValue::default()
+    }
+}
+
+impl<const N: usize, T: Copy> LastValue<N, T> {
+    /// The value for `key` (the bits of the numbers it depends on), computed by `f`
+    /// unless it is the last one.
+    pub fn get_or(&self, key: [u64; N], f: impl FnOnce() -> T) -> T {
+        let Ok(mut last) = self.0.lock() else {
+            return f();
+        };
+        if let Some((k, v)) = *last {
+            // Compared as words, folded (`==` on the arrays calls `memcmp`).
+            if k.iter().zip(&key).fold(0, |d, (a, b)| d | (a ^ b)) == 0 {
+                return v;
+            }
+        }
+        let v = f();
+        *last = Some((key, v));
+        v
+    }
+
+    /// Whether a value is kept.
+    pub fn is_kept(&self) -> bool {
+        self.0.lock().is_ok_and(|l| l.is_some())
+    }
+}
+
+/// The bits of `values` (a [`LastValue`] key).
+pub fn key_bits<const N: usize>(values: [f64; N]) -> [u64; N] {
+    values.map(f64::to_bits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,5 +544,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_kept_value_is_served_for_its_key_only() {
+        let last: LastValue<2, f64> = LastValue::default();
+        let calls = std::cell::Cell::new(0);
+        let f = |x: f64| {
+            calls.set(calls.get() + 1);
+            x.sin()
+        };
+        let key = |a: f64, b: f64| key_bits([a, b]);
+        assert_eq!(last.get_or(key(0.5, 1.0), || f(0.5)), 0.5f64.sin());
+        assert_eq!(last.get_or(key(0.5, 1.0), || f(0.5)), 0.5f64.sin());
+        assert_eq!(calls.get(), 1, "served from the kept value");
+        // Another key, even one bit away (0.0 against −0.0), is computed.
+        assert_eq!(last.get_or(key(0.5, 2.0), || f(0.7)), 0.7f64.sin());
+        assert_eq!(last.get_or(key(0.0, 1.0), || f(0.1)), 0.1f64.sin());
+        assert_eq!(last.get_or(key(-0.0, 1.0), || f(0.2)), 0.2f64.sin());
+        assert_eq!(calls.get(), 4);
+        // A copy keeps nothing.
+        assert!(last.is_kept() && !last.clone().is_kept());
     }
 }

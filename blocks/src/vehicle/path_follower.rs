@@ -60,6 +60,7 @@ use super::finite;
 use super::path::iso3888::Track;
 use super::path::{wrap, Path, PathError, Polyline, Projection};
 use crate::signal::FirstCall;
+use crate::util::{key_bits, LastValue};
 
 pub(crate) fn register(r: &mut Registry) {
     r.register(path_follower_type());
@@ -351,6 +352,7 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         hit: [false; 3],
         cones_hit: 0,
         first: FirstCall::armed(),
+        last_eval: LastValue::default(),
     }))
 }
 
@@ -379,9 +381,12 @@ pub struct PathFollower {
     hit: [bool; 3],
     cones_hit: u32,
     first: FirstCall,
+    /// The last evaluation of the law and the inputs, state and modes it read.
+    last_eval: LastValue<7, Eval>,
 }
 
 /// One evaluation of the law.
+#[derive(Debug, Clone, Copy)]
 struct Eval {
     /// The car point's nearest path point.
     proj: Projection,
@@ -426,7 +431,18 @@ impl PathFollower {
         }
     }
 
+    /// [`PathFollower::steer_law`] at this instant, kept for the other calls at the same
+    /// point (the guards after the outputs, the logged variables): two projections on the
+    /// path each.
     fn eval(&self, cx: &Cx) -> Eval {
+        let integral = if self.k_integral > 0.0 { cx.x[0] } else { 0.0 };
+        let side = f64::from(u8::from(self.side));
+        let key = key_bits([cx.u(0), cx.u(1), cx.u(2), cx.u(3), integral, self.lap, side]);
+        self.last_eval.get_or(key, || self.steer_law(cx))
+    }
+
+    /// The steering law at this instant.
+    fn steer_law(&self, cx: &Cx) -> Eval {
         let (x, y, yaw, speed) = (cx.u(0), cx.u(1), cx.u(2), cx.u(3));
         let (sn, cs) = yaw.sin_cos();
         let proj = self.path.project([x, y], self.lap_at([x, y]));

@@ -133,7 +133,7 @@
 //! is `C_v = stiffness·mu_scale·ye/Sy·fz` (N per m/s); with the slip angle `α ≈ sy/u` the
 //! cornering stiffness per radian is `C_α = C_v·u`: it grows with the speed.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use drivelink_core::frame::{add, cross, dot, scale, V3};
 use drivelink_core::{
@@ -145,6 +145,7 @@ use drivelink_core::{
 use super::magic_formula::{self, MagicFormula};
 use super::road::Surface;
 use super::{finite, friction_curve, in_range};
+use crate::util::{key_bits, LastValue};
 use drivelink_core::{EventCx, EventTag, G};
 
 /// Bump-stop stiffness as a multiple of `spring`, beyond full compression.
@@ -633,60 +634,28 @@ pub struct WheelCollider {
     last_ray: RayCache,
 }
 
-/// The last ray a wheel cast on its road, with the pose and edge sides it was cast for.
-/// One evaluation casts the same ray for the outputs, the forces and the guards, and a
-/// recorded point once more for the logged variables: each after the first is this copy
-/// (the ray is a function of the pose and the sides alone, so it is the same to the bit).
+/// The last ray a wheel cast on its road, keyed by the pose (position and orientation
+/// quaternion) and the edge sides as a mask with a marker bit (`None` sides: 0). One
+/// evaluation casts the same ray for the outputs, the forces and the guards, and a
+/// recorded point once more for the logged variables: each after the first is this copy.
 /// A plain ground plane is not cached: its ray costs less than the look-up.
-#[derive(Debug, Default)]
-struct RayCache(Mutex<Option<(RayKey, Ray)>>);
+type RayCache = LastValue<8, Ray>;
 
-/// The bits of a pose (position and orientation quaternion) and the edge sides, as a
-/// mask with a marker bit (`None` sides: 0).
-type RayKey = ([u64; 7], u64);
-
-impl Clone for RayCache {
-    /// A copy of a block starts with nothing cast.
-    fn clone(&self) -> Self {
-        RayCache::default()
-    }
-}
-
-impl RayCache {
-    /// The key of pose `st` with `sides`, if the sides fit the mask.
-    fn key(st: &FrameState, sides: super::road::Sides) -> Option<RayKey> {
-        let (p, q) = (st.pos(), st.quat());
-        let pose = [p[0], p[1], p[2], q[0], q[1], q[2], q[3]].map(f64::to_bits);
-        let mask = match sides {
-            None => 0,
-            Some(s) if s.len() < 63 => s
-                .iter()
-                .enumerate()
-                .fold(1u64 << 63, |m, (i, &b)| m | (u64::from(b) << i)),
-            Some(_) => return None,
-        };
-        Some((pose, mask))
-    }
-
-    /// The ray for `key`, cast by `cast` unless it is the last one.
-    fn get_or_cast(&self, key: Option<RayKey>, cast: impl FnOnce() -> Ray) -> Ray {
-        let (Some(key), Ok(mut last)) = (key, self.0.lock()) else {
-            return cast();
-        };
-        if let Some((k, ray)) = *last {
-            // Bits compared as words, folded (a call to `memcmp` cost as much).
-            let diff =
-                k.0.iter()
-                    .zip(&key.0)
-                    .fold(k.1 ^ key.1, |d, (a, b)| d | (a ^ b));
-            if diff == 0 {
-                return ray;
-            }
-        }
-        let ray = cast();
-        *last = Some((key, ray));
-        ray
-    }
+/// The [`RayCache`] key of pose `st` with `sides`, if the sides fit the mask.
+fn ray_key(st: &FrameState, sides: super::road::Sides) -> Option<[u64; 8]> {
+    let (p, q) = (st.pos(), st.quat());
+    let mask = match sides {
+        None => 0,
+        Some(s) if s.len() < 63 => s
+            .iter()
+            .enumerate()
+            .fold(1u64 << 63, |m, (i, &b)| m | (u64::from(b) << i)),
+        Some(_) => return None,
+    };
+    let pose = key_bits([p[0], p[1], p[2], q[0], q[1], q[2], q[3]]);
+    Some([
+        pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6], mask,
+    ])
 }
 
 /// Whether a wheel is on the ground: the contact's mode, switched only at the located
@@ -958,10 +927,11 @@ impl WheelCollider {
             };
         }
         if let Some(road) = road {
-            let key = RayCache::key(st, sides);
-            return self
-                .last_ray
-                .get_or_cast(key, || self.ray_on(road, st, sides));
+            let cast = || self.ray_on(road, st, sides);
+            return match ray_key(st, sides) {
+                Some(key) => self.last_ray.get_or(key, cast),
+                None => cast(),
+            };
         }
         let inv_zz = 1.0 / zz;
         Ray {
@@ -1990,7 +1960,7 @@ mod tests {
                 "pose {i}: the wheel touches the road"
             );
         }
-        let cached = |w: &WheelCollider| w.last_ray.0.lock().expect("not poisoned").is_some();
+        let cached = |w: &WheelCollider| w.last_ray.is_kept();
         assert!(cached(&w));
         // Other sides of the step's edge (set at an event): a new key, cast afresh, the
         // step's height then applies.
