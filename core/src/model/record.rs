@@ -81,6 +81,7 @@ impl Model {
     }
 
     /// [`Model::fill_row`] from the evaluation at `(t, x)` just made.
+    #[inline(always)]
     fn fill_kept_row(&mut self, t: f64, x: &[f64]) {
         // Taken out while it is filled (the variables read the model) and put back below.
         let mut row = std::mem::take(&mut self.run.row_buf);
@@ -110,17 +111,18 @@ impl Model {
                 }
             }
         }
-        if self.run.failure.is_none() {
+        if self.run.failure.is_none() && !self.signals_finite() {
             self.run.failure = self.non_finite_signal();
         }
         self.run.row_buf = row;
     }
 
-    /// The first non-finite signal, as a message naming its block and port. Every signal
-    /// is looked at: those written since the last look (all of them after a full
-    /// evaluation or a refresh, else those evaluations for derivatives and at output
-    /// points write), the others having been found finite then.
-    fn non_finite_signal(&mut self) -> Option<String> {
+    /// Whether every signal is finite. Every signal is looked at: those written since the
+    /// last look (all of them after a full evaluation or a refresh, else those
+    /// evaluations for derivatives and at output points write), the others having been
+    /// found finite then.
+    #[inline(always)]
+    fn signals_finite(&mut self) -> bool {
         let sig = &self.ev.sig;
         let finite = if self.ev.sig_unchecked {
             drivelink_solver::simd::all_finite(sig)
@@ -129,9 +131,14 @@ impl Model {
             slots.iter().all(|&s| sig[s as usize].is_finite())
         };
         self.ev.sig_unchecked = false;
-        if finite {
-            return None;
-        }
+        finite
+    }
+
+    /// The first non-finite signal, as a message naming its block and port (after
+    /// [`Model::signals_finite`] found one), or `None` when every non-finite value is
+    /// allowed where it is.
+    #[cold]
+    fn non_finite_signal(&self) -> Option<String> {
         let plan = &self.plan;
         let out_port = |s: usize| {
             let bp = plan.blocks.iter().find(|b| b.y.contains(&s))?;
