@@ -927,11 +927,7 @@ impl WheelCollider {
             };
         }
         if let Some(road) = road {
-            let cast = || self.ray_on(road, st, sides);
-            return match ray_key(st, sides) {
-                Some(key) => self.last_ray.get_or(key, cast),
-                None => cast(),
-            };
+            return self.ray_on_kept(road, st, sides);
         }
         let inv_zz = 1.0 / zz;
         Ray {
@@ -944,12 +940,22 @@ impl WheelCollider {
             hit: None,
         }
     }
+    /// [`WheelCollider::ray_on`], the last ray if the pose and sides are the same (see
+    /// [`RayCache`]); through a call, so that the plane's path stays lean.
+    #[inline(never)]
+    fn ray_on_kept(&self, road: &Surface, st: &FrameState, sides: super::road::Sides) -> Ray {
+        let cast = || self.ray_on(road, st, sides);
+        match ray_key(st, sides) {
+            Some(key) => self.last_ray.get_or(key, cast),
+            None => cast(),
+        }
+    }
     /// [`WheelCollider::ray`] on a road (the axis points down): the ray `M + s·d` from
     /// the mount `M` along `d = −ẑ_body` meets `z = h(x, y)` where
     /// `f(s) = M_z + s·d_z − h(M_x + s·d_x, M_y + s·d_y) = 0`, solved by Newton's method
     /// from the vertical projection, first on the road without its kerb steps (the edge
     /// point `q`), then with the steps that apply there (a constant between events).
-    #[inline(never)]
+    #[inline(always)]
     fn ray_on(&self, road: &Surface, st: &FrameState, sides: super::road::Sides) -> Ray {
         let r = st.rotation();
         let zb = [r[0][2], r[1][2], r[2][2]];
@@ -1264,6 +1270,7 @@ impl WheelCollider {
     /// or `fy` is among them, else its geometry and load alone (the same values: the
     /// tire forces change no other field). An anti-roll bar reads a wheel's contact point
     /// and normal at every evaluation.
+    #[inline(always)]
     fn vars_contact(&self, cx: &Cx, which: &[usize]) -> Contact {
         if which.iter().any(|&i| i == 1 || i == 2) {
             return self.contact_of(cx);

@@ -242,7 +242,9 @@ impl Model {
         }
     }
 
-    /// The variables of a tap group into their slots, from one `vars` call.
+    /// The variables of a tap group into their slots, from one `vars` call (out of line:
+    /// most models have none).
+    #[inline(never)]
     fn run_taps(&mut self, plan: &Plan, g: &TapGroup, t: f64, x: &[f64]) {
         let n = g.vars.len();
         {

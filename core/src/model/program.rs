@@ -415,34 +415,49 @@ impl Program {
                 Stage::Network => p.ops.push(Op::Network),
                 Stage::Outputs(b) => p.push_stage(rt, fuse, *b, false),
                 Stage::NetworkOutputs(b) => p.push_stage(rt, fuse, *b, true),
-                Stage::Tap(k) => p.push_tap(rt, &taps[*k as usize], *k),
+                Stage::Tap(k) => p.push_tap(rt, taps, *k),
             }
         }
         p
     }
 
-    /// Tap `k`: a custom variable joins the group of its block's variables just before
-    /// it, or starts one; any other is read alone.
-    fn push_tap(&mut self, rt: &[BlockRt], tap: &TapPlan, k: u32) {
-        let VarRef::Custom(b, i) = tap.var else {
+    /// Tap `k` of `taps`: a custom variable of the block whose custom variable was read
+    /// just before joins it in a group; any other is read alone (a group of one costs
+    /// more than the tap's own call).
+    fn push_tap(&mut self, rt: &[BlockRt], taps: &[TapPlan], k: u32) {
+        let tap = &taps[k as usize];
+        let custom = |t: &TapPlan| match t.var {
+            VarRef::Custom(b, i) => Some((b, i)),
+            _ => None,
+        };
+        let Some((b, i)) = custom(tap) else {
             self.ops.push(Op::Tap(k));
             return;
         };
-        if let Some(Op::Taps(g)) = self.ops.last() {
-            let g = &mut self.taps[*g as usize];
-            if g.b == b {
+        let last = self.ops.len().checked_sub(1);
+        match last.map(|l| (l, self.ops[l])) {
+            Some((_, Op::Taps(g))) if self.taps[g as usize].b == b => {
+                let g = &mut self.taps[g as usize];
                 g.vars.push(i);
                 g.slots.push(tap.slot);
-                return;
             }
+            Some((l, Op::Tap(k0))) => {
+                let first = &taps[k0 as usize];
+                match custom(first) {
+                    Some((b0, i0)) if b0 == b => {
+                        self.ops[l] = Op::Taps(self.taps.len() as u32);
+                        self.taps.push(TapGroup {
+                            b,
+                            rt: rt[b.ix()],
+                            vars: vec![i0, i],
+                            slots: vec![first.slot, tap.slot],
+                        });
+                    }
+                    _ => self.ops.push(Op::Tap(k)),
+                }
+            }
+            _ => self.ops.push(Op::Tap(k)),
         }
-        self.ops.push(Op::Taps(self.taps.len() as u32));
-        self.taps.push(TapGroup {
-            b,
-            rt: rt[b.ix()],
-            vars: vec![i],
-            slots: vec![tap.slot],
-        });
     }
 
     /// The program of the `outputs` stages of `blocks` in order.
@@ -560,7 +575,8 @@ mod tests {
     fn consecutive_variables_of_one_block_wired_as_signals_are_one_vars_call() {
         // Taps 0–2 read block 1's variables 8, 9, 11 (a wheel's contact point and
         // normal), tap 3 block 2's, tap 4 a node speed, tap 5 block 1's again: one group
-        // for the first three, each of the others alone.
+        // for the first three, each of the others alone (a group of one is the tap's own
+        // call).
         let rt = offsets(3);
         let b = BlockIx::at;
         let tap = |var: VarRef, slot: usize| TapPlan {
@@ -580,14 +596,10 @@ mod tests {
         ];
         let stages: Vec<Stage> = (0..6).map(Stage::Tap).collect();
         let p = Program::new(&rt, &stages, &taps, &|_, _| BlockStage::Call);
-        assert_eq!(
-            p.ops(),
-            &[Op::Taps(0), Op::Taps(1), Op::Tap(4), Op::Taps(2)]
-        );
+        assert_eq!(p.ops(), &[Op::Taps(0), Op::Tap(3), Op::Tap(4), Op::Tap(5)]);
         let g = p.taps(0);
         assert_eq!((g.b, g.vars.as_slice()), (b(1), &[8, 9, 11][..]));
         assert_eq!(g.slots, [SlotIx::at(10), SlotIx::at(11), SlotIx::at(12)]);
         assert_eq!(g.rt.y, (1, 2));
-        assert_eq!((p.taps(1).b, p.taps(2).vars.as_slice()), (b(2), &[3][..]));
     }
 }
