@@ -545,7 +545,7 @@ fn collider(p: &Params) -> Result<WheelCollider, ParamError> {
         reach: None,
         road: None,
         sides: None,
-        last_ray: RayCache::default(),
+        last_ray: None,
     })
 }
 
@@ -631,7 +631,7 @@ pub struct WheelCollider {
     /// decides).
     sides: Option<Vec<bool>>,
     /// The last ray cast on the road (see [`RayCache`]).
-    last_ray: RayCache,
+    last_ray: Option<Box<RayCache>>,
 }
 
 /// The last ray a wheel cast on its road, keyed by the pose (position and orientation
@@ -946,7 +946,10 @@ impl WheelCollider {
     fn ray_on_kept(&self, road: &Surface, st: &FrameState, sides: super::road::Sides) -> Ray {
         let cast = || self.ray_on(road, st, sides);
         match ray_key(st, sides) {
-            Some(key) => self.last_ray.get_or(key, cast),
+            Some(key) => match &self.last_ray {
+                Some(last) => last.get_or(key, cast),
+                None => cast(),
+            },
             None => cast(),
         }
     }
@@ -1477,7 +1480,8 @@ impl Block for WheelCollider {
             .map_err(|_| "expects the surface of a Road block".to_string())?;
         self.road = Some(surface);
         self.sides = None;
-        self.last_ray = RayCache::default();
+        // Off the plane's path: a wheel without a road carries a pointer, not the cache.
+        self.last_ray = Some(Box::default());
         Ok(())
     }
     fn start_warning(&self, cx: &Cx) -> Option<String> {
@@ -1967,7 +1971,7 @@ mod tests {
                 "pose {i}: the wheel touches the road"
             );
         }
-        let cached = |w: &WheelCollider| w.last_ray.is_kept();
+        let cached = |w: &WheelCollider| w.last_ray.as_ref().is_some_and(|l| l.is_kept());
         assert!(cached(&w));
         // Other sides of the step's edge (set at an event): a new key, cast afresh, the
         // step's height then applies.

@@ -242,9 +242,7 @@ impl Model {
         }
     }
 
-    /// The variables of a tap group into their slots, from one `vars` call (out of line:
-    /// most models have none).
-    #[inline(never)]
+    /// The variables of a tap group into their slots, from one `vars` call.
     fn run_taps(&mut self, plan: &Plan, g: &TapGroup, t: f64, x: &[f64]) {
         let n = g.vars.len();
         {
@@ -426,8 +424,9 @@ impl Model {
         }
     }
 
-    /// Newton–Euler of every rigid body from the loads the force blocks applied.
-    #[cold]
+    /// Newton–Euler of every rigid body from the loads the force blocks applied (out of
+    /// line: a driveline has none; not cold: a vehicle calls it at every evaluation).
+    #[inline(never)]
     fn frame_dynamics(&mut self, plan: &Plan, x: &[f64]) {
         use crate::frame::{FRAME_LOADS as L, FRAME_STATES as S};
         let xs = &x[plan.frames_x.clone()];
