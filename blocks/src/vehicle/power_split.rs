@@ -46,7 +46,7 @@ use drivelink_core::{
 };
 
 use super::finite;
-use crate::util::{key_bits, LastValue, Table1D};
+use crate::util::Table1D;
 
 pub(crate) fn register(r: &mut Registry) {
     r.register(power_split_controller_type());
@@ -208,7 +208,6 @@ fn build(p: &Params) -> Result<Box<dyn Block>, ParamError> {
         fade_high,
         on: false,
         first: true,
-        last: LastValue::default(),
     }))
 }
 
@@ -258,9 +257,6 @@ pub struct PowerSplitController {
     /// The engine runs (the mode).
     on: bool,
     first: bool,
-    /// The last decision and the inputs, state and mode it read (the outputs, the
-    /// derivatives and the logged variables of one point decide once).
-    last: LastValue<8, Decision>,
 }
 
 /// One evaluation of the strategy.
@@ -290,16 +286,7 @@ impl PowerSplitController {
         let w_ring = cx.u(5);
         self.demand(cx).max(0.0) * w_ring + self.soc_gain * (self.soc_target - cx.u(3))
     }
-    /// [`PowerSplitController::strategy`] at this instant, kept for the other calls at
-    /// the same point.
     fn decide(&self, cx: &Cx) -> Decision {
-        let u = |i| cx.u(i);
-        let on = f64::from(u8::from(self.on));
-        let key = key_bits([u(0), u(1), u(2), u(3), u(4), u(5), cx.x[0], on]);
-        self.last.get_or(key, || self.strategy(cx))
-    }
-    /// The strategy at this instant: what the engine, the two machines and the brakes do.
-    fn strategy(&self, cx: &Cx) -> Decision {
         let (v, w_e, w_ring) = (cx.u(2), cx.u(4), cx.u(5));
         let t_dem = self.demand(cx);
         let p_req = self.request(cx);
