@@ -1885,8 +1885,8 @@ mod tests {
             .expect("valid parameters")
     }
 
-    /// A wheel with the catalogue's defaults on a road with a cosine bump, a heightfield
-    /// kerb (its edges are the wheel's sides) and a grade.
+    /// A wheel with the catalogue's defaults on a road with a cosine bump, a kerb step
+    /// (its edge is the wheel's sides) and a grade.
     fn wheel_on_road() -> WheelCollider {
         let road = params(
             "Road",
@@ -1915,7 +1915,8 @@ mod tests {
         FrameState::from_slice(&s)
     }
 
-    /// A ray as bits (every field, the road hit's included).
+    /// A ray as text that tells any two rays apart (every field, the road hit's
+    /// included; `Debug` prints each number so that it reads back to the same bits).
     fn ray_bits(r: &Ray) -> String {
         format!("{r:?}")
     }
