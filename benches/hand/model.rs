@@ -25,6 +25,14 @@
 //! `Relational` blocks of the stop condition keep their sign modes and guards, and the run
 //! stops at the event where the axle is at rest while braking.
 //!
+//! Outputs. At every output point the model records what `drivelink run` writes for the
+//! netlist (its log and its scopes' signals, [`COLUMNS`]): speeds, the engine's torque and
+//! power, the vehicle's travel, the wheel brake's torque and power, the joints' modes and
+//! slips, the CR-CR ratio, the gear stage and the driveline power through the torque
+//! sensor (the hub carries no inertia, so the sensor delivers what the brake and the road
+//! wheel take). A grid point is one of the guards' samples: its values come from the
+//! evaluation the guards made there, as drivelink's do.
+//!
 //! The work integrals drivelink carries for its energy audit (engine, converter, road load,
 //! one per friction joint) are integrated too, because they are part of the state vector the
 //! step-size control sees; nothing reads them.
@@ -175,13 +183,44 @@ pub struct ModeChange {
     pub to: Mode,
 }
 
-/// One output point: time, vehicle speed (m/s), crank speed (rad/s), kind.
+/// The variables `drivelink run models/netlists/full_car.json` writes to `results.csv`
+/// after `time` (the netlist's `log` and its scopes' signals), in that order: the
+/// hand-written model records the same values at every output point.
+pub const COLUMNS: [&str; N_COLUMNS] = [
+    "engine.w",
+    "engine.tau",
+    "engine.power",
+    "vehicle.v",
+    "vehicle.s",
+    "brake.tau",
+    "brake.mode",
+    "lockup.mode",
+    "gearbox.A_mode",
+    "gearbox.B_mode",
+    "gearbox.C_mode",
+    "gearbox.D_mode",
+    "gearbox.ratio",
+    "master.y",
+    "gearbox.A_w_rel",
+    "gearbox.B_w_rel",
+    "gearbox.C_w_rel",
+    "gearbox.D_w_rel",
+    "lockup.w_rel",
+    "drive_power.y",
+    "brake.power",
+];
+pub const N_COLUMNS: usize = 21;
+
+/// Below this output-shaft speed (rad/s) the CR-CR ratio is undefined (NaN), as the
+/// `SpeedRatio` sensor's default `min_speed`.
+const RATIO_MIN_SPEED: f64 = 1e-3;
+
+/// One output point: time, kind and the values of [`COLUMNS`].
 #[derive(Debug, Clone, Copy)]
-pub struct Sample {
+pub struct Row {
     pub t: f64,
-    pub v: f64,
-    pub w_engine: f64,
     pub kind: OutputKind,
+    pub values: [f64; N_COLUMNS],
 }
 
 /// The response of one set of locked joints.
@@ -217,10 +256,13 @@ pub struct FullCar {
     lam: [f64; N_JOINTS],
     kin: [f64; N_JOINTS],
     acc: [f64; NQ],
-    /// The point of the last step-end evaluation, which then serves the guards there.
+    tau_engine: f64,
+    f_road: f64,
+    /// The point of the last full evaluation (a step end's, or the guards' at a sample),
+    /// which then serves the guards and the output there.
     kept: Option<(f64, [f64; N_STATES])>,
     pub evals: u64,
-    pub samples: Vec<Sample>,
+    pub results: Vec<Row>,
     pub changes: Vec<ModeChange>,
 }
 
@@ -299,9 +341,11 @@ impl FullCar {
             lam: [0.0; N_JOINTS],
             kin: [0.0; N_JOINTS],
             acc: [0.0; NQ],
+            tau_engine: 0.0,
+            f_road: 0.0,
             kept: None,
             evals: 0,
-            samples: Vec::with_capacity(4000),
+            results: Vec::with_capacity(4000),
             changes: Vec::new(),
         };
         car.refactor().expect("all joints free is not singular");
@@ -359,6 +403,8 @@ impl FullCar {
         let tau_e = engine_torque(w_e);
         let (ti, tt) = converter(w_e, v[TURBINE]);
         let f_road = -(ROAD_A * (v[ROAD] / ROAD_V_REG).tanh() + ROAD_C * v[ROAD] * v[ROAD].abs());
+        self.tau_engine = tau_e;
+        self.f_road = f_road;
         let mut f = [tau_e - ti, tt, 0.0, self.tmat[ROAD][3] * f_road];
         for j in 0..N_JOINTS {
             let row = &self.rows[j];
@@ -401,6 +447,70 @@ impl FullCar {
         for j in 0..N_JOINTS {
             dx[X_JOINT_E + j] = self.kin[j] * self.wrel[j];
         }
+    }
+
+    /// Remember `(t, x)` as the point of the last full evaluation.
+    fn keep(&mut self, t: f64, x: &[f64]) {
+        let mut k = [0.0; N_STATES];
+        k.copy_from_slice(x);
+        self.kept = Some((t, k));
+    }
+
+    /// Whether the last full evaluation was at `(t, x)`.
+    fn is_kept(&self, t: f64, x: &[f64]) -> bool {
+        self.kept
+            .as_ref()
+            .is_some_and(|(kt, kx)| *kt == t && kx.as_slice() == x)
+    }
+
+    /// The values of [`COLUMNS`] at `x`, from the evaluation there.
+    fn row(&self, x: &[f64]) -> [f64; N_COLUMNS] {
+        let v = &x[X_VEL..X_VEL + N_NODES];
+        let code = |m: Mode| match m {
+            Mode::Free => 2.0,
+            Mode::Locked => 0.0,
+            m => m.sign(),
+        };
+        // A joint transmits its constraint torque while locked, its kinetic one otherwise.
+        let tau = |j: usize| {
+            if self.modes[j] == Mode::Locked {
+                self.lam[j]
+            } else {
+                self.kin[j]
+            }
+        };
+        let tau_brake = tau(J_BRAKE);
+        // The hub carries no inertia: the torque sensor delivers to it what the brake and
+        // the road wheel (road load times the radius) take from it.
+        let tau_sensor = -tau_brake - R_WHEEL * self.f_road;
+        let ratio = if v[Y_M].abs() >= RATIO_MIN_SPEED && v[Y_M].abs() > 0.0 {
+            v[TURBINE] / v[Y_M]
+        } else {
+            f64::NAN
+        };
+        [
+            v[CRANK],
+            self.tau_engine,
+            self.tau_engine * v[CRANK],
+            v[VEHICLE],
+            x[X_POS + VEHICLE],
+            tau_brake,
+            code(self.modes[J_BRAKE]),
+            code(self.modes[J_LOCKUP]),
+            code(self.modes[1]),
+            code(self.modes[2]),
+            code(self.modes[4]),
+            code(self.modes[5]),
+            ratio,
+            self.stage as f64,
+            self.wrel[1],
+            self.wrel[2],
+            self.wrel[4],
+            self.wrel[5],
+            self.wrel[J_LOCKUP],
+            tau_sensor * v[HUB],
+            tau_brake * v[HUB],
+        ]
     }
 
     /// Form (or fetch) the response of the current set of locked joints.
@@ -602,9 +712,7 @@ impl HybridSystem for FullCar {
     }
     fn derivatives_step_end(&mut self, t: f64, x: &[f64], dx: &mut [f64]) {
         self.eval(t, x, Some(dx));
-        let mut k = [0.0; N_STATES];
-        k.copy_from_slice(x);
-        self.kept = Some((t, k));
+        self.keep(t, x);
     }
     fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
         let same = self
@@ -612,8 +720,8 @@ impl HybridSystem for FullCar {
             .as_ref()
             .is_some_and(|(kt, kx)| *kt == t && kx.as_slice() == x);
         if !same {
-            self.kept = None;
             self.eval(t, x, None);
+            self.keep(t, x);
         }
         for j in 0..N_JOINTS {
             let e = self.engagement(j, t, x);
@@ -685,15 +793,12 @@ impl HybridSystem for FullCar {
         }
     }
     fn output(&mut self, t: f64, x: &[f64], kind: OutputKind) {
-        self.samples.push(Sample {
-            t,
-            v: x[X_VEL + VEHICLE],
-            w_engine: x[X_VEL + CRANK],
-            kind,
-        });
-    }
-    fn output_states(&self) -> Option<Vec<usize>> {
-        Some(vec![X_VEL + CRANK, X_VEL + VEHICLE])
+        if !self.is_kept(t, x) {
+            self.eval(t, x, None);
+            self.keep(t, x);
+        }
+        let values = self.row(x);
+        self.results.push(Row { t, kind, values });
     }
 }
 
