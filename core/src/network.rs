@@ -29,7 +29,7 @@
 
 mod load;
 
-use drivelink_solver::simd::add_columns;
+use drivelink_solver::simd::{add_columns, set_columns};
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::block::{FrictionMode, PortKind};
@@ -413,8 +413,7 @@ impl Network {
         let w = n + m;
         // [a; λ] = [S; Q] f (+ [C; R] b): one axpy per non-zero force (and tracking term).
         let out = &mut self.out[..w];
-        short::zero(out);
-        add_columns(out, &fac.sq, &self.f[..n], true);
+        set_columns(out, &fac.sq, &self.f[..n], true);
         if fac.has_tracking {
             add_columns(out, &fac.cr, &self.b[..m], true);
         }

@@ -352,9 +352,8 @@ impl Radau {
         self.pv.iter_mut().for_each(|x| *x /= nv);
         let mut log_growth = 0.0;
         for _ in 0..POWER_ITERS {
-            self.pw.iter_mut().for_each(|w| *w = 0.0);
             // Every product, zeros included: a NaN or ∞ in the Jacobian must reach the norm.
-            crate::simd::add_columns(&mut self.pw, self.jac.as_slice(), &self.pv, false);
+            crate::simd::set_columns(&mut self.pw, self.jac.as_slice(), &self.pv, false);
             let nw = norm(&self.pw);
             if !(nw > 0.0 && nw.is_finite()) {
                 self.pv.iter_mut().for_each(|x| *x = 1.0);

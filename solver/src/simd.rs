@@ -248,16 +248,44 @@ fn same_bits_body(a: &[f64], b: &[f64]) -> bool {
 }
 
 crate::avx_dispatch!(
-    /// `out += Σ_j c[j]·cols[j·w..(j+1)·w]` with `w = out.len()`: a column-major matrix
-    /// times a vector, column by column in one contiguous pass. Each entry sums its
-    /// products in column order, as a row-by-row dot product from zero would, with one
-    /// multiply and one add per product (no fused multiply-add), so the AVX variant gives
-    /// the same bits. `skip_zero`: leave out the columns whose coefficient is zero (a sparse
-    /// right-hand side; then a non-finite entry in such a column does not propagate).
-    pub fn add_columns / add_columns_avx / add_columns_avx512 = add_columns_body(
+    /// [`add_columns`] in the generic loop (each column added to `out` in memory).
+    fn add_columns_generic / add_columns_generic_avx / add_columns_generic_avx512 = add_columns_body(
         out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool
     )
 );
+
+/// `out += Σ_j c[j]·cols[j·w..(j+1)·w]` with `w = out.len()`: a column-major matrix times a
+/// vector, column by column in one contiguous pass. Each entry sums its products in column
+/// order, as a row-by-row dot product from `out` would, with one multiply and one add per
+/// product (no fused multiply-add), so every tier gives the same bits. `skip_zero`: leave
+/// out the columns whose coefficient is zero (a sparse right-hand side; then a non-finite
+/// entry in such a column does not propagate).
+///
+/// On the AVX-512 tier a short `out` (up to 64 entries: a network's accelerations and
+/// constraint forces) is summed in registers and stored once, instead of being loaded and
+/// stored again for every column.
+pub fn add_columns(out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if level() == Level::Avx512 && out.len() <= short_columns::MAX {
+        // SAFETY: `level` never returns a tier the processor lacks.
+        unsafe { short_columns::sum(out, cols, c, skip_zero, false) };
+        return;
+    }
+    add_columns_generic(out, cols, c, skip_zero);
+}
+
+/// `out = Σ_j c[j]·cols[j·w..(j+1)·w]`: [`add_columns`] onto zeros, the same bits, without
+/// a pass that zeroes `out` first.
+pub fn set_columns(out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if level() == Level::Avx512 && out.len() <= short_columns::MAX {
+        // SAFETY: as above.
+        unsafe { short_columns::sum(out, cols, c, skip_zero, true) };
+        return;
+    }
+    out.fill(0.0);
+    add_columns_generic(out, cols, c, skip_zero);
+}
 
 #[inline(always)]
 fn add_columns_body(out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool) {
@@ -271,6 +299,93 @@ fn add_columns_body(out: &mut [f64], cols: &[f64], c: &[f64], skip_zero: bool) {
         }
         for (o, &v) in out.iter_mut().zip(col) {
             *o += v * cj;
+        }
+    }
+}
+
+/// The AVX-512 kernel of [`add_columns`] for short columns: `out` lives in `K` registers
+/// (eight entries each, the last one masked) for the whole sum.
+#[cfg(target_arch = "x86_64")]
+mod short_columns {
+    use std::arch::x86_64::{
+        __m512d, _mm512_add_pd, _mm512_mask_storeu_pd, _mm512_maskz_loadu_pd, _mm512_mul_pd,
+        _mm512_set1_pd, _mm512_setzero_pd,
+    };
+
+    /// The longest `out` summed in registers (eight registers).
+    pub(super) const MAX: usize = 64;
+
+    /// `out (+)= Σ_j c[j]·cols[j·w..]` (`fresh`: from zeros, not from `out`).
+    ///
+    /// # Safety
+    /// The processor has AVX-512F; `out.len() <= MAX`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn sum(
+        out: &mut [f64],
+        cols: &[f64],
+        c: &[f64],
+        skip_zero: bool,
+        fresh: bool,
+    ) {
+        // SAFETY (all arms): the caller's guarantees, and `K` = ceil(w / 8).
+        unsafe {
+            match out.len().div_ceil(8) {
+                0 => {}
+                1 => sum_k::<1>(out, cols, c, skip_zero, fresh),
+                2 => sum_k::<2>(out, cols, c, skip_zero, fresh),
+                3 => sum_k::<3>(out, cols, c, skip_zero, fresh),
+                4 => sum_k::<4>(out, cols, c, skip_zero, fresh),
+                5 => sum_k::<5>(out, cols, c, skip_zero, fresh),
+                6 => sum_k::<6>(out, cols, c, skip_zero, fresh),
+                7 => sum_k::<7>(out, cols, c, skip_zero, fresh),
+                _ => sum_k::<8>(out, cols, c, skip_zero, fresh),
+            }
+        }
+    }
+
+    /// [`sum`] for `8·(K − 1) < out.len() <= 8·K`.
+    ///
+    /// # Safety
+    /// The processor has AVX-512F; `out.len()` is in that range.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn sum_k<const K: usize>(
+        out: &mut [f64],
+        cols: &[f64],
+        c: &[f64],
+        skip_zero: bool,
+        fresh: bool,
+    ) {
+        let w = out.len();
+        debug_assert!(w > 8 * (K - 1) && w <= 8 * K);
+        // Lanes past the end are masked: neither read (no fault) nor written.
+        let mut mask = [0xffu8; K];
+        mask[K - 1] = match w % 8 {
+            0 => 0xff,
+            r => (1u8 << r) - 1,
+        };
+        let mut acc: [__m512d; K] = [_mm512_setzero_pd(); K];
+        // SAFETY: every pointer below is `8·v < w` entries into a slice of `w` (`out`, a
+        // column of `cols`), and the masks keep each access inside the slice.
+        unsafe {
+            if !fresh {
+                for v in 0..K {
+                    acc[v] = _mm512_maskz_loadu_pd(mask[v], out.as_ptr().add(8 * v));
+                }
+            }
+            for (col, &cj) in cols.chunks_exact(w).zip(c) {
+                if skip_zero && cj == 0.0 {
+                    continue;
+                }
+                let b = _mm512_set1_pd(cj);
+                for v in 0..K {
+                    let x = _mm512_maskz_loadu_pd(mask[v], col.as_ptr().add(8 * v));
+                    acc[v] = _mm512_add_pd(acc[v], _mm512_mul_pd(x, b));
+                }
+            }
+            for v in 0..K {
+                _mm512_mask_storeu_pd(out.as_mut_ptr().add(8 * v), mask[v], acc[v]);
+            }
         }
     }
 }
@@ -345,6 +460,48 @@ mod tests {
         add_columns(&mut without, &b, &v, true);
         assert!(with[1].is_nan() && without.iter().all(|x| x.is_finite()));
         add_columns(&mut [], &[], &[], true);
+    }
+
+    #[test]
+    fn columns_summed_in_registers_equal_the_generic_loop_to_the_bit() {
+        // Every length up to past the register kernel's limit, a non-zero `out`, zero
+        // coefficients (skipped or not) and a NaN in a skipped column: the dispatched sums
+        // (the register kernel on an AVX-512 processor) and, where the processor has it,
+        // the kernel called directly give the generic loop's bits.
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for w in 0..=70usize {
+            for ncol in [1usize, 3, 10] {
+                let cols: Vec<f64> = (0..w * ncol)
+                    .map(|i| ((i * 7919) % 113) as f64 * 0.013 - 0.7)
+                    .collect();
+                let mut c: Vec<f64> = (0..ncol).map(|j| 1.0 / (j as f64 + 0.3) - 1.1).collect();
+                c[ncol / 2] = 0.0;
+                let mut with_nan = cols.clone();
+                if w > 0 {
+                    with_nan[(ncol / 2) * w + w / 2] = f64::NAN;
+                }
+                let start: Vec<f64> = (0..w).map(|i| (i as f64).sin() * 3.0).collect();
+                for (m, skip) in [(&cols, false), (&cols, true), (&with_nan, true)] {
+                    let mut reference = start.clone();
+                    super::add_columns_body(&mut reference, m, &c, skip);
+                    let mut fresh = vec![0.0; w];
+                    super::add_columns_body(&mut fresh, m, &c, skip);
+                    let mut added = start.clone();
+                    add_columns(&mut added, m, &c, skip);
+                    assert_eq!(bits(&added), bits(&reference), "add, w {w}, {ncol} columns");
+                    let mut set = vec![5.0; w];
+                    super::set_columns(&mut set, m, &c, skip);
+                    assert_eq!(bits(&set), bits(&fresh), "set, w {w}, {ncol} columns");
+                    #[cfg(target_arch = "x86_64")]
+                    if std::is_x86_feature_detected!("avx512f") && w <= super::short_columns::MAX {
+                        let mut direct = start.clone();
+                        // SAFETY: the processor has AVX-512F and `w` is within the limit.
+                        unsafe { super::short_columns::sum(&mut direct, m, &c, skip, false) };
+                        assert_eq!(bits(&direct), bits(&reference), "kernel, w {w}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
