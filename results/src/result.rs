@@ -422,6 +422,27 @@ impl Num {
             return;
         }
         let a = v.abs();
+        // A whole number below 2^53 (a mode, a gear, a count) is its integer's digits: its
+        // neighbours are whole numbers too, so no shorter text reads back to it.
+        if a <= 9_007_199_254_740_992.0 {
+            let i = v as i64;
+            if i as f64 == v {
+                let mut t = [0u8; 20];
+                let mut at = t.len();
+                let mut u = i.unsigned_abs();
+                while u > 0 {
+                    at -= 1;
+                    t[at] = b'0' + (u % 10) as u8;
+                    u /= 10;
+                }
+                if i < 0 {
+                    at -= 1;
+                    t[at] = b'-';
+                }
+                out.extend_from_slice(&t[at..]);
+                return;
+            }
+        }
         let positional = (1e-5..1e16).contains(&a);
         if !maybe_halfway(a) {
             // zmij writes the same digits as Rust's formatting, and its own layout is
@@ -693,6 +714,18 @@ mod tests {
         }
         // Values whose exact decimal expansion is short enough to fall halfway between
         // two shortest texts: powers of two and their small multiples, quarters at 1e15.
+        for i in -2000i64..2000 {
+            values.push(i as f64);
+        }
+        for i in [
+            (1i64 << 53) - 1,
+            1 << 53,
+            (1 << 53) + 2,
+            1 << 52,
+            999_999_999_999_999,
+        ] {
+            values.extend([i as f64, -(i as f64), i as f64 + 0.5, i as f64 - 0.5]);
+        }
         for k in 0..1075 {
             let p = 2f64.powi(-k);
             values.extend([p, 3.0 * p, 5.0 * p, 7.0 * p, 2f64.powi(k.min(1023))]);
