@@ -21,7 +21,7 @@ pub mod thermal;
 pub mod warning;
 
 // The leaf crates, re-exported under their old paths.
-pub use drivelink_results::{result, scope};
+pub use drivelink_results::{number, result, scope};
 pub use drivelink_units::{expr, suggest, units};
 
 pub use block::*;

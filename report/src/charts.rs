@@ -15,6 +15,7 @@
 
 use serde_json::{json, Map, Value};
 
+use drivelink_core::number::round_significant;
 use drivelink_core::result::{EventTag, SimResult};
 use drivelink_core::scope::ScopeSpec;
 use drivelink_plots::decimate::{decimate, linear};
@@ -36,12 +37,13 @@ const GAP_H: f64 = 28.0;
 const MARGIN_T: f64 = 56.0;
 const MARGIN_B: f64 = 56.0;
 
-/// A number rounded to 9 significant digits (JSON `null` when not finite).
+/// A number rounded to 9 significant digits, as its 9-digit text reads back (JSON `null`
+/// when not finite).
 pub fn num(v: f64) -> Value {
     if !v.is_finite() {
         return Value::Null;
     }
-    let r: f64 = format!("{v:.8e}").parse().unwrap_or(v);
+    let r = round_significant(v, 9);
     serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
 }
 
@@ -51,7 +53,7 @@ pub fn sample(v: f64) -> Value {
     if !v.is_finite() {
         return Value::Null;
     }
-    let r: f64 = format!("{v:.5e}").parse().unwrap_or(v);
+    let r = round_significant(v, 6);
     serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
 }
 

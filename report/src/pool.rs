@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 
+use drivelink_core::number::round_significant;
 use serde_json::{json, Value};
 
 /// Arrays shorter than this stay where they are (a reference would not save much).
@@ -76,7 +77,7 @@ fn packed(array: Value) -> Value {
 /// Whether `x` comes back unchanged from `f32` printed with 6 significant digits.
 fn survives_f32(x: f64) -> bool {
     let narrow = x as f32;
-    narrow.is_finite() && format!("{:.5e}", f64::from(narrow)).parse::<f64>() == Ok(x)
+    narrow.is_finite() && round_significant(f64::from(narrow), 6) == x
 }
 
 /// Standard base64 (RFC 4648, with padding), as the browser's `atob` reads it.

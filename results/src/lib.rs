@@ -5,6 +5,7 @@
 //! are displayed. `plots`, the report and the Python package read results through this
 //! crate without depending on the solver or linear algebra.
 
+pub mod number;
 pub mod result;
 pub mod scope;
 
