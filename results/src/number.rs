@@ -328,17 +328,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_number_rounded_to_significant_digits_is_its_text_read_back() {
-        // The report's 6 and 9 digits (and every other count) against the text read back,
-        // bit for bit: random bit patterns, run-sized values, halfway digits, carries.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
+    /// A xorshift64 stream of test values from `seed` (not 0).
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    #[test]
+    fn a_number_rounded_to_significant_digits_is_its_text_read_back() {
+        // The report's 6 and 9 digits (and every other count) against the text read back,
+        // bit for bit: random bit patterns, run-sized values, halfway digits, carries.
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let mut values = vec![
             0.0,
             -0.0,
@@ -391,13 +395,7 @@ mod tests {
         // Every kind of f64: random bit patterns (all exponents, subnormals), random values
         // of the sizes a run logs, the edges of the positional range, integers, and the
         // extremes. The laid-out digits must equal Rust's `{}` / `{:e}` text exactly.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut values = vec![
             0.0,
             -0.0,
