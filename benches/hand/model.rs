@@ -715,11 +715,7 @@ impl HybridSystem for FullCar {
         self.keep(t, x);
     }
     fn guards(&mut self, t: f64, x: &[f64], g: &mut [f64]) {
-        let same = self
-            .kept
-            .as_ref()
-            .is_some_and(|(kt, kx)| *kt == t && kx.as_slice() == x);
-        if !same {
+        if !self.is_kept(t, x) {
             self.eval(t, x, None);
             self.keep(t, x);
         }
