@@ -711,15 +711,25 @@ fn run(args: &RunArgs) -> u8 {
     if !metrics.metrics.is_empty() {
         extra.push(("metrics", metric::values_json(&metrics.metrics, &values)));
     }
-    let written = write_outputs(&res, &dir, svg, no_plots, extra);
+    let written = write_tables(&res, &dir, extra);
     if let Err(msg) = &written {
         console::error(msg);
         code = 1;
     }
-    // (No report into a directory the results could not be written to: that error said it.)
-    if !no_report && written.is_ok() {
-        if let Err(msg) = write_run_report(model, set, &res, &audit, &dir) {
-            eprintln!("error: {msg}");
+    // (No plots or report in a directory the results could not be written to: that error
+    // said it.) The plots and the report read the same finished result and write different
+    // files: they are drawn side by side, each on its own thread.
+    if written.is_ok() {
+        let draws = [
+            (!no_plots).then_some(Draw::Plots { svg }),
+            (!no_report).then_some(Draw::Report {
+                model,
+                set,
+                audit: &audit,
+            }),
+        ];
+        for msg in draw_side_by_side(&res, &dir, draws) {
+            console::error(msg);
             code = 1;
         }
     }
@@ -840,13 +850,9 @@ fn energy_json(a: &drivelink_core::EnergyAudit) -> Value {
     a.to_json()
 }
 
-fn write_outputs(
-    res: &SimResult,
-    dir: &Path,
-    svg: bool,
-    no_plots: bool,
-    extra: Vec<(&str, Value)>,
-) -> Result<(), String> {
+/// Writes `results.csv`, `events.csv` and `summary.json` (with `extra` added to the
+/// summary) into `dir`, created if need be.
+fn write_tables(res: &SimResult, dir: &Path, extra: Vec<(&str, Value)>) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
     let create = |name: &str| {
@@ -870,15 +876,64 @@ fn write_outputs(
     }
     let mut text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
     text.push('\n');
-    std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-    if !no_plots && !res.scopes.is_empty() {
-        if res.time.is_empty() {
-            console::warning("no samples were recorded; scopes not drawn");
-        } else {
-            drivelink_plots::write_scopes(res, &res.scopes, dir, svg).map_err(|e| e.to_string())?;
+    std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
+}
+
+/// What a finished run draws into its output directory besides its tables.
+enum Draw<'a> {
+    /// The scopes as PNG (and SVG) pictures.
+    Plots { svg: bool },
+    /// `report.html`, its diagram drawn from the netlist `model` with `set` applied.
+    Report {
+        model: &'a Path,
+        set: &'a [String],
+        audit: &'a drivelink_core::EnergyAudit,
+    },
+}
+
+impl Draw<'_> {
+    /// Draw into `dir`; the error message if that failed.
+    fn draw(&self, res: &SimResult, dir: &Path) -> Result<(), String> {
+        match *self {
+            Draw::Plots { svg } => write_plots(res, dir, svg),
+            Draw::Report { model, set, audit } => write_run_report(model, set, res, audit, dir),
         }
     }
-    Ok(())
+}
+
+/// Each of `draws` into `dir`, the first on a thread of its own and the second on this
+/// one (they read the result and write different files); the error messages, in the
+/// order of `draws`.
+fn draw_side_by_side(res: &SimResult, dir: &Path, draws: [Option<Draw>; 2]) -> Vec<String> {
+    let [first, second] = draws;
+    let (a, b) = std::thread::scope(|s| {
+        let first = first.map(|d| s.spawn(move || d.draw(res, dir)));
+        let b = second.map(|d| d.draw(res, dir));
+        let a = first.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("drawing the output failed unexpectedly".into()))
+        });
+        (a, b)
+    });
+    [a, b]
+        .into_iter()
+        .flatten()
+        .filter_map(Result::err)
+        .collect()
+}
+
+/// The run's scopes as pictures in `dir` (none without scopes or samples).
+fn write_plots(res: &SimResult, dir: &Path, svg: bool) -> Result<(), String> {
+    if res.scopes.is_empty() {
+        return Ok(());
+    }
+    if res.time.is_empty() {
+        console::warning("no samples were recorded; scopes not drawn");
+        return Ok(());
+    }
+    drivelink_plots::write_scopes(res, &res.scopes, dir, svg)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// How `drivelink plot` draws and where it writes.

@@ -235,6 +235,39 @@ fn run_that_cannot_write_its_outputs_does_not_claim_a_destination() {
     assert!(!stdout.contains("->"), "{stdout}");
 }
 
+/// The pictures and the report are drawn side by side: a picture that cannot be written
+/// fails the run (exit 1, the file named) but leaves the tables and the report written,
+/// and the run's line names the directory they are in.
+#[test]
+fn a_picture_that_cannot_be_written_leaves_the_report_and_tables_written() {
+    let dir = temp_dir("picture_blocked");
+    // A directory where the first scope's picture goes: the picture cannot be written.
+    std::fs::create_dir_all(dir.join("speeds.png")).unwrap();
+    let o = drivelink()
+        .arg("run")
+        .arg(netlist("mech_clutch_lock.json"))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error: scope `speeds`: writing") && stderr.contains("speeds.png"),
+        "{stderr}"
+    );
+    for f in ["results.csv", "events.csv", "summary.json", "report.html"] {
+        assert!(dir.join(f).is_file(), "{f} missing; {stderr}");
+    }
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(report.trim_end().ends_with("</html>"), "report cut short");
+    assert!(
+        stdout.contains(&format!("-> {}", dir.display())),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn plot_to_a_jpg_name_is_refused_instead_of_writing_png_bytes() {
     let dir = temp_dir("plot_ext");
