@@ -28,7 +28,7 @@ const KEYS: [&str; 3] = ["x", "y", "text"];
 /// into the returned pool, each distinct array once, leaving `{"pool": k}` references.
 pub fn pool_arrays(figures: &mut [Value]) -> Vec<Value> {
     let mut pool: Vec<Value> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
     for f in figures.iter_mut() {
         let Some(traces) = f["figure"]["data"].as_array_mut() else {
             continue;
@@ -41,8 +41,7 @@ pub fn pool_arrays(figures: &mut [Value]) -> Vec<Value> {
                 if slot.as_array().is_none_or(|a| a.len() < MIN_POOLED_LEN) {
                     continue;
                 }
-                let text = slot.to_string();
-                let k = *index.entry(text).or_insert_with(|| {
+                let k = *index.entry(key_of(slot)).or_insert_with(|| {
                     pool.push(slot.take());
                     pool.len() - 1
                 });
@@ -51,6 +50,59 @@ pub fn pool_arrays(figures: &mut [Value]) -> Vec<Value> {
         }
     }
     pool.into_iter().map(packed).collect()
+}
+
+/// A key equal for two values exactly when their JSON texts are equal, made without
+/// writing the text (the long arrays are samples: formatting each number only to compare
+/// the arrays was most of the pooling's cost). A number keeps its kind: `1` and `1.0`
+/// print differently, and a float is its bits (distinct bits print distinct shortest
+/// texts, `0.0` and `-0.0` among them); strings are length-prefixed; anything nested is
+/// keyed by its text.
+fn key_of(v: &Value) -> Vec<u8> {
+    let mut key = Vec::new();
+    match v {
+        Value::Array(items) => {
+            key.push(7);
+            for item in items {
+                add_key(&mut key, item);
+            }
+        }
+        other => add_key(&mut key, other),
+    }
+    key
+}
+
+/// One value's part of [`key_of`]: a tag and its bits, self-delimiting.
+fn add_key(key: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => key.push(0),
+        Value::Bool(b) => key.extend_from_slice(&[1, u8::from(*b)]),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => {
+                key.push(2);
+                key.extend_from_slice(&u.to_le_bytes());
+            }
+            (None, Some(i), _) => {
+                key.push(3);
+                key.extend_from_slice(&i.to_le_bytes());
+            }
+            (None, None, x) => {
+                key.push(4);
+                key.extend_from_slice(&x.unwrap_or(f64::NAN).to_bits().to_le_bytes());
+            }
+        },
+        Value::String(s) => {
+            key.push(5);
+            key.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            key.extend_from_slice(s.as_bytes());
+        }
+        Value::Array(_) | Value::Object(_) => {
+            let text = v.to_string();
+            key.push(6);
+            key.extend_from_slice(&(text.len() as u64).to_le_bytes());
+            key.extend_from_slice(text.as_bytes());
+        }
+    }
 }
 
 /// `array` as `{"f32": base64}` when every element is `null` or a number that the `f32`
@@ -173,6 +225,34 @@ mod tests {
         assert_eq!(figures[1]["figure"]["data"][0]["y"], json!({"pool": 0}));
         assert_eq!(figures[1]["figure"]["data"][1]["x"], json!([1.0, 2.0]));
         assert_eq!(unpool(figures, &pool), original);
+    }
+
+    /// The pool's key stands for the array's JSON text: arrays that print alike share one
+    /// entry, arrays that print differently never do, however close their values.
+    #[test]
+    fn arrays_share_a_pool_entry_exactly_when_their_json_texts_are_equal() {
+        let arrays: Vec<Value> = vec![
+            json!([1, 2, 3]),
+            json!([1.0, 2.0, 3.0]),
+            json!([0.0, 1.5]),
+            json!([-0.0, 1.5]),
+            json!([1, -2, null, true]),
+            json!([1, -2, null, false]),
+            json!(["a", "bc"]),
+            json!(["ab", "c"]),
+            json!([0.1 + 0.2, 1e300]),
+            json!([0.30000000000000004, 1e300]),
+            json!([[1, 2], {"a": 1}]),
+            json!([[1, 2], {"a": 2}]),
+            json!([u64::MAX, i64::MIN]),
+            json!([]),
+        ];
+        for a in &arrays {
+            for b in &arrays {
+                let same_text = a.to_string() == b.to_string();
+                assert_eq!(key_of(a) == key_of(b), same_text, "{a} against {b}");
+            }
+        }
     }
 
     #[test]
