@@ -28,6 +28,8 @@ pub struct Axis {
     lo: f64,
     hi: f64,
     exp: i32,
+    /// The division by `10^exp`, its powers of ten formed once (see [`PowerOfTen`]).
+    scale: PowerOfTen,
     ticks: Vec<f64>,
     decimals: usize,
 }
@@ -46,7 +48,8 @@ impl Axis {
             _ => (-1.0, 1.0),
         };
         let exp = scale_exponent(lo.abs().max(hi.abs()));
-        let (mut a, mut b) = (divide_pow10(lo, exp), divide_pow10(hi, exp));
+        let scale = PowerOfTen::new(exp);
+        let (mut a, mut b) = (scale.divide(lo), scale.divide(hi));
         let mag = a.abs().max(b.abs());
         if b - a <= mag * DEGENERATE {
             let c = 0.5 * (a + b);
@@ -61,6 +64,7 @@ impl Axis {
             lo: a,
             hi: b,
             exp,
+            scale,
             ticks,
             decimals,
         }
@@ -90,7 +94,7 @@ impl Axis {
 
     /// A data value in axis units.
     pub fn to_axis(&self, v: f64) -> f64 {
-        divide_pow10(v, self.exp)
+        self.scale.divide(v)
     }
 
     /// The tick label of an axis-unit value: as many decimals as the tick step needs.
@@ -127,14 +131,39 @@ fn scale_exponent(mag: f64) -> i32 {
     (e.div_euclid(3) * 3).clamp(-324, 306)
 }
 
-/// `v / 10^exp` in two steps, so neither power of ten overflows or underflows (`exp` may be
-/// as small as -324, whose power is not representable).
-fn divide_pow10(v: f64, exp: i32) -> f64 {
-    if (-300..=300).contains(&exp) {
-        v / pow10(exp)
-    } else {
-        let half = exp / 2;
-        v / pow10(half) / pow10(exp - half)
+/// The division of data values by `10^exp`: by the power itself, or for `|exp| > 300` in
+/// two steps, so neither power of ten overflows or underflows (`exp` may be as small as
+/// -324, whose power is not representable). The powers are formed once per axis, not per
+/// value (each is a text parsed, see [`pow10`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PowerOfTen {
+    first: f64,
+    second: Option<f64>,
+}
+
+impl PowerOfTen {
+    fn new(exp: i32) -> PowerOfTen {
+        if (-300..=300).contains(&exp) {
+            PowerOfTen {
+                first: pow10(exp),
+                second: None,
+            }
+        } else {
+            let half = exp / 2;
+            PowerOfTen {
+                first: pow10(half),
+                second: Some(pow10(exp - half)),
+            }
+        }
+    }
+
+    /// `v / 10^exp`.
+    #[inline]
+    fn divide(self, v: f64) -> f64 {
+        match self.second {
+            None => v / self.first,
+            Some(second) => v / self.first / second,
+        }
     }
 }
 
@@ -237,6 +266,45 @@ mod tests {
             ["90.0", "92.5", "95.0", "97.5", "100.0", "102.5", "105.0", "107.5", "110.0"]
         );
         assert_eq!(ax.title("m"), "m ×1e306");
+    }
+
+    /// A value on an axis is the value over the axis's power of ten, to the bit, the
+    /// power formed once per axis: at every scale exponent, the two-step ones included.
+    #[test]
+    fn a_value_on_a_scaled_axis_is_the_value_over_its_power_of_ten_to_the_bit() {
+        let power = |e: i32| -> f64 { format!("1e{e}").parse().unwrap() };
+        let reference = |v: f64, exp: i32| {
+            if (-300..=300).contains(&exp) {
+                v / power(exp)
+            } else {
+                let half = exp / 2;
+                v / power(half) / power(exp - half)
+            }
+        };
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -3.7,
+            123_456.789,
+            9.87e-310,
+            1.7e308,
+            4.9e-324,
+        ];
+        for exp in (-324..=306).step_by(3) {
+            let mag = 10f64.powi(exp) * 5.0;
+            let ax = Axis::new(Some((-mag, mag)), None, false, 6);
+            let e = ax.exponent();
+            for &v in &values {
+                for v in [v, v * 10f64.powi(e)] {
+                    assert_eq!(
+                        ax.to_axis(v).to_bits(),
+                        reference(v, e).to_bits(),
+                        "{v:e} at 1e{e}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
