@@ -95,8 +95,32 @@ const EVENT_ORDER: [EventTag; 12] = [
     EventTag::TimeEvent,
 ];
 
+/// The result's sample times as drawn ([`sample`]), made once for all the traces of a
+/// report that are drawn against time with every sample (see [`WHOLE_MAX`]).
+#[derive(Debug, Default)]
+pub struct TimeSamples(Option<Vec<Value>>);
+
+impl TimeSamples {
+    /// The first `n` of `result`'s sample times as drawn.
+    fn first(&mut self, result: &SimResult, n: usize) -> &[Value] {
+        let all = self
+            .0
+            .get_or_insert_with(|| result.time.iter().map(|&t| sample(t)).collect());
+        &all[..n]
+    }
+}
+
 /// The plotly figure (`{data, layout}`) of one scope.
 pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, PlotError> {
+    scope_figure_with(result, scope, &mut TimeSamples::default())
+}
+
+/// [`scope_figure`] with the sample times as drawn shared with other scopes of `result`.
+pub fn scope_figure_with(
+    result: &SimResult,
+    scope: &ScopeSpec,
+    times: &mut TimeSamples,
+) -> Result<Value, PlotError> {
     let panels = resolve(result, scope)?;
     let (t, x_range) = abscissa(result, scope)?;
     // An XY scope plots against a signal (no event strip, equal axis scaling).
@@ -128,7 +152,10 @@ pub fn scope_figure(result: &SimResult, scope: &ScopeSpec) -> Result<Value, Plot
         let ids = fig.panel_axes(p, (lo, hi), scope.ylim, trajectory);
         bottom_axis = ids[0];
         for s in &p.signals {
-            fig.data.push(signal_trace(s, t, x_range, ids[s.axis]));
+            // Against time with every sample: the times as drawn, made once.
+            let xs = (xy.is_none() && s.values.len() <= WHOLE_MAX)
+                .then(|| times.first(result, s.values.len()));
+            fig.data.push(signal_trace(s, t, xs, x_range, ids[s.axis]));
         }
     }
     let height = g.plot_h + MARGIN_T + MARGIN_B;
@@ -295,10 +322,21 @@ impl FigureParts {
 /// shows the value with its unit. Up to [`WHOLE_MAX`] samples are written as they are (so
 /// every such trace of a run has the same `x` array, written once in the page); longer
 /// series are decimated over `x_range`.
-fn signal_trace(s: &PanelSignal<'_>, t: &[f64], x_range: (f64, f64), axis: usize) -> Value {
+///
+/// `drawn_t`: `t` as drawn ([`sample`] of each), when the caller has it.
+fn signal_trace(
+    s: &PanelSignal<'_>,
+    t: &[f64],
+    drawn_t: Option<&[Value]>,
+    x_range: (f64, f64),
+    axis: usize,
+) -> Value {
     let t = &t[..s.values.len()];
     let (xs, ys): (Vec<Value>, Vec<Value>) = if t.len() <= WHOLE_MAX {
-        let xs = t.iter().map(|&x| sample(x)).collect();
+        let xs = match drawn_t {
+            Some(xs) => xs.to_vec(),
+            None => t.iter().map(|&x| sample(x)).collect(),
+        };
         let ys = s.values.iter().map(|&y| sample(y * s.factor)).collect();
         (xs, ys)
     } else {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use drivelink_core::model::EnergyAudit;
 use drivelink_core::result::{EventTag, SimResult};
 
-use crate::charts::scope_figure;
+use crate::charts::{scope_figure_with, TimeSamples};
 use crate::diagram::{anchor, block_types, DiagramSvg};
 use crate::energy::{self, clean, energy_figure, fmt_energy, fmt_joules, loss_label};
 use crate::js;
@@ -73,9 +73,10 @@ pub fn page(input: &ReportInput<'_>) -> Result<String, ReportError> {
     } else if !r.events.is_empty() {
         body.push_str("<button class=\"event-toggle\" type=\"button\" aria-pressed=\"true\">hide events on the charts</button> <span class=\"note\">(markers, lines and bands; the legend hides single kinds)</span>\n");
     }
+    let mut times = TimeSamples::default();
     for (i, scope) in input.scopes.iter().enumerate() {
         let id = format!("scope-{i}");
-        match scope_figure(r, scope) {
+        match scope_figure_with(r, scope, &mut times) {
             Ok(fig) => {
                 let _ = writeln!(
                     body,

@@ -320,3 +320,35 @@ fn page_has_no_duplicate_element_ids() {
         );
     }
 }
+
+/// The sample times as drawn are made once per report and shared by its scopes: each
+/// figure is the one its scope gives alone, time scopes and an XY scope in between alike.
+#[test]
+fn scopes_sharing_the_drawn_times_are_the_figures_each_scope_gives_alone() {
+    use drivelink_report::charts::{scope_figure, scope_figure_with, TimeSamples};
+    let mut r = SimResult::new("shared", vec!["a.y".into(), "b.y".into()]);
+    for i in 0..=300 {
+        let t = i as f64 / 30.0;
+        r.push_row(t, &[t.sin() * 1e3 / 7.0, (0.3 * t).cos()]);
+    }
+    let mut xy = ScopeSpec::new("xy", vec![ScopeSignal::new("b.y")]);
+    xy.x = Some("a.y".into());
+    let scopes = [
+        ScopeSpec::new("a", vec![ScopeSignal::new("a.y")]),
+        xy,
+        ScopeSpec::new(
+            "both",
+            vec![ScopeSignal::new("a.y"), ScopeSignal::new("b.y")],
+        ),
+    ];
+    let mut times = TimeSamples::default();
+    for scope in &scopes {
+        let shared = scope_figure_with(&r, scope, &mut times).unwrap();
+        assert_eq!(shared, scope_figure(&r, scope).unwrap(), "{}", scope.name);
+    }
+    // The time scopes' traces all draw the same times (the XY one draws a.y).
+    let both = scope_figure_with(&r, &scopes[2], &mut times).unwrap();
+    let xs = |k: usize| both["data"][k]["x"].clone();
+    assert_eq!(xs(0), xs(1));
+    assert_eq!(xs(0)[30], serde_json::json!(1.0));
+}
