@@ -718,17 +718,22 @@ fn run(args: &RunArgs) -> u8 {
     }
     // (No plots or report in a directory the results could not be written to: that error
     // said it.) The plots and the report read the same finished result and write different
-    // files: they are drawn side by side, each on its own thread.
+    // files: the plots are drawn on a thread of their own while this one writes the report.
     if written.is_ok() {
-        let draws = [
-            (!no_plots).then_some(Draw::Plots { svg }),
-            (!no_report).then_some(Draw::Report {
-                model,
-                set,
-                audit: &audit,
-            }),
-        ];
-        for msg in draw_side_by_side(&res, &dir, draws) {
+        let (plots, report) = std::thread::scope(|s| {
+            let plots = (!no_plots).then(|| s.spawn(|| write_plots(&res, &dir, svg)));
+            let report = (!no_report).then(|| write_run_report(model, set, &res, &audit, &dir));
+            let plots = plots.map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("drawing the scopes failed unexpectedly".into()))
+            });
+            (plots, report)
+        });
+        for msg in [plots, report]
+            .into_iter()
+            .flatten()
+            .filter_map(Result::err)
+        {
             console::error(msg);
             code = 1;
         }
@@ -877,49 +882,6 @@ fn write_tables(res: &SimResult, dir: &Path, extra: Vec<(&str, Value)>) -> Resul
     let mut text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
     text.push('\n');
     std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
-}
-
-/// What a finished run draws into its output directory besides its tables.
-enum Draw<'a> {
-    /// The scopes as PNG (and SVG) pictures.
-    Plots { svg: bool },
-    /// `report.html`, its diagram drawn from the netlist `model` with `set` applied.
-    Report {
-        model: &'a Path,
-        set: &'a [String],
-        audit: &'a drivelink_core::EnergyAudit,
-    },
-}
-
-impl Draw<'_> {
-    /// Draw into `dir`; the error message if that failed.
-    fn draw(&self, res: &SimResult, dir: &Path) -> Result<(), String> {
-        match *self {
-            Draw::Plots { svg } => write_plots(res, dir, svg),
-            Draw::Report { model, set, audit } => write_run_report(model, set, res, audit, dir),
-        }
-    }
-}
-
-/// Each of `draws` into `dir`, the first on a thread of its own and the second on this
-/// one (they read the result and write different files); the error messages, in the
-/// order of `draws`.
-fn draw_side_by_side(res: &SimResult, dir: &Path, draws: [Option<Draw>; 2]) -> Vec<String> {
-    let [first, second] = draws;
-    let (a, b) = std::thread::scope(|s| {
-        let first = first.map(|d| s.spawn(move || d.draw(res, dir)));
-        let b = second.map(|d| d.draw(res, dir));
-        let a = first.map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err("drawing the output failed unexpectedly".into()))
-        });
-        (a, b)
-    });
-    [a, b]
-        .into_iter()
-        .flatten()
-        .filter_map(Result::err)
-        .collect()
 }
 
 /// The run's scopes as pictures in `dir` (none without scopes or samples).
