@@ -2,8 +2,11 @@
 
 #[path = "netlist_cases.rs"]
 mod cases;
+mod common;
 
 use std::process::Command;
+
+use common::temp_dir;
 
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
@@ -48,8 +51,8 @@ fn validate_rejects_every_bad_fixture_with_exit_2() {
 #[test]
 fn run_rejects_a_bad_fixture_without_simulating() {
     let path = cases::fixture_dir().join("wrong_unit.json");
-    let dir = std::env::temp_dir().join(format!("drivelink_cli_bad_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = temp_dir("cli_bad");
+    let dir = scratch.join("out");
     let out = drivelink()
         .arg("run")
         .arg(&path)
@@ -77,15 +80,13 @@ fn missing_model_file_is_exit_2() {
 fn netlist_that_is_not_utf8_is_refused_at_its_line_and_column() {
     // Latin-1 "°" (0xb0) in a description on line 3: before, the message was serde's
     // "stream did not contain valid UTF-8" with no position.
-    let dir = std::env::temp_dir().join(format!("drivelink_cli_utf8_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("cli_utf8");
     let path = dir.join("latin1.json");
     let mut bytes = b"{\n  \"drivelink\": 1,\n  \"description\": \"45 ".to_vec();
     bytes.push(0xb0);
     bytes.extend_from_slice(b" steer\",\n  \"blocks\": []\n}\n");
     std::fs::write(&path, bytes).unwrap();
     let out = drivelink().arg("validate").arg(&path).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("latin1.json"), "{e}");

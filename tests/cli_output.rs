@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::temp_dir;
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
@@ -14,12 +17,6 @@ fn root() -> PathBuf {
 
 fn netlist(name: &str) -> PathBuf {
     root().join("models/netlists").join(name)
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("drivelink_cli_output_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -215,7 +212,6 @@ fn missing_model_file_points_at_the_shipped_netlist() {
 #[test]
 fn run_that_cannot_write_its_outputs_does_not_claim_a_destination() {
     let dir = temp_dir("unwritable");
-    std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a_file");
     std::fs::write(&file, "not a directory").unwrap();
     let o = drivelink()
@@ -265,13 +261,11 @@ fn a_picture_that_cannot_be_written_leaves_the_report_and_tables_written() {
         stdout.contains(&format!("-> {}", dir.display())),
         "{stdout}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn plot_to_a_jpg_name_is_refused_instead_of_writing_png_bytes() {
     let dir = temp_dir("plot_ext");
-    std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("results.csv");
     std::fs::write(&csv, "time,x.y\n0,1\n1,2\n").unwrap();
     for name in ["plot.jpg", "plot"] {

@@ -8,6 +8,9 @@ use drivelink_core::Diagram;
 use drivelink_netlist as netlist;
 use drivelink_report::diagram::{render, DiagramOptions, Drawing, Links, PortTable};
 
+mod common;
+use common::temp_dir;
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
@@ -16,19 +19,6 @@ fn netlist_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("models/netlists")
         .join(name)
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "drivelink_report_{tag}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// An attribute value of an SVG element's text.

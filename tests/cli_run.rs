@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
+use common::temp_dir;
 
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
@@ -15,24 +16,6 @@ fn root() -> PathBuf {
 
 fn netlist(name: &str) -> PathBuf {
     root().join("models/netlists").join(name)
-}
-
-/// A fresh, unique temporary directory.
-fn temp_dir(tag: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::SeqCst);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let d = std::env::temp_dir().join(format!(
-        "drivelink_{tag}_{}_{n}_{nanos}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -658,7 +641,8 @@ fn linearize_past_the_stop_time_notes_it_and_a_stopped_run_is_an_error() {
 fn set_value_in_a_unit_of_another_kind_is_refused() {
     // clutchRise is "0.2 s" in the netlist: "0.4 kg" used to run (rc 0) with the number
     // taken as seconds; a time in another unit still runs.
-    let dir = std::env::temp_dir().join(format!("drivelink_set_unit_{}", std::process::id()));
+    let scratch = temp_dir("set_unit");
+    let dir = scratch.join("out");
     let out = drivelink()
         .arg("run")
         .arg(netlist("full_car.json"))

@@ -11,6 +11,9 @@ use drivelink::core::{Compiled, RunStatus};
 use drivelink::netlist;
 use serde_json::{json, Value};
 
+mod common;
+use common::temp_dir;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -166,10 +169,7 @@ fn stop_time_cycle_saves_and_loads_back() {
 
 /// `drivelink COMMAND FILE ARGS --out DIR` on the netlist `v`; `read(DIR)` of the output.
 fn cli<T>(v: &Value, tag: &str, command: &[&str], read: impl Fn(&Path) -> T) -> T {
-    let dir =
-        std::env::temp_dir().join(format!("drivelink_stop_cycle_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir(&format!("stop_cycle_{tag}"));
     let file = dir.join("trace_only.json");
     std::fs::write(&file, serde_json::to_string_pretty(v).unwrap()).unwrap();
     let out = dir.join("out");
@@ -182,9 +182,7 @@ fn cli<T>(v: &Value, tag: &str, command: &[&str], read: impl Fn(&Path) -> T) -> 
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got = read(&out);
-    let _ = std::fs::remove_dir_all(&dir);
-    got
+    read(&out)
 }
 
 /// `drivelink run FILE ARGS` on the netlist `v`; the summary.json of the run.
@@ -233,8 +231,7 @@ fn cli_run_stops_at_the_cycle_unless_told_otherwise() {
 fn cycle_csv_next_to_the_netlist_is_found_from_any_working_directory() {
     // A three-point trace in `my_cycle.csv` beside the netlist, named by a relative path;
     // the CLI runs from another directory (the system's temporary directory's parent).
-    let dir = std::env::temp_dir().join(format!("drivelink_csv_beside_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = temp_dir("csv_beside");
     std::fs::create_dir_all(dir.join("cycles")).unwrap();
     std::fs::write(
         dir.join("cycles/my_cycle.csv"),
@@ -276,5 +273,4 @@ fn cycle_csv_next_to_the_netlist_is_found_from_any_working_directory() {
         .parse()
         .unwrap();
     assert!((last - 250.0).abs() < 1e-6, "distance {last} m");
-    let _ = std::fs::remove_dir_all(&dir);
 }

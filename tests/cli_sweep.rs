@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::temp_dir;
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
@@ -13,20 +16,6 @@ fn netlist(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("models/netlists")
         .join(name)
-}
-
-/// A fresh, unique temporary directory.
-fn temp_dir(tag: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "drivelink_{tag}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn run(args: &[&str]) -> Output {
@@ -154,7 +143,6 @@ fn sweep_runs_are_bit_identical_to_drivelink_run_with_set() {
                 .unwrap();
         assert_eq!(events_run, events_sweep, "run {k}: events");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -253,7 +241,6 @@ fn shards_merged_equal_the_unsharded_study() {
         err.contains("shards of one study have the same id"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -309,7 +296,6 @@ fn bad_sweeps_exit_2_naming_the_culprit_and_run_nothing() {
         );
         assert!(!out.exists(), "{args:?}: something was written");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -420,7 +406,6 @@ fn plot_draws_a_table_against_any_column() {
         "--out",
         dir.join("mode.png").to_str().unwrap(),
     ]));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Start `cmd`, wait until `ready()` (something the process itself has written: the time
@@ -580,7 +565,6 @@ fn a_second_study_into_a_used_out_is_refused_and_force_replaces_it() {
         !dir.join("runs").exists(),
         "the first study's runs are gone"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -624,7 +608,6 @@ fn sweep_merge_counts_one_shard_and_one_run_in_the_singular() {
         dir.join("m").to_str().unwrap(),
         "--force",
     ]));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `sweep --resume DIR` finishes a study Ctrl-C cut short: the runs its table lacks are
@@ -693,5 +676,4 @@ fn resume_finishes_an_interrupted_study_to_the_complete_table() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("was not interrupted"), "{err}");
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -5,16 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::temp_dir;
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
-}
-
-/// A temporary directory of this test.
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("drivelink_cli_tire_{name}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A model with a Magic Formula wheel `fl` (coefficients `mf`) and a curve wheel `rl`.
@@ -57,7 +52,7 @@ fn rows(stdout: &[u8]) -> Vec<Vec<f64>> {
 
 #[test]
 fn tire_table_holds_the_magic_formula_and_the_curve_at_every_pair() {
-    let d = dir("table");
+    let d = temp_dir("cli_tire_table");
     let m = model(&d, MF);
     let m = m.to_str().unwrap();
     let o = run(&[
@@ -147,12 +142,11 @@ fn tire_table_holds_the_magic_formula_and_the_curve_at_every_pair() {
     let text = std::fs::read_to_string(&csv).unwrap();
     // The default lists: 201 slip ratios by 61 slip angles.
     assert_eq!(text.lines().count(), 1 + 201 * 61);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn tire_png_draws_the_two_pure_slip_curves() {
-    let d = dir("png");
+    let d = temp_dir("cli_tire_png");
     let m = model(&d, MF);
     let png = d.join("curves.png");
     let o = run(&[
@@ -194,12 +188,11 @@ fn tire_png_draws_the_two_pure_slip_curves() {
     assert_eq!(o.status.code(), Some(0));
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("Fx(κ) at α = 0") && text.contains("Fy(α) at κ = 0"));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn tire_bad_input_exits_2_naming_what_is_wrong() {
-    let d = dir("bad");
+    let d = temp_dir("cli_tire_bad");
     let good = model(&d, MF);
     let g = good.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -257,5 +250,4 @@ fn tire_bad_input_exits_2_naming_what_is_wrong() {
     let o = run(&["tire", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout);
     assert!(help.contains("--kappa") && help.contains("a:b:n") && help.contains("magic_formula"));
-    let _ = std::fs::remove_dir_all(&d);
 }

@@ -15,15 +15,13 @@ mod plot_scopes;
 #[path = "../examples/run_netlist.rs"]
 mod run_netlist;
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use drivelink::core::{EventTag, RunStatus};
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("drivelink_example_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use common::temp_dir;
 
 /// Width and height from a PNG's IHDR chunk.
 fn png_size(path: &Path) -> (u32, u32) {
@@ -42,7 +40,7 @@ fn png_size(path: &Path) -> (u32, u32) {
 #[test]
 fn build_and_run_brake_stops_the_flywheel_at_j_w0_over_t() {
     use build_and_run::{J, T, W0};
-    let dir = temp_dir("build_and_run");
+    let dir = temp_dir("example_build_and_run");
     let r = build_and_run::run(&dir).unwrap();
     assert_eq!(r.status, RunStatus::Completed);
     let t_stop = J * W0 / T;
@@ -73,7 +71,7 @@ fn build_and_run_brake_stops_the_flywheel_at_j_w0_over_t() {
 
 #[test]
 fn run_netlist_with_doubled_normal_force_locks_at_the_analytic_time() {
-    let dir = temp_dir("run_netlist");
+    let dir = temp_dir("example_run_netlist");
     let r = run_netlist::run(&run_netlist::default_netlist(), &[("fn", "20 N")], &dir).unwrap();
     let (j1, j2, w0, torque) = (1.0, 2.0, 10.0, 0.5 * 20.0 * 1.0);
     let t_lock = w0 * j1 * j2 / ((j1 + j2) * torque);
@@ -101,7 +99,7 @@ fn run_netlist_with_doubled_normal_force_locks_at_the_analytic_time() {
 
 #[test]
 fn plot_scopes_writes_every_model_scope_and_the_rust_scope() {
-    let dir = temp_dir("plot_scopes");
+    let dir = temp_dir("example_plot_scopes");
     let (r, written) = plot_scopes::run(&dir).unwrap();
     assert_eq!(r.status, RunStatus::Stopped);
     let names: Vec<String> = written

@@ -51,7 +51,6 @@ fn run(name: &str, sets: &[&str]) -> Value {
         String::from_utf8_lossy(&o.stderr)
     );
     let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
-    let _ = std::fs::remove_dir_all(&out);
     serde_json::from_str(&text).expect("summary JSON")
 }
 
@@ -237,7 +236,8 @@ struct Linearized {
 }
 
 fn linearized(sets: &[&str]) -> Linearized {
-    let out = temp_dir("linearize").join("lin.json");
+    let dir = temp_dir("linearize");
+    let out = dir.join("lin.json");
     let mut cmd = drivelink();
     cmd.arg("linearize")
         .arg(netlist_path("vd_iso7401_step_steer"))
@@ -701,7 +701,6 @@ fn fmvss126_the_car_fails_without_esc_and_passes_with_it() {
         failed_without.iter().any(|&amp| amp <= 270.0 + 1e-9),
         "the car passes without ESC at every amplitude"
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -803,7 +802,6 @@ fn a_sweep_over_a_speed_with_units_runs_each_speed() {
         let u: f64 = r["speed_at_steady"].parse().expect("number");
         assert!((u - kmh / 3.6).abs() < 0.5, "{kmh} km/h: held {u} m/s");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -834,5 +832,4 @@ fn an_esc_that_brakes_fewer_than_four_wheels_is_refused_naming_the_output() {
         err.contains("output 'esc.rr' drives nothing") && err.contains("four-wheel"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,6 +7,9 @@ use drivelink::core::{Diagram, Method, ScopeSignal, ScopeSpec};
 use drivelink::netlist;
 use serde_json::json;
 
+mod common;
+use common::temp_dir;
+
 fn shipped() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> =
         std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("models/netlists"))
@@ -16,17 +19,6 @@ fn shipped() -> Vec<PathBuf> {
             .collect();
     v.sort();
     v
-}
-
-fn temp_file(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    std::env::temp_dir().join(format!(
-        "drivelink_rt_{tag}_{}_{nanos}.json",
-        std::process::id()
-    ))
 }
 
 #[test]
@@ -106,10 +98,10 @@ fn rust_built() -> Diagram {
 #[test]
 fn rust_built_diagram_saves_and_loads_back_equal() {
     let d = rust_built();
-    let path = temp_file("rust_built");
+    let dir = temp_dir("rt_rust_built");
+    let path = dir.join("rust_built.json");
     netlist::save_file(&d, &path).unwrap();
     let back = netlist::load_file(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
     assert_eq!(d, back);
     // It also compiles and runs.
     let mut m =

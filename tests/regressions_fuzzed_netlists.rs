@@ -6,22 +6,17 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+mod common;
+use common::{temp_dir, TempDir};
+
 fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
 
-/// A fresh temporary directory holding `model.json` with `text`.
-fn model(tag: &str, text: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "drivelink_i10_{tag}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A fresh temporary directory holding `model.json` with `text` (removed when the
+/// directory is dropped), and the file's path.
+fn model(tag: &str, text: &str) -> (TempDir, PathBuf) {
+    let dir = temp_dir(&format!("i10_{tag}"));
     let path = dir.join("model.json");
     std::fs::write(&path, text).unwrap();
     (dir, path)

@@ -2,6 +2,8 @@
 //! published figures, the trace's values and slopes at and between breakpoints, `done`,
 //! the preview shift, repeats, and the errors of bad CSV files and unknown names.
 
+use std::path::Path;
+
 use drivelink_blocks::registry;
 use drivelink_blocks::vehicle::drive_cycle::{Trace, STANDARD_CYCLES};
 use drivelink_core::compile::{resolve_params, Scope};
@@ -10,7 +12,7 @@ use drivelink_core::{Block, BlockBuild, Diagram, EventTag, ParamError};
 use serde_json::{json, Value};
 
 mod common;
-use common::{close, last, run_completed};
+use common::{close, last, run_completed, temp_dir};
 
 const MILE: f64 = 1609.344;
 
@@ -32,10 +34,8 @@ fn build_err(params: Value) -> ParamError {
     try_build(params).err().expect("an error")
 }
 
-/// A CSV file in the temp directory, named after the test.
-fn csv_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("drivelink-energy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `DIR/NAME.csv` holding `text`, its path.
+fn csv_file(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(format!("{name}.csv"));
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
@@ -114,7 +114,8 @@ const SMALL: &str = "# a test trace\ntime,speed [km/h]\n0,0\n10,36\n20,36\n25,0\
 
 #[test]
 fn values_and_slopes_at_and_between_breakpoints() {
-    let path = csv_file("values", SMALL);
+    let dir = temp_dir("drive_cycle");
+    let path = csv_file(dir.path(), "values", SMALL);
     let mut b = try_build(json!({"cycle": path})).unwrap();
     // (t, v m/s, a m/s², done)
     for (t, v, a, done) in [
@@ -136,7 +137,8 @@ fn values_and_slopes_at_and_between_breakpoints() {
 
 #[test]
 fn preview_shifts_the_trace_but_not_done() {
-    let path = csv_file("preview", SMALL);
+    let dir = temp_dir("drive_cycle");
+    let path = csv_file(dir.path(), "preview", SMALL);
     let mut b = try_build(json!({"cycle": path, "preview": 2.0})).unwrap();
     for (t, v, a, done) in [
         (0.0, 2.0, 1.0, 0.0),
@@ -154,7 +156,8 @@ fn preview_shifts_the_trace_but_not_done() {
 
 #[test]
 fn repeat_plays_the_trace_back_to_back() {
-    let path = csv_file("repeat", SMALL);
+    let dir = temp_dir("drive_cycle");
+    let path = csv_file(dir.path(), "repeat", SMALL);
     let mut b = try_build(json!({"cycle": path, "repeat": 3})).unwrap();
     for (t, v) in [
         (25.0, 0.0),
@@ -168,7 +171,7 @@ fn repeat_plays_the_trace_back_to_back() {
     assert_eq!(sample(b.as_mut(), 74.9).2, 0.0);
     assert_eq!(sample(b.as_mut(), 75.0).2, 1.0);
     // A trace ending at another speed than it starts cannot repeat.
-    let path = csv_file("repeat_jump", "time,speed [m/s]\n0,0\n5,3\n");
+    let path = csv_file(dir.path(), "repeat_jump", "time,speed [m/s]\n0,0\n5,3\n");
     let e = build_err(json!({"cycle": path, "repeat": 2}));
     assert_eq!(e.param, "repeat");
 }
@@ -205,17 +208,18 @@ fn a_run_steps_at_every_breakpoint_and_integrates_the_trace_exactly() {
 
 #[test]
 fn bad_csv_names_the_line_and_column() {
-    let path = csv_file("bad_number", "time,speed [km/h]\n0,0\n1,x2\n");
+    let dir = temp_dir("drive_cycle");
+    let path = csv_file(dir.path(), "bad_number", "time,speed [km/h]\n0,0\n1,x2\n");
     let e = build_err(json!({"cycle": path}));
     assert_eq!(e.param, "cycle");
     assert!(
         e.message.contains("line 3, column 2 (speed [km/h])") && e.message.contains("`x2`"),
         "{e}"
     );
-    let path = csv_file("bad_order", "speed [mph],time\n0,0\n1,5\n2,5\n");
+    let path = csv_file(dir.path(), "bad_order", "speed [mph],time\n0,0\n1,5\n2,5\n");
     let e = build_err(json!({"cycle": path}));
     assert!(e.message.contains("line 4, column 2 (time)"), "{e}");
-    let path = csv_file("no_unit", "time,speed\n0,0\n1,5\n");
+    let path = csv_file(dir.path(), "no_unit", "time,speed\n0,0\n1,5\n");
     let e = build_err(json!({"cycle": path}));
     assert!(
         e.message.contains("line 1") && e.message.contains("speed [km/h]"),

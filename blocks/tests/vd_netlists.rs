@@ -7,6 +7,9 @@ use drivelink_blocks::registry;
 use drivelink_core::{compile, EnergyAudit, EventTag, RunStatus, SimResult};
 use drivelink_netlist as netlist;
 
+mod common;
+use common::temp_dir;
+
 fn run(file: &str) -> (SimResult, EnergyAudit) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../models/netlists")
@@ -389,14 +392,13 @@ fn friction_curve_given_as_an_object_in_a_netlist_sets_the_locked_wheel_decelera
                 b["params"]["after"] = 0.0.into();
             }
         }
-        let path = std::env::temp_dir().join(format!(
-            "drivelink_curve_object_{}_{}.json",
-            std::process::id(),
+        let dir = temp_dir("curve_object");
+        let path = dir.path().join(format!(
+            "curve_object_{}.json",
             mu.map_or("default".to_string(), |m| m.to_string())
         ));
         std::fs::write(&path, serde_json::to_string(&v).expect("writes")).expect("writes");
         let (r, _) = run_path(&path, "the netlist with a curve object");
-        let _ = std::fs::remove_file(&path);
         for w in ["fl", "fr", "rl", "rr"] {
             assert_eq!(at(&r, &format!("{w}.brake_mode"), 2.5), 0.0, "{w} locked");
         }
@@ -420,11 +422,11 @@ fn friction_curve_given_as_an_object_in_a_netlist_sets_the_locked_wheel_decelera
     );
     // The loader's own message for a value no parameter can take is unchanged.
     v["blocks"][1]["params"]["radius"] = serde_json::Value::Null;
-    let path = std::env::temp_dir().join(format!("drivelink_null_{}.json", std::process::id()));
+    let dir = temp_dir("null_param");
+    let path = dir.path().join("null.json");
     std::fs::write(&path, serde_json::to_string(&v).expect("writes")).expect("writes");
     let e = netlist::load_file(&path)
         .expect_err("null is refused")
         .to_string();
-    let _ = std::fs::remove_file(&path);
     assert!(e.contains("blocks[1].params.radius"), "{e}");
 }

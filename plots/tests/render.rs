@@ -262,13 +262,16 @@ fn constant_signal_gets_a_range_and_is_drawn() {
 
 #[test]
 fn write_scopes_writes_png_and_svg() {
-    let dir = std::env::temp_dir().join(format!("drivelink-plots-test-{}", std::process::id()));
+    let dir = tempfile::Builder::new()
+        .prefix("drivelink_plots_test_")
+        .tempdir()
+        .unwrap();
     let r = sample_result();
     let scopes = [
         two_panel_scope(),
         quick_scope("speeds/rpm", &["engine.w"], Some("rpm")),
     ];
-    let paths = write_scopes(&r, &scopes, &dir, true).unwrap();
+    let paths = write_scopes(&r, &scopes, dir.path(), true).unwrap();
     let names: Vec<_> = paths
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -280,7 +283,6 @@ fn write_scopes_writes_png_and_svg() {
     for p in &paths {
         assert!(std::fs::metadata(p).unwrap().len() > 1000);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

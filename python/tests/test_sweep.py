@@ -86,12 +86,17 @@ def test_sampled_study_on_a_process_pool_equals_the_local_one(netlist):
     np.testing.assert_allclose(local.heat, 0.5 * local.J * 30.0**2, rtol=1e-6)
 
 
-def test_dask_local_cluster_with_two_worker_processes_gives_the_local_table(netlist):
+def test_dask_local_cluster_with_two_worker_processes_gives_the_local_table(netlist, tmp_path):
     distributed = pytest.importorskip("distributed")
+    import dask
     path = netlist("full_car.json")
     local = drivelink.sweep(path, grid=GRID, metrics=METRICS, stop_time=30)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    # The scheduler's and the workers' scratch space in the test's own directory (by
+    # default a dask-scratch-space directory in the system's temporary directory, kept).
+    with dask.config.set({"temporary-directory": str(tmp_path)}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
         remote = drivelink.sweep(path, grid=GRID, metrics=METRICS, stop_time=30, executor=client.get_executor())
     assert len(remote) == 20
@@ -148,8 +153,9 @@ def test_ctrl_c_interrupts_a_sweep_at_once_and_keeps_the_finished_runs(long_run,
     assert list(pd.read_csv(out / "sweep.csv").run) == [0]
 
 
-def test_dask_ctrl_c_cancels_outstanding_runs_without_tracebacks(long_run, ctrl_c_when, capfd):
+def test_dask_ctrl_c_cancels_outstanding_runs_without_tracebacks(long_run, ctrl_c_when, capfd, tmp_path):
     distributed = pytest.importorskip("distributed")
+    import dask
     progress = ctrl_c_when(lambda done, total: done >= 1)
     submitted = []
 
@@ -164,8 +170,12 @@ def test_dask_ctrl_c_cancels_outstanding_runs_without_tracebacks(long_run, ctrl_
             submitted.append(f)
             return f
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    # The scheduler's and the workers' scratch space in the test's own directory (by
+    # default a dask-scratch-space directory in the system's temporary directory, kept).
+    with dask.config.set({"temporary-directory": str(tmp_path)}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
         with pytest.raises(KeyboardInterrupt) as e:
             drivelink.sweep(long_run, grid={"t_end": ["1 s", "1e6 s", "1e6 s", "1e6 s"]}, metrics=["m=max(lag.y)"],
                             executor=Recording(client.get_executor()), progress=progress)

@@ -28,6 +28,15 @@ fn study(name: &str, args: StudyArgs) -> Result<Study, drivelink_sweep::SweepErr
     )
 }
 
+/// A fresh, empty directory under the system's temporary directory (`tag` names it),
+/// removed with everything in it when dropped, whether the test passed or panicked.
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("drivelink_{tag}_"))
+        .tempdir()
+        .expect("a temporary directory")
+}
+
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -397,8 +406,9 @@ fn parquet_holds_the_same_table_as_the_csv() {
     )
     .unwrap();
     let t = s.run(0..3, 1, None, &|_| {}).unwrap();
-    let dir = std::env::temp_dir().join(format!("drivelink_sweep_parquet_{}", std::process::id()));
-    drivelink_sweep::write_study(&dir, &t, &s.study_json(None)).unwrap();
+    let scratch = temp_dir("sweep_parquet");
+    let dir = scratch.path();
+    drivelink_sweep::write_study(dir, &t, &s.study_json(None)).unwrap();
     let reader =
         SerializedFileReader::new(std::fs::File::open(dir.join("sweep.parquet")).unwrap()).unwrap();
     let kv = reader
@@ -447,7 +457,6 @@ fn parquet_holds_the_same_table_as_the_csv() {
     for (a, b) in back.rows().iter().flatten().zip(t.rows().iter().flatten()) {
         assert!(a.same(b));
     }
-    std::fs::remove_dir_all(&dir).ok();
     // The compiled model is reused: each run gets a copy of the compiled plan (no
     // compile passes, no reference count shared between threads).
     let reg = drivelink_blocks::registry();
@@ -528,8 +537,9 @@ fn the_table_knows_the_si_unit_of_each_column_it_can() {
 
 #[test]
 fn a_second_study_into_a_used_directory_is_refused_unless_forced() {
-    let dir = std::env::temp_dir().join(format!("drivelink_used_out_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // A directory that does not exist yet, as a new `--out` is.
+    let scratch = temp_dir("used_out");
+    let dir = scratch.path().join("study");
     let s = study(
         "mech_brake_stop.json",
         StudyArgs {
@@ -557,7 +567,6 @@ fn a_second_study_into_a_used_directory_is_refused_unless_forced() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, ["notes.txt"], "only the study's files are removed");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

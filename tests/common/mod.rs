@@ -1,7 +1,7 @@
 //! Helpers shared by the CLI tests (each `tests/*.rs` file is its own crate; those that
 //! need these declare `mod common;`).
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -63,14 +63,39 @@ pub fn drivelink() -> Command {
     Command::new(env!("CARGO_BIN_EXE_drivelink"))
 }
 
-/// A fresh, empty temporary directory, unique to this process and call (`tag` names it).
+/// A fresh, empty directory under the system's temporary directory (`tag` names it:
+/// `drivelink_TAG_XXXXXX`), removed with everything in it when the returned value is
+/// dropped, whether the test passed or panicked. Bind it to a variable for as long as the
+/// test uses the directory (a temporary such as `temp_dir("x").join("f")` is removed at once).
 #[allow(dead_code)]
-pub fn temp_dir(tag: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::SeqCst);
-    let d = std::env::temp_dir().join(format!("drivelink_{tag}_{}_{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("a temporary directory");
-    d
+pub fn temp_dir(tag: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("drivelink_{tag}_"))
+        .tempdir()
+        .expect("a temporary directory");
+    TempDir(dir)
+}
+
+/// A temporary directory from [`temp_dir`] that reads as its path (`dir.join(..)`,
+/// `&dir` as a `&Path`, `.arg(&dir)`); removed when dropped.
+#[allow(dead_code)]
+pub struct TempDir(tempfile::TempDir);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
 }

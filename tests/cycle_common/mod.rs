@@ -10,6 +10,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
+#[path = "../common/mod.rs"]
+mod common;
+use common::temp_dir;
+
 pub const KWH: f64 = 3.6e6;
 
 pub fn root() -> &'static Path {
@@ -66,8 +70,7 @@ impl Run {
 
 /// `drivelink run models/netlists/NAME.json --set cycle=CYCLE`, recorded every 10 ms.
 pub fn run(name: &str, cycle: &str) -> Run {
-    let out = std::env::temp_dir().join(format!("drivelink_{name}_{cycle}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let out = temp_dir(&format!("{name}_{cycle}"));
     let o = Command::new(env!("CARGO_BIN_EXE_drivelink"))
         .arg("run")
         .arg(root().join(format!("models/netlists/{name}.json")))
@@ -86,7 +89,6 @@ pub fn run(name: &str, cycle: &str) -> Run {
     let rows = lines
         .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
         .collect();
-    let _ = std::fs::remove_dir_all(&out);
     Run {
         summary,
         columns,

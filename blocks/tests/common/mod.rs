@@ -49,3 +49,13 @@ pub fn close(a: f64, b: f64, tol: f64, what: &str) {
 pub fn last(r: &SimResult, n: &str) -> f64 {
     r.last(n).unwrap_or_else(|| panic!("no {n}"))
 }
+
+/// A fresh, empty directory under the system's temporary directory (`tag` names it:
+/// `drivelink_TAG_XXXXXX`), removed with everything in it when dropped, whether the test
+/// passed or panicked: bind it to a variable for as long as the test uses it.
+pub fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("drivelink_{tag}_"))
+        .tempdir()
+        .expect("a temporary directory")
+}
