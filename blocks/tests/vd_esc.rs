@@ -98,6 +98,18 @@ fn yaw_rate_reference_is_the_single_track_model_saturated_at_mu_g_over_u() {
     assert!((v[R_REF] - 15.0 * 0.03 / L).abs() < 1e-15);
 }
 
+/// A speed that is not a number (a tire law gone non-finite upstream) used to panic in the
+/// reference's `clamp` (NaN bounds); the reference is NaN instead, and the run reports the
+/// non-finite value with the block that produced it.
+#[test]
+fn a_speed_that_is_not_a_number_gives_a_nan_reference_instead_of_a_panic() {
+    let mut b = esc(json!({}));
+    for u in [f64::NAN, -f64::NAN] {
+        let (_, v) = settle(&mut b, &inputs(0.05, u, 0.0, [0.0; 4]));
+        assert!(v[R_REF].is_nan(), "r_ref at u = NaN: {}", v[R_REF]);
+    }
+}
+
 #[test]
 fn inside_the_dead_band_the_outputs_are_the_demands_exactly() {
     let mut b = esc(json!({}));

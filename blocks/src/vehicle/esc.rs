@@ -190,6 +190,11 @@ impl Esc {
             return lin;
         }
         let lim = self.mu * G / u.abs();
+        if lim.is_nan() {
+            // A speed that is not a number: so is the reference, and the run ends naming
+            // the non-finite value (`clamp` would panic on the NaN bounds).
+            return lin;
+        }
         lin.clamp(-lim, lim)
     }
     /// The yaw-rate error `r − r_ref` at the inputs of `cx`.
