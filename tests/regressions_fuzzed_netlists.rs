@@ -92,6 +92,38 @@ fn step_size_underflow_names_the_block_behind_the_state() {
     assert!(msg.contains("block 'tf'"), "{msg}");
 }
 
+/// A Magic Formula coefficient that overflows the tire law (`pdy2` = 1e308: an infinite
+/// peak friction, a NaN lateral force) made every step fail until the step size underflowed,
+/// and the message called the model stiff. It now says the equations are not finite at
+/// the start and names the wheel whose force is not.
+#[test]
+fn an_overflowing_tire_coefficient_names_the_wheel_instead_of_calling_the_model_stiff() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/netlists/vd_iso7401_step_steer.json"
+    );
+    let mut net: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rr = net["blocks"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|b| b["name"] == "rr")
+        .expect("the right rear wheel");
+    rr["params"]["mf"]["pdy2"] = serde_json::json!(1e308);
+    let (code, err, summary) = run("tire_overflow", &net.to_string(), &["--stop-time", "1"]);
+    assert_eq!(code, 1, "{err}");
+    let s = summary.expect("partial results are written");
+    assert_eq!(s["status"], "failed");
+    assert_eq!(s["end_time"], 0.0, "fails where the value appears");
+    let msg = s["message"].as_str().unwrap();
+    assert!(
+        msg.contains("not finite at t = 0 s") && msg.contains("block 'rr' (WheelCollider)"),
+        "{msg}"
+    );
+    assert!(!msg.contains("stiff"), "{msg}");
+}
+
 #[test]
 fn absurd_output_interval_is_refused_before_running() {
     let text = r#"{"drivelink": 1, "name": "grid", "solver": {"stop_time": 10, "output_interval": 5e-324},

@@ -60,7 +60,10 @@ impl Model {
             Ok(Status::Stopped) => Ok((RunStatus::Stopped, time)),
             Err(f) => Err(match self.run.failure.take() {
                 Some(message) => format!("at t = {} s: {message}", f.end_time),
-                None => self.explain(&f.error),
+                None => {
+                    let x = self.run.last_x.clone();
+                    self.explain_at(&f.error, time, &x)
+                }
             }),
         }
     }

@@ -794,7 +794,7 @@ impl Model {
             }
             Err(f) => {
                 res.status = RunStatus::Failed;
-                res.message = self.explain(&f.error);
+                res.message = self.explain_at(&f.error, end_time, &x);
             }
         }
         res
@@ -827,7 +827,7 @@ impl Model {
     }
 
     /// A solver error as the message users see, with the block behind a state index.
-    fn explain(&self, e: &drivelink_solver::SolverError) -> String {
+    pub(super) fn explain(&self, e: &drivelink_solver::SolverError) -> String {
         match e.state_index() {
             Some(i) => e.message_naming(&self.state_owner(i)),
             None => e.to_string(),

@@ -169,3 +169,60 @@ impl Model {
         ))
     }
 }
+
+impl Model {
+    /// A solver failure as the message users see, at the point `(t, x)` where the run
+    /// ended. A step-size underflow whose cause is a non-finite value of the model's
+    /// equations at that very point (a parameter that overflows a tire law, a division by
+    /// zero) says so, naming what is not finite, instead of calling the model stiff: the
+    /// first non-finite signal (block and port), else the first block applying a
+    /// non-finite force, else the first non-finite derivative (the state and its block).
+    #[cold]
+    pub(super) fn explain_at(
+        &mut self,
+        e: &drivelink_solver::SolverError,
+        t: f64,
+        x: &[f64],
+    ) -> String {
+        use drivelink_solver::SolverError;
+        let SolverError::StepSizeUnderflow { h, .. } = *e else {
+            return self.explain(e);
+        };
+        match self.non_finite_at(t, x) {
+            Some(what) => format!(
+                "the model's equations are not finite at t = {t} s, so no step could be taken \
+                 (the step size fell to {h:e} s): {what}"
+            ),
+            None => self.explain(e),
+        }
+    }
+
+    /// What is not finite in the evaluation at `(t, x)` (see [`Model::explain_at`]), or
+    /// `None` when the signals, the forces and the derivatives there are all finite.
+    fn non_finite_at(&mut self, t: f64, x: &[f64]) -> Option<String> {
+        if x.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        self.eval(t, x);
+        if !self.signals_finite() {
+            if let Some(m) = self.non_finite_signal() {
+                return Some(m);
+            }
+        }
+        if let Some(b) = self.ev.block_power.iter().position(|p| !p.is_finite()) {
+            let bp = &self.plan.blocks[b];
+            return Some(format!(
+                "block '{}' ({}) applies a non-finite force (its power is {}); check its inputs and parameters (division by zero, overflow)",
+                bp.name, bp.type_name, self.ev.block_power[b]
+            ));
+        }
+        let mut dx = vec![0.0; x.len()];
+        self.derivs(t, x, &mut dx, true);
+        let i = dx.iter().position(|v| !v.is_finite())?;
+        Some(format!(
+            "the derivative of the {} is {}; check the parameters of the blocks it depends on (division by zero, overflow)",
+            self.state_owner(i),
+            dx[i]
+        ))
+    }
+}
