@@ -138,7 +138,17 @@ fn exported_lag_imported_back_matches_the_native_run_at_every_communication_poin
         1.0,
         step / 2.0,
     );
+    let before = unpacked_dirs("lagplant");
     let mut m = compile(&v).unwrap();
+    let unpacked: Vec<_> = unpacked_dirs("lagplant")
+        .difference(&before)
+        .cloned()
+        .collect();
+    assert_eq!(
+        unpacked.len(),
+        1,
+        "one unpacked FMU while the model lives: {unpacked:?}"
+    );
     let imported = m.run();
     assert_eq!(
         imported.status,
@@ -168,13 +178,21 @@ fn exported_lag_imported_back_matches_the_native_run_at_every_communication_poin
     assert_eq!(imported.value_at("lagplant.step_y", 0.02), Some(1.0));
     // The unpacked FMU is removed with the model.
     drop(m);
-    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    assert!(
+        !std::env::temp_dir().join(&unpacked[0]).exists(),
+        "left behind: {}",
+        unpacked[0]
+    );
+}
+
+/// The directories an `Fmu` block named `block` unpacks into, now.
+fn unpacked_dirs(block: &str) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&format!("drivelink_fmu_lagplant_{}_", std::process::id())))
-        .collect();
-    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+        .filter(|n| n.starts_with(&format!("drivelink_fmu_{block}_")))
+        .collect()
 }
 
 #[test]

@@ -179,35 +179,32 @@ fn safe_relative(name: &str) -> Result<PathBuf, String> {
 
 /// A directory removed with everything in it when dropped.
 #[derive(Debug)]
-pub struct TempDir(PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
-    /// A new empty directory under the system's temporary directory, unique to this
-    /// process and call.
+    /// A new empty directory under the system's temporary directory: a fresh name with a
+    /// random part, created by this call and readable by this user only. An FMU's shared
+    /// library is extracted there and then loaded, so the directory must not be one that
+    /// somebody else could have made (or could write to) beforehand.
     pub fn new(tag: &str) -> std::io::Result<TempDir> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::SeqCst);
         let clean: String = tag
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .take(40)
             .collect();
-        let d =
-            std::env::temp_dir().join(format!("drivelink_fmu_{clean}_{}_{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d)?;
-        Ok(TempDir(d))
+        let prefix = format!("drivelink_fmu_{clean}_");
+        let mut b = tempfile::Builder::new();
+        b.prefix(&prefix);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        b.tempdir().map(TempDir)
     }
     /// Its path.
     pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
@@ -288,6 +285,27 @@ mod tests {
         let p = dir.path().to_path_buf();
         drop(dir);
         assert!(!p.exists(), "the temporary directory is removed");
+    }
+
+    /// An FMU's library is loaded from its extraction directory: a directory of a name
+    /// known in advance (tag, process id, counter) could be made by another user first and
+    /// its library swapped before loading. Each is now a fresh, private directory.
+    #[test]
+    fn an_extraction_directory_is_fresh_and_private_to_its_user() {
+        let a = TempDir::new("same tag").unwrap();
+        let b = TempDir::new("same tag").unwrap();
+        assert_ne!(a.path(), b.path());
+        for d in [&a, &b] {
+            let name = d.path().file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with("drivelink_fmu_same_tag_"), "{name}");
+            assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(d.path()).unwrap().permissions().mode();
+                assert_eq!(mode & 0o077, 0, "group or others may use it: {mode:o}");
+            }
+        }
     }
 
     #[test]
