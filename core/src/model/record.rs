@@ -203,7 +203,8 @@ impl Model {
         if x.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        self.eval(t, x);
+        // Kept, so the derivatives below read this evaluation instead of making another.
+        self.eval_for_and_keep(t, x, EvalFor::All);
         if !self.signals_finite() {
             if let Some(m) = self.non_finite_signal() {
                 return Some(m);
