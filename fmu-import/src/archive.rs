@@ -31,6 +31,14 @@ pub struct Archive {
     pub entries: Vec<Entry>,
 }
 
+/// The most an FMU may unpack to, all entries together (2 GiB): far above any real FMU's
+/// binaries and resources, far below what would fill a machine's temporary directory.
+pub const MAX_UNPACKED: u64 = 2 << 30;
+
+/// Deflate's largest possible inflation ratio (about 1032:1), rounded up: no honest entry
+/// inflates to more than this many times its compressed size.
+const MAX_RATIO: usize = 1100;
+
 const EOCD_SIG: u32 = 0x0605_4b50;
 const CDIR_SIG: u32 = 0x0201_4b50;
 const LOCAL_SIG: u32 = 0x0403_4b50;
@@ -116,10 +124,21 @@ impl Archive {
         let out = match e.method {
             0 => data.to_vec(),
             8 => {
-                let mut out = Vec::with_capacity(e.size);
+                // Inflate no further than one byte past the declared size: an entry whose
+                // directory understates its size (a zip bomb) is refused after that byte,
+                // not after gigabytes. The declared size reserves no more than the data
+                // could honestly inflate to.
+                let mut out = Vec::with_capacity(e.size.min(data.len().saturating_mul(MAX_RATIO)));
                 flate2::read::DeflateDecoder::new(data)
+                    .take(e.size as u64 + 1)
                     .read_to_end(&mut out)
                     .map_err(|err| format!("'{}' does not inflate: {err}", e.name))?;
+                if out.len() > e.size {
+                    return Err(format!(
+                        "'{}' inflates to more than the {} bytes its directory entry declares",
+                        e.name, e.size
+                    ));
+                }
                 out
             }
             m => {
@@ -138,8 +157,17 @@ impl Archive {
         Ok(out)
     }
 
-    /// Write every file entry under `dir` (directories are created as needed).
+    /// Write every file entry under `dir` (directories are created as needed). An archive
+    /// whose entries declare more than [`MAX_UNPACKED`] bytes in all is refused before
+    /// anything is written.
     pub fn extract_to(&self, dir: &Path) -> Result<(), String> {
+        let total: u64 = self.entries.iter().map(|e| e.size as u64).sum();
+        if total > MAX_UNPACKED {
+            return Err(format!(
+                "its entries unpack to {total} bytes, more than the {MAX_UNPACKED} bytes an FMU \
+                 may unpack to"
+            ));
+        }
         for e in &self.entries {
             let rel = safe_relative(&e.name)?;
             let target = dir.join(&rel);
@@ -306,6 +334,52 @@ mod tests {
                 assert_eq!(mode & 0o077, 0, "group or others may use it: {mode:o}");
             }
         }
+    }
+
+    /// A zip bomb: the directory declares 10 bytes, the data inflates to 64 MiB of
+    /// zeros. Reading stops one byte past the declared size instead of inflating it all.
+    #[test]
+    fn an_entry_that_inflates_past_its_declared_size_is_refused_at_that_size() {
+        let zeros = vec![0u8; 64 << 20];
+        let mut bytes = write_zip(&[("bomb.bin", &zeros, true)]);
+        let cdir = bytes.len() - 22 - (46 + "bomb.bin".len());
+        for at in [22, cdir + 24] {
+            bytes[at..at + 4].copy_from_slice(&10u32.to_le_bytes());
+        }
+        let a = Archive::parse(bytes).unwrap();
+        let e = a.entry("bomb.bin").unwrap();
+        assert_eq!(e.size, 10);
+        let err = a.read(e).unwrap_err();
+        assert!(err.contains("inflates to more than the 10 bytes"), "{err}");
+    }
+
+    /// Declared sizes are checked before anything is written: an archive declaring more
+    /// than the limit in all writes nothing and says how much it declares.
+    #[test]
+    fn an_archive_declaring_more_than_the_unpack_limit_writes_nothing() {
+        let files: Vec<(String, Vec<u8>)> = (0..3)
+            .map(|k| (format!("resources/big{k}.bin"), vec![7u8; 100]))
+            .collect();
+        let list: Vec<(&str, &[u8], bool)> = files
+            .iter()
+            .map(|(n, d)| (n.as_str(), d.as_slice(), false))
+            .collect();
+        let mut bytes = write_zip(&list);
+        // Each central entry's uncompressed size (offset 24) set to 1 GiB: 3 GiB in all.
+        let mut p = u32_at(&bytes, bytes.len() - 22 + 16).unwrap() as usize;
+        for (n, _) in &files {
+            bytes[p + 24..p + 28].copy_from_slice(&(1u32 << 30).to_le_bytes());
+            p += 46 + n.len();
+        }
+        let a = Archive::parse(bytes).unwrap();
+        let dir = TempDir::new("archive_limit").unwrap();
+        let err = a.extract_to(dir.path()).unwrap_err();
+        assert!(
+            err.contains(&format!("unpack to {} bytes", 3u64 << 30)),
+            "{err}"
+        );
+        assert!(err.contains(&MAX_UNPACKED.to_string()), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]
