@@ -34,7 +34,7 @@ pub use error::SweepError;
 pub use metric::{Metric, Source};
 pub use sample::{Dist, Sampling};
 pub use spec::{parse_shard, StudyArgs, Swept};
-pub use study::{shard_range, Study};
+pub use study::{shard_range, Study, MAX_RUNS};
 pub use table::{Cell, ColKind, Column, Table};
 
 /// Write `sweep.csv`, `sweep.parquet` and `study.json` into `dir` (created if missing).

@@ -97,6 +97,14 @@ pub(crate) enum RawGrid {
 }
 
 impl RawGrid {
+    /// The number of values.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            RawGrid::Range { count, .. } => *count,
+            RawGrid::List(v) => v.len(),
+        }
+    }
+
     /// The numbers written (not the words).
     pub(crate) fn quantities(&self) -> Vec<&Quantity> {
         match self {

@@ -443,10 +443,11 @@ pub fn compile_for_metrics(
 
 /// Number of runs: the grid's points times the samples (at least 1); an error (naming the
 /// `grid` arguments) above [`MAX_RUNS`] or on overflow.
-fn count_runs(axes: &[Vec<Swept>], n_samples: usize, grid: &[String]) -> Result<usize, SweepError> {
-    let n_grid = axes
-        .iter()
-        .try_fold(1usize, |acc, a| acc.checked_mul(a.len()));
+fn count_runs(
+    n_grid: Option<usize>,
+    n_samples: usize,
+    grid: &[String],
+) -> Result<usize, SweepError> {
     n_grid
         .and_then(|g| g.checked_mul(n_samples.max(1)))
         .filter(|&n| n <= MAX_RUNS)
@@ -455,6 +456,16 @@ fn count_runs(axes: &[Vec<Swept>], n_samples: usize, grid: &[String]) -> Result<
             text: grid.join(" "),
             message: format!("the study has more than {MAX_RUNS} runs"),
         })
+}
+
+/// The number of points of the grid the `grid` arguments span, read from their text
+/// (those that do not parse count once: their error is reported where they are
+/// resolved); `None` on overflow. Known before a single value is made, so a grid of a
+/// billion points is refused at once instead of being built first.
+fn grid_points(grid: &[String]) -> Option<usize> {
+    grid.iter()
+        .map(|a| spec::parse_grid(a).map_or(1, |(_, raw)| raw.len()))
+        .try_fold(1usize, |acc, n| acc.checked_mul(n))
 }
 
 /// The sampled values in SI units, one row of `dists.len()` per sample (none without
@@ -531,7 +542,9 @@ impl Study {
         // Values for every run.
         let d = checks.fixed_values(&args);
 
-        // Grid axes.
+        // Grid axes (their size checked first: the values are made below).
+        let n_grid = grid_points(&args.grid);
+        count_runs(n_grid, 1, &args.grid)?;
         let mut params = Vec::new();
         let mut param_units = Vec::new();
         let mut axes = Vec::new();
@@ -566,7 +579,7 @@ impl Study {
         SweepError::from_list(checks.errors)?;
         let compiled = compile_for_metrics(d, &registry, origin, &metrics)?;
 
-        let n_runs = count_runs(&axes, n_samples, &args.grid)?;
+        let n_runs = count_runs(n_grid, n_samples, &args.grid)?;
         let samples = draw_samples(n_samples, &dists, &args);
         let id = study_id(diagram, &args);
         let needs_audit = metrics.iter().any(Metric::needs_audit);
