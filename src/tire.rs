@@ -18,7 +18,7 @@ use drivelink_netlist as netlist;
 use crate::console;
 
 /// The long help of `drivelink tire --help`.
-pub const LONG_ABOUT: &str = "Evaluate a WheelCollider's tire law (tire = \"curve\" or \"magic_formula\") at every (kappa, alpha) pair of two lists and one normal load: a CSV table kappa,alpha,fz,fx,fy (forces in N, alpha in rad) on standard output or in --out FILE.csv, or --out FILE.png / FILE.svg: the pure-slip curves Fx(kappa) at alpha = 0 (top) and Fy(alpha) at kappa = 0 (bottom) on a shared slip axis.\n\nFx pushes along the wheel's heading (+ drives), Fy to its left. The Magic Formula takes kappa and alpha directly; the friction curves take the slip velocities of a contact moving at --speed: forward slip kappa*speed, sideways slip speed*tan(alpha).\n\nLIST is a:b:n (n values from a to b, both included), [v, ...] (a JSON array), or one value; alpha in rad, or with a unit (\"-10 deg:10 deg:41\", '[0, \"5 deg\"]').\n\nExample: drivelink tire car.json --block fl --fz \"4 kN\" --kappa=-1:1:201 --alpha 0 --out fx.csv";
+pub const LONG_ABOUT: &str = "Evaluate a WheelCollider's tire law (tire = \"curve\" or \"magic_formula\") at every (kappa, alpha) pair of two lists and one normal load: a CSV table kappa,alpha,fz,fx,fy (forces in N, alpha in rad) on standard output or in --out FILE.csv, or --out FILE.png / FILE.svg: the pure-slip curves Fx(kappa) at alpha = 0 (top) and Fy(alpha) at kappa = 0 (bottom) on a shared slip axis.\n\nFx pushes along the wheel's heading (+ drives), Fy to its left. The Magic Formula takes kappa and alpha directly; the friction curves take the slip velocities of a contact moving at --speed: forward slip kappa*speed, sideways slip speed*tan(alpha).\n\nLIST is a:b:n (n values from a to b, both included), [v, ...] (a JSON array), or one value; alpha in rad, or with a unit (\"-10 deg:10 deg:41\", '[0, \"5 deg\"]'); at most 100000 values per list and 1000000 pairs in a table.\n\nExample: drivelink tire car.json --block fl --fz \"4 kN\" --kappa=-1:1:201 --alpha 0 --out fx.csv";
 
 /// Arguments of `drivelink tire`.
 #[derive(clap::Args, Debug)]
@@ -102,6 +102,16 @@ pub fn tire(args: &TireArgs) -> u8 {
     if !(speed > 0.0 && speed.is_finite()) {
         console::error(format_args!(
             "--speed: must be a finite speed > 0, got {speed}"
+        ));
+        return 2;
+    }
+    let pairs = kappas.len() * alphas.len();
+    if pairs > MAX_PAIRS && !matches!(out, Output::Picture { .. }) {
+        console::error(format_args!(
+            "--kappa and --alpha: {} x {} = {pairs} pairs; a table holds at most {MAX_PAIRS} \
+             (shorten a list; a picture draws the two lists, not their pairs)",
+            kappas.len(),
+            alphas.len()
         ));
         return 2;
     }
@@ -215,6 +225,9 @@ fn quantity(flag: &str, text: &str, dim: Dim, si: &str) -> Result<f64, String> {
 
 /// The most values a list may have.
 const MAX_VALUES: usize = 100_000;
+
+/// The most (κ, α) pairs a table may have: a CSV of about 60 MB.
+const MAX_PAIRS: usize = 1_000_000;
 
 /// A list of dimensionless values (`si`: "1" or "rad"): `a:b:n`, `[v, ...]` or one value.
 fn list(flag: &str, text: &str, si: &str) -> Result<Vec<f64>, String> {

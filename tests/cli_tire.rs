@@ -222,6 +222,19 @@ fn tire_bad_input_exits_2_naming_what_is_wrong() {
             vec!["--block", "fl", "--fz", "4000", "--speed", "0"],
             "--speed",
         ),
+        // Two lists of 100,000 values each are 10^10 pairs: refused before any is
+        // evaluated (the table was built in memory: 8 GB after a minute, unfinished).
+        (
+            vec![
+                "--block",
+                "fl",
+                "--fz",
+                "4000",
+                "--kappa=-1:1:100000",
+                "--alpha=-0.1:0.1:100000",
+            ],
+            "100000 x 100000 = 10000000000 pairs; a table holds at most 1000000",
+        ),
     ];
     for (args, want) in cases {
         let mut all = vec!["tire", g];
