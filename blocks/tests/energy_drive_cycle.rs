@@ -176,6 +176,30 @@ fn repeat_plays_the_trace_back_to_back() {
     assert_eq!(e.param, "repeat");
 }
 
+/// The UDDS (1,370 breakpoints) repeated a million times would be 1.4 billion
+/// breakpoints: it is refused with the largest repeat that fits, before any is made (it
+/// used to abort the process when 2.9 GB could not be allocated).
+#[test]
+fn a_repeat_too_large_for_memory_is_refused_naming_the_largest_that_fits() {
+    let e = build_err(json!({"cycle": "udds", "repeat": 1_000_000}));
+    assert_eq!(e.param, "repeat");
+    let n = Trace::standard("udds").unwrap().times.len();
+    let most = ((1 << 22) - 1) / (n - 1);
+    assert!(
+        e.to_string().contains(&format!("at most {most} repeats")),
+        "{e}"
+    );
+    let mut b = try_build(json!({"cycle": "udds", "repeat": most})).unwrap();
+    let period = Trace::standard("udds").unwrap().duration();
+    // The last repeat ends at rest, as the trace does.
+    close(
+        sample(b.as_mut(), period * most as f64).0,
+        0.0,
+        1e-12,
+        "v at the end",
+    );
+}
+
 #[test]
 fn a_run_steps_at_every_breakpoint_and_integrates_the_trace_exactly() {
     let mut d = Diagram::new("cycle");

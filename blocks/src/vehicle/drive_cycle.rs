@@ -67,7 +67,7 @@ fn drive_cycle_type() -> BlockType {
                 "a standard cycle name (udds, hwfet, us06, ftp75, nedc, wltc3b) or the path of a CSV file",
             ),
             ParamSpec::number("preview", "s", 0.0, "look-ahead: the outputs are the trace at t + preview (>= 0)"),
-            ParamSpec::number("repeat", "1", 1.0, "number of times the trace is played back to back (integer >= 1)"),
+            ParamSpec::number("repeat", "1", 1.0, "number of times the trace is played back to back (integer >= 1; at most 4194304 breakpoints in all)"),
         ],
         build: BlockBuild::Primitive(build),
     }
@@ -112,6 +112,10 @@ fn parse_header(line: &str) -> Result<(usize, usize, f64), String> {
         })?;
     Ok((time, speed, scale))
 }
+
+/// The most breakpoints a repeated trace may have (2^22, about 4.2 million: the UDDS
+/// played 3,000 times; 170 MB for the block's five per-breakpoint tables).
+const MAX_POINTS: usize = 1 << 22;
 
 impl Trace {
     /// Parse a CSV trace (see the module docs); errors name the line and column.
@@ -205,7 +209,8 @@ impl Trace {
         out
     }
 
-    /// The trace played `n` times back to back.
+    /// The trace played `n` times back to back; an error beyond [`MAX_POINTS`]
+    /// breakpoints (checked before they are made).
     fn repeated(&self, n: usize) -> Result<Trace, String> {
         if n == 1 {
             return Ok(self.clone());
@@ -216,8 +221,22 @@ impl Trace {
                 "the trace ends at {v1} m/s but starts at {v0} m/s: it cannot repeat without a jump"
             ));
         }
+        let points = (self.times.len() - 1)
+            .checked_mul(n)
+            .map(|p| p + 1)
+            .filter(|&p| p <= MAX_POINTS);
+        let Some(points) = points else {
+            return Err(format!(
+                "{n} gives more than {MAX_POINTS} breakpoints (the trace has {}); at most {} \
+                 repeats of this trace",
+                self.times.len(),
+                (MAX_POINTS - 1) / (self.times.len() - 1)
+            ));
+        };
         let period = self.duration();
         let mut out = self.clone();
+        out.times.reserve_exact(points - self.times.len());
+        out.speeds.reserve_exact(points - self.times.len());
         for k in 1..n {
             let shift = period * k as f64;
             out.times.extend(self.times[1..].iter().map(|t| t + shift));
