@@ -196,3 +196,92 @@ fn timeout_ends_the_run_as_failed_with_partial_results() {
     assert!(s["message"].as_str().unwrap().contains("timeout"), "{s}");
     assert!(s["end_time"].as_f64().unwrap() > 0.0);
 }
+
+/// `drivelink validate` on `path`: (exit code, stderr).
+fn validate(path: &std::path::Path) -> (i32, String) {
+    let o = drivelink().arg("validate").arg(path).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Subsystem files that each include ten copies of the one below, eight levels deep,
+/// are 10^8 blocks: loading them took 16 GB and had not finished after two minutes. The
+/// loader now stops at the block limit with that one error (not the follow-on errors of
+/// the connections to the blocks it did not load).
+#[test]
+fn nested_copies_of_subsystems_stop_at_the_block_limit_instead_of_exhausting_memory() {
+    let dir = temp_dir("nested_copies");
+    std::fs::write(
+        dir.join("s0.json"),
+        r#"{"drivelink": 1, "name": "s0",
+            "blocks": [{"name": "g", "type": "Gain", "params": {"k": 1}}],
+            "ports": {"u": "g.u", "y": "g.y"}}"#,
+    )
+    .unwrap();
+    for level in 1..=8 {
+        let blocks: Vec<String> = (0..10)
+            .map(|i| {
+                format!(
+                    r#"{{"name": "b{i}", "type": "Subsystem", "file": "s{}.json"}}"#,
+                    level - 1
+                )
+            })
+            .collect();
+        let conns: Vec<String> = (0..9)
+            .map(|i| format!(r#"["b{i}.y", "b{}.u"]"#, i + 1))
+            .collect();
+        std::fs::write(
+            dir.join(format!("s{level}.json")),
+            format!(
+                r#"{{"drivelink": 1, "name": "s{level}", "blocks": [{}],
+                    "connections": [{}], "ports": {{"u": "b0.u", "y": "b9.y"}}}}"#,
+                blocks.join(", "),
+                conns.join(", ")
+            ),
+        )
+        .unwrap();
+    }
+    let top = dir.join("top.json");
+    std::fs::write(
+        &top,
+        r#"{"drivelink": 1, "name": "top",
+            "blocks": [{"name": "src", "type": "Step", "params": {"time": 0.1}},
+                       {"name": "x", "type": "Subsystem", "file": "s8.json"}],
+            "connections": [["src.y", "x.u"]]}"#,
+    )
+    .unwrap();
+    let (code, err) = validate(&top);
+    assert_eq!(code, 2, "{err}");
+    let limit = format!(
+        "the model has more than {} blocks",
+        drivelink_core::compile::MAX_BLOCKS
+    );
+    assert!(err.contains(&limit), "{err}");
+    assert_eq!(err.lines().count(), 1, "one error, no follow-ons: {err}");
+}
+
+/// Composite blocks expand when the model is flattened: 40,000 four-speed gearboxes
+/// (each a composite of six blocks) pass the loader's count and are stopped by the
+/// flattening's, naming the block where the limit was reached.
+#[test]
+fn composite_blocks_expanding_past_the_block_limit_are_refused() {
+    let blocks: Vec<String> = (0..40_000)
+        .map(|i| format!(r#"{{"name": "g{i}", "type": "CrCr4Speed"}}"#))
+        .collect();
+    let (_dir, path) = model(
+        "many_composites",
+        &format!(
+            r#"{{"drivelink": 1, "name": "many", "blocks": [{}]}}"#,
+            blocks.join(", ")
+        ),
+    );
+    let (code, err) = validate(&path);
+    assert_eq!(code, 2, "{err}");
+    let limit = format!(
+        "the model expands to more than {} blocks",
+        drivelink_core::compile::MAX_BLOCKS
+    );
+    assert!(err.contains(&limit), "{err}");
+}

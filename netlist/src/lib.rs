@@ -31,7 +31,7 @@ mod save;
 pub mod schema;
 pub mod spec;
 
-use load::{load_file_inner, load_value_inner};
+use load::{load_file_inner, load_value_inner, Loading};
 pub use locate::{block_path, locate_error};
 pub use save::{save_file, to_json};
 
@@ -49,8 +49,7 @@ pub const MAX_DEPTH: usize = 64;
 
 /// Load a netlist file (subsystem files are resolved relative to it).
 pub fn load_file(path: &Path) -> Result<Diagram, Error> {
-    let mut stack = Vec::new();
-    load_file_inner(path, &mut stack, 0)
+    load_file_inner(path, &mut Loading::default(), 0)
 }
 
 /// Load a netlist from text. `origin` names it in messages (usually the file path);
@@ -63,8 +62,7 @@ pub fn load_str(text: &str, origin: &str, base_dir: &Path) -> Result<Diagram, Er
 /// Load a netlist from an already parsed JSON value (for tools that edit the JSON first,
 /// such as `drivelink run --set`).
 pub fn load_value(v: &Value, origin: &str, base_dir: &Path) -> Result<Diagram, Error> {
-    let mut stack = Vec::new();
-    load_value_inner(v, origin, base_dir, &mut stack, "", 0)
+    load_value_inner(v, origin, base_dir, &mut Loading::default(), "", 0)
 }
 
 /// A netlist file's bytes as text: a file that is not UTF-8 is an error naming the line

@@ -40,7 +40,16 @@ pub(crate) struct Flat {
     /// Flat name of each subsystem or composite block -> its type name and exported port
     /// names.
     pub sub_ports: HashMap<String, (String, Vec<String>)>,
+    /// Block entries met so far, at every level (subsystems and composite blocks count
+    /// as well as the primitive blocks inside them), against [`MAX_BLOCKS`].
+    pub entries: usize,
 }
+
+/// The most block entries a model may expand to, all levels together: far above any
+/// model built by hand (the 1,000-lag chain has 1,001), far below what exhausts a
+/// machine (each costs about 8 KB to compile). Subsystems that include several copies of
+/// subsystems that do the same multiply: ten levels of ten copies are 10^10 blocks.
+pub const MAX_BLOCKS: usize = 250_000;
 
 /// Flatten diagram `d` (the top level) with its resolved parameters `scope`.
 pub(crate) fn flatten_diagram(d: &Diagram, reg: &Registry, scope: Scope) -> Result<Flat, Error> {
@@ -85,6 +94,22 @@ fn flatten(
     };
     for b in &d.blocks {
         let full = format!("{prefix}{}", b.name);
+        if out.entries >= MAX_BLOCKS {
+            if out.entries == MAX_BLOCKS {
+                errors.push(Error::Netlist {
+                    file: d.name.clone(),
+                    path: full,
+                    message: format!(
+                        "the model expands to more than {MAX_BLOCKS} blocks (counting every \
+                         subsystem and the blocks inside it) by this one: subsystems that \
+                         include many copies of subsystems multiply"
+                    ),
+                });
+                out.entries += 1;
+            }
+            return;
+        }
+        out.entries += 1;
         if b.type_name == "Subsystem" {
             flatten_subsystem(d, b, &full, &level, out, errors);
             continue;

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use drivelink_solver::Settings;
 
 pub use build::{resolve_parameters, resolve_params, Scope, ScopeVal, ANY_UNIT};
+pub use flatten::MAX_BLOCKS;
 
 use crate::diagram::Diagram;
 use crate::error::Error;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use drivelink_core::compile::{resolve_parameters, Scope};
+use drivelink_core::compile::{resolve_parameters, Scope, MAX_BLOCKS};
 use drivelink_core::diagram::{BlockSpec, Diagram, PortRef};
 use drivelink_core::error::Error;
 use drivelink_core::scope::ScopeSpec;
@@ -33,7 +33,7 @@ fn io_netlist(file: &str, path: &str, message: String) -> Error {
 
 pub(crate) fn load_file_inner(
     path: &Path,
-    stack: &mut Vec<PathBuf>,
+    stack: &mut Loading,
     depth: usize,
 ) -> Result<Diagram, Error> {
     let origin = path.display().to_string();
@@ -44,10 +44,20 @@ pub(crate) fn load_file_inner(
     let v = parse_text(&utf8_text(bytes, &origin)?, &origin)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    stack.push(canon);
+    stack.files.push(canon);
     let r = load_value_inner(&v, &origin, &base, stack, "", depth);
-    stack.pop();
+    stack.files.pop();
     r
+}
+
+/// What the loading of one netlist carries down into its subsystems.
+#[derive(Debug, Default)]
+pub(crate) struct Loading {
+    /// The subsystem files being loaded, outermost first: a file met again is a cycle.
+    files: Vec<PathBuf>,
+    /// Block entries loaded so far at every level (each subsystem instance loads its
+    /// file anew), against [`MAX_BLOCKS`].
+    blocks: usize,
 }
 
 /// Loader state for one netlist (file or inline diagram).
@@ -137,7 +147,7 @@ pub(crate) fn load_value_inner(
     v: &Value,
     origin: &str,
     base: &Path,
-    stack: &mut Vec<PathBuf>,
+    stack: &mut Loading,
     prefix: &str,
     depth: usize,
 ) -> Result<Diagram, Error> {
@@ -186,6 +196,16 @@ pub(crate) fn load_value_inner(
     };
     load_solver_section(&mut cx, top, scope.as_ref(), &mut d);
     d.blocks = load_blocks(&mut cx, top, stack, depth);
+    if stack.blocks > MAX_BLOCKS {
+        // Loading stopped at the limit (reported where it was reached, inside this
+        // diagram): the rest of it would only list the blocks that were not loaded.
+        Error::from_list(cx.errors)?;
+        return Err(Error::Netlist {
+            file: origin.to_string(),
+            path: root.to_string(),
+            message: format!("the model has more than {MAX_BLOCKS} blocks"),
+        });
+    }
     check_unique_block_names(&mut cx, &d.blocks);
     let mut names: Vec<&str> = d.blocks.iter().map(|b| b.name.as_str()).collect();
     names.sort_unstable();
@@ -321,13 +341,28 @@ fn load_solver_section(
 fn load_blocks(
     cx: &mut Ctx,
     top: &Map<String, Value>,
-    stack: &mut Vec<PathBuf>,
+    stack: &mut Loading,
     depth: usize,
 ) -> Vec<BlockSpec> {
     let mut out = Vec::new();
     match top.get("blocks") {
         Some(Value::Array(bs)) => {
             for (i, b) in bs.iter().enumerate() {
+                if stack.blocks >= MAX_BLOCKS {
+                    if stack.blocks == MAX_BLOCKS {
+                        cx.err(
+                            format!("blocks[{i}]"),
+                            format!(
+                                "the model has more than {MAX_BLOCKS} blocks, counting every \
+                                 subsystem instance and the blocks inside it (subsystems that \
+                                 include many copies of subsystems multiply)"
+                            ),
+                        );
+                        stack.blocks += 1;
+                    }
+                    break;
+                }
+                stack.blocks += 1;
                 if let Some(spec) = load_block(cx, i, b, stack, depth) {
                     out.push(spec);
                 }
@@ -589,7 +624,7 @@ fn load_block(
     cx: &mut Ctx,
     i: usize,
     b: &Value,
-    stack: &mut Vec<PathBuf>,
+    stack: &mut Loading,
     depth: usize,
 ) -> Option<BlockSpec> {
     let path = format!("blocks[{i}]");
@@ -702,8 +737,8 @@ fn load_block(
             let full = cx.base.join(f);
             let canon = std::fs::canonicalize(&full).ok();
             if let Some(c) = &canon {
-                if let Some(k) = stack.iter().position(|s| s == c) {
-                    let chain: Vec<String> = stack[k..].iter().map(|p| p.display().to_string()).chain(std::iter::once(c.display().to_string())).collect();
+                if let Some(k) = stack.files.iter().position(|s| s == c) {
+                    let chain: Vec<String> = stack.files[k..].iter().map(|p| p.display().to_string()).chain(std::iter::once(c.display().to_string())).collect();
                     cx.err(format!("{path}.file"), format!("subsystem '{name}': subsystem files include each other (a cycle): {}", chain.join(" -> ")));
                     return Some(spec);
                 }
