@@ -241,6 +241,31 @@ fn shards_merged_equal_the_unsharded_study() {
         err.contains("shards of one study have the same id"),
         "{err}"
     );
+
+    // A damaged study.json claiming 2^63 runs: the runs are missing, said at once (the
+    // merge used to allocate a slot per claimed run and abort).
+    let damaged = dir.join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    for f in ["sweep.csv", "sweep.parquet"] {
+        std::fs::copy(shards[0].join(f), damaged.join(f)).unwrap();
+    }
+    let study = std::fs::read_to_string(shards[0].join("study.json")).unwrap();
+    let study = study.replacen("\"runs\": 15", "\"runs\": 9223372036854775808", 1);
+    assert!(study.contains("9223372036854775808"), "{study}");
+    std::fs::write(damaged.join("study.json"), study).unwrap();
+    let o = drivelink()
+        .args(["sweep-merge", damaged.to_str().unwrap(), "--out"])
+        .arg(dir.join("m5"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "9223372036854775805 of 9223372036854775808 runs are missing: 3-9223372036854775807"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -249,8 +249,14 @@ pub fn merge_dirs(dirs: &[PathBuf]) -> Result<(Table, Value), SweepError> {
         return Err(merge("no directories given".into()));
     };
     let id = first.get("study_id").cloned().unwrap_or(Value::Null);
-    let runs = first.get("runs").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let mut owner: Vec<Option<&PathBuf>> = vec![None; runs];
+    let runs = first
+        .get("runs")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(0);
+    // Which shard holds each run, kept for the runs held only: `runs` is read from a
+    // file, and a damaged one may claim any number.
+    let mut owner: std::collections::BTreeMap<usize, &PathBuf> = Default::default();
     let mut rows = Vec::new();
     for (d, (study, table)) in &parts {
         let other = study.get("study_id").cloned().unwrap_or(Value::Null);
@@ -278,23 +284,21 @@ pub fn merge_dirs(dirs: &[PathBuf]) -> Result<(Table, Value), SweepError> {
                     )))
                 }
             };
-            if let Some(prev) = owner[i] {
+            if let Some(prev) = owner.insert(i, d) {
                 return Err(merge(format!(
                     "run {i} is in both {} and {}",
                     prev.display(),
                     d.display()
                 )));
             }
-            owner[i] = Some(d);
             rows.push(row.clone());
         }
     }
-    let missing: Vec<usize> = (0..runs).filter(|&i| owner[i].is_none()).collect();
-    if !missing.is_empty() {
+    if owner.len() < runs {
         return Err(merge(format!(
             "{} of {runs} runs are missing: {}; merge every shard of the study",
-            missing.len(),
-            ranges(&missing)
+            runs - owner.len(),
+            missing_ranges(owner.keys().copied(), runs)
         )));
     }
     rows.sort_by_key(|r| match r.first() {
@@ -308,25 +312,30 @@ pub fn merge_dirs(dirs: &[PathBuf]) -> Result<(Table, Value), SweepError> {
     Ok((Table::new(first_table.columns().to_vec(), rows), study))
 }
 
-/// `0-9, 20, 30-39` (the first 10 ranges).
-fn ranges(v: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut k = 0;
-    while k < v.len() {
-        let start = v[k];
-        while k + 1 < v.len() && v[k + 1] == v[k] + 1 {
-            k += 1;
+/// The runs of `0..runs` not in `held` (increasing) as `0-9, 20, 30-39`: the first 10
+/// ranges, then how many more. Its cost follows the runs held, not `runs`.
+fn missing_ranges(held: impl Iterator<Item = usize>, runs: usize) -> String {
+    let mut gaps = Vec::new();
+    let mut next = 0;
+    for i in held.chain(std::iter::once(runs)) {
+        if i > next {
+            gaps.push((next, i - 1));
         }
-        out.push(if v[k] == start {
-            start.to_string()
-        } else {
-            format!("{start}-{}", v[k])
-        });
-        k += 1;
+        next = i + 1;
     }
-    let n = out.len();
+    let n = gaps.len();
+    let mut out: Vec<String> = gaps
+        .iter()
+        .take(10)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
     if n > 10 {
-        out.truncate(10);
         out.push(format!("... ({} more ranges)", n - 10));
     }
     out.join(", ")
