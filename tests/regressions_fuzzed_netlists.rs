@@ -285,3 +285,66 @@ fn composite_blocks_expanding_past_the_block_limit_are_refused() {
     );
     assert!(err.contains(&limit), "{err}");
 }
+
+/// A chain of `n` integrators fed by a constant, with solver method `method`.
+fn integrator_chain(n: usize, method: &str) -> String {
+    let mut blocks =
+        vec![r#"{"name": "src", "type": "Constant", "params": {"value": 1}}"#.to_string()];
+    blocks.extend((0..n).map(|k| format!(r#"{{"name": "i{k}", "type": "Integrator"}}"#)));
+    let mut conns = vec![r#"["src.y", "i0.u"]"#.to_string()];
+    conns.extend((1..n).map(|k| format!(r#"["i{}.y", "i{k}.u"]"#, k - 1)));
+    format!(
+        r#"{{"drivelink": 1, "name": "chain", "solver": {{"stop_time": 0.01, "method": "{method}"}},
+            "blocks": [{}], "connections": [{}]}}"#,
+        blocks.join(", "),
+        conns.join(", ")
+    )
+}
+
+/// Radau5 keeps about five dense n x n matrices: 30,000 states asked for 36 GB and the
+/// process aborted when the allocation failed (`auto` too, which prepares Radau5 to
+/// switch to it). A model with more states than the implicit kernel takes is refused
+/// before the run, naming the method; the explicit methods take it.
+#[test]
+fn an_implicit_method_on_more_states_than_its_dense_matrices_allow_is_refused() {
+    let n = drivelink_solver::MAX_IMPLICIT_STATES + 1;
+    for method in ["radau5", "auto"] {
+        let (_dir, path) = model(method, &integrator_chain(n, method));
+        let (code, err) = validate(&path);
+        assert_eq!(code, 2, "{method}: {err}");
+        assert!(
+            err.contains(&format!("solver.method: method {method}"))
+                && err.contains(&format!("dense {n} x {n} matrices"))
+                && err.contains("use dopri5 or dop853"),
+            "{method}: {err}"
+        );
+    }
+    let (_dir, path) = model("dopri5", &integrator_chain(n, "dopri5"));
+    let (code, err) = validate(&path);
+    assert_eq!(code, 0, "{err}");
+    // At the limit the implicit method is accepted.
+    let (_dir, path) = model(
+        "radau5_limit",
+        &integrator_chain(drivelink_solver::MAX_IMPLICIT_STATES, "radau5"),
+    );
+    let (code, err) = validate(&path);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Linearizing 30,000 states asked for a 7.2 GB A matrix and aborted; its eigenvalues
+/// would have taken days. Above the limit `linearize` says how many states it takes.
+#[test]
+fn linearizing_more_states_than_the_dense_analysis_takes_is_refused() {
+    let n = drivelink_core::model::MAX_LINEARIZE_STATES + 1;
+    let (_dir, path) = model("linearize", &integrator_chain(n, "dopri5"));
+    let o = drivelink().arg("linearize").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the model has {n} states; linearize takes at most {}",
+            n - 1
+        )),
+        "{err}"
+    );
+}

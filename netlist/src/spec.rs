@@ -228,7 +228,7 @@ pub const BLOCK: &[Field] = &[
 
 /// Keys of the `solver` section.
 pub const SOLVER: &[Field] = &[
-    f("method", Kind::Name(Method::NAMES), "dopri5", "\"dopri5\" (adaptive Dormand-Prince 5(4)), \"dop853\" (adaptive 8(5,3)), \"rk4\" (fixed step, needs step), \"radau5\" or \"stiff\" (implicit Radau IIA order 5), \"auto\" (Dopri5 switching to Radau5 while the model is stiff)"),
+    f("method", Kind::Name(Method::NAMES), "dopri5", "\"dopri5\" (adaptive Dormand-Prince 5(4)), \"dop853\" (adaptive 8(5,3)), \"rk4\" (fixed step, needs step), \"radau5\" or \"stiff\" (implicit Radau IIA order 5), \"auto\" (Dopri5 switching to Radau5 while the model is stiff); radau5 and auto take at most 5000 states"),
     f("start_time", time(false), "0", "start of the run"),
     f("stop_time", Kind::StopTime, "10", "end of the run; must exceed start_time; \"cycle\": the end of the model's DriveCycle trace (its last time after repeat: the duration x repeat from 0 s; not shortened by preview; the latest of several; an error without a DriveCycle)"),
     f("rtol", RATIO, "1e-6", "relative error tolerance of the adaptive methods"),

@@ -181,6 +181,9 @@ fn validate(s: &Settings, n: usize, len: usize, open_end: bool) -> Result<(), St
             s.rtol, s.atol
         ));
     }
+    if let Some(message) = s.method.state_limit_error(n) {
+        return Err(message);
+    }
     if let Method::Rk4 { step } = s.method {
         if !pos(step) {
             return Err(format!("rk4 step ({step}) must be positive"));

@@ -49,7 +49,31 @@ pub enum Method {
     Auto,
 }
 
+/// The most states the implicit kernel takes ([`Method::Radau5`], and [`Method::Auto`],
+/// which may switch to it): it keeps about five dense `n x n` matrices (the Jacobian and
+/// the real and complex iteration matrices, 40·n² bytes: 1 GB here) and factorizes them
+/// in O(n³) (4,000 states: a minute for 0.01 s of a lag chain).
+pub const MAX_IMPLICIT_STATES: usize = 5_000;
+
 impl Method {
+    /// Why this method cannot integrate `n` states, if it cannot: the implicit kernel's
+    /// dense matrices above [`MAX_IMPLICIT_STATES`] (checked before anything is
+    /// allocated).
+    pub fn state_limit_error(&self, n: usize) -> Option<String> {
+        let why = match self {
+            Method::Radau5 => "radau5 keeps",
+            Method::Auto => "auto may switch to radau5, which keeps",
+            _ => return None,
+        };
+        (n > MAX_IMPLICIT_STATES).then(|| {
+            format!(
+                "method {why} dense {n} x {n} matrices: {n} states would need about {:.1} GB; \
+                 it takes at most {MAX_IMPLICIT_STATES} states (use dopri5 or dop853)",
+                40.0 * (n as f64).powi(2) / 1e9
+            )
+        })
+    }
+
     /// Every name [`Method::from_name`] accepts (`stiff` is an alias of `radau5`).
     pub const NAMES: &'static [&'static str] =
         &["dopri5", "dop853", "rk4", "radau5", "stiff", "auto"];

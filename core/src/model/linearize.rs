@@ -199,6 +199,9 @@ fn increment(x: f64) -> f64 {
     6e-6 * x.abs().max(1.0)
 }
 
+/// The most states [`Model::linearize`] takes (see its error).
+pub const MAX_LINEARIZE_STATES: usize = 2_000;
+
 impl Model {
     /// The state at the start of a run after its initial event (consistent speeds,
     /// modes chosen), without integrating.
@@ -244,6 +247,17 @@ impl Model {
             (Err(a), Err(b)) => return Err(Error::Many(vec![a, b])),
             (Err(e), _) | (_, Err(e)) => return Err(e),
         };
+        let n = self.plan.n_states;
+        if n > MAX_LINEARIZE_STATES {
+            return Err(bad(
+                "states",
+                format!(
+                    "the model has {n} states; linearize takes at most {MAX_LINEARIZE_STATES}: it \
+                     keeps dense n x n matrices and computes their eigenvalues in O(n³) (2,000 \
+                     states take about 40 s, 4,000 more than 5 min)"
+                ),
+            ));
+        }
         let t0 = self.plan.settings.start_time;
         let (t, x) = match at {
             Some(t) if t > t0 => {

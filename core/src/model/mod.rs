@@ -40,7 +40,7 @@ use drivelink_solver::{
 };
 
 pub use energy::{EnergyAudit, HeatAudit};
-pub use linearize::{Eigen, Linearization};
+pub use linearize::{Eigen, Linearization, MAX_LINEARIZE_STATES};
 pub use snapshot::{ModelState, StateError};
 
 use crate::block::{Block, BlockDecl, FrictionMode};
@@ -579,8 +579,8 @@ impl Model {
     }
 
     /// Refuse settings that would exhaust the machine before running: an output grid of
-    /// more than `max_output_points` points, a `max_step` forcing more than `max_steps`
-    /// steps, blocks whose sample times produce more than `max_time_events` time events.
+    /// more than `max_output_points` points, an implicit method on more states than its
+    /// dense matrices allow, a `max_step` forcing more than `max_steps` steps, blocks whose sample times produce more than `max_time_events` time events.
     /// Each error names the setting or block parameter and the number it would produce.
     pub fn check_settings(&self, s: &Settings) -> Result<(), Error> {
         let span = s.stop_time - s.start_time;
@@ -601,6 +601,9 @@ impl Model {
                     ),
                 ));
             }
+        }
+        if let Some(message) = s.method.state_limit_error(self.plan.n_states) {
+            errors.push(limit("solver.method", message));
         }
         if let Some(n) = s.estimated_min_steps() {
             if n.is_nan() || n > s.max_steps as f64 {
