@@ -348,3 +348,44 @@ fn linearizing_more_states_than_the_dense_analysis_takes_is_refused() {
         "{err}"
     );
 }
+
+/// The mechanical network is solved with dense matrices: 20,000 inertias joined by
+/// springs asked for 3.2 GB per matrix and aborted while compiling. Above the node limit
+/// the model is refused before the network is built.
+#[test]
+fn a_mechanical_network_of_more_nodes_than_its_dense_solve_takes_is_refused() {
+    let n = drivelink_core::model::MAX_NETWORK_NODES + 1;
+    let mut blocks: Vec<String> = (0..n)
+        .map(|k| format!(r#"{{"name": "j{k}", "type": "Inertia", "params": {{"J": 1}}}}"#))
+        .collect();
+    blocks.extend(
+        (1..n).map(|k| {
+            format!(r#"{{"name": "s{k}", "type": "SpringDamper", "params": {{"c": 100}}}}"#)
+        }),
+    );
+    let conns: Vec<String> = (1..n)
+        .flat_map(|k| {
+            [
+                format!(r#"["j{}.flange", "s{k}.flange_a"]"#, k - 1),
+                format!(r#"["s{k}.flange_b", "j{k}.flange"]"#),
+            ]
+        })
+        .collect();
+    let (_dir, path) = model(
+        "network_nodes",
+        &format!(
+            r#"{{"drivelink": 1, "name": "springs", "blocks": [{}], "connections": [{}]}}"#,
+            blocks.join(", "),
+            conns.join(", ")
+        ),
+    );
+    let (code, err) = validate(&path);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the mechanical network has {n} nodes (shafts between blocks); it takes at most {}",
+            n - 1
+        )),
+        "{err}"
+    );
+}
