@@ -389,3 +389,39 @@ fn a_mechanical_network_of_more_nodes_than_its_dense_solve_takes_is_refused() {
         "{err}"
     );
 }
+
+/// Thermal nodes without a heat capacity are solved together, densely, at every
+/// evaluation: a chain of 20,000 conductors asked for 3.2 GB and ran for minutes without
+/// finishing 10 ms. Above the limit the model is refused, saying what to change.
+#[test]
+fn more_thermal_nodes_without_capacity_than_the_dense_solve_takes_are_refused() {
+    let n = drivelink_core::model::MAX_ALGEBRAIC_HEAT_NODES + 2;
+    let mut blocks = vec![
+        r#"{"name": "amb", "type": "FixedTemperature", "params": {"T": 300}}"#.to_string(),
+        r#"{"name": "cap", "type": "HeatCapacitor", "params": {"C": 1, "T0": 400}}"#.to_string(),
+    ];
+    blocks.extend((0..n).map(|k| {
+        format!(r#"{{"name": "g{k}", "type": "ThermalConductor", "params": {{"G": 1}}}}"#)
+    }));
+    let mut conns = vec![r#"["amb.port", "g0.port_a"]"#.to_string()];
+    conns.extend((1..n).map(|k| format!(r#"["g{}.port_b", "g{k}.port_a"]"#, k - 1)));
+    conns.push(format!(r#"["g{}.port_b", "cap.port"]"#, n - 1));
+    let (_dir, path) = model(
+        "heat_nodes",
+        &format!(
+            r#"{{"drivelink": 1, "name": "heat", "blocks": [{}], "connections": [{}]}}"#,
+            blocks.join(", "),
+            conns.join(", ")
+        ),
+    );
+    let (code, err) = validate(&path);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} thermal nodes have no heat capacity; at most {}",
+            n - 1,
+            n - 2
+        )),
+        "{err}"
+    );
+}

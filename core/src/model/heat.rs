@@ -33,11 +33,28 @@ pub(super) struct Heat {
     rhs: Vec<f64>,
 }
 
+/// The most thermal nodes without a heat capacity (algebraic: their temperatures are
+/// solved together, densely, at every evaluation: O(n²) memory, O(n³) time). 20,000 of
+/// them asked for 3.2 GB and ran for minutes without finishing 10 ms.
+pub const MAX_ALGEBRAIC_HEAT_NODES: usize = 500;
+
 impl Heat {
     /// Values from the blocks' declarations; initial temperatures into `x0`.
     pub(super) fn build(plan: &Plan, decls: &[BlockDecl], x0: &mut [f64]) -> Result<Heat, Error> {
         let tp = &plan.thermal;
         let n = tp.nodes.len();
+        if tp.n_alg > MAX_ALGEBRAIC_HEAT_NODES {
+            return Err(Error::Netlist {
+                file: plan.name.clone(),
+                path: "connections".into(),
+                message: format!(
+                    "{} thermal nodes have no heat capacity; at most {MAX_ALGEBRAIC_HEAT_NODES} \
+                     may (their temperatures are solved together, densely, at every \
+                     evaluation): give nodes a HeatCapacitor, or use fewer conductors",
+                    tp.n_alg
+                ),
+            });
+        }
         let mut h = Heat {
             temp: vec![0.0; n],
             q: vec![0.0; n],

@@ -40,6 +40,7 @@ use drivelink_solver::{
 };
 
 pub use energy::{EnergyAudit, HeatAudit};
+pub use heat::MAX_ALGEBRAIC_HEAT_NODES;
 pub use linearize::{Eigen, Linearization, MAX_LINEARIZE_STATES};
 pub use snapshot::{ModelState, StateError};
 
