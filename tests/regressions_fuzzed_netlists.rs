@@ -425,3 +425,29 @@ fn more_thermal_nodes_without_capacity_than_the_dense_solve_takes_are_refused() 
         "{err}"
     );
 }
+
+/// Results are held in memory before they are written. `vd_full_car` logging every
+/// variable (271) every 20 µs is 2.7e8 values: 2.1 GB of memory and a 3.1 GB CSV, and
+/// the finest grid `max_output_points` allowed was ten times that. The grid times the
+/// columns is now checked against `solver.max_output_values`, which can be raised.
+#[test]
+fn a_fine_output_grid_of_every_variable_is_refused_before_it_fills_memory() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/netlists/vd_full_car.json");
+    let mut d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    d["log"] = serde_json::json!(["all"]);
+    d["solver"]["output_interval"] = serde_json::json!(2e-5);
+    let (_dir, fine) = model("all_fine", &d.to_string());
+    let (code, err) = validate(&fine);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("solver.max_output_values: an output every 0.00002 s over 20 s with")
+            && err.contains("more than solver.max_output_values = 250000000"),
+        "{err}"
+    );
+    // Raised, the same grid is accepted.
+    d["solver"]["max_output_values"] = serde_json::json!(300_000_000u64);
+    let (_dir, raised) = model("all_raised", &d.to_string());
+    let (code, err) = validate(&raised);
+    assert_eq!(code, 0, "{err}");
+}

@@ -190,6 +190,7 @@ mod tests {
             "output_interval" => json!({"output_interval": "steps"}),
             "output_points" => json!({"output_points": 17}),
             "max_output_points" => json!({"max_output_points": 1000}),
+            "max_output_values" => json!({"max_output_values": 5000}),
             "max_time_events" => json!({"max_time_events": 1000}),
             "guard_samples" => json!({"guard_samples": 9}),
             "timeout" => json!({"timeout": "2 min"}),

@@ -154,6 +154,9 @@ fn settings_json(s: &Settings) -> Value {
     if s.max_output_points != def.max_output_points {
         m.insert("max_output_points".into(), Value::from(s.max_output_points));
     }
+    if s.max_output_values != def.max_output_values {
+        m.insert("max_output_values".into(), Value::from(s.max_output_values));
+    }
     if s.max_time_events != def.max_time_events {
         m.insert("max_time_events".into(), Value::from(s.max_time_events));
     }

@@ -239,6 +239,7 @@ pub const SOLVER: &[Field] = &[
     f("output_interval", Kind::OutputInterval, "automatic", "record on the grid start_time + k*output_interval plus every event instant; \"steps\": at every step; absent or null: a grid of about output_points points"),
     f("output_points", count(1, u32::MAX as u64), "2000", "without output_interval: about this many grid points (interval rounded down to 1, 2 or 5 x 10^k s)"),
     f("max_output_points", count(1, u64::MAX), "10000000", "a grid with more points is refused before running"),
+    f("max_output_values", count(1, u64::MAX), "250000000", "a grid whose points times the logged variables exceed this is refused before running (the results are held in memory: 2 GB at the default)"),
     f("max_time_events", count(1, u64::MAX), "10000000", "sample hits and breakpoints allowed in a run"),
     f("guard_samples", count(0, Settings::MAX_GUARD_SAMPLES as u64), "4", "interior points of every step at which the zero-crossing guards are sampled"),
     f("timeout", time(true), "none", "wall-clock limit: the run ends as failed with its results so far"),

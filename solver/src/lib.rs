@@ -173,6 +173,10 @@ pub struct Settings {
     /// Refuse settings whose output grid would exceed this many points (a grid that fine
     /// is a typo, and would exhaust memory).
     pub max_output_points: u64,
+    /// Refuse settings whose output grid times the logged variables would exceed this
+    /// many values (the results are held in memory before they are written: 8 bytes a
+    /// value). Checked by the model, which knows its logged variables.
+    pub max_output_values: u64,
     /// Time events (sample hits, breakpoints) allowed in one run: a model whose blocks
     /// declare more is refused before running, and a run that reaches this many fails.
     pub max_time_events: u64,
@@ -202,6 +206,8 @@ impl Settings {
 
     /// The default `max_output_points`.
     pub const DEFAULT_MAX_OUTPUT_POINTS: u64 = 10_000_000;
+    /// The default `max_output_values` (2 GB of results).
+    pub const DEFAULT_MAX_OUTPUT_VALUES: u64 = 250_000_000;
     /// The default `max_time_events`.
     pub const DEFAULT_MAX_TIME_EVENTS: u64 = 10_000_000;
     /// The output grid netlists use by default: about this many points.
@@ -271,6 +277,7 @@ impl Default for Settings {
             output_interval: None,
             output_points: None,
             max_output_points: Self::DEFAULT_MAX_OUTPUT_POINTS,
+            max_output_values: Self::DEFAULT_MAX_OUTPUT_VALUES,
             max_time_events: Self::DEFAULT_MAX_TIME_EVENTS,
             max_event_iterations: 50,
             chatter_window: 1e-6,

@@ -621,6 +621,25 @@ impl Model {
                 ));
             }
         }
+        let columns = self.plan.log.len() + 1;
+        if let Some(values) = s.estimated_output_points().map(|p| p * columns as f64) {
+            if values > s.max_output_values as f64 {
+                errors.push(limit(
+                    "solver.max_output_values",
+                    format!(
+                        "an output every {} s over {span} s with {columns} columns (time and \
+                         {} logged variables) is {values:.3e} values, more than \
+                         solver.max_output_values = {} (the results are held in memory: \
+                         {:.1} GB); choose a coarser output_interval, log fewer variables, or \
+                         raise it",
+                        s.output_grid().unwrap_or(f64::NAN),
+                        columns - 1,
+                        s.max_output_values,
+                        values * 8.0 / 1e9
+                    ),
+                ));
+            }
+        }
         if let Some(message) = s.method.state_limit_error(self.plan.n_states) {
             errors.push(limit("solver.method", message));
         }

@@ -306,6 +306,7 @@ pub(super) fn load_settings(
         }
     };
     set_int(&mut st.max_output_points, "max_output_points");
+    set_int(&mut st.max_output_values, "max_output_values");
     set_int(&mut st.max_time_events, "max_time_events");
     set_int(&mut st.max_steps, "max_steps");
     let set_usize = |slot: &mut usize, key: &str| {
