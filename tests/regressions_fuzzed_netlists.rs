@@ -451,3 +451,27 @@ fn a_fine_output_grid_of_every_variable_is_refused_before_it_fills_memory() {
     let (code, err) = validate(&raised);
     assert_eq!(code, 0, "{err}");
 }
+
+/// At the steps (`"output_interval": "steps"`) the number of rows is not known before
+/// the run: the limit is checked as rows are recorded, and the run fails there with the
+/// rows so far written.
+#[test]
+fn output_at_every_step_stops_at_the_value_limit_with_its_rows_so_far() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/netlists/vd_full_car.json");
+    let mut d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    d["log"] = serde_json::json!(["all"]);
+    d["solver"]["output_interval"] = serde_json::json!("steps");
+    d["solver"]["max_output_values"] = serde_json::json!(100_000);
+    let (code, err, summary) = run("steps_limit", &d.to_string(), &[]);
+    assert_eq!(code, 1, "{err}");
+    let summary = summary.expect("summary.json of the failed run");
+    let message = summary["message"].as_str().unwrap_or_default();
+    // 272 columns: the 368th row passes 100,000 values.
+    assert!(
+        message.contains("the results reached 368 rows of 272 columns, more than solver.max_output_values = 100000 values"),
+        "{message}"
+    );
+    assert_eq!(summary["status"], "failed");
+    assert!(summary["end_time"].as_f64().unwrap() < 20.0);
+}

@@ -26,7 +26,7 @@ impl Model {
         }
         self.stepping = None;
         self.inputs_set = false;
-        self.start_run(settings.start_time);
+        self.start_run(settings.start_time, settings.max_output_values);
         let x0 = self.x0.clone();
         self.refresh_constants(settings.start_time, &x0);
         let it = Integration::start(self, &x0, settings).map_err(|f| self.explain(&f.error))?;

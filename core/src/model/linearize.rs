@@ -207,7 +207,7 @@ impl Model {
     /// modes chosen), without integrating.
     fn initialized(&mut self) -> Result<Vec<f64>, Error> {
         let t0 = self.plan.settings.start_time;
-        self.start_run(t0);
+        self.start_run(t0, self.plan.settings.max_output_values);
         let mut x = self.x0.clone();
         self.refresh_constants(t0, &x);
         self.handle(

@@ -187,6 +187,9 @@ struct Run {
     next_te_min: f64,
     model_evals: u64,
     output_points: u64,
+    /// `solver.max_output_values` of the run: the rows it may record are this over the
+    /// columns (checked as rows are recorded: a grid at the steps is not known before).
+    max_output_values: u64,
     /// A failure found while recording (a non-finite value), reported at the next event
     /// or at the end of the run.
     failure: Option<String>,
@@ -550,6 +553,7 @@ impl Model {
                 next_te_min: f64::INFINITY,
                 model_evals: 0,
                 output_points: 0,
+                max_output_values: u64::MAX,
                 failure: None,
             },
             x0,
@@ -761,7 +765,7 @@ impl Model {
         if let Some(r) = self.refused(settings) {
             return r;
         }
-        self.start_run(settings.start_time);
+        self.start_run(settings.start_time, settings.max_output_values);
         // Aligned: every stage of the step kernels streams the state.
         let x = AlignedBuf::from_slice(&self.x0);
         self.integrate_from(x, settings)
@@ -841,8 +845,9 @@ impl Model {
         res
     }
 
-    /// Reset the run state and every block for a run starting at `t0`.
-    fn start_run(&mut self, t0: f64) {
+    /// Reset the run state and every block for a run starting at `t0` that may record
+    /// `max_output_values` values.
+    fn start_run(&mut self, t0: f64, max_output_values: u64) {
         self.run.result = self.plan.empty_result();
         self.run.first_x.copy_from_slice(&self.x0);
         self.run.impact_loss = 0.0;
@@ -851,6 +856,7 @@ impl Model {
         self.run.stopped_by = None;
         self.run.model_evals = 0;
         self.run.output_points = 0;
+        self.run.max_output_values = max_output_values;
         self.ev.sig_unchecked = true;
         self.run.failure = None;
         let free = vec![FrictionMode::Free; self.net.modes.len()];

@@ -14,7 +14,7 @@ impl Model {
     /// before the initial event (the caller makes that event with
     /// `HybridSystem::handle_event` of kind `Initial`, as the solver does first).
     pub fn begin_external(&mut self, t0: f64) -> Vec<f64> {
-        self.start_run(t0);
+        self.start_run(t0, self.plan.settings.max_output_values);
         let x = self.x0.clone();
         self.refresh_constants(t0, &x);
         x
