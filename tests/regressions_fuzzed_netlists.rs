@@ -136,6 +136,8 @@ fn absurd_output_interval_is_refused_before_running() {
         err.contains("solver.output_interval") && err.contains("max_output_points"),
         "{err}"
     );
+    // The interval is echoed as the results write numbers, not as 324 decimals.
+    assert!(err.contains("an output every 5e-324 s over 10 s"), "{err}");
 }
 
 #[test]
@@ -148,6 +150,11 @@ fn absurd_sample_time_is_refused_naming_the_block_parameter() {
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("'hold'") && err.contains("sample_time") && err.contains("max_time_events"),
+        "{err}"
+    );
+    // 1e-300 as written, not 300 decimals (it was printed as "0.000…0001 s").
+    assert!(
+        err.contains("= 1e-300 s gives 1.000e301 time events"),
         "{err}"
     );
     // Raising the documented limit is the explicit way to allow it (here: 1e5 hits).
@@ -474,4 +481,19 @@ fn output_at_every_step_stops_at_the_value_limit_with_its_rows_so_far() {
     );
     assert_eq!(summary["status"], "failed");
     assert!(summary["end_time"].as_f64().unwrap() < 20.0);
+}
+
+/// A negative value too small to matter is echoed as written: `-1e-300`, not 300 decimals.
+#[test]
+fn a_refused_tiny_parameter_is_echoed_as_written() {
+    let (_dir, path) = model(
+        "tiny_negative",
+        r#"{"drivelink": 1, "name": "t", "blocks": [{"name": "j", "type": "Inertia", "params": {"J": -1e-300}}]}"#,
+    );
+    let (code, err) = validate(&path);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("parameter 'J' must be >= 0, got -1e-300"),
+        "{err}"
+    );
 }

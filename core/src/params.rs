@@ -206,7 +206,7 @@ impl Params {
         if v > 0.0 {
             Ok(v)
         } else {
-            Err(self.err(name, format!("must be > 0, got {v}")))
+            Err(self.err(name, format!("must be > 0, got {}", crate::number::Num(v))))
         }
     }
     /// A number that must be >= 0.
@@ -215,7 +215,7 @@ impl Params {
         if v >= 0.0 {
             Ok(v)
         } else {
-            Err(self.err(name, format!("must be >= 0, got {v}")))
+            Err(self.err(name, format!("must be >= 0, got {}", crate::number::Num(v))))
         }
     }
     pub fn bool(&self, name: &str) -> Result<bool, ParamError> {

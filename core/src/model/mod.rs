@@ -602,11 +602,17 @@ impl Model {
     }
 
     /// Refuse settings that would exhaust the machine before running: an output grid of
-    /// more than `max_output_points` points, an implicit method on more states than its
-    /// dense matrices allow, a `max_step` forcing more than `max_steps` steps, blocks whose sample times produce more than `max_time_events` time events.
+    /// more than `max_output_points` points (or `max_output_values` values with the logged
+    /// variables), an implicit method on more states than its dense matrices allow, a
+    /// `max_step` forcing more than `max_steps` steps, blocks whose sample times produce
+    /// more than `max_time_events` time events.
     /// Each error names the setting or block parameter and the number it would produce.
     pub fn check_settings(&self, s: &Settings) -> Result<(), Error> {
+        // Times as the results write numbers (`1e-300`, never 300 digits): they echo
+        // what the user gave, however extreme.
+        use crate::number::Num;
         let span = s.stop_time - s.start_time;
+        let span_text = Num(span);
         let mut errors = Vec::new();
         let limit = |path: &str, message: String| Error::Netlist {
             file: self.plan.name.clone(),
@@ -618,8 +624,8 @@ impl Model {
                 errors.push(limit(
                     "solver.output_interval",
                     format!(
-                        "an output every {} s over {span} s is {p:.3e} points, more than solver.max_output_points = {} (raise it to allow this)",
-                        s.output_grid().unwrap_or(f64::NAN),
+                        "an output every {} s over {span_text} s is {p:.3e} points, more than solver.max_output_points = {} (raise it to allow this)",
+                        Num(s.output_grid().unwrap_or(f64::NAN)),
                         s.max_output_points
                     ),
                 ));
@@ -631,12 +637,12 @@ impl Model {
                 errors.push(limit(
                     "solver.max_output_values",
                     format!(
-                        "an output every {} s over {span} s with {columns} columns (time and \
+                        "an output every {} s over {span_text} s with {columns} columns (time and \
                          {} logged variables) is {values:.3e} values, more than \
                          solver.max_output_values = {} (the results are held in memory: \
                          {:.1} GB); choose a coarser output_interval, log fewer variables, or \
                          raise it",
-                        s.output_grid().unwrap_or(f64::NAN),
+                        Num(s.output_grid().unwrap_or(f64::NAN)),
                         columns - 1,
                         s.max_output_values,
                         values * 8.0 / 1e9
@@ -652,11 +658,11 @@ impl Model {
                 errors.push(limit(
                     "solver.max_step",
                     format!(
-                        "a step of at most {} s over {span} s needs {n:.3e} steps, more than solver.max_steps = {} (raise it to allow this)",
-                        match s.method {
+                        "a step of at most {} s over {span_text} s needs {n:.3e} steps, more than solver.max_steps = {} (raise it to allow this)",
+                        Num(match s.method {
                             drivelink_solver::Method::Rk4 { step } => step.min(s.max_step),
                             _ => s.max_step,
-                        },
+                        }),
                         s.max_steps
                     ),
                 ));
@@ -670,7 +676,8 @@ impl Model {
                         block: self.plan.blocks[b].name.clone(),
                         param: param.to_string(),
                         message: format!(
-                            "= {ts} s gives {n:.3e} time events over {span} s, more than solver.max_time_events = {} (raise it to allow this)",
+                            "= {} s gives {n:.3e} time events over {span_text} s, more than solver.max_time_events = {} (raise it to allow this)",
+                            Num(ts),
                             s.max_time_events
                         ),
                     }));
