@@ -300,8 +300,19 @@ fn integrator_chain(n: usize, method: &str) -> String {
     blocks.extend((0..n).map(|k| format!(r#"{{"name": "i{k}", "type": "Integrator"}}"#)));
     let mut conns = vec![r#"["src.y", "i0.u"]"#.to_string()];
     conns.extend((1..n).map(|k| format!(r#"["i{}.y", "i{k}.u"]"#, k - 1)));
+    netlist_text(
+        "chain",
+        &format!(r#"{{"stop_time": 0.01, "method": "{method}"}}"#),
+        &blocks,
+        &conns,
+    )
+}
+
+/// A netlist named `name` with the solver section `solver` (JSON), the blocks `blocks`
+/// and the connections `conns` (each a JSON text).
+fn netlist_text(name: &str, solver: &str, blocks: &[String], conns: &[String]) -> String {
     format!(
-        r#"{{"drivelink": 1, "name": "chain", "solver": {{"stop_time": 0.01, "method": "{method}"}},
+        r#"{{"drivelink": 1, "name": "{name}", "solver": {solver},
             "blocks": [{}], "connections": [{}]}}"#,
         blocks.join(", "),
         conns.join(", ")
@@ -380,11 +391,7 @@ fn a_mechanical_network_of_more_nodes_than_its_dense_solve_takes_is_refused() {
         .collect();
     let (_dir, path) = model(
         "network_nodes",
-        &format!(
-            r#"{{"drivelink": 1, "name": "springs", "blocks": [{}], "connections": [{}]}}"#,
-            blocks.join(", "),
-            conns.join(", ")
-        ),
+        &netlist_text("springs", "{}", &blocks, &conns),
     );
     let (code, err) = validate(&path);
     assert_eq!(code, 2, "{err}");
@@ -413,14 +420,7 @@ fn more_thermal_nodes_without_capacity_than_the_dense_solve_takes_are_refused() 
     let mut conns = vec![r#"["amb.port", "g0.port_a"]"#.to_string()];
     conns.extend((1..n).map(|k| format!(r#"["g{}.port_b", "g{k}.port_a"]"#, k - 1)));
     conns.push(format!(r#"["g{}.port_b", "cap.port"]"#, n - 1));
-    let (_dir, path) = model(
-        "heat_nodes",
-        &format!(
-            r#"{{"drivelink": 1, "name": "heat", "blocks": [{}], "connections": [{}]}}"#,
-            blocks.join(", "),
-            conns.join(", ")
-        ),
-    );
+    let (_dir, path) = model("heat_nodes", &netlist_text("heat", "{}", &blocks, &conns));
     let (code, err) = validate(&path);
     assert_eq!(code, 2, "{err}");
     assert!(
