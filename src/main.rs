@@ -789,13 +789,15 @@ fn metrics_text(metrics: &[Metric], values: &[Cell], plan: &drivelink_core::Plan
 
 /// The flag the first Ctrl-C sets: the run ends at its next step as failed
 /// ("interrupted") and its results so far are written, as after `--timeout`. A second
-/// Ctrl-C ends the process at once. Without a handler (one could not be installed) the
-/// flag is never set and Ctrl-C ends the process as usual.
+/// Ctrl-C ends the process at once, after removing the directories its FMU blocks
+/// unpacked (the models are not dropped then). Without a handler (one could not be
+/// installed) the flag is never set and Ctrl-C ends the process as usual.
 pub(crate) fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = flag.clone();
     let installed = ctrlc::set_handler(move || {
         if set.swap(true, Ordering::Relaxed) {
+            drivelink_fmu_import::archive::remove_unpacked();
             std::process::exit(130);
         }
     });

@@ -209,6 +209,20 @@ fn safe_relative(name: &str) -> Result<PathBuf, String> {
 #[derive(Debug)]
 pub struct TempDir(tempfile::TempDir);
 
+/// The directories of the [`TempDir`]s alive in this process: what
+/// [`remove_unpacked`] removes when the process must end at once.
+static UNPACKED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Remove every FMU's unpacked directory still alive in this process, for a process
+/// about to end without dropping its models (a second Ctrl-C): otherwise they would stay
+/// in the temporary directory. The models must not be used afterwards.
+pub fn remove_unpacked() {
+    let dirs = std::mem::take(&mut *UNPACKED.lock().unwrap_or_else(|e| e.into_inner()));
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
 impl TempDir {
     /// A new empty directory under the system's temporary directory: a fresh name with a
     /// random part, created by this call and readable by this user only. An FMU's shared
@@ -228,11 +242,25 @@ impl TempDir {
             use std::os::unix::fs::PermissionsExt;
             b.permissions(std::fs::Permissions::from_mode(0o700));
         }
-        b.tempdir().map(TempDir)
+        let dir = b.tempdir()?;
+        UNPACKED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(dir.path().to_path_buf());
+        Ok(TempDir(dir))
     }
     /// Its path.
     pub fn path(&self) -> &Path {
         self.0.path()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let mut live = UNPACKED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = live.iter().position(|d| d == self.0.path()) {
+            live.swap_remove(k);
+        }
     }
 }
 
