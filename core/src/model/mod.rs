@@ -237,14 +237,14 @@ pub struct Model {
     snap: snapshot::SnapHooks,
 }
 
-/// Build the network of a model from its blocks' mechanical declarations and fill the
-/// node part of `x0`.
 /// The most nodes (shafts and translational points between blocks) the mechanical
 /// network takes: it is solved with dense matrices (the mass matrix, the null space of
 /// the constraints, their factorization): O(n²) memory and O(n³) time per set of locked
 /// joints (2,000 nodes: 8 s to compile; 20,000 asked for 3.2 GB per matrix and aborted).
 pub const MAX_NETWORK_NODES: usize = 2_000;
 
+/// Build the network of a model from its blocks' mechanical declarations and fill the
+/// node part of `x0`; an error above [`MAX_NETWORK_NODES`] nodes.
 fn build_network(plan: &Plan, decls: &[BlockDecl], x0: &mut [f64]) -> Result<Network, Error> {
     let n = plan.nodes.len();
     if n > MAX_NETWORK_NODES {

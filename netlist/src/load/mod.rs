@@ -33,7 +33,7 @@ fn io_netlist(file: &str, path: &str, message: String) -> Error {
 
 pub(crate) fn load_file_inner(
     path: &Path,
-    stack: &mut Loading,
+    loading: &mut Loading,
     depth: usize,
 ) -> Result<Diagram, Error> {
     let origin = path.display().to_string();
@@ -44,9 +44,9 @@ pub(crate) fn load_file_inner(
     let v = parse_text(&utf8_text(bytes, &origin)?, &origin)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    stack.files.push(canon);
-    let r = load_value_inner(&v, &origin, &base, stack, "", depth);
-    stack.files.pop();
+    loading.files.push(canon);
+    let r = load_value_inner(&v, &origin, &base, loading, "", depth);
+    loading.files.pop();
     r
 }
 
@@ -147,7 +147,7 @@ pub(crate) fn load_value_inner(
     v: &Value,
     origin: &str,
     base: &Path,
-    stack: &mut Loading,
+    loading: &mut Loading,
     prefix: &str,
     depth: usize,
 ) -> Result<Diagram, Error> {
@@ -195,8 +195,8 @@ pub(crate) fn load_value_inner(
         None
     };
     load_solver_section(&mut cx, top, scope.as_ref(), &mut d);
-    d.blocks = load_blocks(&mut cx, top, stack, depth);
-    if stack.blocks > MAX_BLOCKS {
+    d.blocks = load_blocks(&mut cx, top, loading, depth);
+    if loading.blocks > MAX_BLOCKS {
         // Loading stopped at the limit (reported where it was reached, inside this
         // diagram): the rest of it would only list the blocks that were not loaded.
         Error::from_list(cx.errors)?;
@@ -341,15 +341,15 @@ fn load_solver_section(
 fn load_blocks(
     cx: &mut Ctx,
     top: &Map<String, Value>,
-    stack: &mut Loading,
+    loading: &mut Loading,
     depth: usize,
 ) -> Vec<BlockSpec> {
     let mut out = Vec::new();
     match top.get("blocks") {
         Some(Value::Array(bs)) => {
             for (i, b) in bs.iter().enumerate() {
-                if stack.blocks >= MAX_BLOCKS {
-                    if stack.blocks == MAX_BLOCKS {
+                if loading.blocks >= MAX_BLOCKS {
+                    if loading.blocks == MAX_BLOCKS {
                         cx.err(
                             format!("blocks[{i}]"),
                             format!(
@@ -358,12 +358,12 @@ fn load_blocks(
                                  include many copies of subsystems multiply)"
                             ),
                         );
-                        stack.blocks += 1;
+                        loading.blocks += 1;
                     }
                     break;
                 }
-                stack.blocks += 1;
-                if let Some(spec) = load_block(cx, i, b, stack, depth) {
+                loading.blocks += 1;
+                if let Some(spec) = load_block(cx, i, b, loading, depth) {
                     out.push(spec);
                 }
             }
@@ -624,7 +624,7 @@ fn load_block(
     cx: &mut Ctx,
     i: usize,
     b: &Value,
-    stack: &mut Loading,
+    loading: &mut Loading,
     depth: usize,
 ) -> Option<BlockSpec> {
     let path = format!("blocks[{i}]");
@@ -737,8 +737,8 @@ fn load_block(
             let full = cx.base.join(f);
             let canon = std::fs::canonicalize(&full).ok();
             if let Some(c) = &canon {
-                if let Some(k) = stack.files.iter().position(|s| s == c) {
-                    let chain: Vec<String> = stack.files[k..].iter().map(|p| p.display().to_string()).chain(std::iter::once(c.display().to_string())).collect();
+                if let Some(k) = loading.files.iter().position(|s| s == c) {
+                    let chain: Vec<String> = loading.files[k..].iter().map(|p| p.display().to_string()).chain(std::iter::once(c.display().to_string())).collect();
                     cx.err(format!("{path}.file"), format!("subsystem '{name}': subsystem files include each other (a cycle): {}", chain.join(" -> ")));
                     return Some(spec);
                 }
@@ -750,7 +750,7 @@ fn load_block(
                 );
                 return Some(spec);
             }
-            match load_file_inner(&full, stack, depth + 1) {
+            match load_file_inner(&full, loading, depth + 1) {
                 Ok(inner) => spec.inner = Some(Box::new(inner)),
                 Err(Error::Io { path: p, message }) => cx.err(format!("{path}.file"), format!("subsystem '{name}': cannot read '{p}': {message}")),
                 Err(e) => cx.errors.push(e),
@@ -760,7 +760,7 @@ fn load_block(
         (Some(other), None) => cx.err(format!("{path}.file"), format!("subsystem '{name}': expected a file name string, {}", got(other))),
         (None, Some(inner)) => {
             let p = if cx.prefix.is_empty() { format!("{path}.diagram") } else { format!("{}.{path}.diagram", cx.prefix) };
-            match load_value_inner(inner, cx.file, cx.base, stack, &p, depth + 1) {
+            match load_value_inner(inner, cx.file, cx.base, loading, &p, depth + 1) {
                 Ok(d) => spec.inner = Some(Box::new(d)),
                 Err(e) => cx.errors.push(e),
             }
