@@ -187,9 +187,10 @@ struct Run {
     next_te_min: f64,
     model_evals: u64,
     output_points: u64,
-    /// `solver.max_output_values` of the run: the rows it may record are this over the
-    /// columns (checked as rows are recorded: a grid at the steps is not known before).
+    /// `solver.max_output_values` of the run and the rows it allows (the values over the
+    /// columns), checked at every step (`check`): a grid at the steps is not known before.
     max_output_values: u64,
+    max_rows: u64,
     /// A failure found while recording (a non-finite value), reported at the next event
     /// or at the end of the run.
     failure: Option<String>,
@@ -554,6 +555,7 @@ impl Model {
                 model_evals: 0,
                 output_points: 0,
                 max_output_values: u64::MAX,
+                max_rows: u64::MAX,
                 failure: None,
             },
             x0,
@@ -864,6 +866,7 @@ impl Model {
         self.run.model_evals = 0;
         self.run.output_points = 0;
         self.run.max_output_values = max_output_values;
+        self.run.max_rows = max_output_values / (self.run.row_buf.len() as u64 + 1);
         self.ev.sig_unchecked = true;
         self.run.failure = None;
         let free = vec![FrictionMode::Free; self.net.modes.len()];
@@ -1060,6 +1063,18 @@ impl HybridSystem for Model {
         {
             return Err(SystemError {
                 message: INTERRUPTED.into(),
+            });
+        }
+        if self.run.output_points > self.run.max_rows {
+            return Err(SystemError {
+                message: format!(
+                    "the results reached {} rows of {} columns, more than \
+                     solver.max_output_values = {} values (they are held in memory); output \
+                     on a coarser grid, log fewer variables, or raise it",
+                    self.run.output_points,
+                    self.run.row_buf.len() + 1,
+                    self.run.max_output_values
+                ),
             });
         }
         match self.run.failure.take() {

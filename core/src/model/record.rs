@@ -65,17 +65,6 @@ impl Model {
     fn push_row(&mut self, t: f64) {
         self.run.output_points += 1;
         self.run.result.push_row(t, &self.run.row_buf);
-        let columns = self.run.row_buf.len() as u64 + 1;
-        if self.run.output_points.saturating_mul(columns) > self.run.max_output_values
-            && self.run.failure.is_none()
-        {
-            self.run.failure = Some(format!(
-                "the results reached {} rows of {columns} columns, more than \
-                 solver.max_output_values = {} values (they are held in memory); output on \
-                 a coarser grid, log fewer variables, or raise it",
-                self.run.output_points, self.run.max_output_values
-            ));
-        }
         if let Some(p) = self.progress.as_mut() {
             p(t);
         }
